@@ -1,0 +1,40 @@
+"""Spec loading, validation, normalization and the replica plan."""
+
+from __future__ import annotations
+
+from .errors import ErrorSink, SpecError, SpecErrors, UsageError
+from .loader import JsonnetOptions, load_file
+from .plan import JobPlan
+
+
+def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
+               jpath: list[str] | None = None) -> list[JobPlan]:
+    """Every job in one spec file, validated and planned; raises SpecErrors with all problems."""
+    from .planner import build_plan
+    from .validate import validate
+
+    options = JsonnetOptions(tuple(sorted((tla or {}).items())), tuple(sorted((ext_vars or {}).items())),
+                             tuple(jpath or ()))
+    docs = load_file(path, options)
+    if not docs:
+        raise SpecErrors([SpecError(path, 1, 1, "", "no job in this file", "a TrainingJob document")])
+    errors: list[SpecError] = []
+    plans: list[JobPlan] = []
+    names: dict[str, int] = {}
+    for doc in docs:
+        spec, sink = validate(doc)
+        if spec is not None:
+            if spec.name in names:
+                sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file",
+                         "one document per job name")
+            names[spec.name] = 1
+            plan = build_plan(spec, sink) if not sink.errors else None
+            if plan is not None:
+                plans.append(plan)
+        errors.extend(sink.errors)
+    if errors:
+        raise SpecErrors(errors)
+    return plans
+
+
+__all__ = ["load_plans", "JobPlan", "SpecError", "SpecErrors", "UsageError", "ErrorSink"]

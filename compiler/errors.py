@@ -1,0 +1,85 @@
+"""Error types that carry everything a user needs to fix a spec.
+
+Every problem with an input is a `SpecError`: where it is (file, line,
+column), which field (a dotted path), what was wrong, what was expected and a
+hint.  Loading and validation collect all of them for a file before raising
+`SpecErrors`, so one run shows every mistake at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SpecError:
+    file: str
+    line: int
+    column: int
+    path: str
+    message: str
+    expected: str = ""
+    hint: str = ""
+
+    def format(self) -> str:
+        where = f"{self.file}:{self.line}:{self.column}"
+        text = f"{where}: {self.path or '<document>'}: {self.message}"
+        if self.expected:
+            text += f"; expected {self.expected}"
+        if self.hint:
+            text += f"; hint: {self.hint}"
+        return text
+
+
+class SpecErrors(Exception):
+    """One or more problems in the input; `str()` is the report for the user."""
+
+    def __init__(self, errors: list[SpecError]):
+        self.errors = sorted(errors, key=lambda e: (e.file, e.line, e.column, e.path))
+        super().__init__("\n".join(e.format() for e in self.errors))
+
+
+class UsageError(Exception):
+    """Bad command-line usage or a bad input that is not a spec field."""
+
+
+@dataclass
+class ErrorSink:
+    """Collects errors for one file; `position` finds where a path is."""
+
+    file: str
+    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    key_positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    errors: list[SpecError] = field(default_factory=list)
+    prefix: tuple = ()
+
+    def position(self, path: tuple, at_key: bool = False) -> tuple[int, int]:
+        table = self.key_positions if at_key else self.positions
+        full = self.prefix + tuple(path)
+        while True:
+            if full in table:
+                return table[full]
+            if full in self.positions:
+                return self.positions[full]
+            if len(full) <= len(self.prefix):
+                return self.positions.get(self.prefix, (1, 1))
+            full = full[:-1]
+
+    def add(self, path: tuple, message: str, expected: str = "", hint: str = "",
+            at_key: bool = False) -> None:
+        line, column = self.position(path, at_key)
+        self.errors.append(SpecError(self.file, line, column, dotted(path), message, expected, hint))
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise SpecErrors(self.errors)
+
+
+def dotted(path: tuple) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out

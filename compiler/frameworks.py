@@ -1,0 +1,119 @@
+"""What each framework's operator injects, reproduced for targets without an operator.
+
+Rules and formats follow shared/reference/CONVENTIONS.md (Kubeflow training
+operator 1.9 / 1.8 for MXNet, mpi-operator v2beta1), except where PRODUCT.md
+differs: TF_CONFIG is given to every replica (also a single worker), and the
+evaluator is not listed in the cluster, as TensorFlow documents.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .plan import EnvVar
+
+CONTAINER_NAME = {"tensorflow": "tensorflow", "pytorch": "pytorch", "mxnet": "mxnet", "mpi": "mpi"}
+DEFAULT_RESTART = {
+    "tensorflow": {},
+    "pytorch": {},
+    "mxnet": {},
+    "mpi": {"launcher": "OnFailure", "worker": "Never"},
+}
+FRAMEWORK_DEFAULT_RESTART = {"tensorflow": "Never", "pytorch": "OnFailure", "mxnet": "Never", "mpi": "Never"}
+MPI_HOSTFILE_PATH = "/etc/mpi/hostfile"
+MPI_SSH_PATH = "/root/.ssh"
+MPI_WORKER_COMMAND = ("/usr/sbin/sshd", "-De")
+TF_CLUSTER_KEY = "TRAINSPEC_TF_CLUSTER"
+HOSTFILE_KEY = "hostfile"
+
+
+def hosts_key(role: str) -> str:
+    return f"TRAINSPEC_HOSTS_{env_role(role)}"
+
+
+def env_role(role: str) -> str:
+    return role.upper().replace("-", "_")
+
+
+def tf_cluster(addresses: dict[str, list[str]]) -> str:
+    # Go's json.Marshal (the operator) sorts map keys and writes compactly.
+    cluster = {role: hosts for role, hosts in sorted(addresses.items()) if hosts and role != "evaluator"}
+    return json.dumps(cluster, separators=(",", ":"), sort_keys=True)
+
+
+def mpi_hostfile(hosts: list[str], slots: int, implementation: str) -> str:
+    if implementation == "OpenMPI":
+        return "".join(f"{host} slots={slots}\n" for host in hosts)
+    return "".join(f"{host}:{slots}\n" for host in hosts)
+
+
+def success_rule(framework: str, roles: dict[str, int], success_policy: str | None) -> tuple[str, str]:
+    """(deciding role, human description) of the job's success rule."""
+    if framework == "tensorflow":
+        if roles.get("chief"):
+            return "chief", "chief-0 succeeds"
+        if success_policy == "AllWorkers":
+            return "worker", "all workers succeed"
+        return "worker", "worker-0 succeeds"
+    if framework == "pytorch":
+        return "master", "master-0 succeeds"
+    if framework == "mxnet":
+        return "scheduler", "scheduler-0 succeeds"
+    return "launcher", "launcher-0 succeeds"
+
+
+def framework_env(framework: str, job: str, role: str, index: int, counts: dict[str, int],
+                  ports: dict[str, int], nproc: str | None, implementation: str, slots: int | None) -> list[EnvVar]:
+    if framework == "tensorflow":
+        task = json.dumps({"type": role, "index": index}, separators=(",", ":"))
+        return [
+            EnvVar(TF_CLUSTER_KEY, topology=TF_CLUSTER_KEY),
+            EnvVar("TF_CONFIG", expand=f'{{"cluster":$({TF_CLUSTER_KEY}),"task":{task},"environment":"cloud"}}'),
+        ]
+    if framework == "pytorch":
+        nproc_text = nproc or "auto"
+        per_node = int(nproc_text) if nproc_text.isdigit() else 1
+        total = sum(counts.values())
+        rank = index if role == "master" else index + 1
+        master = f"{job}-master-0"
+        port = str(ports["master"])
+        return [
+            EnvVar("PYTHONUNBUFFERED", "1"),
+            EnvVar("MASTER_ADDR", master),
+            EnvVar("MASTER_PORT", port),
+            EnvVar("WORLD_SIZE", str(total * per_node)),
+            EnvVar("RANK", str(rank)),
+            EnvVar("PET_MASTER_ADDR", master),
+            EnvVar("PET_MASTER_PORT", port),
+            EnvVar("PET_NNODES", str(total)),
+            EnvVar("PET_NODE_RANK", str(rank)),
+            EnvVar("PET_NPROC_PER_NODE", nproc_text),
+        ]
+    if framework == "mxnet":
+        env = [
+            EnvVar("DMLC_ROLE", role),
+            EnvVar("DMLC_PS_ROOT_URI", f"{job}-scheduler-0"),
+            EnvVar("DMLC_PS_ROOT_PORT", str(ports["scheduler"])),
+            EnvVar("DMLC_NUM_SERVER", str(counts.get("server", 0))),
+            EnvVar("DMLC_NUM_WORKER", str(counts.get("worker", 0))),
+            EnvVar("DMLC_USE_KUBERNETES", "1"),
+        ]
+        if role == "worker":
+            env.append(EnvVar("DMLC_WORKER_ID", str(index)))
+        return env
+    # mpi
+    env = [EnvVar("K_MPI_JOB_ROLE", role)]
+    if role == "launcher":
+        slots_text = str(slots or 1)
+        if implementation == "OpenMPI":
+            env += [
+                EnvVar("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
+                EnvVar("OMPI_MCA_orte_default_hostfile", MPI_HOSTFILE_PATH),
+                EnvVar("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),
+                EnvVar("OMPI_MCA_orte_set_default_slots", slots_text),
+            ]
+        elif implementation == "Intel":
+            env += [EnvVar("I_MPI_HYDRA_HOST_FILE", MPI_HOSTFILE_PATH), EnvVar("I_MPI_PERHOST", slots_text)]
+        else:
+            env += [EnvVar("HYDRA_HOST_FILE", MPI_HOSTFILE_PATH)]
+    return env

@@ -1,0 +1,245 @@
+"""Read spec files (YAML, JSON, Jsonnet) into plain data plus source positions.
+
+YAML goes through PyYAML's C composer: we build the Python values from the node
+graph ourselves, which gives a line and column for every key and value, makes a
+duplicate key an error and bounds how far aliases may expand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import SpecError, SpecErrors
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_NODES = 1_000_000
+MAX_DEPTH = 64
+
+SPEC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonnet")
+
+
+@dataclass
+class Document:
+    """One job document: its data and where each of its paths was written."""
+
+    file: str
+    data: object
+    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    key_positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JsonnetOptions:
+    tla: tuple[tuple[str, str], ...] = ()
+    ext_vars: tuple[tuple[str, str], ...] = ()
+    jpath: tuple[str, ...] = ()
+
+
+def load_file(path: str, jsonnet: JsonnetOptions = JsonnetOptions()) -> list[Document]:
+    suffix = Path(path).suffix.lower()
+    if suffix == ".jsonnet":
+        from .jsonnet_loader import evaluate
+
+        return _from_json_text(path, evaluate(path, jsonnet), positions=False)
+    text = _read_text(path)
+    if suffix == ".json":
+        return _from_json_text(path, text, positions=True)
+    return _from_yaml_text(path, text)
+
+
+def _fail(file: str, line: int, column: int, message: str, expected: str = "", hint: str = ""):
+    raise SpecErrors([SpecError(file, line, column, "", message, expected, hint)])
+
+
+def _read_text(path: str) -> str:
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            _fail(path, 1, 1, f"file is {size} bytes", f"at most {MAX_FILE_BYTES} bytes",
+                  "a job spec is a few kilobytes; generate large jobs with replica counts, not copies")
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        _fail(path, 1, 1, "no such file", "", "check the path")
+    except IsADirectoryError:
+        _fail(path, 1, 1, "is a directory", "a spec file", "`trainspec build` takes folders")
+    except PermissionError:
+        _fail(path, 1, 1, "permission denied")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        _fail(path, line, column, f"byte 0x{raw[exc.start]:02x} is not UTF-8",
+              "a UTF-8 text file", "re-save the file as UTF-8")
+    raise AssertionError("unreachable")
+
+
+# --- YAML ---------------------------------------------------------------------------
+
+def _yaml_module():
+    import yaml
+
+    return yaml
+
+
+def _from_yaml_text(path: str, text: str) -> list[Document]:
+    yaml = _yaml_module()
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    docs: list[Document] = []
+    try:
+        for node in yaml.compose_all(text, Loader=loader_cls):
+            if node is None:
+                continue
+            builder = _Builder(path)
+            data = builder.build(node, (), 0)
+            if data is None:
+                continue
+            docs.append(Document(path, data, builder.positions, builder.key_positions))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or exc.context or "invalid YAML"
+        _fail(path, line, column, f"YAML syntax error: {problem}", "valid YAML",
+              "check indentation and quoting near this position")
+    except yaml.YAMLError as exc:
+        _fail(path, 1, 1, f"YAML error: {exc}", "valid YAML")
+    except RecursionError:
+        _fail(path, 1, 1, "nesting too deep", f"at most {MAX_DEPTH} levels")
+    return docs
+
+
+class _Builder:
+    """Turns a composed YAML node graph into Python data, recording positions."""
+
+    def __init__(self, file: str):
+        yaml = _yaml_module()
+        self.file = file
+        self.positions: dict[tuple, tuple[int, int]] = {}
+        self.key_positions: dict[tuple, tuple[int, int]] = {}
+        self.nodes = 0
+        self.constructor = yaml.constructor.SafeConstructor()
+        self.yaml = yaml
+
+    def _here(self, node) -> tuple[int, int]:
+        return node.start_mark.line + 1, node.start_mark.column + 1
+
+    def build(self, node, path: tuple, depth: int):
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            line, column = self._here(node)
+            _fail(self.file, line, column, f"document expands to more than {MAX_NODES} values",
+                  "a spec of ordinary size", "aliases that refer to aliases multiply; write the values out")
+        if depth > MAX_DEPTH:
+            line, column = self._here(node)
+            _fail(self.file, line, column, f"nesting deeper than {MAX_DEPTH} levels", f"at most {MAX_DEPTH} levels")
+        self.positions[path] = self._here(node)
+        yaml = self.yaml
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path, depth)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _mapping(self, node, path: tuple, depth: int) -> dict:
+        result: dict = {}
+        merged: dict = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                sources = value_node.value if isinstance(value_node, self.yaml.SequenceNode) else [value_node]
+                for source in sources:
+                    value = self.build(source, path, depth + 1)
+                    if not isinstance(value, dict):
+                        line, column = self._here(source)
+                        _fail(self.file, line, column, "a merge key (<<) must refer to a mapping")
+                    for k, v in value.items():
+                        merged.setdefault(k, v)
+                continue
+            key = self._scalar(key_node) if isinstance(key_node, self.yaml.ScalarNode) else None
+            if not isinstance(key, (str, int, float, bool)) or key is None:
+                line, column = self._here(key_node)
+                _fail(self.file, line, column, "a mapping key must be a plain value",
+                      "a string key", "quote the key")
+            key = str(key) if not isinstance(key, str) else key
+            if key in result:
+                line, column = self._here(key_node)
+                first = self.key_positions.get(path + (key,), (0, 0))
+                _fail(self.file, line, column, f"duplicate key {key!r} (first at line {first[0]})",
+                      "each key once per mapping", "remove one of them")
+            self.key_positions[path + (key,)] = self._here(key_node)
+            result[key] = self.build(value_node, path + (key,), depth + 1)
+        for k, v in merged.items():
+            result.setdefault(k, v)
+        return result
+
+    def _scalar(self, node):
+        tag = node.tag
+        c = self.constructor
+        if tag == "tag:yaml.org,2002:str":
+            return node.value
+        if tag == "tag:yaml.org,2002:int":
+            return c.construct_yaml_int(node)
+        if tag == "tag:yaml.org,2002:float":
+            return c.construct_yaml_float(node)
+        if tag == "tag:yaml.org,2002:bool":
+            return c.construct_yaml_bool(node)
+        if tag == "tag:yaml.org,2002:null":
+            return None
+        if tag == "tag:yaml.org,2002:timestamp":
+            return node.value
+        line, column = self._here(node)
+        _fail(self.file, line, column, f"unsupported YAML tag {tag}", "plain strings, numbers, booleans, lists and maps",
+              "remove the tag")
+
+
+# --- JSON ---------------------------------------------------------------------------
+
+def _reject_duplicates(pairs):
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen[key] = value
+    return seen
+
+
+def _from_json_text(path: str, text: str, positions: bool) -> list[Document]:
+    try:
+        data = json.loads(text, object_pairs_hook=_reject_duplicates)
+    except json.JSONDecodeError as exc:
+        _fail(path, exc.lineno, exc.colno, f"JSON syntax error: {exc.msg}", "valid JSON")
+    except ValueError as exc:
+        _fail(path, 1, 1, str(exc), "each key once per object", "remove one of them")
+    except RecursionError:
+        _fail(path, 1, 1, "nesting too deep", f"at most {MAX_DEPTH} levels")
+    items = data if isinstance(data, list) else [data]
+    docs: list[Document] = []
+    position_docs: list[Document] = []
+    if positions and not isinstance(data, list):
+        try:
+            position_docs = _from_yaml_text(path, text)
+        except SpecErrors:
+            position_docs = []
+    for i, item in enumerate(items):
+        if item is None:
+            continue
+        doc = Document(path, item)
+        if position_docs and i == 0:
+            doc.positions = position_docs[0].positions
+            doc.key_positions = position_docs[0].key_positions
+        docs.append(doc)
+    return docs
+
+
+def find_spec_files(root: str) -> list[str]:
+    """Spec files in a folder, sorted, so builds are the same on every machine."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.lower().endswith(SPEC_SUFFIXES) and not name.startswith("."):
+                found.append(os.path.join(dirpath, name))
+    return found

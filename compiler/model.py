@@ -1,0 +1,156 @@
+"""The validated spec v1, as typed data.  Field names follow the public spec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi")
+
+# Roles in the order every target lists them: servers before their clients.
+ROLE_ORDER: dict[str, tuple[str, ...]] = {
+    "tensorflow": ("chief", "ps", "worker", "evaluator"),
+    "pytorch": ("master", "worker"),
+    "mxnet": ("scheduler", "server", "worker"),
+    "mpi": ("launcher", "worker"),
+}
+
+DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mxnet": 9091, "mpi": 22}
+
+RESTART_POLICIES = ("Never", "OnFailure", "Always", "ExitCode")
+CLEAN_POD_POLICIES = ("Running", "All", "None")
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    name: str
+    key: str
+
+
+@dataclass(frozen=True)
+class ConfigMapRef:
+    name: str
+    key: str
+
+
+# An env value in the spec: a (template) string, or a reference.
+EnvSource = "str | SecretRef | ConfigMapRef"
+
+
+@dataclass(frozen=True)
+class Resources:
+    cpu: str | None = None
+    memory: str | None = None
+    gpu: int = 0
+    shm: str | None = None  # size of /dev/shm (a Memory emptyDir); DataLoader needs more than Docker's 64M
+
+
+@dataclass(frozen=True)
+class Volume:
+    name: str
+    mount_path: str
+    read_only: bool
+    kind: str  # persistentVolumeClaim | hostPath | emptyDir | configMap | secret
+    source: str = ""  # claim, path, configMap or secret name; "" for emptyDir
+    medium: str = ""  # emptyDir: "" or "Memory"
+    size_limit: str | None = None
+
+
+@dataclass(frozen=True)
+class Handler:
+    """A probe or hook action: exactly one of exec, http_get, tcp_socket."""
+
+    exec: tuple[str, ...] | None = None
+    http_get: dict | None = None  # {path, port, scheme?, host?}
+    tcp_socket: dict | None = None  # {port, host?}
+
+
+@dataclass(frozen=True)
+class Probe:
+    handler: Handler
+    initial_delay_seconds: int | None = None
+    period_seconds: int | None = None
+    timeout_seconds: int | None = None
+    success_threshold: int | None = None
+    failure_threshold: int | None = None
+
+
+@dataclass(frozen=True)
+class Probes:
+    liveness: Probe | None = None
+    readiness: Probe | None = None
+    startup: Probe | None = None
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    post_start: Handler | None = None
+    pre_stop: Handler | None = None
+
+
+@dataclass(frozen=True)
+class InitContainer:
+    name: str
+    image: str | None
+    command: tuple[str, ...] | None
+    args: tuple[str, ...] | None
+    working_dir: str | None
+    env: tuple[tuple[str, object], ...]
+    resources: Resources
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    gang: bool = False
+    min_available: int | None = None
+    queue: str | None = None
+    priority_class_name: str | None = None
+    scheduler_name: str | None = None
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    name: str
+    replicas: int
+    image: str | None
+    command: tuple[str, ...] | None
+    args: tuple[str, ...] | None
+    working_dir: str | None
+    env: tuple[tuple[str, object], ...]
+    restart_policy: str | None
+    resources: Resources
+    init_containers: tuple[InitContainer, ...]
+    lifecycle: Lifecycle | None
+    probes: Probes
+    port: int | None = None
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    source: str
+    name: str
+    namespace: str
+    labels: tuple[tuple[str, str], ...]
+    annotations: tuple[tuple[str, str], ...]
+    framework: str
+    image: str | None
+    command: tuple[str, ...] | None
+    args: tuple[str, ...] | None
+    working_dir: str | None
+    env: tuple[tuple[str, object], ...]
+    volumes: tuple[Volume, ...]
+    accelerator: str
+    restart_policy: str | None
+    backoff_limit: int | None
+    active_deadline_seconds: int | None
+    ttl_seconds_after_finished: int | None
+    clean_pod_policy: str | None
+    scheduling: Scheduling
+    port: int | None
+    success_policy: str | None  # tensorflow
+    nproc_per_node: str | None  # pytorch: int as text, or auto|cpu|gpu
+    slots_per_worker: int | None  # mpi
+    mpi_implementation: str  # mpi
+    roles: tuple[RoleSpec, ...] = field(default_factory=tuple)
+
+    def role(self, name: str) -> RoleSpec | None:
+        return next((r for r in self.roles if r.name == name), None)

@@ -1,0 +1,117 @@
+"""Typed access to loaded spec data that records every problem with its position."""
+
+from __future__ import annotations
+
+import difflib
+
+from .errors import ErrorSink
+
+_MISSING = object()
+
+
+def type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+class Reader:
+    """Small checked accessors; each returns None (and records an error) on bad input."""
+
+    def __init__(self, sink: ErrorSink):
+        self.sink = sink
+
+    def error(self, path: tuple, message: str, expected: str = "", hint: str = "", at_key: bool = False):
+        self.sink.add(path, message, expected, hint, at_key)
+
+    def mapping(self, value, path: tuple, allowed: tuple[str, ...], required: tuple[str, ...] = (),
+                what: str = "") -> dict | None:
+        if value is None and not required:
+            return {}
+        if not isinstance(value, dict):
+            self.error(path, f"is {type_name(value)}", f"a mapping{' of ' + what if what else ''}")
+            return None
+        for key in value:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}?" if close else f"allowed fields: {', '.join(allowed)}"
+                self.error(path + (key,), f"unknown field {key!r}", "a known field", hint, at_key=True)
+        for key in required:
+            if key not in value or value[key] is None:
+                self.error(path, f"missing required field {key!r}", f"{key!r} to be set")
+        return value
+
+    def string(self, value, path: tuple, *, non_empty: bool = True, hint: str = "") -> str | None:
+        if not isinstance(value, str):
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                hint = hint or f'quote it: "{value}"'
+            elif isinstance(value, bool):
+                hint = hint or "YAML reads yes/no/on/off/true/false as booleans; quote it"
+            self.error(path, f"is {type_name(value)}", "a string", hint)
+            return None
+        if non_empty and not value.strip():
+            self.error(path, "is empty", "a non-empty string", hint)
+            return None
+        return value
+
+    def choice(self, value, path: tuple, choices: tuple[str, ...]) -> str | None:
+        if not isinstance(value, str) or value not in choices:
+            shown = repr(value) if isinstance(value, str) else type_name(value)
+            close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5) if isinstance(value, str) else []
+            if not close and isinstance(value, str):
+                close = [c for c in choices if c.lower() == value.lower()]
+            hint = f"did you mean {close[0]!r}?" if close else ""
+            self.error(path, f"{shown} is not allowed", "one of " + ", ".join(choices), hint)
+            return None
+        return value
+
+    def integer(self, value, path: tuple, minimum: int | None = None, maximum: int | None = None) -> int | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            hint = "write a number without quotes" if isinstance(value, str) and value.strip().lstrip("-").isdigit() else ""
+            self.error(path, f"is {type_name(value)}", "an integer", hint)
+            return None
+        if minimum is not None and value < minimum:
+            self.error(path, f"{value} is too small", f"an integer >= {minimum}")
+            return None
+        if maximum is not None and value > maximum:
+            self.error(path, f"{value} is too large", f"an integer <= {maximum}")
+            return None
+        return value
+
+    def boolean(self, value, path: tuple) -> bool | None:
+        if not isinstance(value, bool):
+            self.error(path, f"is {type_name(value)}", "true or false")
+            return None
+        return value
+
+    def string_list(self, value, path: tuple, *, what: str = "strings", example: str = "") -> tuple[str, ...] | None:
+        if isinstance(value, str):
+            hint = f"write a list, e.g. {example}" if example else "write a YAML list of strings"
+            self.error(path, "is a string", f"a list of {what}", hint)
+            return None
+        if not isinstance(value, list):
+            self.error(path, f"is {type_name(value)}", f"a list of {what}")
+            return None
+        out = []
+        ok = True
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                hint = f'quote it: "{item}"' if isinstance(item, (int, float)) and not isinstance(item, bool) else \
+                    ("YAML reads yes/no/on/off/true/false as booleans; quote it" if isinstance(item, bool) else "")
+                self.error(path + (i,), f"is {type_name(item)}", "a string", hint)
+                ok = False
+            else:
+                out.append(item)
+        return tuple(out) if ok else None

@@ -1,0 +1,586 @@
+"""Spec v1 validation: loaded data in, a `JobSpec` out, every problem reported at once."""
+
+from __future__ import annotations
+
+from .errors import ErrorSink
+from .k8s_formats import (DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, QUANTITY,
+                          label_key_problem, label_value_problem)
+from .loader import Document
+from .model import (CLEAN_POD_POLICIES, DEFAULT_PORT, FRAMEWORKS, RESTART_POLICIES, ROLE_ORDER, ConfigMapRef,
+                    Handler, InitContainer, JobSpec, Lifecycle, Probe, Probes, Resources, RoleSpec, Scheduling,
+                    SecretRef, Volume)
+from .reader import Reader, type_name
+
+API_VERSION = "trainspec/v1"
+KIND = "TrainingJob"
+MAX_REPLICAS = 100_000
+MAX_NAME = 63
+
+TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
+METADATA_FIELDS = ("name", "namespace", "labels", "annotations")
+SPEC_FIELDS = ("framework", "image", "command", "args", "workingDir", "env", "volumes", "accelerator",
+               "restartPolicy", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished",
+               "cleanPodPolicy", "scheduling", "port", "tensorflow", "pytorch", "mxnet", "mpi", "roles")
+ROLE_FIELDS = ("replicas", "image", "command", "args", "workingDir", "env", "restartPolicy", "resources",
+               "initContainers", "lifecycle", "probes", "port")
+RESOURCE_FIELDS = ("cpu", "memory", "gpu", "shm")
+VOLUME_FIELDS = ("name", "mountPath", "readOnly", "source")
+VOLUME_SOURCES = ("persistentVolumeClaim", "hostPath", "emptyDir", "configMap", "secret")
+SCHEDULING_FIELDS = ("gang", "minAvailable", "queue", "priorityClassName", "schedulerName")
+INIT_FIELDS = ("name", "image", "command", "args", "workingDir", "env", "resources")
+PROBE_FIELDS = ("exec", "httpGet", "tcpSocket", "initialDelaySeconds", "periodSeconds", "timeoutSeconds",
+                "successThreshold", "failureThreshold")
+HANDLER_KINDS = ("exec", "httpGet", "tcpSocket")
+FRAMEWORK_BLOCKS = {
+    "tensorflow": ("successPolicy",),
+    "pytorch": ("nprocPerNode",),
+    "mxnet": (),
+    "mpi": ("slotsPerWorker", "implementation"),
+}
+MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
+TF_SUCCESS_POLICIES = ("ChiefOrWorker0", "AllWorkers")
+RESERVED_ENV_PREFIX = "TRAINSPEC_"
+# (min, max) replicas per role; None = unbounded.
+ROLE_LIMITS: dict[str, dict[str, tuple[int, int | None]]] = {
+    "tensorflow": {"chief": (0, 1), "ps": (0, None), "worker": (0, None), "evaluator": (0, 1)},
+    "pytorch": {"master": (1, 1), "worker": (0, None)},
+    "mxnet": {"scheduler": (1, 1), "server": (1, None), "worker": (1, None)},
+    "mpi": {"launcher": (1, 1), "worker": (1, None)},
+}
+
+
+def validate(doc: Document) -> tuple[JobSpec | None, ErrorSink]:
+    """Check one document; the spec is None when the sink holds errors."""
+    sink = ErrorSink(doc.file, doc.positions, doc.key_positions)
+    spec = _Validator(Reader(sink), doc.file).job(doc.data)
+    return spec if not sink.errors else None, sink
+
+
+class _Validator:
+    def __init__(self, reader: Reader, source: str):
+        self.r = reader
+        self.source = source
+
+    # --- top level -------------------------------------------------------------------
+    def job(self, data) -> JobSpec | None:
+        r = self.r
+        top = r.mapping(data, (), TOP_FIELDS, required=("apiVersion", "kind", "metadata", "spec"), what="a TrainingJob")
+        if top is None:
+            return None
+        api = top.get("apiVersion")
+        if api is not None and api != API_VERSION:
+            r.error(("apiVersion",), f"{api!r} is not supported", repr(API_VERSION))
+        kind = top.get("kind")
+        if kind is not None and kind != KIND:
+            r.error(("kind",), f"{kind!r} is not supported", repr(KIND))
+        meta = r.mapping(top.get("metadata"), ("metadata",), METADATA_FIELDS, required=("name",)) or {}
+        name = self.job_name(meta.get("name"))
+        namespace = "default"
+        if meta.get("namespace") is not None:
+            ns = r.string(meta["namespace"], ("metadata", "namespace"))
+            if ns is not None and (len(ns) > 63 or not DNS1123_LABEL.match(ns)):
+                r.error(("metadata", "namespace"), f"{ns!r} is not a valid namespace",
+                        "a DNS-1123 label: lower-case letters, digits and '-', at most 63 characters")
+            namespace = ns or namespace
+        labels = self.string_map(meta.get("labels"), ("metadata", "labels"), labels=True)
+        annotations = self.string_map(meta.get("annotations"), ("metadata", "annotations"), labels=False)
+
+        spec = r.mapping(top.get("spec"), ("spec",), SPEC_FIELDS, required=("framework", "roles")) or {}
+        return self.job_spec(spec, name, namespace, labels, annotations)
+
+    def job_name(self, value) -> str | None:
+        path = ("metadata", "name")
+        if value is None:
+            return None
+        name = self.r.string(value, path)
+        if name is None:
+            return None
+        if not DNS1035_LABEL.match(name):
+            fixed = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
+            self.r.error(path, f"{name!r} is not a DNS-1035 label",
+                         "lower-case letters, digits and '-', starting with a letter",
+                         f"try {fixed!r}" if fixed and DNS1035_LABEL.match(fixed) else "")
+            return None
+        return name
+
+    def string_map(self, value, path: tuple, labels: bool) -> tuple[tuple[str, str], ...]:
+        if value is None:
+            return ()
+        mapping = self.r.mapping(value, path, tuple(value) if isinstance(value, dict) else (), what="strings")
+        if mapping is None:
+            return ()
+        out = []
+        for key, item in mapping.items():
+            problem = label_key_problem(key)
+            if problem:
+                self.r.error(path + (key,), f"key {key!r} is not a valid {'label' if labels else 'annotation'} key",
+                             problem, at_key=True)
+                continue
+            if key.startswith(("trainspec.dev/", "app.kubernetes.io/")):
+                self.r.error(path + (key,), f"key {key!r} is set by trainspec", "a key of your own",
+                             "choose another prefix", at_key=True)
+                continue
+            text = self.r.string(item, path + (key,), non_empty=False)
+            if text is None:
+                continue
+            if labels and label_value_problem(text):
+                self.r.error(path + (key,), f"{text!r} is not a valid label value", label_value_problem(text))
+                continue
+            out.append((key, text))
+        return tuple(out)
+
+    def job_spec(self, spec: dict, name, namespace, labels, annotations) -> JobSpec | None:
+        r = self.r
+        framework = None
+        if spec.get("framework") is not None:
+            framework = r.choice(spec["framework"], ("spec", "framework"), FRAMEWORKS)
+        image = self.opt_string(spec, "image", ("spec",))
+        command = self.opt_list(spec, "command", ("spec",))
+        args = self.opt_list(spec, "args", ("spec",))
+        working_dir = self.opt_path(spec, "workingDir", ("spec",))
+        env = self.env(spec.get("env"), ("spec", "env"))
+        volumes = self.volumes(spec.get("volumes"), ("spec", "volumes"))
+        accelerator = "nvidia.com/gpu"
+        if spec.get("accelerator") is not None:
+            acc = r.string(spec["accelerator"], ("spec", "accelerator"))
+            if acc is not None:
+                problem = label_key_problem(acc)
+                if problem or "/" not in acc:
+                    r.error(("spec", "accelerator"), f"{acc!r} is not an extended resource name",
+                            "a name like nvidia.com/gpu or huawei.com/Ascend910", problem or "")
+                else:
+                    accelerator = acc
+        restart = self.opt_choice(spec, "restartPolicy", ("spec",), RESTART_POLICIES)
+        backoff = self.opt_int(spec, "backoffLimit", ("spec",), 0, 2**31 - 1)
+        deadline = self.opt_int(spec, "activeDeadlineSeconds", ("spec",), 1, 2**31 - 1)
+        ttl = self.opt_int(spec, "ttlSecondsAfterFinished", ("spec",), 0, 2**31 - 1)
+        clean = self.opt_choice(spec, "cleanPodPolicy", ("spec",), CLEAN_POD_POLICIES)
+        port = self.opt_int(spec, "port", ("spec",), 1, 65535)
+
+        success_policy = nproc = slots = None
+        implementation = "OpenMPI"
+        for block in FRAMEWORK_BLOCKS:
+            if block in spec and spec[block] is not None and framework is not None and block != framework:
+                r.error(("spec", block), f"a {block} block in a {framework} job", f"only spec.{framework}",
+                        "remove it, or change spec.framework", at_key=True)
+        if framework and spec.get(framework) is not None:
+            path = ("spec", framework)
+            block = r.mapping(spec[framework], path, FRAMEWORK_BLOCKS[framework]) or {}
+            if framework == "tensorflow" and block.get("successPolicy") is not None:
+                success_policy = r.choice(block["successPolicy"], path + ("successPolicy",), TF_SUCCESS_POLICIES)
+            if framework == "pytorch" and block.get("nprocPerNode") is not None:
+                nproc = self.nproc(block["nprocPerNode"], path + ("nprocPerNode",))
+            if framework == "mpi":
+                slots = self.opt_int(block, "slotsPerWorker", path, 1, 1024)
+                implementation = self.opt_choice(block, "implementation", path, MPI_IMPLEMENTATIONS) or "OpenMPI"
+
+        roles = self.roles(spec.get("roles"), framework)
+        scheduling = self.scheduling(spec.get("scheduling"), sum(role.replicas for role in roles))
+        if framework and roles:
+            self.framework_rules(framework, roles)
+            if image is None:
+                for role in roles:
+                    if role.image is None:
+                        r.error(("spec", "roles", role.name), f"role {role.name!r} has no image",
+                                "spec.image or spec.roles.<role>.image")
+        if name and roles:
+            self.name_lengths(name, roles)
+        if name is None or framework is None:
+            return None
+        return JobSpec(
+            source=self.source, name=name, namespace=namespace, labels=labels, annotations=annotations,
+            framework=framework, image=image, command=command, args=args, working_dir=working_dir, env=env,
+            volumes=volumes, accelerator=accelerator, restart_policy=restart, backoff_limit=backoff,
+            active_deadline_seconds=deadline, ttl_seconds_after_finished=ttl, clean_pod_policy=clean,
+            scheduling=scheduling, port=port, success_policy=success_policy, nproc_per_node=nproc,
+            slots_per_worker=slots, mpi_implementation=implementation, roles=tuple(roles))
+
+    # --- roles -----------------------------------------------------------------------
+    def roles(self, value, framework: str | None) -> list[RoleSpec]:
+        r = self.r
+        path = ("spec", "roles")
+        if value is None:
+            return []
+        allowed = ROLE_ORDER.get(framework, ())
+        mapping = r.mapping(value, path, tuple(value) if isinstance(value, dict) else (), what="roles")
+        if mapping is None:
+            return []
+        if not mapping:
+            r.error(path, "has no roles", "at least one role" + (f" of {', '.join(allowed)}" if allowed else ""))
+        out = []
+        for role_name, body in mapping.items():
+            if framework and role_name not in allowed:
+                import difflib
+
+                close = difflib.get_close_matches(role_name, allowed, n=1, cutoff=0.5)
+                hint = f"did you mean {close[0]!r}?" if close else f"{framework} roles are {', '.join(allowed)}"
+                r.error(path + (role_name,), f"{role_name!r} is not a {framework} role", "one of " + ", ".join(allowed),
+                        hint, at_key=True)
+                continue
+            role = self.role(role_name, body, path + (role_name,))
+            if role is not None:
+                out.append(role)
+        order = {name: i for i, name in enumerate(allowed)}
+        out.sort(key=lambda role: order.get(role.name, len(order)))
+        return out
+
+    def role(self, name: str, body, path: tuple) -> RoleSpec | None:
+        r = self.r
+        body = r.mapping(body, path, ROLE_FIELDS, required=("replicas",))
+        if body is None:
+            return None
+        replicas = None
+        if body.get("replicas") is not None:
+            replicas = r.integer(body["replicas"], path + ("replicas",), 0, MAX_REPLICAS)
+        resources = self.resources(body.get("resources"), path + ("resources",))
+        role = RoleSpec(
+            name=name,
+            replicas=replicas if replicas is not None else 0,
+            image=self.opt_string(body, "image", path),
+            command=self.opt_list(body, "command", path),
+            args=self.opt_list(body, "args", path),
+            working_dir=self.opt_path(body, "workingDir", path),
+            env=self.env(body.get("env"), path + ("env",)),
+            restart_policy=self.opt_choice(body, "restartPolicy", path, RESTART_POLICIES),
+            resources=resources,
+            init_containers=self.init_containers(body.get("initContainers"), path + ("initContainers",)),
+            lifecycle=self.lifecycle(body.get("lifecycle"), path + ("lifecycle",)),
+            probes=self.probes(body.get("probes"), path + ("probes",)),
+            port=self.opt_int(body, "port", path, 1, 65535),
+        )
+        return role if replicas is not None else None
+
+    def framework_rules(self, framework: str, roles: list[RoleSpec]) -> None:
+        r = self.r
+        counts = {role.name: role.replicas for role in roles}
+        limits = ROLE_LIMITS[framework]
+        for role_name, (low, high) in limits.items():
+            count = counts.get(role_name)
+            path = ("spec", "roles", role_name, "replicas") if role_name in counts else ("spec", "roles")
+            if count is None:
+                if low > 0:
+                    r.error(path, f"a {framework} job needs a {role_name!r} role",
+                            f"{'exactly one' if high == 1 else 'at least one'} {role_name} replica",
+                            f"add roles.{role_name}: {{replicas: 1}}")
+                continue
+            if count < low or (high is not None and count > high):
+                want = f"exactly {low}" if low == high else (f"at most {high}" if high is not None and count > high
+                                                              else f"at least {low}")
+                r.error(path, f"{count} {role_name} replicas in a {framework} job", f"{want} {role_name} replica(s)")
+        total = sum(counts.values())
+        if total > MAX_REPLICAS:
+            r.error(("spec", "roles"), f"{total} replicas in all", f"at most {MAX_REPLICAS}")
+        if framework == "tensorflow":
+            if counts.get("ps", 0) > 0 and counts.get("worker", 0) == 0:
+                r.error(("spec", "roles", "ps"), "parameter servers without workers",
+                        "a worker role with at least one replica", "add roles.worker")
+            if counts.get("chief", 0) + counts.get("worker", 0) == 0:
+                r.error(("spec", "roles"), "no chief and no worker replica", "a chief or at least one worker")
+
+    def name_lengths(self, name: str, roles: list[RoleSpec]) -> None:
+        for role in roles:
+            longest = f"{name}-{role.name}-{max(role.replicas - 1, 0)}"
+            if len(longest) > MAX_NAME:
+                room = MAX_NAME - (len(longest) - len(name))
+                self.r.error(("metadata", "name"), f"generated name {longest!r} is {len(longest)} characters",
+                             f"every generated name within {MAX_NAME} characters",
+                             f"shorten metadata.name to at most {room} characters")
+                return
+
+    # --- fields ----------------------------------------------------------------------
+    def opt_string(self, body: dict, key: str, path: tuple) -> str | None:
+        return self.r.string(body[key], path + (key,)) if body.get(key) is not None else None
+
+    def opt_list(self, body: dict, key: str, path: tuple) -> tuple[str, ...] | None:
+        if body.get(key) is None:
+            return None
+        example = "[python, train.py]" if key == "command" else '[--epochs, "5"]'
+        return self.r.string_list(body[key], path + (key,), example=example)
+
+    def opt_path(self, body: dict, key: str, path: tuple) -> str | None:
+        value = self.opt_string(body, key, path)
+        if value is not None and not value.startswith("/"):
+            self.r.error(path + (key,), f"{value!r} is not an absolute path", "a path starting with /")
+            return None
+        return value
+
+    def opt_choice(self, body: dict, key: str, path: tuple, choices) -> str | None:
+        return self.r.choice(body[key], path + (key,), choices) if body.get(key) is not None else None
+
+    def opt_int(self, body: dict, key: str, path: tuple, low: int, high: int) -> int | None:
+        return self.r.integer(body[key], path + (key,), low, high) if body.get(key) is not None else None
+
+    def nproc(self, value, path: tuple) -> str | None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value) if self.r.integer(value, path, 1, 1024) is not None else None
+        if isinstance(value, str) and (value in ("auto", "cpu", "gpu") or value.isdigit() and int(value) >= 1):
+            return value
+        self.r.error(path, f"{value!r} is not allowed", "an integer >= 1, or auto, cpu or gpu")
+        return None
+
+    def quantity(self, value, path: tuple, example: str) -> str | None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value < 0:
+                self.r.error(path, f"{value} is negative", "a non-negative quantity")
+                return None
+            text = repr(value) if isinstance(value, float) else str(value)
+        elif isinstance(value, str):
+            text = value.strip()
+        else:
+            self.r.error(path, f"is {type_name(value)}", f"a Kubernetes quantity such as {example}")
+            return None
+        if not QUANTITY.match(text):
+            self.r.error(path, f"{value!r} is not a Kubernetes quantity", f"a quantity such as {example}",
+                         "use plain numbers with an optional suffix: m, k, M, G, Ki, Mi, Gi, ...")
+            return None
+        return text
+
+    def resources(self, value, path: tuple) -> Resources:
+        body = self.r.mapping(value, path, RESOURCE_FIELDS) or {}
+        cpu = self.quantity(body["cpu"], path + ("cpu",), '"500m" or "4"') if body.get("cpu") is not None else None
+        memory = self.quantity(body["memory"], path + ("memory",), "8Gi") if body.get("memory") is not None else None
+        shm = self.quantity(body["shm"], path + ("shm",), "2Gi") if body.get("shm") is not None else None
+        gpu = self.r.integer(body["gpu"], path + ("gpu",), 0, 1024) if body.get("gpu") is not None else 0
+        return Resources(cpu=cpu, memory=memory, gpu=gpu or 0, shm=shm)
+
+    def env(self, value, path: tuple) -> tuple[tuple[str, object], ...]:
+        r = self.r
+        if value is None:
+            return ()
+        if isinstance(value, list):
+            r.error(path, "is a list", "a mapping of NAME: value", "write env as a map, e.g. env: {LOG_LEVEL: info}")
+            return ()
+        mapping = r.mapping(value, path, tuple(value) if isinstance(value, dict) else (), what="NAME: value")
+        if mapping is None:
+            return ()
+        out = []
+        for name, item in mapping.items():
+            item_path = path + (name,)
+            if not ENV_NAME.match(name):
+                r.error(item_path, f"{name!r} is not a valid environment variable name",
+                        "letters, digits, '_', '-' or '.', not starting with a digit", at_key=True)
+                continue
+            if name.startswith(RESERVED_ENV_PREFIX):
+                r.error(item_path, f"{name!r} is set by trainspec", "a name not starting with TRAINSPEC_", at_key=True)
+                continue
+            if isinstance(item, dict):
+                ref = self.env_ref(item, item_path)
+                if ref is not None:
+                    out.append((name, ref))
+                continue
+            text = r.string(item, item_path, non_empty=False)
+            if text is not None:
+                out.append((name, text))
+        return tuple(out)
+
+    def env_ref(self, item: dict, path: tuple):
+        r = self.r
+        body = r.mapping(item, path, ("secretKeyRef", "configMapKeyRef"))
+        if body is None:
+            return None
+        if len(body) != 1:
+            r.error(path, "needs exactly one of secretKeyRef, configMapKeyRef", "one reference")
+            return None
+        kind, ref = next(iter(body.items()))
+        ref = r.mapping(ref, path + (kind,), ("name", "key"), required=("name", "key"))
+        if not ref or ref.get("name") is None or ref.get("key") is None:
+            return None
+        name = r.string(ref["name"], path + (kind, "name"))
+        key = r.string(ref["key"], path + (kind, "key"))
+        if name is None or key is None:
+            return None
+        if not DNS1123_SUBDOMAIN.match(name):
+            r.error(path + (kind, "name"), f"{name!r} is not a valid object name", "a DNS-1123 subdomain")
+            return None
+        return SecretRef(name, key) if kind == "secretKeyRef" else ConfigMapRef(name, key)
+
+    def volumes(self, value, path: tuple) -> tuple[Volume, ...]:
+        r = self.r
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            r.error(path, f"is {type_name(value)}", "a list of volumes")
+            return ()
+        out: list[Volume] = []
+        names: set[str] = set()
+        mounts: set[str] = set()
+        for i, item in enumerate(value):
+            vp = path + (i,)
+            body = r.mapping(item, vp, VOLUME_FIELDS, required=("name", "mountPath", "source"))
+            if body is None or any(body.get(k) is None for k in ("name", "mountPath", "source")):
+                continue
+            name = r.string(body["name"], vp + ("name",))
+            if name is not None and (len(name) > 63 or not DNS1123_LABEL.match(name)):
+                r.error(vp + ("name",), f"{name!r} is not a valid volume name", "a DNS-1123 label")
+                name = None
+            if name in names:
+                r.error(vp + ("name",), f"volume name {name!r} is used twice", "unique volume names")
+            mount = r.string(body["mountPath"], vp + ("mountPath",))
+            if mount is not None and not mount.startswith("/"):
+                r.error(vp + ("mountPath",), f"{mount!r} is not an absolute path", "a path starting with /")
+                mount = None
+            if mount in mounts:
+                r.error(vp + ("mountPath",), f"mount path {mount!r} is used twice", "unique mount paths")
+            read_only = r.boolean(body["readOnly"], vp + ("readOnly",)) if body.get("readOnly") is not None else False
+            source = self.volume_source(body["source"], vp + ("source",))
+            if name and mount and source and read_only is not None:
+                names.add(name)
+                mounts.add(mount)
+                kind, src, medium, size = source
+                out.append(Volume(name, mount, read_only, kind, src, medium, size))
+        return tuple(out)
+
+    def volume_source(self, value, path: tuple):
+        r = self.r
+        body = r.mapping(value, path, VOLUME_SOURCES)
+        if body is None:
+            return None
+        if len(body) != 1:
+            r.error(path, f"has {len(body)} sources", "exactly one of " + ", ".join(VOLUME_SOURCES))
+            return None
+        kind, spec = next(iter(body.items()))
+        kp = path + (kind,)
+        if kind == "emptyDir":
+            opts = r.mapping(spec, kp, ("medium", "sizeLimit")) or {}
+            medium = opts.get("medium") or ""
+            if medium not in ("", "Memory"):
+                r.error(kp + ("medium",), f"{medium!r} is not allowed", '"" or Memory')
+                return None
+            size = self.quantity(opts["sizeLimit"], kp + ("sizeLimit",), "1Gi") if opts.get("sizeLimit") else None
+            return kind, "", medium, size
+        text = r.string(spec, kp)
+        if text is None:
+            return None
+        if kind == "hostPath":
+            if not text.startswith("/"):
+                r.error(kp, f"{text!r} is not an absolute path", "a path starting with /")
+                return None
+        elif not DNS1123_SUBDOMAIN.match(text) or len(text) > 253:
+            r.error(kp, f"{text!r} is not a valid {kind} name", "a DNS-1123 subdomain (lower-case, digits, '-', '.')")
+            return None
+        return kind, text, "", None
+
+    def scheduling(self, value, total: int) -> Scheduling:
+        r = self.r
+        path = ("spec", "scheduling")
+        body = r.mapping(value, path, SCHEDULING_FIELDS) or {}
+        gang = r.boolean(body["gang"], path + ("gang",)) if body.get("gang") is not None else False
+        min_available = self.opt_int(body, "minAvailable", path, 1, MAX_REPLICAS)
+        if min_available is not None and total and min_available > total:
+            r.error(path + ("minAvailable",), f"{min_available} is more than the job's {total} replicas",
+                    f"an integer <= {total}")
+        names = {}
+        for key in ("queue", "priorityClassName", "schedulerName"):
+            text = self.opt_string(body, key, path)
+            if text is not None and not DNS1123_SUBDOMAIN.match(text):
+                r.error(path + (key,), f"{text!r} is not a valid name", "a DNS-1123 subdomain")
+                text = None
+            names[key] = text
+        return Scheduling(gang=bool(gang), min_available=min_available, queue=names["queue"],
+                          priority_class_name=names["priorityClassName"], scheduler_name=names["schedulerName"])
+
+    def handler(self, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tuple[Handler, dict] | None:
+        r = self.r
+        body = r.mapping(value, path, kinds + extra)
+        if body is None:
+            return None
+        present = [k for k in kinds if k in body]
+        if len(present) != 1:
+            r.error(path, f"has {len(present)} actions", "exactly one of " + ", ".join(kinds))
+            return None
+        kind = present[0]
+        kp = path + (kind,)
+        if kind == "exec":
+            command = r.string_list(body[kind], kp, example="[cat, /tmp/healthy]")
+            return (Handler(exec=command), body) if command else None
+        fields = ("path", "port", "scheme", "host") if kind == "httpGet" else ("port", "host")
+        spec = r.mapping(body[kind], kp, fields, required=("port",))
+        if not spec or spec.get("port") is None:
+            return None
+        port = spec["port"]
+        if isinstance(port, str):
+            if not DNS1035_LABEL.match(port) or len(port) > 15:
+                r.error(kp + ("port",), f"{port!r} is not a port", "a number 1-65535 or a port name")
+                return None
+        elif r.integer(port, kp + ("port",), 1, 65535) is None:
+            return None
+        cleaned = {"port": port}
+        for key in fields[:-1] if kind == "httpGet" else ():
+            if key != "port" and spec.get(key) is not None:
+                text = r.string(spec[key], kp + (key,))
+                if key == "scheme" and text not in (None, "HTTP", "HTTPS"):
+                    r.error(kp + (key,), f"{text!r} is not allowed", "HTTP or HTTPS")
+                    return None
+                if text is not None:
+                    cleaned[key] = text
+        if spec.get("host") is not None:
+            host = r.string(spec["host"], kp + ("host",))
+            if host is not None:
+                cleaned["host"] = host
+        return (Handler(http_get=cleaned) if kind == "httpGet" else Handler(tcp_socket=cleaned)), body
+
+    def probes(self, value, path: tuple) -> Probes:
+        body = self.r.mapping(value, path, ("liveness", "readiness", "startup")) or {}
+        found = {}
+        for key in ("liveness", "readiness", "startup"):
+            if body.get(key) is None:
+                continue
+            kp = path + (key,)
+            result = self.handler(body[key], kp, extra=PROBE_FIELDS[3:])
+            if result is None:
+                continue
+            handler, raw = result
+            numbers = {}
+            for field_name, low in (("initialDelaySeconds", 0), ("periodSeconds", 1), ("timeoutSeconds", 1),
+                                    ("successThreshold", 1), ("failureThreshold", 1)):
+                numbers[field_name] = self.opt_int(raw, field_name, kp, low, 2**31 - 1)
+            if key in ("liveness", "startup") and numbers["successThreshold"] not in (None, 1):
+                self.r.error(kp + ("successThreshold",), f"{numbers['successThreshold']} for a {key} probe", "1")
+            found[key] = Probe(handler, numbers["initialDelaySeconds"], numbers["periodSeconds"],
+                               numbers["timeoutSeconds"], numbers["successThreshold"], numbers["failureThreshold"])
+        return Probes(**found)
+
+    def lifecycle(self, value, path: tuple) -> Lifecycle | None:
+        body = self.r.mapping(value, path, ("postStart", "preStop"))
+        if not body:
+            return None
+        hooks = {}
+        for key, attr in (("postStart", "post_start"), ("preStop", "pre_stop")):
+            if body.get(key) is not None:
+                result = self.handler(body[key], path + (key,), kinds=("exec", "httpGet"))
+                if result is not None:
+                    hooks[attr] = result[0]
+        return Lifecycle(**hooks) if hooks else None
+
+    def init_containers(self, value, path: tuple) -> tuple[InitContainer, ...]:
+        r = self.r
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            r.error(path, f"is {type_name(value)}", "a list of containers")
+            return ()
+        out = []
+        seen = set()
+        for i, item in enumerate(value):
+            ip = path + (i,)
+            body = r.mapping(item, ip, INIT_FIELDS, required=("name",))
+            if body is None or body.get("name") is None:
+                continue
+            name = r.string(body["name"], ip + ("name",))
+            if name is not None and (len(name) > 63 or not DNS1123_LABEL.match(name)):
+                r.error(ip + ("name",), f"{name!r} is not a valid container name", "a DNS-1123 label")
+                continue
+            if name in seen or name in FRAMEWORKS:
+                r.error(ip + ("name",), f"container name {name!r} is taken", "a unique name")
+                continue
+            seen.add(name)
+            out.append(InitContainer(
+                name=name, image=self.opt_string(body, "image", ip), command=self.opt_list(body, "command", ip),
+                args=self.opt_list(body, "args", ip), working_dir=self.opt_path(body, "workingDir", ip),
+                env=self.env(body.get("env"), ip + ("env",)),
+                resources=self.resources(body.get("resources"), ip + ("resources",))))
+        return tuple(out)
+
+
+def default_port(framework: str) -> int:
+    return DEFAULT_PORT[framework]

@@ -1,0 +1,134 @@
+"""`k8s`: plain Kubernetes objects that run the job with no operator installed.
+
+Per replica: a headless Service (its stable DNS name) and a `batch/v1` Job
+(restartPolicy Never / OnFailure / ExitCode; backoff, deadline and TTL honoured)
+or, for restartPolicy Always, a one-pod Deployment.  Topology-wide values live
+once in the `<job>-topology` ConfigMap and reach each replica through
+`configMapKeyRef` and `$(VAR)` expansion, so the output grows linearly.
+"""
+
+from __future__ import annotations
+
+from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH
+from trainspec.compiler.plan import JobPlan, Replica, RolePlan
+
+from . import common
+from .yamlout import dump_all
+
+FILE = "k8s.yaml"
+
+
+def render(plan: JobPlan) -> dict[str, str]:
+    return {FILE: dump_all(objects(plan), common.header(plan))}
+
+
+def ssh_secret_name(plan: JobPlan) -> str:
+    return f"{plan.name}-ssh"
+
+
+def topology_config_map(plan: JobPlan) -> dict:
+    spec = plan.spec
+    annotations = {"trainspec.dev/framework": plan.framework,
+                   "trainspec.dev/success-rule": plan.success_rule}
+    if spec.success_policy:
+        annotations["trainspec.dev/success-policy"] = spec.success_policy
+    if spec.clean_pod_policy:
+        annotations["trainspec.dev/clean-pod-policy"] = spec.clean_pod_policy
+    if spec.backoff_limit is not None:
+        annotations["trainspec.dev/backoff-limit"] = str(spec.backoff_limit)
+    if spec.active_deadline_seconds is not None:
+        annotations["trainspec.dev/active-deadline-seconds"] = str(spec.active_deadline_seconds)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": common.metadata(plan, plan.topology_name, common.job_labels(plan), annotations),
+        "data": dict(plan.topology),
+    }
+
+
+def service(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": common.metadata(plan, replica.name, common.job_labels(plan, role.name)),
+        "spec": {
+            "clusterIP": "None",
+            # Peers must resolve each other while they start, before any readiness probe passes.
+            "publishNotReadyAddresses": True,
+            "selector": common.replica_selector(plan, replica),
+            "ports": [{"name": common.PORT_NAMES[plan.framework], "port": replica.port,
+                       "targetPort": replica.port, "protocol": "TCP"}],
+        },
+    }
+
+
+def mpi_mounts(plan: JobPlan, role: RolePlan) -> tuple[list[dict], list[dict]]:
+    """(volumes, mounts) for the ssh keys and, on the launcher, the hostfile."""
+    if plan.framework != "mpi":
+        return [], []
+    volumes = [{"name": "ssh-auth", "secret": {
+        "secretName": ssh_secret_name(plan), "defaultMode": 0o600,
+        "items": [{"key": "ssh-privatekey", "path": "id_rsa"}, {"key": "ssh-publickey", "path": "id_rsa.pub"},
+                  {"key": "ssh-publickey", "path": "authorized_keys"}]}}]
+    mounts = [{"name": "ssh-auth", "mountPath": MPI_SSH_PATH}]
+    if role.name == "launcher":
+        volumes.append({"name": "mpi-job-config", "configMap": {
+            "name": plan.topology_name, "items": [{"key": HOSTFILE_KEY, "path": "hostfile"}]}})
+        mounts.append({"name": "mpi-job-config", "mountPath": MPI_HOSTFILE_PATH.rsplit("/", 1)[0]})
+    return volumes, mounts
+
+
+def pod_template(plan: JobPlan, role: RolePlan, replica: Replica, restart_policy: str) -> dict:
+    extra_volumes, extra_mounts = mpi_mounts(plan, role)
+    env = common.env_list(replica.env, plan.topology_name)
+    spec: dict = {"restartPolicy": restart_policy}
+    spec.update(common.scheduling_fields(plan))
+    if role.init_containers:
+        spec["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
+    spec["containers"] = [common.main_container(plan, role, replica, env, extra_mounts=extra_mounts)]
+    volumes = common.pod_volumes(role) + extra_volumes
+    if volumes:
+        spec["volumes"] = volumes
+    return {"metadata": {"labels": common.replica_labels(plan, replica)}, "spec": spec}
+
+
+def workload(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:
+    spec = plan.spec
+    meta = common.metadata(plan, replica.name, common.job_labels(plan, role.name))
+    policy = role.restart_policy
+    if policy == "Always":
+        # A batch Job cannot restart a pod that exited 0; a one-pod Deployment can.
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": meta,
+            "spec": {
+                "replicas": 1,
+                "strategy": {"type": "Recreate"},
+                "selector": {"matchLabels": common.replica_selector(plan, replica)},
+                "template": pod_template(plan, role, replica, "Always"),
+            },
+        }
+    job_spec: dict = {}
+    if policy == "Never":
+        job_spec["backoffLimit"] = 0
+    elif spec.backoff_limit is not None:
+        job_spec["backoffLimit"] = spec.backoff_limit
+    if spec.active_deadline_seconds is not None:
+        job_spec["activeDeadlineSeconds"] = spec.active_deadline_seconds
+    if spec.ttl_seconds_after_finished is not None:
+        job_spec["ttlSecondsAfterFinished"] = spec.ttl_seconds_after_finished
+    if policy == "ExitCode":
+        job_spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(plan.container_name)]}
+    pod_policy = "OnFailure" if policy == "OnFailure" else "Never"
+    job_spec["template"] = pod_template(plan, role, replica, pod_policy)
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": job_spec}
+
+
+def objects(plan: JobPlan) -> list[dict]:
+    out = [topology_config_map(plan)]
+    for role in plan.roles:
+        for replica in role.replicas:
+            out.append(service(plan, role, replica))
+            out.append(workload(plan, role, replica))
+    return out

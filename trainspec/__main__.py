@@ -1,0 +1,5 @@
+import sys
+
+from trainspec.cli import main
+
+sys.exit(main())

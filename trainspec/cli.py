@@ -1,0 +1,266 @@
+"""The `trainspec` command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from trainspec import __version__
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+TOP_EPILOG = """examples:
+  trainspec validate specs/*.yaml
+  trainspec compile specs/tf-ps.yaml --target kubeflow
+  trainspec build specs/ -o build/            # build/<job>/<target>.yaml, build/<job>/helm/
+  trainspec build specs/ -o golden/ --check   # exit 1 and a diff when golden/ is stale
+  trainspec run specs/pytorch-ddp.yaml        # run the job locally on Docker
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors exit 2 with one line, as documented
+        self.print_usage(sys.stderr)
+        print(f"trainspec: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+    return name, value
+
+
+def add_spec_options(parser: argparse.ArgumentParser) -> None:
+    """--tla / --ext-var / -J: Jsonnet inputs, shared by every command that reads specs."""
+    parser.add_argument("--tla", metavar="NAME=VALUE", type=_key_value, action="append", default=[],
+                        help="Jsonnet top-level argument (string)")
+    parser.add_argument("--ext-var", metavar="NAME=VALUE", type=_key_value, action="append", default=[],
+                        help="Jsonnet external variable (string)")
+    parser.add_argument("-J", "--jpath", metavar="DIR", action="append", default=[],
+                        help="extra folder Jsonnet imports may come from")
+
+
+def spec_options(args) -> dict:
+    return {"tla": dict(args.tla), "ext_vars": dict(args.ext_var), "jpath": list(args.jpath)}
+
+
+def _targets_help() -> str:
+    from trainspec.targets import TARGETS
+
+    return ", ".join(TARGETS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="trainspec", description="Compile distributed-training job specs to Kubernetes, "
+                     "Kubeflow, Volcano, Helm and Compose, and run them locally on Docker.",
+                     epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"trainspec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("validate", help="check specs; exit 0 when all are valid, 2 otherwise",
+                       description="Check specs and report every problem with file:line:column.",
+                       epilog="example:\n  trainspec validate specs/*.yaml",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("specs", nargs="+", metavar="SPEC")
+    add_spec_options(p)
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("compile", help="compile one spec to one target",
+                       description="Compile one spec to one target; stdout unless -o (helm needs -o DIR).",
+                       epilog="examples:\n  trainspec compile specs/tf-ps.yaml --target k8s\n"
+                              "  trainspec compile specs/tf-ps.yaml --target helm -o charts/tf-ps",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("spec", metavar="SPEC")
+    p.add_argument("--target", "-t", required=True, metavar="TARGET", help=f"one of: {_targets_help()}")
+    p.add_argument("-o", "--output", metavar="PATH", help="file to write (a folder for helm)")
+    add_spec_options(p)
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("build", help="compile specs and folders of specs to OUT/<job>/",
+                       description="Compile every spec to OUT/<job>/<target>.yaml and OUT/<job>/helm/. "
+                                   "Nothing is written when any spec is invalid. With --check, write nothing "
+                                   "and exit 1 with a diff when OUT is stale.",
+                       epilog="examples:\n  trainspec build specs/ -o build/\n"
+                              "  trainspec build specs/ -o golden/ --check\n"
+                              "  trainspec build specs/tf-ps.yaml -o build/ --target k8s --target helm",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="+", metavar="SPEC_OR_DIR")
+    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("--target", "-t", action="append", default=[], metavar="TARGET",
+                   help=f"repeatable; default: all ({_targets_help()})")
+    p.add_argument("--check", action="store_true", help="compare with OUT instead of writing")
+    add_spec_options(p)
+    p.set_defaults(func=cmd_build)
+
+    try:
+        from trainspec.emulator.cli import register
+    except ModuleNotFoundError as exc:
+        if exc.name != "trainspec.emulator.cli":
+            raise
+    else:
+        register(sub)
+    return parser
+
+
+def _load(path: str, args):
+    from trainspec.compiler import load_plans
+
+    return load_plans(path, **spec_options(args))
+
+
+def cmd_validate(args) -> int:
+    from trainspec.compiler import SpecErrors
+
+    failed = False
+    for path in args.specs:
+        try:
+            plans = _load(path, args)
+        except SpecErrors as exc:
+            print(exc, file=sys.stderr)
+            failed = True
+            continue
+        names = ", ".join(plan.name for plan in plans)
+        print(f"{path}: ok ({names})")
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def _check_target(name: str) -> None:
+    from trainspec.compiler import UsageError
+    from trainspec.targets import TARGETS, available
+
+    if name not in TARGETS:
+        raise UsageError(f"unknown target {name!r}; targets: {', '.join(TARGETS)}")
+    if name not in available():
+        raise UsageError(f"target {name!r} is not available in this version")
+
+
+def cmd_compile(args) -> int:
+    from trainspec.compiler import UsageError
+    from trainspec.output import write_atomic
+    from trainspec.targets import render
+
+    _check_target(args.target)
+    plans = _load(args.spec, args)
+    outputs = [render(args.target, plan) for plan in plans]
+    if args.target == "helm":
+        if len(plans) != 1:
+            raise UsageError(f"{args.spec} holds {len(plans)} jobs; a chart is one job: use `trainspec build`")
+        if not args.output:
+            raise UsageError("the helm target writes a chart folder: give -o DIR")
+        from trainspec.output import write_files
+
+        files = {os.path.relpath(rel, "helm"): text for rel, text in outputs[0].items()}
+        write_files(args.output, files, {"templates"})
+        return EXIT_OK
+    if args.target == "compose" and len(plans) != 1:
+        raise UsageError(f"{args.spec} holds {len(plans)} jobs; a compose file is one job: use `trainspec build`")
+    text = "".join(text for files in outputs for text in files.values())
+    if args.output:
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def collect_specs(inputs: list[str]) -> list[str]:
+    from trainspec.compiler import UsageError
+    from trainspec.compiler.loader import find_spec_files
+
+    paths: list[str] = []
+    for item in inputs:
+        if os.path.isdir(item):
+            found = find_spec_files(item)
+            if not found:
+                raise UsageError(f"{item}: no spec files (*.yaml, *.yml, *.json, *.jsonnet)")
+            paths.extend(found)
+        elif os.path.exists(item):
+            paths.append(item)
+        else:
+            raise UsageError(f"{item}: no such file or folder")
+    return paths
+
+
+def build_outputs(paths: list[str], targets: tuple[str, ...], args) -> tuple[dict[str, str], set[str]]:
+    """Every file a build writes (relative to OUT), and the folders whose contents it owns."""
+    from trainspec.compiler import SpecError, SpecErrors
+    from trainspec.targets import render
+
+    files: dict[str, str] = {}
+    owned: set[str] = set()
+    errors: list[SpecError] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        try:
+            plans = _load(path, args)
+        except SpecErrors as exc:
+            errors.extend(exc.errors)
+            continue
+        for plan in plans:
+            if plan.name in seen:
+                errors.append(SpecError(path, 1, 1, "metadata.name",
+                                        f"job {plan.name!r} is also defined in {seen[plan.name]}",
+                                        "unique job names across the build", "rename one of the jobs"))
+                continue
+            seen[plan.name] = path
+            for target in targets:
+                for rel, text in render(target, plan).items():
+                    files[os.path.join(plan.name, rel)] = text
+                if target == "helm":
+                    owned.add(os.path.join(plan.name, "helm"))
+    if errors:
+        raise SpecErrors(errors)
+    return files, owned
+
+
+def cmd_build(args) -> int:
+    from trainspec.output import diff_files, write_files
+    from trainspec.targets import available
+
+    targets = tuple(dict.fromkeys(args.target)) or available()
+    for target in targets:
+        _check_target(target)
+    files, owned = build_outputs(collect_specs(args.inputs), targets, args)
+    if args.check:
+        diff = diff_files(args.output, files, owned)
+        if diff:
+            sys.stdout.writelines(diff)
+            print(f"trainspec: {args.output} is stale; run `trainspec build {' '.join(args.inputs)} "
+                  f"-o {args.output}` and commit the result", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"{args.output} is up to date ({len(files)} files)", file=sys.stderr)
+        return EXIT_OK
+    changed = write_files(args.output, files, owned)
+    print(f"wrote {len(changed)} of {len(files)} files to {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    from trainspec.compiler.errors import SpecErrors, UsageError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return args.func(args)
+    except SpecErrors as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+    except UsageError as exc:
+        print(f"trainspec: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("trainspec: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # a bug in trainspec, not bad input: say so briefly
+        if os.environ.get("TRAINSPEC_DEBUG"):
+            raise
+        print(f"trainspec: internal error: {type(exc).__name__}: {exc} "
+              "(set TRAINSPEC_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
+        return EXIT_INTERNAL
