@@ -1,0 +1,314 @@
+"""`trainspec run | ps | logs | down | gc`: the emulator's subcommands.
+
+trainspec/cli.py calls `register(subparsers)`. Nothing here imports docker at
+module level: the compile path imports this module to build its parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..compiler.errors import UsageError
+
+
+def register(subparsers) -> None:
+    run = subparsers.add_parser(
+        "run", help="run a spec or a compiled k8s.yaml/compose.yaml locally on Docker",
+        description="Compile (if given a spec) and run the job on the local Docker engine: one network per "
+                    "run, one container per replica, the operators' env and success rules. Exit code: 0 the "
+                    "job succeeded, 1 it failed, 2 bad input; 130/143 when interrupted.")
+    add_run_arguments(run)
+    run.set_defaults(func=cmd_run)
+
+    ps = subparsers.add_parser("ps", help="list emulator runs (or one run's replicas)")
+    ps.add_argument("run", nargs="?", help="a run id or job name: show its replicas")
+    ps.add_argument("-a", "--all", action="store_true", help="also list finished runs recorded on disk")
+    ps.add_argument("--state-dir", help="where runs are recorded (default ./.trainspec, or $TRAINSPEC_STATE_DIR)")
+    ps.set_defaults(func=cmd_ps)
+
+    logs = subparsers.add_parser("logs", help="show a run's logs (saved under .trainspec/runs/<run-id>/)")
+    logs.add_argument("job", metavar="JOB", help="a run id, or a job name (its latest run)")
+    logs.add_argument("replica", metavar="REPLICA", nargs="?", help="e.g. worker-1 (default: every replica)")
+    logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines until the run ends")
+    logs.add_argument("--state-dir", help="where runs are recorded")
+    logs.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
+    logs.set_defaults(func=cmd_logs)
+
+    down = subparsers.add_parser("down", help="stop a run and remove its containers and network")
+    down.add_argument("job", metavar="JOB", help="a run id, or a job name (every run of it)")
+    down.add_argument("--state-dir", help="where runs are recorded")
+    down.set_defaults(func=cmd_down)
+
+    gc = subparsers.add_parser("gc", help="remove what crashed or killed runs left behind (found by labels)")
+    gc.add_argument("--all", action="store_true", help="also remove live and --keep runs")
+    gc.add_argument("-n", "--dry-run", action="store_true", help="only list what would be removed")
+    gc.set_defaults(func=cmd_gc)
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", metavar="SPEC_OR_COMPILED_FILE",
+                   help="a spec (.yaml/.json/.jsonnet), a compiled k8s.yaml, or a compiled compose.yaml")
+    p.add_argument("--job", help="which job, when the file holds several")
+    p.add_argument("--gpus", help="GPUs the run may use: all (default), none, or ids like 0,1,2")
+    p.add_argument("--cpu-only", action="store_true", help="drop GPU requests: a CPU dry-run")
+    p.add_argument("--offline", action="store_true",
+                   help="an internal network: nothing reaches or leaves the machine, DNS included")
+    p.add_argument("--detach", "-d", action="store_true",
+                   help="run in the background; see `trainspec ps`, `logs`, `down`")
+    p.add_argument("--keep", action="store_true", help="leave containers and network after the run")
+    p.add_argument("--image", action="append", default=[], metavar="NEW|OLD=NEW",
+                   help="run a local image instead (OLD=NEW maps one image, NEW replaces every main image)")
+    p.add_argument("--secret", action="append", default=[], metavar="NAME=PATH|NAME:KEY=VALUE",
+                   help="a Secret the manifests reference but do not hold (never written to run files)")
+    p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
+                   help="cap on terminationGracePeriodSeconds when stopping containers (default 10)")
+    p.add_argument("--restart-backoff", type=float, default=1.0, metavar="SECONDS",
+                   help="first restart delay, doubling up to 10s (the kubelet's is 10s up to 5m)")
+    p.add_argument("--state-dir", help="where volumes and run records go (default ./.trainspec)")
+    p.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
+    p.add_argument("-q", "--quiet", action="store_true", help="no log lines on the console (still saved)")
+    p.add_argument("--tla", action="append", default=[], metavar="NAME=VALUE", help="Jsonnet top-level argument")
+    p.add_argument("--ext-var", action="append", default=[], metavar="NAME=VALUE", help="Jsonnet external variable")
+    p.add_argument("-J", dest="jpath", action="append", default=[], metavar="DIR", help="Jsonnet library path")
+    p.add_argument("--run-id", help=argparse.SUPPRESS)  # set by --detach for the background process
+
+
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    out = {}
+    for v in values:
+        if "=" not in v:
+            raise UsageError(f"{option} {v!r}: expected NAME=VALUE")
+        k, val = v.split("=", 1)
+        out[k] = val
+    return out
+
+
+def _state(args) -> Path:
+    from .state import state_dir
+
+    return state_dir(getattr(args, "state_dir", None))
+
+
+def build_run(args, stream=None):
+    from .loader import load
+    from .supervisor import Run, RunOptions
+
+    state = _state(args)
+    job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
+               jpath=args.jpath, job=args.job, secret_options=args.secret, state_dir=str(state))
+    opts = RunOptions(
+        gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
+        images=args.image, backoff=args.restart_backoff, max_grace=args.grace,
+        colour=None if args.colour == "auto" else args.colour, quiet=args.quiet, run_id=args.run_id,
+        assume_gpu_runtime=os.environ.get("TRAINSPEC_ASSUME_GPU_RUNTIME") == "1")
+    return Run(job, opts, stream)
+
+
+def cmd_run(args) -> int:
+    if args.gpus and args.cpu_only:
+        raise UsageError("--gpus and --cpu-only contradict each other; use one")
+    run = build_run(args)
+    if args.detach:
+        return _detach(args, run)
+    return run.execute()
+
+
+def _detach(args, run) -> int:
+    """Check everything here (so errors show now), then supervise from a background process."""
+    run.prepare()
+    run.dir.mkdir(parents=True, exist_ok=True)
+    payload = {k: v for k, v in vars(args).items() if k != "func"}
+    payload.update(detach=False, run_id=run.run_id, quiet=True, colour="never")
+    log = open(run.dir / "supervisor.log", "ab")
+    env = dict(os.environ)
+    proc = subprocess.Popen([sys.executable, "-m", "trainspec.emulator.detached"], stdin=subprocess.PIPE,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env,
+                            cwd=os.getcwd())
+    # Args through a pipe, not argv: --secret values never show in `ps`.
+    proc.stdin.write(json.dumps(payload).encode())
+    proc.stdin.close()
+    from .state import read_state
+
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        st = read_state(run.dir)
+        if proc.poll() is not None:
+            break
+        if st and all(r.get("phase") != "Pending" or r.get("restarts") for r in st.get("replicas", [])):
+            break
+        if st and st.get("status") not in ("Running", None):
+            break
+        time.sleep(0.2)
+    if proc.poll() not in (None, 0) and not (read_state(run.dir) or {}).get("replicas"):
+        tail = (run.dir / "supervisor.log").read_text(errors="replace").strip().splitlines()[-5:]
+        raise UsageError("the background run failed to start: " + " / ".join(tail))
+    print(run.run_id)
+    print(f"trainspec: running in the background; `trainspec ps {run.run_id}`, "
+          f"`trainspec logs {run.run_id} -f`, `trainspec down {run.run_id}`", file=sys.stderr)
+    return 0
+
+
+# -- ps / logs / down / gc ------------------------------------------------------
+
+def _resolve(state: Path, name: str, docker_runs: dict | None = None) -> list[str]:
+    """Run ids for a run id or a job name (newest first)."""
+    from .state import find_runs
+
+    recorded = find_runs(state)
+    ids = [s["run_id"] for s in recorded if s.get("run_id") == name]
+    if ids:
+        return ids
+    ids = [s["run_id"] for s in recorded if s.get("job") == name]
+    for rid, info in (docker_runs or {}).items():
+        if (rid == name or info.get("job") == name) and rid not in ids:
+            ids.append(rid)
+    if not ids:
+        raise UsageError(f"no run or job named {name!r} (see `trainspec ps -a`)")
+    return ids
+
+
+def cmd_ps(args) -> int:
+    from . import docker_backend as db
+    from .state import find_runs, read_state, run_dir, supervisor_alive
+    from .ui import Row, _age
+
+    state = _state(args)
+    client = db.connect()
+    live = db.list_runs(client)
+    if args.run:
+        rid = _resolve(state, args.run, live)[0]
+        st = read_state(run_dir(state, rid)) or {}
+        print(f"run {rid}  job {st.get('job', live.get(rid, {}).get('job', '?'))}  status {st.get('status', '?')}"
+              + (f"  ({st['reason']})" if st.get("reason") else ""))
+        from .ui import Console
+
+        rows = [Row(r["display"], r["phase"], r.get("ready", False), r.get("restarts", 0), r.get("exit_code"),
+                    r.get("reason", ""), st.get("started", time.time())) for r in st.get("replicas", [])]
+        if rows:
+            print(Console([r.name for r in rows], stream=sys.stdout, colour="never").table(rows))
+        for c in live.get(rid, {}).get("containers", []):
+            print(f"  container {c['name']}: {c['status']}")
+        return 0
+    recorded = {s["run_id"]: s for s in find_runs(state)}
+    ids = list(live)
+    if args.all:
+        ids += [r for r in recorded if r not in live]
+    print(f"{'RUN ID':<28} {'JOB':<20} {'STATUS':<12} {'REPLICAS':<10} {'AGE':<8} SUPERVISOR")
+    for rid in ids:
+        info = live.get(rid, {"containers": [], "supervisor": "", "job": "?"})
+        st = recorded.get(rid) or read_state(run_dir(Path(info.get("state_dir") or state), rid)) or {}
+        running = sum(1 for c in info["containers"] if c["state"] == "running")
+        total = len(st.get("replicas", [])) or len({c["replica"] for c in info["containers"]})
+        alive = supervisor_alive(info.get("supervisor") or st.get("supervisor", ""))
+        status = st.get("status", "?")
+        if status == "Running" and alive is False:
+            status = "orphaned"
+        age = _age(time.time() - st["started"]) if st.get("started") else "-"
+        sup = "alive" if alive else ("gone" if alive is False else "elsewhere")
+        print(f"{rid:<28} {st.get('job', info.get('job', '?')):<20} {status:<12} {f'{running}/{total}':<10} "
+              f"{age:<8} {sup}")
+    return 0
+
+
+def cmd_logs(args) -> int:
+    from .state import read_state, run_dir
+    from .ui import Console
+
+    state = _state(args)
+    rid = _resolve(state, args.job)[0]
+    d = run_dir(state, rid)
+    files = sorted(p for p in d.glob("*.log") if p.name != "supervisor.log")
+    if args.replica:
+        files = [p for p in files if p.stem == args.replica]
+        if not files:
+            raise UsageError(f"run {rid} has no replica {args.replica!r} "
+                             f"(replicas: {', '.join(p.stem for p in sorted(d.glob('*.log')) if p.stem != 'supervisor')})")
+    console = Console([p.stem for p in files], sys.stdout, None if args.colour == "auto" else args.colour, live=False)
+    single = len(files) == 1 and bool(args.replica)
+    handles = {p: open(p, encoding="utf-8", errors="replace") for p in files}
+    try:
+        while True:
+            got = False
+            for p, fh in handles.items():
+                for line in fh:
+                    got = True
+                    line = line.rstrip("\n")
+                    if single:
+                        print(line, flush=True)
+                    else:
+                        console.log(p.stem, line)
+            if not args.follow:
+                return 0
+            st = read_state(d) or {}
+            if st.get("finished") and not got:
+                return 0
+            new = [p for p in d.glob("*.log") if p not in handles and p.name != "supervisor.log"
+                   and (not args.replica or p.stem == args.replica)]
+            for p in new:
+                handles[p] = open(p, encoding="utf-8", errors="replace")
+            if not got:
+                time.sleep(0.3)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for fh in handles.values():
+            fh.close()
+
+
+def cmd_down(args) -> int:
+    import signal
+
+    from . import docker_backend as db
+    from .state import read_state, run_dir, supervisor_alive, supervisor_pid
+
+    state = _state(args)
+    client = db.connect()
+    live = db.list_runs(client)
+    ids = _resolve(state, args.job, live)
+    if args.job in ids:
+        ids = [args.job]
+    for rid in ids:
+        sup = live.get(rid, {}).get("supervisor") or (read_state(run_dir(state, rid)) or {}).get("supervisor", "")
+        if sup and supervisor_alive(sup):
+            pid = supervisor_pid(sup)
+            try:
+                os.kill(pid, signal.SIGTERM)  # the supervisor cleans up itself, hooks and all
+            except OSError:
+                pass
+            deadline = time.time() + 30
+            while supervisor_alive(sup) and time.time() < deadline:
+                time.sleep(0.2)
+        c, n, v = db.remove_run(client, rid)
+        print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
+    return 0
+
+
+def cmd_gc(args) -> int:
+    from . import docker_backend as db
+    from .state import read_state, run_dir, supervisor_alive
+
+    client = db.connect()
+    runs = db.list_runs(client)
+    removed = 0
+    for rid, info in sorted(runs.items()):
+        alive = supervisor_alive(info.get("supervisor", ""))
+        st = read_state(run_dir(Path(info["state_dir"]), rid)) if info.get("state_dir") else None
+        kept = bool(st and st.get("kept") and st.get("finished"))
+        if not args.all and (alive or alive is None or kept):
+            continue
+        if args.dry_run:
+            print(f"would remove {rid}: {len(info['containers'])} container(s), {info['networks']} network(s), "
+                  f"{info['volumes']} volume(s)")
+            continue
+        c, n, v = db.remove_run(client, rid)
+        removed += 1
+        print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
+    if not removed and not args.dry_run:
+        print("nothing to remove")
+    return 0

@@ -1,0 +1,150 @@
+"""From what the user names on the command line to a run model.
+
+`trainspec run` takes a spec (compiled here to the `k8s` target's objects),
+a compiled `k8s.yaml`, or a compiled `compose.yaml`. Secrets the manifests
+reference but do not contain come from --secret; the MPI ssh Secret is made
+fresh for each run when absent (the keys exist only in memory and in the
+run's containers).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..compiler.errors import SpecErrors, UsageError
+from .model import JobModel, from_k8s
+
+SPEC_API = "trainspec/v1"
+
+
+def read_documents(path: str) -> list[Any]:
+    import yaml
+
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{path}: no such file")
+    if p.is_dir():
+        raise UsageError(f"{path} is a directory; name a spec, a compiled k8s.yaml or a compose.yaml")
+    try:
+        return [d for d in yaml.safe_load_all(p.read_text(encoding="utf-8")) if d is not None]
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+
+
+def is_spec(path: str, docs: list[Any] | None) -> bool:
+    if path.endswith(".jsonnet"):
+        return True
+    return any(isinstance(d, dict) and (d.get("apiVersion") == SPEC_API or d.get("kind") == "TrainingJob")
+               for d in docs or [])
+
+
+def compile_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: list[str],
+                 job: str | None) -> tuple[list[dict], str]:
+    from ..compiler import load_plans
+    from ..targets import k8s
+
+    try:
+        plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath)
+    except SpecErrors as exc:
+        raise UsageError(str(exc)) from None
+    if job is not None:
+        plans = [p for p in plans if p.name == job]
+        if not plans:
+            raise UsageError(f"{path}: no job named {job!r}")
+    if len(plans) > 1:
+        raise UsageError(f"{path} defines {len(plans)} jobs ({', '.join(p.name for p in plans)}); "
+                         "choose one with --job NAME")
+    return k8s.objects(plans[0]), plans[0].name
+
+
+def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
+         jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
+         state_dir: str = ".trainspec") -> JobModel:
+    secrets = parse_secret_options(secret_options)
+    docs = None if path.endswith(".jsonnet") else read_documents(path)
+    if is_spec(path, docs):
+        objects, job = compile_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
+        source = f"{path} (compiled to k8s)"
+    elif len(docs or []) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+        from .compose import from_compose
+
+        return from_compose(docs[0], path, state_dir, secrets)
+    else:
+        objects, source = [d for d in docs or [] if isinstance(d, dict)], path
+        if not objects:
+            raise UsageError(f"{path}: empty; name a spec, a compiled k8s.yaml or a compose.yaml")
+    add_ssh_secrets(objects, secrets)
+    return from_k8s(objects, source=source, state_dir=state_dir, job=job, secrets=secrets)
+
+
+# -- secrets ------------------------------------------------------------------
+
+def parse_secret_options(options: Iterable[str]) -> dict[str, dict[str, bytes]]:
+    """--secret NAME=PATH (a directory of key files or a KEY=VALUE file) | NAME:KEY=VALUE."""
+    out: dict[str, dict[str, bytes]] = {}
+    for opt in options:
+        colon, eq = opt.find(":"), opt.find("=")
+        if eq <= 0:
+            raise UsageError(f"--secret {opt!r}: expected NAME=PATH or NAME:KEY=VALUE")
+        if 0 < colon < eq:
+            name, rest = opt[:colon], opt[colon + 1:]
+            key, value = rest.split("=", 1)
+            out.setdefault(name, {})[key] = value.encode()
+            continue
+        name, path = opt[:eq], Path(opt[eq + 1:])
+        data = out.setdefault(name, {})
+        if path.is_dir():
+            for f in sorted(path.iterdir()):
+                if f.is_file():
+                    data[f.name] = f.read_bytes()
+        elif path.is_file():
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                if "=" not in line:
+                    raise UsageError(f"--secret {name}: {path}:{n}: expected KEY=VALUE")
+                k, v = line.split("=", 1)
+                data[k.strip()] = v.strip().encode()
+        else:
+            raise UsageError(f"--secret {name}: {path} is neither a file nor a directory")
+    return out
+
+
+def _referenced_secrets(obj: Any, out: set[str]) -> None:
+    if isinstance(obj, dict):
+        for key in ("secretName",):
+            if isinstance(obj.get(key), str):
+                out.add(obj[key])
+        for key in ("secretKeyRef", "secretRef"):
+            ref = obj.get(key)
+            if isinstance(ref, dict) and isinstance(ref.get("name"), str):
+                out.add(ref["name"])
+        for v in obj.values():
+            _referenced_secrets(v, out)
+    elif isinstance(obj, list):
+        for v in obj:
+            _referenced_secrets(v, out)
+
+
+def add_ssh_secrets(objects: list[dict], secrets: dict[str, dict[str, bytes]]) -> None:
+    """Make `<job>-ssh` for MPI jobs that reference it without shipping it."""
+    present = {(o.get("metadata") or {}).get("name") for o in objects if o.get("kind") == "Secret"}
+    referenced: set[str] = set()
+    _referenced_secrets(objects, referenced)
+    for name in sorted(referenced):
+        if name.endswith("-ssh") and name not in present and name not in secrets:
+            secrets[name] = ssh_keypair()
+
+
+def ssh_keypair() -> dict[str, bytes]:
+    """A fresh ed25519 key for one run (the `cryptography` package)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.generate()
+    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
+                                serialization.NoEncryption())
+    public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    return {"ssh-privatekey": private, "ssh-publickey": public + b" trainspec-emulator\n"}

@@ -1,0 +1,118 @@
+"""What the user sees: log lines prefixed `worker-1 |` in a colour per replica,
+a status table (kept live at the bottom of a terminal, printed as transitions
+otherwise) and the summary at the end."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+_COLOURS = (36, 33, 35, 32, 34, 91, 96, 93, 95, 92, 94, 31)
+
+
+@dataclass
+class Row:
+    name: str
+    phase: str
+    ready: bool
+    restarts: int
+    exit_code: int | None
+    reason: str
+    since: float
+
+
+def want_colour(stream: TextIO, choice: str | None) -> bool:
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+class Console:
+    def __init__(self, names: list[str], stream: TextIO | None = None, colour: str | None = None,
+                 live: bool | None = None, quiet: bool = False):
+        self.out = stream or sys.stdout
+        self.colour = want_colour(self.out, colour)
+        self.live = self.colour if live is None else live  # redraw the table only on a terminal
+        self.quiet = quiet
+        self.width = max([len(n) for n in names] + [4])
+        self.colours = {n: _COLOURS[i % len(_COLOURS)] for i, n in enumerate(names)}
+        self.lock = threading.Lock()
+        self.rows: list[Row] = []
+        self.drawn = 0
+
+    def _paint(self, text: str, code: int) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
+
+    def prefix(self, name: str) -> str:
+        base = name.split(":", 1)[0]
+        return self._paint(f"{name:<{self.width}} |", self.colours.get(base, 37))
+
+    # -- output ----------------------------------------------------------
+    def _emit(self, text: str) -> None:
+        with self.lock:
+            self._erase()
+            self.out.write(text + "\n")
+            self._draw()
+            self.out.flush()
+
+    def log(self, name: str, line: str) -> None:
+        if not self.quiet:
+            self._emit(f"{self.prefix(name)} {line}")
+
+    def note(self, text: str) -> None:
+        self._emit(self._paint(f"trainspec: {text}", 1))
+
+    def transition(self, name: str, text: str) -> None:
+        if not self.live:  # on a terminal the live table says it
+            self._emit(self._paint(f"trainspec: {name:<{self.width}} {text}", 2))
+
+    def update(self, rows: list[Row]) -> None:
+        with self.lock:
+            self.rows = rows
+            if self.live:
+                self._erase()
+                self._draw()
+                self.out.flush()
+
+    def _erase(self) -> None:
+        if self.drawn:
+            self.out.write(f"\x1b[{self.drawn}F\x1b[J")
+            self.drawn = 0
+
+    def _draw(self) -> None:
+        if self.live and self.rows:
+            text = self.table(self.rows)
+            self.out.write(text + "\n")
+            self.drawn = text.count("\n") + 1
+
+    def finish(self) -> None:
+        """Stop redrawing: what is on screen stays."""
+        with self.lock:
+            self._erase()
+            self.live = False
+
+    # -- formatting ------------------------------------------------------
+    def table(self, rows: list[Row]) -> str:
+        head = ("REPLICA", "STATUS", "READY", "RESTARTS", "EXIT", "AGE", "DETAIL")
+        now = time.time()
+        body = [(r.name, r.phase, "yes" if r.ready else "-", str(r.restarts),
+                 "-" if r.exit_code is None else str(r.exit_code), _age(now - r.since), r.reason)
+                for r in rows]
+        widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body]]
+        return "\n".join(lines)
+
+
+def _age(seconds: float) -> str:
+    s = int(max(seconds, 0))
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"

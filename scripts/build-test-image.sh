@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Build the emulator's local test image from Debian packages, with no registry
+# and no `docker pull` (nothing can be pulled on the project's machines).
+# Cached by tag: the image carries a label with a hash of this script, and is
+# rebuilt only when the script (the recipe) changes.
+#   usage: scripts/build-test-image.sh [TAG]   (default trainspec-test:py3)
+set -euo pipefail
+
+TAG="${1:-${TRAINSPEC_TEST_IMAGE:-trainspec-test:py3}}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+RECIPE_HASH="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
+PACKAGES="python3,openssh-server,openssh-client,openmpi-bin,iproute2,procps"
+
+have="$(docker image inspect -f '{{ index .Config.Labels "trainspec.dev/recipe" }}' "$TAG" 2>/dev/null || true)"
+if [ "$have" = "$RECIPE_HASH" ]; then
+  echo "build-test-image: $TAG is up to date (recipe $RECIPE_HASH)"
+  exit 0
+fi
+
+command -v mmdebstrap >/dev/null || { echo "build-test-image: mmdebstrap is not installed (apt-get install mmdebstrap)" >&2; exit 1; }
+echo "build-test-image: building $TAG (recipe $RECIPE_HASH) ..."
+# Host keys for sshd are made in the image (ssh-keygen -A) so MPI workers can
+# start sshd at once; /run/sshd is sshd's privilege-separation dir.
+# Peers' host keys are made per image, so the ssh client must not insist on
+# knowing them (mpi-operator's images do the same).
+# openmpi refuses to run as root unless these two are set; the emulator runs
+# replicas as root like most training images do.
+mmdebstrap --variant=apt \
+  --include="$PACKAGES" \
+  --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+  --dpkgopt='path-exclude=/usr/share/doc/*' \
+  --dpkgopt='path-exclude=/usr/share/man/*' \
+  --dpkgopt='path-exclude=/usr/share/locale/*' \
+  --customize-hook='chroot "$1" ssh-keygen -A' \
+  --customize-hook='mkdir -p "$1/run/sshd"' \
+  --customize-hook='printf "Host *\\n  StrictHostKeyChecking no\\n  UserKnownHostsFile /dev/null\\n  LogLevel ERROR\\n" > "$1/etc/ssh/ssh_config.d/trainspec.conf"' \
+  --skip=cleanup/run \
+  --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*' \
+  bookworm - \
+| docker import \
+  -c 'CMD ["python3"]' \
+  -c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  -c 'ENV OMPI_ALLOW_RUN_AS_ROOT=1' \
+  -c 'ENV OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1' \
+  -c "LABEL trainspec.dev/recipe=$RECIPE_HASH" \
+  - "$TAG" >/dev/null
+echo "build-test-image: built $TAG"
