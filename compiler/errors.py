@@ -35,7 +35,8 @@ class SpecErrors(Exception):
     """One or more problems in the input; `str()` is the report for the user."""
 
     def __init__(self, errors: list[SpecError]):
-        self.errors = sorted(errors, key=lambda e: (e.file, e.line, e.column, e.path))
+        # The same template can fail once per role that uses it: report it once.
+        self.errors = sorted(set(errors), key=lambda e: (e.file, e.line, e.column, e.path, e.message))
         super().__init__("\n".join(e.format() for e in self.errors))
 
 

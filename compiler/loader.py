@@ -171,6 +171,9 @@ class _Builder:
                       "each key once per mapping", "remove one of them")
             self.key_positions[path + (key,)] = self._here(key_node)
             result[key] = self.build(value_node, path + (key,), depth + 1)
+            if not isinstance(value_node, self.yaml.ScalarNode):
+                # A block mapping or list starts on the next line; its key is where a reader looks.
+                self.positions[path + (key,)] = self._here(key_node)
         for k, v in merged.items():
             result.setdefault(k, v)
         return result
