@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import select
+import signal
+import time
 
 from .errors import SpecError, SpecErrors
 
@@ -15,7 +18,67 @@ def _confined(path: str, roots: list[str]) -> bool:
     return any(real == root or real.startswith(root + os.sep) for root in roots)
 
 
+TIMEOUT_SECONDS = float(os.environ.get("TRAINSPEC_JSONNET_TIMEOUT", "60"))
+MEMORY_BYTES = int(os.environ.get("TRAINSPEC_JSONNET_MEMORY", str(4 << 30)))
+
+
 def evaluate(path: str, options) -> str:
+    """Evaluate in a forked child, so a program that never ends (or eats all memory) is cut off."""
+    if not os.path.isfile(path):
+        raise SpecErrors([SpecError(path, 1, 1, "", "no such file", "", "check the path")])
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: evaluate, send b"O"+json or b"E"+message, never return into the caller
+        status = 0
+        try:
+            os.close(read_end)
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+            try:
+                payload = b"O" + _evaluate_here(path, options).encode("utf-8")
+            except SpecErrors as exc:
+                payload = b"E" + str(exc.errors[0].message).encode() + b"\0" + \
+                    f"{exc.errors[0].line}:{exc.errors[0].column}".encode() + b"\0" + exc.errors[0].hint.encode()
+            except MemoryError:
+                payload = b"E" + b"Jsonnet evaluation ran out of memory\x001:1\0"
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    try:
+        with os.fdopen(read_end, "rb", buffering=0) as pipe:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([pipe], [], [], left)[0]:
+                    os.kill(pid, signal.SIGKILL)
+                    raise SpecErrors([SpecError(path, 1, 1, "", f"Jsonnet evaluation did not finish within "
+                                                f"{TIMEOUT_SECONDS:g}s", "a program that terminates",
+                                                "look for unbounded recursion; TRAINSPEC_JSONNET_TIMEOUT "
+                                                "sets the limit")])
+                chunk = pipe.read(1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    finally:
+        os.waitpid(pid, 0)
+    data = b"".join(chunks)
+    if data[:1] == b"O":
+        return data[1:].decode("utf-8")
+    if data[:1] == b"E":
+        message, where, hint = data[1:].decode("utf-8", "replace").split("\0", 2)
+        line, column = (int(x) for x in where.split(":"))
+        raise SpecErrors([SpecError(path, line, column, "", message, "", hint)])
+    raise SpecErrors([SpecError(path, 1, 1, "", "Jsonnet evaluation failed (out of memory or crashed)", "",
+                                "look for unbounded recursion or huge arrays")])
+
+
+def _evaluate_here(path: str, options) -> str:
     import _jsonnet
 
     spec_dir = os.path.dirname(os.path.abspath(path))
@@ -34,8 +97,6 @@ def evaluate(path: str, options) -> str:
                     return candidate, handle.read()
         raise RuntimeError(f"import {rel!r} not found (searched the spec's folder and -J folders)")
 
-    if not os.path.isfile(path):
-        raise SpecErrors([SpecError(path, 1, 1, "", "no such file", "", "check the path")])
     try:
         return _jsonnet.evaluate_file(
             path,

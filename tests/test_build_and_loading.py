@@ -154,3 +154,12 @@ def test_alias_bomb_is_refused_quickly(tmp_path):
     spec.write_text("\n".join(lines) + "\n")
     result = run_cli("validate", str(spec))
     assert result.returncode == 2 and "expands to more than" in result.stderr
+
+
+def test_jsonnet_that_never_ends_is_cut_off(tmp_path):
+    spec = tmp_path / "loop.jsonnet"
+    spec.write_text("local f(n) = if n < 0 then 0 else f(n + 1) + 0; { x: std.foldl(function(a, b) a + b, "
+                    "std.range(0, 2000000000), 0) }")
+    result = run_cli("validate", str(spec), env={"TRAINSPEC_JSONNET_TIMEOUT": "2"})
+    assert result.returncode == 2
+    assert "did not finish within 2s" in result.stderr and "Traceback" not in result.stderr
