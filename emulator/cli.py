@@ -66,6 +66,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="run a local image instead (OLD=NEW maps one image, NEW replaces every main image)")
     p.add_argument("--secret", action="append", default=[], metavar="NAME=PATH|NAME:KEY=VALUE",
                    help="a Secret the manifests reference but do not hold (never written to run files)")
+    p.add_argument("--configmap", action="append", default=[], metavar="NAME=PATH|NAME:KEY=VALUE",
+                   help="a ConfigMap the manifests reference but do not hold")
     p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
                    help="cap on terminationGracePeriodSeconds when stopping containers (default 10)")
     p.add_argument("--restart-backoff", type=float, default=1.0, metavar="SECONDS",
@@ -101,7 +103,7 @@ def build_run(args, stream=None):
 
     state = _state(args)
     job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
-               jpath=args.jpath, job=args.job, secret_options=args.secret, state_dir=str(state))
+               jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap, state_dir=str(state))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,

@@ -60,8 +60,9 @@ def compile_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath
 
 def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
          jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
-         state_dir: str = ".trainspec") -> JobModel:
-    secrets = parse_secret_options(secret_options)
+         configmap_options: Iterable[str] = (), state_dir: str = ".trainspec") -> JobModel:
+    secrets = parse_key_options(secret_options, "--secret")
+    configmaps = parse_key_options(configmap_options, "--configmap")
     docs = None if path.endswith(".jsonnet") else read_documents(path)
     if is_spec(path, docs):
         objects, job = compile_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
@@ -69,24 +70,41 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     elif len(docs or []) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
         from .compose import from_compose
 
-        return from_compose(docs[0], path, state_dir, secrets)
+        return from_compose(docs[0], path, state_dir)
     else:
         objects, source = [d for d in docs or [] if isinstance(d, dict)], path
         if not objects:
             raise UsageError(f"{path}: empty; name a spec, a compiled k8s.yaml or a compose.yaml")
     add_ssh_secrets(objects, secrets)
-    return from_k8s(objects, source=source, state_dir=state_dir, job=job, secrets=secrets)
+    model = from_k8s(objects, source=source, state_dir=state_dir, job=job, secrets=secrets, configmaps=configmaps)
+    missing_objects_error(model)
+    return model
 
+
+def missing_objects_error(model: JobModel) -> None:
+    """Secrets/ConfigMaps a cluster would have but the file does not: say how to give them."""
+    for kind, missing, flag in (("Secret", model.secret_missing, "--secret"),
+                                ("ConfigMap", model.configmap_missing, "--configmap")):
+        if len(missing) == 1:
+            name, where = next(iter(missing.items()))
+            raise UsageError(
+                f"{where}: {kind} {name!r} is not in {model.source}; supply it with {flag} {name}=PATH "
+                f"(a directory of key files, or a KEY=VALUE env file) or {flag} {name}:KEY=VALUE")
+        if missing:
+            listed = "; ".join(f"{name!r} (used by {where})" for name, where in missing.items())
+            raise UsageError(
+                f"{kind}s not in {model.source}: {listed}; supply each with {flag} NAME=PATH "
+                f"(a directory of key files, or a KEY=VALUE env file) or {flag} NAME:KEY=VALUE")
 
 # -- secrets ------------------------------------------------------------------
 
-def parse_secret_options(options: Iterable[str]) -> dict[str, dict[str, bytes]]:
-    """--secret NAME=PATH (a directory of key files or a KEY=VALUE file) | NAME:KEY=VALUE."""
+def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, bytes]]:
+    """--secret/--configmap NAME=PATH (a directory of key files or a KEY=VALUE file) | NAME:KEY=VALUE."""
     out: dict[str, dict[str, bytes]] = {}
     for opt in options:
         colon, eq = opt.find(":"), opt.find("=")
         if eq <= 0:
-            raise UsageError(f"--secret {opt!r}: expected NAME=PATH or NAME:KEY=VALUE")
+            raise UsageError(f"{flag} {opt!r}: expected NAME=PATH or NAME:KEY=VALUE")
         if 0 < colon < eq:
             name, rest = opt[:colon], opt[colon + 1:]
             key, value = rest.split("=", 1)
@@ -104,11 +122,11 @@ def parse_secret_options(options: Iterable[str]) -> dict[str, dict[str, bytes]]:
                 if not line or line.startswith("#"):
                     continue
                 if "=" not in line:
-                    raise UsageError(f"--secret {name}: {path}:{n}: expected KEY=VALUE")
+                    raise UsageError(f"{flag} {name}: {path}:{n}: expected KEY=VALUE")
                 k, v = line.split("=", 1)
                 data[k.strip()] = v.strip().encode()
         else:
-            raise UsageError(f"--secret {name}: {path} is neither a file nor a directory")
+            raise UsageError(f"{flag} {name}: {path} is neither a file nor a directory")
     return out
 
 

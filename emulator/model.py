@@ -55,6 +55,7 @@ class Mount:
     files: list[FileEntry] = field(default_factory=list)
     secret: bool = False            # files come from a Secret: never written to disk
     single_file: bool = False       # subPath of a configMap/secret: target is one file
+    size: int | None = None         # emptyDir sizeLimit (memory medium → tmpfs size)
 
 
 @dataclass
@@ -141,6 +142,7 @@ class JobModel:
     configmaps: dict[str, dict[str, bytes]]
     secrets: dict[str, dict[str, bytes]]
     secret_missing: dict[str, str] = field(default_factory=dict)  # name -> where used
+    configmap_missing: dict[str, str] = field(default_factory=dict)
     source: str = ""
 
     def images(self) -> list[str]:
@@ -181,7 +183,8 @@ def split_jobs(docs: list[dict], source: str) -> dict[str, list[dict]]:
 
 
 def from_k8s(docs: list[dict], source: str = "<input>", state_dir: str = ".trainspec",
-             job: str | None = None, secrets: dict[str, dict[str, bytes]] | None = None) -> JobModel:
+             job: str | None = None, secrets: dict[str, dict[str, bytes]] | None = None,
+             configmaps: dict[str, dict[str, bytes]] | None = None) -> JobModel:
     groups = split_jobs(docs, source)
     if job is None:
         if len(groups) > 1:
@@ -190,19 +193,20 @@ def from_k8s(docs: list[dict], source: str = "<input>", state_dir: str = ".train
         job = next(iter(groups))
     elif job not in groups:
         raise UsageError(f"{source}: no job named {job!r} (found: {', '.join(sorted(groups))})")
-    return _Reader(groups[job], source, job, state_dir, secrets or {}).read()
+    return _Reader(groups[job], source, job, state_dir, secrets or {}, configmaps or {}).read()
 
 
 class _Reader:
     def __init__(self, docs: list[dict], source: str, job: str, state_dir: str,
-                 extra_secrets: dict[str, dict[str, bytes]]):
+                 extra_secrets: dict[str, dict[str, bytes]], extra_configmaps: dict[str, dict[str, bytes]]):
         self.docs = docs
         self.source = source
         self.job = job
         self.state_dir = state_dir
-        self.configmaps: dict[str, dict[str, bytes]] = {}
+        self.configmaps: dict[str, dict[str, bytes]] = dict(extra_configmaps)
         self.secrets: dict[str, dict[str, bytes]] = dict(extra_secrets)
         self.secret_missing: dict[str, str] = {}
+        self.configmap_missing: dict[str, str] = {}
         self.topology: dict | None = None
         self.namespace = "default"
 
@@ -220,6 +224,8 @@ class _Reader:
             meta = doc.get("metadata") or {}
             name = meta.get("name", "?")
             if kind == "ConfigMap":
+                if name in self.configmaps:
+                    continue  # given on the command line: that wins
                 data = {k: str(v).encode() for k, v in (doc.get("data") or {}).items()}
                 for k, v in (doc.get("binaryData") or {}).items():
                     data[k] = base64.b64decode(v)
@@ -258,7 +264,7 @@ class _Reader:
             backoff_limit=_opt_int(ann.get(ANNOTATION + "backoff-limit")),
             active_deadline=_opt_float(ann.get(ANNOTATION + "active-deadline-seconds")),
             replicas=_order(replicas), configmaps=self.configmaps, secrets=self.secrets,
-            secret_missing=self.secret_missing, source=self.source)
+            secret_missing=self.secret_missing, configmap_missing=self.configmap_missing, source=self.source)
 
     # -- workloads -------------------------------------------------------
     def replica(self, doc: dict) -> Replica:
@@ -376,11 +382,7 @@ class _Reader:
             prefix = src.get("prefix", "")
             if "configMapRef" in src:
                 ref = src["configMapRef"]
-                data = self.configmaps.get(ref.get("name"))
-                if data is None:
-                    if ref.get("optional"):
-                        continue
-                    raise self.fail(where, f"envFrom: ConfigMap {ref.get('name')!r} is not in the input")
+                data = self.configmap(ref.get("name"), where, bool(ref.get("optional")))
                 out += [EnvSource(prefix + k, v.decode(), literal=False) for k, v in data.items()]
             elif "secretRef" in src:
                 ref = src["secretRef"]
@@ -394,9 +396,9 @@ class _Reader:
             vf = e["valueFrom"] or {}
             if "configMapKeyRef" in vf:
                 ref = vf["configMapKeyRef"]
-                data = self.configmaps.get(ref.get("name"))
-                if data is None or ref.get("key") not in data:
-                    if ref.get("optional"):
+                data = self.configmap(ref.get("name"), f"{where} env {name}", bool(ref.get("optional")))
+                if ref.get("key") not in data:
+                    if ref.get("optional") or ref.get("name") in self.configmap_missing:
                         continue
                     raise self.fail(f"{where} env {name}",
                                     f"ConfigMap key {ref.get('name')}/{ref.get('key')} is not in the input")
@@ -428,6 +430,13 @@ class _Reader:
         self.secret_missing.setdefault(name, where)
         return {}
 
+    def configmap(self, name: str, where: str, optional: bool) -> dict[str, bytes]:
+        if name in self.configmaps:
+            return self.configmaps[name]
+        if not optional:
+            self.configmap_missing.setdefault(name, where)
+        return {}
+
     def mount(self, m: dict, volumes: dict[str, dict], where: str) -> Mount:
         vname = m.get("name")
         target = m.get("mountPath")
@@ -445,19 +454,15 @@ class _Reader:
             return Mount(target, "bind", src, ro)
         if "emptyDir" in vol:
             if (vol["emptyDir"] or {}).get("medium") == "Memory":
-                return Mount(target, "tmpfs", vname, ro)
+                limit = (vol["emptyDir"] or {}).get("sizeLimit")
+                return Mount(target, "tmpfs", vname, ro, size=int(parse_quantity(limit)) if limit else None)
             return Mount(target, "emptydir", vname, ro)
         if "configMap" in vol or "secret" in vol:
             is_secret = "secret" in vol
             src = vol["secret" if is_secret else "configMap"] or {}
             oname = src.get("secretName" if is_secret else "name")
-            data = (self.secret(oname, f"{where} volume {vname}", bool(src.get("optional")))
-                    if is_secret else self.configmaps.get(oname))
-            if data is None:
-                if src.get("optional"):
-                    data = {}
-                else:
-                    raise self.fail(f"{where} volume {vname}", f"ConfigMap {oname!r} is not in the input")
+            data = (self.secret if is_secret else self.configmap)(oname, f"{where} volume {vname}",
+                                                                  bool(src.get("optional")))
             mode = int(src.get("defaultMode", 0o644))
             items = src.get("items")
             files: list[FileEntry] = []
@@ -465,7 +470,8 @@ class _Reader:
                 for it in items:
                     if it.get("key") in data:
                         files.append(FileEntry(it.get("path", it["key"]), data[it["key"]], int(it.get("mode", mode))))
-                    elif oname not in self.secret_missing and not src.get("optional"):
+                    elif oname not in self.secret_missing and oname not in self.configmap_missing \
+                            and not src.get("optional"):
                         raise self.fail(f"{where} volume {vname}", f"{oname!r} has no key {it.get('key')!r}")
             else:
                 files = [FileEntry(k, v, mode) for k, v in data.items()]

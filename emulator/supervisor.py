@@ -100,12 +100,9 @@ class Run:
     def prepare(self) -> None:
         job = self.job
         self._map_images()
-        if job.secret_missing:
-            name, where = next(iter(job.secret_missing.items()))
-            raise UsageError(
-                f"{where}: Secret {name!r} is not in {job.source}; supply it with "
-                f"--secret {name}=PATH (a directory of key files, or a KEY=VALUE env file) "
-                f"or --secret {name}:KEY=VALUE")
+        from .loader import missing_objects_error
+
+        missing_objects_error(job)
         if self.opts.cpu_only:
             dropped = gpu_mod.drop_gpus(job)
             if dropped:
@@ -415,7 +412,7 @@ class Run:
             elif m.kind == "emptydir":
                 binds.append(f"{emptydirs[m.source]}:{m.target}:{'ro' if m.read_only else 'rw'}")
             elif m.kind == "tmpfs":
-                tmpfs[m.target] = ""
+                tmpfs[m.target] = f"size={m.size}" if m.size else ""
         cpu = c.cpu
         if cpu is not None and self.ncpu and cpu > self.ncpu:
             cpu = Decimal(self.ncpu)  # Docker refuses a quota above the machine's CPUs
@@ -729,7 +726,7 @@ class PodRunner(threading.Thread):
                            ready=c.readiness is None, container=cid[:12])
             if c.post_start:
                 code, out = db.exec_in(run.client, cid, c.post_start, max(self.r.grace, 30))
-                if code != 0:
+                if code != 0 and not self.stop_ev.is_set() and run.events.exit_code(cid) is None:
                     self.kill_reason = f"postStart hook failed ({out.strip()[:200] or code})"
                     api.kill(cid) if run.events.exit_code(cid) is None else None
             self._start_probes(c, cid, probe_stop)

@@ -1,0 +1,78 @@
+"""Docker fixtures shared by the emulator's tests (nothing else belongs here).
+
+Under CI=true a test that needs Docker FAILS when Docker is missing; on a
+laptop it is skipped with a one-line reason. The fixtures start dockerd when
+none answers and build the local test image (no registry: from Debian
+packages, cached by tag), so `pytest` alone works on a fresh machine with
+docker.io installed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TEST_IMAGE = os.environ.get("TRAINSPEC_TEST_IMAGE", "trainspec-test:py3")
+TORCH_IMAGE = os.environ.get("TRAINSPEC_TORCH_IMAGE", "trainspec-test:torch")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "docker: needs a Docker engine (fails under CI=true when none is available)")
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def _script(*args: str, timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    if not shutil.which("docker") or not shutil.which("dockerd"):
+        _unavailable("Docker is not installed (apt-get install docker.io)")
+    r = _script("scripts/start-dockerd.sh", timeout=60)
+    if r.returncode != 0:
+        _unavailable(f"no Docker daemon: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
+    import docker
+
+    client = docker.from_env()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def test_image(docker_client) -> str:
+    r = _script("scripts/build-test-image.sh", TEST_IMAGE, timeout=900)
+    if r.returncode != 0:
+        _unavailable(f"cannot build {TEST_IMAGE}: {(r.stderr or r.stdout).strip()[-300:]}")
+    return TEST_IMAGE
+
+
+@pytest.fixture(scope="session")
+def torch_image(test_image) -> str:
+    r = _script("scripts/build-test-image.sh", "--torch", test_image, timeout=900)
+    if r.returncode != 0:
+        _unavailable(f"cannot build {TORCH_IMAGE}: {(r.stderr or r.stdout).strip()[-300:]}")
+    return TORCH_IMAGE
+
+
+@pytest.fixture
+def leak_check(docker_client):
+    """Fails a test that leaves containers, networks or volumes of a run behind."""
+    label = {"label": "trainspec.dev/managed-by=trainspec"}
+    before = {c.id for c in docker_client.containers.list(all=True, filters=label)}
+    nets_before = {n.id for n in docker_client.networks.list(filters=label)}
+    yield
+    after = [c.name for c in docker_client.containers.list(all=True, filters=label) if c.id not in before]
+    nets = [n.name for n in docker_client.networks.list(filters=label) if n.id not in nets_before]
+    vols = [v.name for v in docker_client.volumes.list(filters=label)]
+    assert not after and not nets and not vols, f"left behind: {after} {nets} {vols}"
