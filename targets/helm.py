@@ -1,0 +1,472 @@
+"""`helm`: a chart whose default render is exactly the `k8s` target's objects.
+
+The templates (`helm_chart/templates/`) are the same for every job; what a job
+is lives in the generated `values.yaml` (its knobs) and `values.schema.json`
+(their limits).  The templates compute the topology from `.Values` (replicas and
+ports per role), so changing a role's replicas re-derives every host list, the
+TF cluster, WORLD_SIZE / PET_NNODES, DMLC_NUM_*, TRAINSPEC_NUM_* and the MPI
+hostfile.
+
+Per-replica templating (`{{ index }}`, `{{ hosts.ps | join(',') }}` ... in
+command, args and env) is compiled to *data*: each templated string becomes a
+list of parts (literal text, `{var: index}`, `{hosts: ps, join: ","}`) that the
+chart assembles per replica.  No user text ever becomes template code, and the
+chart never calls `tpl`, so `{{` in user strings comes out literally.  A template
+the chart cannot recompute (filters, arithmetic...) is kept as the per-replica
+text compiled for the spec's topology (`{byIndex: [...], pin: ...}`); the chart
+then refuses, with a message, a topology other than the compiled one.
+
+Everything is in docs/targets-helm-compose.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from trainspec.compiler.frameworks import MPI_WORKER_COMMAND
+from trainspec.compiler.model import ROLE_ORDER, ConfigMapRef, SecretRef
+from trainspec.compiler.plan import JobPlan, RolePlan
+from trainspec.compiler.planner import _merged_env
+from trainspec.compiler.templating import Templates, has_template
+
+from . import common
+from .yamlout import dump
+
+CHART_DIR = os.path.join(os.path.dirname(__file__), "helm_chart")
+TEMPLATE_FILES = ("_helpers.tpl", "topology.yaml", "services.yaml", "jobs.yaml", "NOTES.txt")
+CHART_VERSION = "0.1.0"
+
+# (min, max) replicas per role, as the validator enforces them (compiler/validate.py ROLE_LIMITS).
+ROLE_LIMITS = {
+    "tensorflow": {"chief": (0, 1), "ps": (0, None), "worker": (0, None), "evaluator": (0, 1)},
+    "pytorch": {"master": (1, 1), "worker": (0, None)},
+    "mxnet": {"scheduler": (1, 1), "server": (1, None), "worker": (1, None)},
+    "mpi": {"launcher": (1, 1), "worker": (1, None)},
+}
+MAX_REPLICAS = 100_000
+TOPOLOGY_VARS = ("index", "replicas", "port")
+
+
+def render(plan: JobPlan) -> dict[str, str]:
+    values = chart_values(plan)
+    files = {
+        "helm/Chart.yaml": chart_yaml(plan),
+        "helm/values.yaml": values_yaml(plan, values),
+        "helm/values.schema.json": json.dumps(values_schema(plan, values), indent=2) + "\n",
+    }
+    for name in TEMPLATE_FILES:
+        with open(os.path.join(CHART_DIR, "templates", name), encoding="utf-8") as handle:
+            files[f"helm/templates/{name}"] = handle.read()
+    return files
+
+
+# --- Chart.yaml ---------------------------------------------------------------------------------
+
+def chart_yaml(plan: JobPlan) -> str:
+    spec = plan.spec
+    image = _top_image(plan)
+    chart = {
+        "apiVersion": "v2",
+        "name": plan.name,
+        "description": f"{spec.framework} training job {plan.name} "
+                       f"({', '.join(f'{r.name} x{r.count}' for r in plan.roles)}), compiled by trainspec",
+        "type": "application",
+        "version": CHART_VERSION,
+        "appVersion": split_image(image)["tag"] or "latest",
+        "keywords": ["trainspec", "distributed-training", spec.framework],
+        "annotations": {"trainspec.dev/framework": spec.framework, "trainspec.dev/success-rule": plan.success_rule},
+    }
+    return dump(chart, common.header(plan))
+
+
+# --- values -------------------------------------------------------------------------------------
+
+def split_image(ref: str) -> dict[str, str]:
+    """`registry:5000/ns/img:tag` -> repository + tag; digests stay in the repository."""
+    if "@" in ref:
+        return {"repository": ref, "tag": ""}
+    colon, slash = ref.rfind(":"), ref.rfind("/")
+    if colon > slash:
+        return {"repository": ref[:colon], "tag": ref[colon + 1:]}
+    return {"repository": ref, "tag": ""}
+
+
+def _top_image(plan: JobPlan) -> str:
+    return plan.spec.image or (plan.roles[0].image if plan.roles else "")
+
+
+def chart_values(plan: JobPlan) -> dict:
+    spec = plan.spec
+    top_image = _top_image(plan)
+    values: dict = {"name": plan.name, "framework": plan.framework, "image": split_image(top_image),
+                    "accelerator": spec.accelerator, "labels": dict(spec.labels),
+                    "annotations": dict(spec.annotations)}
+    for key, value in (("backoffLimit", spec.backoff_limit), ("activeDeadlineSeconds", spec.active_deadline_seconds),
+                       ("ttlSecondsAfterFinished", spec.ttl_seconds_after_finished),
+                       ("cleanPodPolicy", spec.clean_pod_policy)):
+        if value is not None:
+            values[key] = value
+    scheduling = common.scheduling_fields(plan)
+    if scheduling:
+        values["scheduling"] = scheduling
+    if plan.framework == "tensorflow" and spec.success_policy:
+        values["tensorflow"] = {"successPolicy": spec.success_policy}
+    if plan.framework == "pytorch":
+        values["pytorch"] = {"nprocPerNode": spec.nproc_per_node or "auto"}
+    if plan.framework == "mpi":
+        mpi = {"implementation": spec.mpi_implementation}
+        if spec.slots_per_worker:
+            mpi["slotsPerWorker"] = spec.slots_per_worker
+        values["mpi"] = mpi
+    volumes = []
+    for v in spec.volumes:
+        entry = {"name": v.name, "mountPath": v.mount_path}
+        if v.read_only:
+            entry["readOnly"] = True
+        source = common.volume(v)
+        source.pop("name")
+        entry["source"] = source
+        volumes.append(entry)
+    values["volumes"] = volumes
+    converter = _Converter(plan)
+    values["roles"] = {role.name: _role_values(plan, role, top_image, converter) for role in plan.roles}
+    return values
+
+
+def _resources(res) -> dict:
+    out: dict = {}
+    if res.cpu is not None:
+        out["cpu"] = res.cpu
+    if res.memory is not None:
+        out["memory"] = res.memory
+    if res.gpu:
+        out["gpu"] = res.gpu
+    if res.shm:
+        out["shm"] = res.shm
+    return out
+
+
+def _env_value(name: str, value) -> dict:
+    if isinstance(value, SecretRef):
+        return {"name": name, "secretKeyRef": {"name": value.name, "key": value.key}}
+    if isinstance(value, ConfigMapRef):
+        return {"name": name, "configMapKeyRef": {"name": value.name, "key": value.key}}
+    return {"name": name, "value": value}
+
+
+def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: "_Converter") -> dict:
+    spec = plan.spec
+    role_spec = spec.role(role.name)
+    out: dict = {"replicas": role.count, "port": role.port}
+    if role.image != top_image:
+        out["image"] = split_image(role.image)
+    # The same choice of command and args as the planner makes.
+    if plan.framework == "mpi" and role.name == "worker":
+        command, args = role_spec.command or MPI_WORKER_COMMAND, role_spec.args
+    else:
+        command = role_spec.command if role_spec.command is not None else spec.command
+        args = role_spec.args if role_spec.args is not None else spec.args
+    replicas = role.replicas
+    if command is not None:
+        out["command"] = [converter.text(role, s, [r.command[k] for r in replicas]) for k, s in enumerate(command)]
+    if args is not None:
+        out["args"] = [converter.text(role, s, [r.args[k] for r in replicas]) for k, s in enumerate(args)]
+    if role.working_dir:
+        out["workingDir"] = role.working_dir
+    env = []
+    for name, value, _path in _merged_env(spec, role_spec):
+        if isinstance(value, str):
+            rendered = [next(v.value for v in r.env if v.name == name) for r in replicas]
+            value = converter.text(role, value, rendered)
+        env.append(_env_value(name, value))
+    out["env"] = env
+    out["restartPolicy"] = role.restart_policy
+    out["resources"] = _resources(role.resources)
+    if role.init_containers:
+        inits = []
+        for init in role.init_containers:
+            entry: dict = {"name": init.name}
+            if init.image:
+                entry["image"] = init.image
+            if init.command is not None:
+                entry["command"] = list(init.command)
+            if init.args is not None:
+                entry["args"] = list(init.args)
+            if init.working_dir:
+                entry["workingDir"] = init.working_dir
+            if init.env:
+                entry["env"] = [_env_value(name, value) for name, value in init.env]
+            res = _resources(init.resources)
+            if res:
+                entry["resources"] = res
+            inits.append(entry)
+        out["initContainers"] = inits
+    if role.lifecycle is not None:
+        hooks = {}
+        if role.lifecycle.post_start:
+            hooks["postStart"] = common.handler(role.lifecycle.post_start)
+        if role.lifecycle.pre_stop:
+            hooks["preStop"] = common.handler(role.lifecycle.pre_stop)
+        out["lifecycle"] = hooks
+    probes = {}
+    for key, p in (("livenessProbe", role.probes.liveness), ("readinessProbe", role.probes.readiness),
+                   ("startupProbe", role.probes.startup)):
+        if p is not None:
+            probes[key] = common.probe(p)
+    if probes:
+        out["probes"] = probes
+    return out
+
+
+class _Converter:
+    """Spec templates -> chart parts (data), checked against the plan's rendering."""
+
+    def __init__(self, plan: JobPlan):
+        self.plan = plan
+        self.templates = Templates()
+        self.pin = ",".join(f"{r.name}={r.count}:{r.port}" for r in plan.roles)
+        self.hosts = {r.name: [rep.address for rep in r.replicas] for r in plan.roles}
+
+    def text(self, role: RolePlan, source: str, rendered: list[str]):
+        if not has_template(source):
+            return source
+        parsed = self._parse(source)
+        parts = self._parts(parsed, role) if parsed is not None else None
+        if parts is not None and all(self.assemble(parts, role, i) == text for i, text in enumerate(rendered)):
+            return parts[0] if len(parts) == 1 and isinstance(parts[0], str) else parts
+        pin_namespace = True
+        if parsed is not None:
+            from jinja2 import meta
+
+            pin_namespace = "job" in meta.find_undeclared_variables(parsed)
+        part = {"byIndex": list(rendered), "pin": self.pin + (f"@{self.plan.namespace}" if pin_namespace else "")}
+        if pin_namespace:
+            part["pinNamespace"] = True
+        return [part]
+
+    def _parse(self, source: str):
+        try:
+            return self.templates._environment().parse(source)
+        except Exception:  # the planner rendered it, so this does not happen; be safe anyway
+            return None
+
+    def _parts(self, tree, role: RolePlan) -> list | None:
+        from jinja2 import nodes
+
+        parts: list = []
+
+        def add(part) -> None:
+            if isinstance(part, str) and parts and isinstance(parts[-1], str):
+                parts[-1] += part
+            elif part != "":
+                parts.append(part)
+
+        for node in tree.body:
+            if not isinstance(node, nodes.Output):
+                return None
+            for child in node.nodes:
+                if isinstance(child, nodes.TemplateData):
+                    add(child.data)
+                    continue
+                part = self._expr(child, role)
+                if part is None:
+                    return None
+                add(part)
+        return parts or [""]
+
+    def _expr(self, node, role: RolePlan):
+        from jinja2 import nodes
+
+        if isinstance(node, nodes.Const) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, nodes.Const) and type(node.value) is int:
+            return str(node.value)
+        if isinstance(node, nodes.Name) and node.ctx == "load":
+            if node.name == "role":
+                return role.name  # constant for the role
+            if node.name in TOPOLOGY_VARS:
+                return {"var": node.name}
+            return None
+        if (isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name == "job"
+                and node.attr in ("name", "namespace")):
+            return {"var": f"job.{node.attr}"}
+        if (isinstance(node, nodes.Filter) and node.name == "join" and not node.kwargs and node.dyn_args is None
+                and node.dyn_kwargs is None and isinstance(node.node, nodes.Getattr)
+                and isinstance(node.node.node, nodes.Name) and node.node.node.name == "hosts"
+                and node.node.attr in self.hosts and len(node.args) <= 1
+                and all(isinstance(a, nodes.Const) and isinstance(a.value, str) for a in node.args)):
+            return {"hosts": node.node.attr, "join": node.args[0].value if node.args else ""}
+        return None
+
+    def assemble(self, parts: list, role: RolePlan, index: int) -> str:
+        """What the chart's `trainspec.text` makes of `parts` for one replica (at the compiled topology)."""
+        out = []
+        for part in parts:
+            if isinstance(part, str):
+                out.append(part)
+            elif "var" in part:
+                out.append(str({"index": index, "replicas": role.count, "port": role.port,
+                                "job.name": self.plan.name, "job.namespace": self.plan.namespace}[part["var"]]))
+            else:
+                out.append(part["join"].join(self.hosts[part["hosts"]]))
+        return "".join(out)
+
+
+# --- values.yaml text ---------------------------------------------------------------------------
+
+_COMMENTS = {
+    "name": "name: the job name; every object name derives from it (<name>-<role>-<index>, <name>-topology).",
+    "framework": "framework: fixed by the spec (the templates compute its topology environment).",
+    "image": "image: the default image of every role (repository and tag; a digest stays in repository).",
+    "accelerator": "accelerator: the extended resource that roles.<role>.resources.gpu requests "
+                   "(nvidia.com/gpu, amd.com/gpu, huawei.com/Ascend910...).",
+    "labels": "labels: copied onto every object.",
+    "annotations": "annotations: copied onto every object.",
+    "backoffLimit": "backoffLimit: retries of a replica's Job (roles with restartPolicy OnFailure / ExitCode).",
+    "activeDeadlineSeconds": "activeDeadlineSeconds: a replica's Job fails after this many seconds.",
+    "ttlSecondsAfterFinished": "ttlSecondsAfterFinished: finished Jobs are deleted after this many seconds.",
+    "cleanPodPolicy": "cleanPodPolicy: recorded on the topology ConfigMap for tools (Running | All | None).",
+    "scheduling": "scheduling: schedulerName and priorityClassName of every pod.",
+    "tensorflow": "tensorflow: successPolicy (ChiefOrWorker0 | AllWorkers).",
+    "pytorch": "pytorch: nprocPerNode (an integer, or auto | cpu | gpu); WORLD_SIZE = replicas x nprocPerNode.",
+    "mpi": "mpi: implementation (OpenMPI | Intel | MPICH) and slotsPerWorker (unset: the worker's gpu count, "
+           "else 1).",
+    "volumes": "volumes: mounted into every role's containers; source is a Kubernetes volume source.",
+    "roles": """roles: one entry per role.  Changing replicas or port recomputes the whole topology
+(host lists, TF_CONFIG cluster, WORLD_SIZE, DMLC_NUM_*, MPI hostfile) for every replica.
+  replicas, port        the role's replica count and port
+  image                 {repository, tag}: overrides the top-level image for this role
+  command, args         lists of strings; an item may be a list of parts (the spec's
+                        {{ ... }} templates compiled to data), assembled per replica:
+                          "text"                       literal text
+                          {var: index}                 also replicas, port, job.name, job.namespace
+                          {hosts: ps, join: ","}       the role's host:port list, joined
+                          {byIndex: [...], pin: ...}   per-replica text compiled for one topology
+                                                       (the chart refuses another topology)
+                        Text is never evaluated by Helm: "{{" stays "{{".
+  env                   list of {name, value} (value: text or parts), {name, secretKeyRef: {name, key}}
+                        or {name, configMapKeyRef: {name, key}}; a name here replaces the
+                        framework variable of the same name
+  restartPolicy         Never | OnFailure | Always (a Deployment) | ExitCode (1-127 fail, signals retry)
+  resources             cpu, memory (Kubernetes quantities), gpu (count of `accelerator`), shm (/dev/shm size)
+  initContainers, lifecycle, probes   as in the spec, in Kubernetes form""",
+}
+
+
+def values_yaml(plan: JobPlan, values: dict) -> str:
+    chunks = [common.header(plan, "Values of the chart: the knobs of the job. Limits are in values.schema.json.")]
+    for key, value in values.items():
+        comment = "".join(f"# {line}".rstrip() + "\n" for line in _COMMENTS[key].splitlines())
+        chunks.append("\n" + comment + dump({key: value}))
+    return "".join(chunks)
+
+
+# --- values.schema.json -------------------------------------------------------------------------
+
+QUANTITY = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
+DNS1035 = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+DNS1123 = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+RESOURCE_NAME = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+ENV_NAME = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
+
+
+def _obj(properties: dict, required=(), additional=False) -> dict:
+    out = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = list(required)
+    out["additionalProperties"] = additional
+    return out
+
+
+def _quantity(description: str) -> dict:
+    return {"description": description,
+            "oneOf": [{"type": "string", "pattern": QUANTITY}, {"type": "number", "minimum": 0}]}
+
+
+def values_schema(plan: JobPlan, values: dict) -> dict:
+    string_map = {"type": "object", "additionalProperties": {"type": "string"}}
+    ref = _obj({"name": {"type": "string", "pattern": DNS1123}, "key": {"type": "string", "minLength": 1}},
+               required=("name", "key"))
+    part = {"oneOf": [
+        {"type": "string"},
+        _obj({"var": {"enum": ["index", "replicas", "port", "job.name", "job.namespace"]}}, required=("var",)),
+        _obj({"hosts": {"enum": [r.name for r in plan.roles]}, "join": {"type": "string"}}, required=("hosts",)),
+        _obj({"byIndex": {"type": "array", "items": {"type": "string"}}, "pin": {"type": "string"},
+              "pinNamespace": {"type": "boolean"}}, required=("byIndex", "pin")),
+    ]}
+    text = {"oneOf": [{"type": "string"}, {"type": "array", "items": part}]}
+    strings = {"type": "array", "items": text}
+    env = {"type": "array", "items": {"oneOf": [
+        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "value": text}, required=("name", "value")),
+        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "secretKeyRef": ref}, required=("name", "secretKeyRef")),
+        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "configMapKeyRef": ref},
+             required=("name", "configMapKeyRef")),
+    ]}}
+    resources = _obj({
+        "cpu": _quantity("CPU request and limit, e.g. \"4\" or 500m"),
+        "memory": _quantity("memory request and limit, e.g. 8Gi"),
+        "gpu": {"type": "integer", "minimum": 0, "description": "count of the accelerator resource"},
+        "shm": {"type": "string", "pattern": QUANTITY, "description": "size of /dev/shm, e.g. 8Gi"},
+    })
+    image = _obj({"repository": {"type": "string", "minLength": 1}, "tag": {"type": "string"}},
+                 required=("repository",))
+    any_object = {"type": "object"}
+    init = _obj({"name": {"type": "string", "pattern": DNS1123}, "image": {"type": "string", "minLength": 1},
+                 "command": {"type": "array", "items": {"type": "string"}},
+                 "args": {"type": "array", "items": {"type": "string"}},
+                 "workingDir": {"type": "string"}, "env": env, "resources": resources}, required=("name",))
+    roles = {}
+    limits = ROLE_LIMITS[plan.framework]
+    for role in plan.roles:
+        low, high = limits[role.name]
+        replicas = {"type": "integer", "minimum": low, "maximum": high if high is not None else MAX_REPLICAS,
+                    "description": f"{role.name} replicas"}
+        roles[role.name] = _obj({
+            "replicas": replicas,
+            "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+            "image": image,
+            "command": strings,
+            "args": strings,
+            "workingDir": {"type": "string", "pattern": "^/"},
+            "env": env,
+            "restartPolicy": {"enum": ["Never", "OnFailure", "Always", "ExitCode"]},
+            "resources": resources,
+            "initContainers": {"type": "array", "items": init},
+            "lifecycle": _obj({"postStart": any_object, "preStop": any_object}),
+            "probes": _obj({"livenessProbe": any_object, "readinessProbe": any_object, "startupProbe": any_object}),
+        }, required=("replicas", "port", "restartPolicy"))
+    volume = _obj({"name": {"type": "string", "pattern": DNS1123}, "mountPath": {"type": "string", "pattern": "^/"},
+                   "readOnly": {"type": "boolean"},
+                   "source": {"type": "object", "minProperties": 1, "maxProperties": 1}},
+                  required=("name", "mountPath", "source"))
+    nonneg = {"type": "integer", "minimum": 0}
+    properties = {
+        "name": {"type": "string", "pattern": DNS1035, "maxLength": 63},
+        "framework": {"const": plan.framework},
+        "image": image,
+        "accelerator": {"type": "string", "pattern": RESOURCE_NAME},
+        "labels": string_map,
+        "annotations": string_map,
+        "backoffLimit": nonneg,
+        "activeDeadlineSeconds": {"type": "integer", "minimum": 1},
+        "ttlSecondsAfterFinished": nonneg,
+        "cleanPodPolicy": {"enum": ["Running", "All", "None"]},
+        "scheduling": _obj({"schedulerName": {"type": "string", "pattern": DNS1123},
+                            "priorityClassName": {"type": "string", "pattern": DNS1123}}),
+        "volumes": {"type": "array", "items": volume},
+        "roles": _obj(roles, required=tuple(roles)),
+    }
+    if plan.framework == "tensorflow":
+        properties["tensorflow"] = _obj({"successPolicy": {"enum": ["ChiefOrWorker0", "AllWorkers"]}})
+    if plan.framework == "pytorch":
+        properties["pytorch"] = _obj({"nprocPerNode": {"oneOf": [
+            {"type": "string", "pattern": "^([0-9]+|auto|cpu|gpu)$"}, {"type": "integer", "minimum": 1}]}})
+    if plan.framework == "mpi":
+        properties["mpi"] = _obj({"implementation": {"enum": ["OpenMPI", "Intel", "MPICH"]},
+                                  "slotsPerWorker": {"type": "integer", "minimum": 1}})
+    return {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": f"values of the trainspec chart {plan.name}",
+        **_obj(properties, required=("name", "framework", "image", "accelerator", "roles")),
+    }
