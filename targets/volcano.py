@@ -1,0 +1,321 @@
+"""`volcano`: one `batch.volcano.sh/v1alpha1` Job (Volcano v1.x), with its plugins and policies.
+
+Rules from shared/reference/CONVENTIONS.md §2.  One task per role (task name =
+role name); the `env` and `svc` plugins always, `ssh` for MPI, and the framework
+plugin where Volcano has one (`tensorflow`, `pytorch`, `mpi`) with arguments
+naming our roles and ports.  Hosts are `<job>-<task>-<i>.<job>` (svc plugin).
+
+Per-replica templates: a role whose command, args or env render differently per
+replica (`{{ index }}`) cannot share one task template.  Then every role becomes
+one task per replica (`<role>-<i>`, replicas 1, as TorchX does), the pod
+hostname is pinned to `<job>-<role>-<i>` so the host names stay the same, and
+since the framework plugins find their roles by task name, we write the
+framework variables ourselves, in the plugins' formats.
+
+Variables Volcano's plugins do not give but the spec promises are written here:
+MXNet's DMLC_* (there is no MXNet plugin), torchrun's PET_*, the MPI hostfile and
+its OMPI_* / I_MPI_* / HYDRA_* variables, and TF_CONFIG for a single-pod job
+(the tensorflow plugin skips those).  `TRAINSPEC_INDEX` (and `DMLC_WORKER_ID`)
+come from the pod label `volcano.sh/task-index` through the downward API: the env
+plugin's VC_TASK_INDEX is appended after our variables, so `$(VC_TASK_INDEX)`
+could not be referenced from them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from trainspec.compiler.errors import ErrorSink
+from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile
+from trainspec.compiler.plan import JobPlan, RolePlan
+
+from . import common
+from .kubeflow_common import (base_env, field_ref, per_replica_error, render_role, role_container, role_labels,
+                              topology_data)
+from .yamlout import dump_all
+
+FILE = "volcano.yaml"
+INDEX_LABEL = "volcano.sh/task-index"
+TF_CLUSTER_KEY = "TRAINSPEC_TF_CLUSTER"
+PLUGIN_FRAMEWORKS = ("tensorflow", "pytorch", "mpi")  # Volcano has no MXNet plugin
+# Kubeflow's ExitCode rule: exit codes 1-127 are permanent, >= 128 (signals) are retried.
+PERMANENT_EXIT_CODES = range(1, 128)
+
+
+def render(plan: JobPlan) -> dict[str, str]:
+    return {FILE: dump_all(objects(plan), common.header(plan))}
+
+
+def host_names(plan: JobPlan) -> dict[str, list[str]]:
+    return {role.name: [f"{plan.name}-{role.name}-{i}.{plan.name}" for i in range(role.count)]
+            for role in plan.roles}
+
+
+def hosts(plan: JobPlan) -> dict[str, list[str]]:
+    names = host_names(plan)
+    return {role.name: [f"{name}:{role.port}" for name in names[role.name]] for role in plan.roles}
+
+
+def tf_cluster(plan: JobPlan) -> str:
+    """The tensorflow plugin's cluster JSON (Go struct order ps, worker, chief; empty roles omitted).
+
+    The evaluator is kept out, as TensorFlow documents and the Kubeflow operator does (see plugins()).
+    """
+    addresses = hosts(plan)
+    cluster = {name: addresses[name] for name in ("ps", "worker", "chief") if addresses.get(name)}
+    return json.dumps(cluster, separators=(",", ":"))
+
+
+class _Layout:
+    """Which tasks the job has: one per role, or (per-replica templates) one per replica."""
+
+    def __init__(self, plan: JobPlan):
+        self.plan = plan
+        addresses = hosts(plan)
+        self.renders = {role.name: render_role(plan, role, addresses) for role in plan.roles}
+        self.split = not all(r.uniform for r in self.renders.values())
+
+    def tasks(self):
+        """(role, index or None, task name, replicas)."""
+        for role in self.plan.roles:
+            if self.split:
+                for i in range(role.count):
+                    yield role, i, f"{role.name}-{i}", 1
+            else:
+                yield role, None, role.name, role.count
+
+
+def _fail(plan: JobPlan, path: tuple, message: str, expected: str, hint: str):
+    sink = ErrorSink(plan.spec.source)
+    sink.add(path, f"target volcano: {message}", expected, hint)
+    sink.raise_if_any()
+
+
+def _check(plan: JobPlan, layout: _Layout) -> None:
+    if plan.framework == "tensorflow" and not layout.split:
+        ports = {role.port for role in plan.roles if role.name != "evaluator"}
+        if len(ports) > 1:
+            _fail(plan, ("spec", "roles"), "Volcano's tensorflow plugin gives every task the same port "
+                  f"(roles use {sorted(ports)})", "one port for ps, worker and chief", "remove the per-role ports")
+    if layout.split:
+        for role in plan.roles:
+            if len(f"{plan.name}-{role.name}-{role.count - 1}-0") > 63:
+                render = layout.renders[role.name]
+                raise per_replica_error(plan, role, render.varying or ("spec", "roles", role.name), "volcano",
+                                        "one task per replica would make pod names longer than 63 characters")
+
+
+def _index_entry(index: int | None) -> dict:
+    return {"value": str(index)} if index is not None else field_ref(f"metadata.labels['{INDEX_LABEL}']")
+
+
+def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool) -> list[dict]:
+    job = plan.name
+    fw = plan.framework
+    if fw == "tensorflow":
+        single = plan.total_replicas == 1 and len(plan.roles) == 1
+        if split or single:
+            task = json.dumps({"type": role.name, "index": index or 0}, separators=(",", ":"))
+            if single:
+                return [{"name": "TF_CONFIG", "value": f'{{"cluster":{tf_cluster(plan)},"task":{task}}}'}]
+            return [{"name": TF_CLUSTER_KEY, "valueFrom": {"configMapKeyRef": {"name": plan.topology_name,
+                                                                                "key": TF_CLUSTER_KEY}}},
+                    {"name": "TF_CONFIG", "value": f'{{"cluster":$({TF_CLUSTER_KEY}),"task":{task}}}'}]
+        return []
+    if fw == "pytorch":
+        master = plan.role("master")
+        master_host = f"{job}-master-0.{job}"
+        pods = sum(r.count for r in plan.roles)
+        nproc = plan.spec.nproc_per_node or "auto"
+        env = []
+        if split:
+            rank = index if role.name == "master" else index + 1
+            env += [{"name": "MASTER_ADDR", "value": master_host}, {"name": "MASTER_PORT", "value": str(master.port)},
+                    {"name": "WORLD_SIZE", "value": str(pods)}, {"name": "RANK", "value": str(rank)}]
+        env += [{"name": "PYTHONUNBUFFERED", "value": "1"},
+                {"name": "PET_MASTER_ADDR", "value": master_host},
+                {"name": "PET_MASTER_PORT", "value": str(master.port)},
+                {"name": "PET_NNODES", "value": str(pods)},
+                {"name": "PET_NPROC_PER_NODE", "value": nproc}]
+        if role.name == "master" or split:
+            rank = 0 if role.name == "master" else index + 1
+            env.append({"name": "PET_NODE_RANK", "value": str(rank)})
+        return env
+    if fw == "mxnet":
+        scheduler = plan.role("scheduler")
+        env = [{"name": "DMLC_ROLE", "value": role.name},
+               {"name": "DMLC_PS_ROOT_URI", "value": f"{job}-scheduler-0.{job}"},
+               {"name": "DMLC_PS_ROOT_PORT", "value": str(scheduler.port)},
+               {"name": "DMLC_NUM_SERVER", "value": str(_count(plan, "server"))},
+               {"name": "DMLC_NUM_WORKER", "value": str(_count(plan, "worker"))},
+               {"name": "DMLC_USE_KUBERNETES", "value": "1"}]
+        if role.name == "worker":
+            env.append({"name": "DMLC_WORKER_ID", **_index_entry(index)})
+        return env
+    # mpi: the hostfile (ours, with slots, as mpi-operator writes it) and the launcher's MPI variables
+    env = []
+    if role.name == "launcher":
+        if split:
+            workers = ",".join(host_names(plan).get("worker", []))
+            env.append({"name": "MPI_HOST", "value": workers})
+        slots = str(plan.mpi_slots or 1)
+        impl = plan.spec.mpi_implementation
+        if impl == "OpenMPI":
+            env += [{"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "true"},
+                    {"name": "OMPI_MCA_orte_default_hostfile", "value": MPI_HOSTFILE_PATH},
+                    {"name": "OMPI_MCA_plm_rsh_args", "value": "-o ConnectionAttempts=10"},
+                    {"name": "OMPI_MCA_orte_set_default_slots", "value": slots}]
+        elif impl == "Intel":
+            env += [{"name": "I_MPI_HYDRA_HOST_FILE", "value": MPI_HOSTFILE_PATH},
+                    {"name": "I_MPI_PERHOST", "value": slots}]
+        else:
+            env += [{"name": "HYDRA_HOST_FILE", "value": MPI_HOSTFILE_PATH}]
+    return env
+
+
+def _count(plan: JobPlan, name: str) -> int:
+    role = plan.role(name)
+    return role.count if role else 0
+
+
+def topology_config_map(plan: JobPlan, split: bool) -> dict:
+    data = topology_data(plan, hosts(plan))
+    if plan.framework == "tensorflow" and split:
+        data[TF_CLUSTER_KEY] = tf_cluster(plan)
+    if plan.framework == "mpi":
+        workers = host_names(plan).get("worker", [])
+        data[HOSTFILE_KEY] = mpi_hostfile(workers, plan.mpi_slots or 1, plan.spec.mpi_implementation)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": common.metadata(plan, plan.topology_name, common.job_labels(plan)),
+        "data": data,
+    }
+
+
+def plugins(plan: JobPlan, split: bool) -> dict:
+    out: dict = {"env": [], "svc": ["--publish-not-ready-addresses"]}
+    if plan.framework == "mpi":
+        out["ssh"] = [f"--ssh-key-file-path={MPI_SSH_PATH}"]
+    if split or plan.framework not in PLUGIN_FRAMEWORKS:
+        return out
+    names = {role.name for role in plan.roles}
+    if plan.framework == "tensorflow":
+        args = [f"--{name}={name}" for name in ("ps", "worker", "chief") if name in names]
+        if "evaluator" in names:
+            # No task is the plugin's evaluator, so the evaluator is left out of the cluster
+            # (TensorFlow's and Kubeflow's rule); its task type is still "evaluator".
+            args.append("--evaluator=")
+        port = next((role.port for role in plan.roles if role.name != "evaluator"), plan.roles[0].port)
+        out["tensorflow"] = args + [f"--port={port}"]
+    elif plan.framework == "pytorch":
+        out["pytorch"] = ["--master=master", "--worker=worker", f"--port={plan.role('master').port}"]
+    else:
+        worker = plan.role("worker")
+        out["mpi"] = ["--master=launcher", "--worker=worker", f"--port={worker.port if worker else 22}"]
+    return out
+
+
+def _exit_code_policies() -> list[dict]:
+    """Kubeflow's ExitCode: fail on 1-127, restart on anything else (>= 128), up to maxRetry.
+
+    Volcano matches `exitCode` one code per policy, checked in order before the catch-all.
+    """
+    rules = [{"exitCode": code, "action": "TerminateJob"} for code in PERMANENT_EXIT_CODES]
+    return rules + [{"event": "PodFailed", "action": "RestartJob"}]
+
+
+def _all_exit_code(plan: JobPlan) -> bool:
+    return all(role.restart_policy == "ExitCode" for role in plan.roles)
+
+
+def _restart(plan: JobPlan, policy: str) -> tuple[str, list[dict]]:
+    """(pod restartPolicy, task policies) for the spec's restart policy."""
+    if policy == "Never":
+        return "Never", [{"event": "PodFailed", "action": "TerminateJob"}]
+    if policy == "ExitCode":
+        # When every role uses ExitCode the rules are written once, at the job level.
+        return "Never", [] if _all_exit_code(plan) else _exit_code_policies()
+    return policy, []  # OnFailure / Always: the kubelet restarts the container in place
+
+
+def _success_tasks(plan: JobPlan, split: bool) -> set[str]:
+    role = plan.success_role
+    if plan.framework == "tensorflow" and role == "worker" and plan.spec.success_policy == "AllWorkers":
+        return set() if split else {"worker"}
+    return {f"{role}-0" if split else role}
+
+
+def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: int, layout: _Layout) -> dict:
+    values = layout.renders[role.name].of(index or 0)
+    env = base_env(plan, role, _index_entry(index), plan.topology_name)
+    env += _framework_env(plan, role, index, layout.split)
+    env += common.env_list(values.env, plan.topology_name)
+    extra_volumes, extra_mounts = [], []
+    if plan.framework == "mpi" and role.name == "launcher":
+        extra_volumes = [{"name": "mpi-job-config", "configMap": {
+            "name": plan.topology_name, "items": [{"key": HOSTFILE_KEY, "path": "hostfile"}]}}]
+        extra_mounts = [{"name": "mpi-job-config", "mountPath": MPI_HOSTFILE_PATH.rsplit("/", 1)[0]}]
+    container = role_container(plan, role, env, values)
+    if extra_mounts:
+        container["volumeMounts"] = container.get("volumeMounts", []) + extra_mounts
+    pod_policy, policies = _restart(plan, role.restart_policy)
+    pod: dict = {"restartPolicy": pod_policy}
+    pod.update(common.scheduling_fields(plan))
+    if plan.spec.active_deadline_seconds is not None:
+        pod["activeDeadlineSeconds"] = plan.spec.active_deadline_seconds
+    if index is not None:
+        pod["hostname"] = f"{plan.name}-{role.name}-{index}"  # keeps the host <job>-<role>-<i>.<job>
+    if role.init_containers:
+        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
+    pod["containers"] = [container]
+    volumes = common.pod_volumes(role) + extra_volumes
+    if volumes:
+        pod["volumes"] = volumes
+    if name in _success_tasks(plan, layout.split):
+        policies = [{"event": "TaskCompleted", "action": "CompleteJob"}] + policies
+    labels = role_labels(plan, role)
+    if index is not None:
+        labels["trainspec.dev/index"] = str(index)
+    out: dict = {"name": name, "replicas": replicas}
+    if policies:
+        out["policies"] = policies
+    out["template"] = {"metadata": {"labels": labels}, "spec": pod}
+    return out
+
+
+def job(plan: JobPlan, layout: _Layout) -> dict:
+    spec = plan.spec
+    sched = spec.scheduling
+    body: dict = {
+        "schedulerName": sched.scheduler_name or "volcano",
+        "minAvailable": sched.min_available if sched.min_available is not None else plan.total_replicas,
+    }
+    if sched.queue:
+        body["queue"] = sched.queue
+    if sched.priority_class_name:
+        body["priorityClassName"] = sched.priority_class_name
+    if spec.backoff_limit is not None:
+        body["maxRetry"] = spec.backoff_limit
+    if spec.ttl_seconds_after_finished is not None:
+        body["ttlSecondsAfterFinished"] = spec.ttl_seconds_after_finished
+    if layout.split and not _success_tasks(plan, True):
+        body["minSuccess"] = _count(plan, "worker")  # AllWorkers without a worker task to watch
+    body["plugins"] = plugins(plan, layout.split)
+    body["policies"] = [{"event": "PodEvicted", "action": "RestartJob"}]
+    if _all_exit_code(plan):
+        body["policies"] += _exit_code_policies()
+    body["tasks"] = [task(plan, role, index, name, replicas, layout)
+                     for role, index, name, replicas in layout.tasks()]
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": common.metadata(plan, plan.name, common.job_labels(plan)),
+        "spec": body,
+    }
+
+
+def objects(plan: JobPlan) -> list[dict]:
+    layout = _Layout(plan)
+    _check(plan, layout)
+    return [topology_config_map(plan, layout.split), job(plan, layout)]
