@@ -286,7 +286,10 @@ def cmd_down(args) -> int:
             deadline = time.time() + 30
             while supervisor_alive(sup) and time.time() < deadline:
                 time.sleep(0.2)
+        info = live.get(rid, {"containers": [], "networks": 0, "volumes": 0})
         c, n, v = db.remove_run(client, rid)
+        # The supervisor may have removed them itself: report what the run had.
+        c, n, v = max(c, len(info["containers"])), max(n, info["networks"]), max(v, info["volumes"])
         print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
     return 0
 

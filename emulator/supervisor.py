@@ -246,6 +246,25 @@ class Run:
             disp = next(r.display for r in job.replicas if r.name == name)
             self.console.note(f"{disp}: GPUs {','.join(ids)}")
 
+    def create_all(self) -> dict[str, str]:
+        """Set the run up and create every main container without starting any.
+
+        For inspecting exactly what would be sent to Docker (GPU device
+        requests, env, mounts); remove with `teardown()`.
+        """
+        self.prepare()
+        self._setup()
+        out = {}
+        for r in self.job.replicas:
+            out[r.display] = self.create_container(r, r.main, "main", self.emptydir_volumes(r, 0))
+        return out
+
+    def teardown(self) -> None:
+        if self.events is not None:
+            self.events.close()
+        if self.client is not None:
+            db.remove_run(self.client, self.run_id)
+
     def _labels(self, **extra: str) -> dict[str, str]:
         return db.labels(self.run_id, self.job.name, self.supervisor, str(self.state), **extra)
 

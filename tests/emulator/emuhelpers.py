@@ -1,0 +1,63 @@
+"""Shared by the emulator's Docker tests: run the real CLI, edit test specs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
+SPECS = HERE / "specs"
+
+
+def trainspec(*args: str, cwd: Path, timeout: float = 180, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The CLI as a user runs it (a fresh process, real exit code and output)."""
+    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "trainspec", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout, env=full_env)
+
+
+def start(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
+    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    # SIGINT back to its default: a background child of a non-interactive shell ignores it.
+    return subprocess.Popen([sys.executable, "-m", "trainspec", *map(str, args)], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=full_env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def spec(name: str, tmp: Path, edit=None, out: str | None = None) -> Path:
+    """A copy of tests/emulator/specs/<name> after `edit(doc)`."""
+    doc = yaml.safe_load((SPECS / name).read_text())
+    if edit:
+        edit(doc)
+    path = tmp / (out or name)
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def wait_for(predicate, timeout: float = 60, what: str = "condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def run_containers(client, job: str, **labels: str) -> list:
+    filters = [f"trainspec.dev/job={job}"] + [f"trainspec.dev/{k}={v}" for k, v in labels.items()]
+    return client.containers.list(all=True, filters={"label": filters})
+
+
+def norm(out: str) -> str:
+    """Prefixes are padded to the longest replica name: `worker-0   | x` → `worker-0 | x`."""
+    import re
+
+    return re.sub(r" +\|", " |", out)
