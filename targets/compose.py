@@ -1,0 +1,415 @@
+"""`compose`: one Compose service per replica, on one network per job.
+
+Each replica's service has the hostname and network aliases of its Kubernetes
+DNS name (`<job>-<role>-<i>`, `.<ns>`, `.<ns>.svc`, `.<ns>.svc.cluster.local`),
+so TF_CONFIG, MASTER_ADDR, DMLC_PS_ROOT_URI and the MPI hostfile work unchanged;
+its environment is fully resolved (`resolved_env`: no Kubernetes `$(VAR)` left).
+
+Compose interpolates `$` in every value, so every `$` we write is `$$`; the only
+interpolations are the host variables that stand for a user's Secret or
+ConfigMap keys (`${NAME:?...}`): a compose file cannot read a cluster, and
+secret values are never written.  The mapping of every pod feature (GPUs,
+volumes, probes, init containers, restart policies...) is in
+docs/targets-helm-compose.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from decimal import ROUND_CEILING, Decimal
+
+from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH
+from trainspec.compiler.model import ConfigMapRef, Probe, SecretRef
+from trainspec.compiler.plan import JobPlan, Replica, RolePlan, resolved_env
+
+from . import common
+from .yamlout import dump
+
+FILE = "compose.yaml"
+RESTART = {"Never": "no", "OnFailure": "on-failure", "Always": "always", "ExitCode": "on-failure"}
+_BINARY = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
+_DECIMAL = {"m": Decimal("0.001"), "": 1, "k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15,
+            "E": 10 ** 18}
+_QUANTITY = re.compile(r"^([+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
+
+
+class Interpolation(str):
+    """A value Compose must interpolate (written without `$` escaping)."""
+
+
+def render(plan: JobPlan) -> dict[str, str]:
+    return {FILE: dump(escape(compose_document(plan)), common.header(plan, NOTE))}
+
+
+NOTE = ("Compose file: one service per replica. `$$` is a literal `$` (Compose interpolation); "
+        "see x-trainspec.notes for what to provide before `docker compose up`.")
+
+
+# --- quantities ---------------------------------------------------------------------------------
+
+def quantity(text: str) -> Decimal:
+    """A Kubernetes quantity (`8Gi`, `500m`, `1e3`) as a number."""
+    match = _QUANTITY.match(str(text).strip())
+    if not match:
+        raise ValueError(f"not a Kubernetes quantity: {text!r}")
+    number, suffix = Decimal(match.group(1)), match.group(2) or ""
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    if suffix[:1] in ("e", "E"):
+        return number * (Decimal(10) ** int(suffix[1:]))
+    return number * _DECIMAL[suffix]
+
+
+def cpus(text: str) -> str:
+    """`500m` -> `0.5`, `4` -> `4`."""
+    value = quantity(text).normalize()
+    return format(value, "f")
+
+
+def byte_size(text: str) -> str:
+    """A memory quantity as a Compose byte size: `8Gi` -> `8g`, `500Mi` -> `500m`, `1G` -> `1000000000b`."""
+    count = int(quantity(text).to_integral_value(rounding=ROUND_CEILING))
+    for unit, size in (("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10)):
+        if count and count % size == 0:
+            return f"{count // size}{unit}"
+    return f"{count}b"
+
+
+# --- the document -------------------------------------------------------------------------------
+
+def service_name(role: str, index: int) -> str:
+    return f"{role}-{index}"
+
+
+def aliases(plan: JobPlan, replica: Replica) -> list[str]:
+    host = replica.host
+    return [host, f"{host}.{plan.namespace}", f"{host}.{plan.namespace}.svc",
+            f"{host}.{plan.namespace}.svc.cluster.local"]
+
+
+class _Context:
+    def __init__(self, plan: JobPlan):
+        self.plan = plan
+        self.next_gpu = 0
+        self.named_volumes: dict[str, dict] = {}
+        self.notes: list[str] = []
+        self.host_vars = self._host_vars()
+
+    def _host_vars(self) -> dict[tuple, str]:
+        """Host variable names for the user's Secret/ConfigMap env refs: the env name, unless ambiguous."""
+        refs: dict[str, set] = {}
+        for role in self.plan.roles:
+            for name, value in _all_user_refs(role):
+                refs.setdefault(name, set()).add(value)
+        out = {}
+        for name, values in refs.items():
+            for value in values:
+                if len(values) == 1:
+                    out[(name, value)] = name
+                else:
+                    out[(name, value)] = re.sub(r"[^A-Za-z0-9_]", "_", f"{name}__{value.name}_{value.key}").upper()
+        return out
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+def _all_user_refs(role: RolePlan):
+    for replica in role.replicas[:1]:
+        for var in replica.env:
+            if var.secret is not None or var.config_map is not None:
+                yield var.name, var.secret or var.config_map
+    for init in role.init_containers:
+        for name, value in init.env:
+            if isinstance(value, (SecretRef, ConfigMapRef)):
+                yield name, value
+
+
+def _ref_value(ctx: _Context, name: str, ref) -> Interpolation:
+    host = ctx.host_vars[(name, ref)]
+    kind = "Secret" if isinstance(ref, SecretRef) else "ConfigMap"
+    ctx.note(f"{name}: from Kubernetes {kind} {ref.name} key {ref.key}; export {host} (or put it in .env) "
+             f"before `docker compose up`")
+    return Interpolation(f"${{{host}:?{host} must be set: the value of {kind} {ref.name} key {ref.key}}}")
+
+
+def compose_document(plan: JobPlan) -> dict:
+    ctx = _Context(plan)
+    services: dict[str, dict] = {}
+    worker_names: list[str] = []
+    worker_healthy = False
+    for role in plan.roles:
+        for replica in role.replicas:
+            name = service_name(role.name, replica.index)
+            init_names = []
+            for init_index, init in enumerate(role.init_containers):
+                init_name = f"{name}-init-{init.name}"
+                services[init_name] = init_service(ctx, role, replica, init,
+                                                   init_names[-1] if init_names else None)
+                init_names.append(init_name)
+            service = replica_service(ctx, role, replica, init_names[-1] if init_names else None)
+            services[name] = service
+            if plan.framework == "mpi" and role.name == "worker":
+                worker_names.append(name)
+                worker_healthy = "healthcheck" in service
+    if plan.framework == "mpi":
+        # mpirun reaches every worker over ssh: start the launcher after the workers.
+        condition = "service_healthy" if worker_healthy else "service_started"
+        for name, service in services.items():
+            if service.get("labels", {}).get("trainspec.dev/role") == "launcher":
+                depends = service.setdefault("depends_on", {})
+                for worker in worker_names:
+                    depends[worker] = {"condition": condition}
+    doc: dict = {"services": services, "networks": {plan.name: {"driver": "bridge"}}}
+    if ctx.named_volumes:
+        doc["volumes"] = ctx.named_volumes
+    doc["x-trainspec"] = job_metadata(ctx)
+    return doc
+
+
+def job_metadata(ctx: _Context) -> dict:
+    plan, spec = ctx.plan, ctx.plan.spec
+    meta: dict = {"job": plan.name, "namespace": plan.namespace, "framework": plan.framework,
+                  "successRole": plan.success_role, "successRule": plan.success_rule,
+                  "roles": {role.name: {"replicas": role.count, "restartPolicy": role.restart_policy,
+                                        "services": [service_name(role.name, r.index) for r in role.replicas]}
+                            for role in plan.roles}}
+    for key, value in (("backoffLimit", spec.backoff_limit), ("activeDeadlineSeconds", spec.active_deadline_seconds),
+                       ("ttlSecondsAfterFinished", spec.ttl_seconds_after_finished),
+                       ("cleanPodPolicy", spec.clean_pod_policy)):
+        if value is not None:
+            meta[key] = value
+    if spec.active_deadline_seconds is not None:
+        ctx.note(f"activeDeadlineSeconds ({spec.active_deadline_seconds}) has no Compose equivalent: "
+                 "`trainspec run` enforces it")
+    if any(r.restart_policy == "ExitCode" for r in plan.roles):
+        ctx.note("restartPolicy ExitCode is `on-failure` here: Docker cannot restart on signals (>= 128) only")
+    if ctx.notes:
+        meta["notes"] = list(ctx.notes)
+    return meta
+
+
+def _volumes(ctx: _Context, role: RolePlan, replica_service: str, shared: bool) -> tuple[list, list]:
+    """(volumes, tmpfs) entries of a replica's containers; `shared`: emptyDirs shared with init services."""
+    out = []
+    for v in role.volumes:
+        if v.kind == "persistentVolumeClaim":
+            ctx.named_volumes.setdefault(v.source, {"name": v.source})
+            entry = {"type": "volume", "source": v.source, "target": v.mount_path}
+        elif v.kind == "hostPath":
+            entry = {"type": "bind", "source": v.source, "target": v.mount_path}
+        elif v.kind == "emptyDir":
+            if v.medium == "Memory":
+                entry = {"type": "tmpfs", "target": v.mount_path}
+                if v.size_limit:
+                    entry["tmpfs"] = {"size": int(quantity(v.size_limit))}
+                if shared:
+                    ctx.note(f"volume {v.name}: a Memory emptyDir is a tmpfs per container; init containers "
+                             "do not share it")
+            elif shared:
+                volume_name = f"{replica_service}-{v.name}"
+                ctx.named_volumes.setdefault(volume_name, {})
+                entry = {"type": "volume", "source": volume_name, "target": v.mount_path}
+            else:
+                entry = {"type": "volume", "target": v.mount_path}
+        else:
+            folder = "configmaps" if v.kind == "configMap" else "secrets"
+            kind = "ConfigMap" if v.kind == "configMap" else "Secret"
+            entry = {"type": "bind", "source": f"./{folder}/{v.source}", "target": v.mount_path}
+            ctx.note(f"volume {v.name}: put the files of {kind} {v.source} in ./{folder}/{v.source}/")
+        if v.read_only and entry["type"] != "tmpfs":
+            entry["read_only"] = True
+        out.append(entry)
+    return out
+
+
+def _environment(ctx: _Context, pairs) -> dict:
+    env = {}
+    for name, value in pairs:
+        env[name] = _ref_value(ctx, name, value) if isinstance(value, (SecretRef, ConfigMapRef)) else value
+    return env
+
+
+def _limits(res) -> dict:
+    limits = {}
+    if res.cpu is not None:
+        limits["cpus"] = cpus(res.cpu)
+    if res.memory is not None:
+        limits["memory"] = byte_size(res.memory)
+    return limits
+
+
+def init_service(ctx: _Context, role: RolePlan, replica: Replica, init, previous: str | None) -> dict:
+    plan = ctx.plan
+    service: dict = {"image": init.image or role.image}
+    if init.command is not None:
+        service["entrypoint"] = list(init.command)
+    if init.args is not None:
+        service["command"] = list(init.args)
+    if init.working_dir:
+        service["working_dir"] = init.working_dir
+    if init.env:
+        service["environment"] = _environment(ctx, init.env)
+    service["labels"] = {**common.replica_labels(plan, replica), "trainspec.dev/init-container": init.name}
+    limits = _limits(init.resources)
+    if limits:
+        service["deploy"] = {"resources": {"limits": limits}}
+    volumes = _volumes(ctx, role, service_name(role.name, replica.index), bool(role.init_containers))
+    if volumes:
+        service["volumes"] = volumes
+    if role.resources.shm:
+        service["shm_size"] = byte_size(role.resources.shm)
+    service["networks"] = [plan.name]
+    service["restart"] = "no"
+    if previous:
+        service["depends_on"] = {previous: {"condition": "service_completed_successfully"}}
+    return service
+
+
+def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: str | None) -> dict:
+    plan = ctx.plan
+    service: dict = {"image": role.image, "hostname": replica.host}
+    env = dict(_environment(ctx, resolved_env(plan, replica)))
+    command, args = replica.command, replica.args
+    if plan.framework == "mpi" and role.name == "launcher":
+        # No file can be shipped inside a compose file portably: the launcher writes its hostfile from env.
+        env["TRAINSPEC_HOSTFILE"] = plan.topology[HOSTFILE_KEY]
+        if command is not None:
+            directory = MPI_HOSTFILE_PATH.rsplit("/", 1)[0]
+            script = (f'mkdir -p {directory} && printf "%s" "$TRAINSPEC_HOSTFILE" > {MPI_HOSTFILE_PATH} '
+                      f'&& exec "$0" "$@"')
+            command, args = ("sh", "-c", script), tuple(command) + tuple(args or ())
+        else:
+            ctx.note(f"{replica.name}: the launcher has no command, so write $TRAINSPEC_HOSTFILE to "
+                     f"{MPI_HOSTFILE_PATH} in the image's entry point")
+    if command is not None:
+        service["entrypoint"] = list(command)
+    if args is not None:
+        service["command"] = list(args)
+    if role.working_dir:
+        service["working_dir"] = role.working_dir
+    service["environment"] = env
+    service["labels"] = common.replica_labels(plan, replica)
+    deploy: dict = {}
+    limits = _limits(role.resources)
+    if limits:
+        deploy["limits"] = limits
+    if role.resources.gpu:
+        ids = [str(i) for i in range(ctx.next_gpu, ctx.next_gpu + role.resources.gpu)]
+        ctx.next_gpu += role.resources.gpu
+        device: dict = {"capabilities": ["gpu"], "device_ids": ids}
+        accelerator = plan.spec.accelerator
+        if accelerator.startswith("nvidia.com/"):
+            device = {"driver": "nvidia", **device}
+        else:
+            ctx.note(f"accelerator {accelerator}: Docker device requests know NVIDIA GPUs; check your runtime "
+                     "maps device_ids for this vendor")
+        deploy["reservations"] = {"devices": [device]}
+    if deploy:
+        service["deploy"] = {"resources": deploy}
+    if role.resources.shm:
+        service["shm_size"] = byte_size(role.resources.shm)
+    volumes = _volumes(ctx, role, service_name(role.name, replica.index), bool(role.init_containers))
+    if plan.framework == "mpi":
+        volumes.append({"type": "bind", "source": f"./secrets/{plan.name}-ssh", "target": MPI_SSH_PATH,
+                        "read_only": True})
+        ctx.note(f"MPI ssh keys: put id_rsa, id_rsa.pub and authorized_keys (mode 0600) in ./secrets/{plan.name}-ssh/")
+    if volumes:
+        service["volumes"] = volumes
+    service["expose"] = [str(role.port)]
+    service["networks"] = {plan.name: {"aliases": aliases(plan, replica)}}
+    check = healthcheck(ctx, role, replica)
+    if check:
+        service["healthcheck"] = check
+    restart = RESTART[role.restart_policy]
+    if restart == "on-failure" and plan.spec.backoff_limit is not None:
+        restart = f"on-failure:{plan.spec.backoff_limit}" if plan.spec.backoff_limit else "no"
+    service["restart"] = restart
+    if last_init:
+        service["depends_on"] = {last_init: {"condition": "service_completed_successfully"}}
+    extra = {}
+    if role.lifecycle is not None:
+        hooks = {}
+        if role.lifecycle.post_start:
+            hooks["postStart"] = common.handler(role.lifecycle.post_start)
+        if role.lifecycle.pre_stop:
+            hooks["preStop"] = common.handler(role.lifecycle.pre_stop)
+        extra["lifecycle"] = hooks
+        ctx.note("lifecycle hooks are in each service's x-trainspec.lifecycle (`trainspec run` runs them); "
+                 "Compose >= 2.30 post_start/pre_stop are not used so that older Compose accepts the file")
+    if extra:
+        service["x-trainspec"] = extra
+    return service
+
+
+# --- probes -> healthcheck ----------------------------------------------------------------------
+
+def healthcheck(ctx: _Context, role: RolePlan, replica: Replica) -> dict | None:
+    """The readiness probe (else liveness) as a Compose healthcheck; startup delays the start period."""
+    probes = role.probes
+    probe = probes.readiness or probes.liveness
+    if probe is None:
+        return None
+    test = _probe_test(ctx, role, probe)
+    if test is None:
+        return None
+    check = {"test": test, "interval": f"{probe.period_seconds or 10}s", "timeout": f"{probe.timeout_seconds or 1}s",
+             "retries": probe.failure_threshold or 3}
+    start = probe.initial_delay_seconds or 0
+    if probes.startup is not None:
+        s = probes.startup
+        start += (s.initial_delay_seconds or 0) + (s.period_seconds or 10) * (s.failure_threshold or 3)
+    if start:
+        check["start_period"] = f"{start}s"
+    return check
+
+
+def _port(role: RolePlan, port) -> int | None:
+    if isinstance(port, int):
+        return port
+    if str(port).isdigit():
+        return int(port)
+    return None  # a named port: only the container's own port has a name, and that is common.PORT_NAMES
+
+
+def _probe_test(ctx: _Context, role: RolePlan, probe: Probe) -> list | None:
+    h = probe.handler
+    if h.exec is not None:
+        return ["CMD", *h.exec]
+    if h.tcp_socket is not None:
+        port = _port(role, h.tcp_socket.get("port"))
+        if port is None:
+            port = role.port
+        host = h.tcp_socket.get("host") or "localhost"
+        ctx.note("tcpSocket/httpGet probes run `python3`, else `bash`, else `wget` inside the image")
+        code = f"import socket; socket.create_connection(({json.dumps(host)}, {port}), 2).close()"
+        return ["CMD-SHELL", f"python3 -c {shlex.quote(code)} 2>/dev/null"
+                             f" || bash -c {shlex.quote(f'exec 3<>/dev/tcp/{host}/{port}')}"]
+    get = h.http_get or {}
+    port = _port(role, get.get("port"))
+    if port is None:
+        port = role.port
+    scheme = str(get.get("scheme") or "HTTP").lower()
+    host = get.get("host") or "localhost"
+    url = f"{scheme}://{host}:{port}{get.get('path') or '/'}"
+    ctx.note("tcpSocket/httpGet probes run `python3`, else `bash`, else `wget` inside the image")
+    code = f"import urllib.request; urllib.request.urlopen({json.dumps(url)}, timeout=2)"
+    return ["CMD-SHELL", f"python3 -c {shlex.quote(code)} 2>/dev/null || wget -q -O /dev/null {shlex.quote(url)}"]
+
+
+# --- escaping -----------------------------------------------------------------------------------
+
+def escape(value):
+    """Every `$` -> `$$` (Compose interpolation), except in our own Interpolation values."""
+    if isinstance(value, Interpolation):
+        return str(value)
+    if isinstance(value, str):
+        return value.replace("$", "$$")
+    if isinstance(value, dict):
+        return {key: escape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [escape(item) for item in value]
+    return value
