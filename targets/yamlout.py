@@ -1,10 +1,21 @@
-"""One YAML writer for every target: block style, stable order, no anchors, no tags."""
+"""One YAML writer for every target: block style, stable order, no anchors, no tags.
+
+Manifests are plain maps, lists, strings, ints and bools, and PyYAML's emitter
+is most of a compile's time (see PEER-BENCHMARKS.md).  So the structure is
+written here directly, and only the style of each distinct scalar is asked of
+PyYAML, once, and remembered: the output is byte-for-byte what
+`yaml.dump_all(..., Dumper=CSafeDumper)` writes with the settings below (a test
+holds the two equal), several times faster.
+"""
 
 from __future__ import annotations
+
+import re
 
 import yaml
 
 _BASE = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_WIDTH = 1 << 30
 
 
 class FlowList(list):
@@ -29,14 +40,175 @@ def _represent_flow(dumper, data):
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(FlowList, _represent_flow)
 
+_OPTIONS = dict(Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=_WIDTH)
+
+
+def reference_dump_all(documents: list) -> str:
+    """PyYAML's own rendering: the definition the fast writer must match."""
+    return yaml.dump_all(documents, explicit_start=True, **_OPTIONS)
+
+
+# --- the fast writer ---------------------------------------------------------------
+
+_value_cache: dict[object, str | tuple[str, list[str]]] = {}
+_key_cache: dict[str, str] = {}
+
+# Strings PyYAML certainly writes plain: identifier-like, not starting with an
+# indicator, and not one of YAML 1.1's bool/null words (which it must quote).
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*\Z")
+_RESOLVED_WORDS = {"yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+                   "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL"}
+# JSON text (TF_CONFIG): starts with a flow indicator, so never plain; printable ASCII
+# without quotes or edge spaces is written single-quoted as it is.
+_SINGLE_QUOTABLE = re.compile(r"[{\[][\x20-\x26\x28-\x7e]*[\x21-\x26\x28-\x7e]\Z")
+
+
+_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+class _Fallback(Exception):
+    """A shape only PyYAML's emitter knows how to lay out (complex keys, folded or open-ended scalars)."""
+
+
+def _scalar(value) -> str | tuple[str, list[str]]:
+    """A scalar as a block value: one line of text, or (block header, content lines) for a literal."""
+    kind = type(value)
+    if kind is str:
+        if _PLAIN.match(value) and value not in _RESOLVED_WORDS:
+            return value
+        if _SINGLE_QUOTABLE.match(value):
+            return "'" + value + "'"
+    elif kind is int:
+        return str(value)
+    key = (kind, value)
+    cached = _value_cache.get(key)
+    if cached is None:
+        text = yaml.dump([value], **_OPTIONS)  # "- <scalar>\n", or "- |\n  line\n..." for a literal block
+        if not text.endswith("\n") or any(b in text for b in _BREAKS[1:]):
+            raise _Fallback  # unicode line separators: layout depends on context
+        lines = text[:-1].split("\n")
+        if len(lines) > 1 and (lines[-1] == "..." or lines[0].endswith("+")):
+            # A keep-chomped block leaves the stream open-ended; where PyYAML then writes "..."
+            # depends on what follows, so such (rare) documents are left to PyYAML entirely.
+            raise _Fallback
+        first = lines[0][2:]
+        if len(lines) == 1:
+            if any(b in first for b in _BREAKS):  # quoted text folded at a line separator
+                raise _Fallback
+            cached = first
+        else:
+            cached = (first, [line[2:] for line in lines[1:]])
+        if len(_value_cache) < 200_000:
+            _value_cache[key] = cached
+    return cached
+
+
+def _key(key: str) -> str:
+    cached = _key_cache.get(key)
+    if cached is None:
+        text = yaml.dump({key: 0}, **_OPTIONS)
+        if text.startswith("? ") or not text.endswith(": 0\n") or any(b in text[:-1] for b in _BREAKS):
+            raise _Fallback
+        cached = text[: -len(": 0\n")]
+        if len(_key_cache) < 50_000:
+            _key_cache[key] = cached
+    return cached
+
+
+def _flow(items: list) -> str:
+    return yaml.dump(items, Dumper=_Dumper, default_flow_style=True, width=_WIDTH, allow_unicode=True)[:-1]
+
+
+def _emit_value(out: list[str], value, indent: int) -> None:
+    """Append ' <scalar>\\n' (or a nested block) after a 'key:' or '- ' already in `out`."""
+    if isinstance(value, dict):
+        if not value:
+            out.append(" {}\n")
+        else:
+            out.append("\n")
+            _emit_mapping(out, value, indent + 2)
+    elif isinstance(value, FlowList):
+        out.append(" " + _flow(value) + "\n")
+    elif isinstance(value, list):
+        if not value:
+            out.append(" []\n")
+        else:
+            out.append("\n")
+            _emit_sequence(out, value, indent)  # PyYAML writes lists under a key without indentation
+    else:
+        _emit_scalar(out, value, indent + 2)
+
+
+def _emit_scalar(out: list[str], value, content_indent: int) -> None:
+    rendered = _scalar(value)
+    if isinstance(rendered, str):
+        out.append(" " + rendered + "\n")
+        return
+    header, lines = rendered
+    pad = " " * content_indent
+    out.append(" " + header + "\n")
+    out.extend((pad + line if line else line) + "\n" for line in lines)
+
+
+
+def _emit_mapping(out: list[str], mapping: dict, indent: int, first_inline: bool = False) -> None:
+    pad = " " * indent
+    for i, (key, value) in enumerate(mapping.items()):
+        if not isinstance(key, str):
+            raise TypeError(f"mapping keys must be strings, not {type(key).__name__}")
+        out.append(("" if first_inline and i == 0 else pad) + _key(key) + ":")
+        _emit_value(out, value, indent)
+
+
+def _emit_sequence(out: list[str], items: list, indent: int, first_inline: bool = False) -> None:
+    pad = " " * indent
+    for i, item in enumerate(items):
+        out.append(("" if first_inline and i == 0 else pad) + "-")
+        if isinstance(item, dict) and item:
+            out.append(" ")
+            _emit_mapping(out, item, indent + 2, first_inline=True)
+        elif isinstance(item, list) and item and not isinstance(item, FlowList):
+            out.append(" ")
+            _emit_sequence(out, item, indent + 2, first_inline=True)
+        else:
+            _emit_value_in_sequence(out, item, indent)
+
+
+def _emit_value_in_sequence(out: list[str], item, indent: int) -> None:
+    if isinstance(item, dict):
+        out.append(" {}\n")
+    elif isinstance(item, FlowList):
+        out.append(" " + _flow(item) + "\n")
+    elif isinstance(item, list):
+        out.append(" []\n")
+    else:
+        _emit_scalar(out, item, indent + 2)
+
+
+def _emit_document(out: list[str], document) -> None:
+    if isinstance(document, dict) and document:
+        _emit_mapping(out, document, 0)
+    elif isinstance(document, list) and document and not isinstance(document, FlowList):
+        _emit_sequence(out, document, 0)
+    else:  # a bare scalar or an empty collection as a whole document
+        raise _Fallback
+
 
 def dump_all(documents: list, header: str = "") -> str:
-    body = yaml.dump_all(documents, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                         allow_unicode=True, width=1 << 30, explicit_start=True)
-    return header + body
+    out: list[str] = [header]
+    try:
+        for document in documents:
+            out.append("---\n")
+            _emit_document(out, document)
+    except _Fallback:
+        return header + reference_dump_all(documents)
+    return "".join(out)
 
 
 def dump(document, header: str = "") -> str:
-    body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                     allow_unicode=True, width=1 << 30)
-    return header + body
+    out: list[str] = [header]
+    try:
+        _emit_document(out, document)
+    except _Fallback:
+        return header + yaml.dump(document, **_OPTIONS)
+    return "".join(out)
