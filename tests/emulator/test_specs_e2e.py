@@ -1,0 +1,124 @@
+"""Every framework topology in specs/ compiles and runs to success in the emulator.
+
+The example specs name registry images; the runs map them to the local test
+image (--image), and --cpu-only drops their GPU requests. PyTorch runs a real
+gloo all-reduce (torch in the image), MPI a real mpirun across 2 workers.
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+
+import pytest
+from emuhelpers import ROOT, norm, trainspec
+
+from trainspec.compiler.errors import UsageError
+from trainspec.emulator import loader
+from trainspec.emulator.supervisor import Run, RunOptions
+
+pytestmark = pytest.mark.docker
+SPECS = ROOT / "specs"
+
+TRAIN_PY = b'''
+import argparse, os, socket, sys, time
+p = argparse.ArgumentParser()
+for a in ("job_name", "task_index", "ps_hosts", "worker_hosts", "output_dir"):
+    p.add_argument("--" + a)
+a = p.parse_args()
+assert a.job_name == os.environ["TRAINSPEC_ROLE"] and a.task_index == os.environ["TRAINSPEC_INDEX"]
+assert os.getcwd() == "/workspace"
+me = a.ps_hosts.split(",") if a.job_name == "ps" else a.worker_hosts.split(",")
+port = int(me[int(a.task_index)].rsplit(":", 1)[1])
+if a.job_name == "ps":
+    srv = socket.create_server(("", port))
+    while True:
+        srv.accept()[0].close()
+for h in a.ps_hosts.split(","):
+    host, p_ = h.rsplit(":", 1)
+    for _ in range(100):
+        try:
+            socket.create_connection((host, int(p_)), timeout=2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        sys.exit("cannot reach " + h)
+os.makedirs(a.output_dir, exist_ok=True)
+open(os.path.join(a.output_dir, a.job_name + a.task_index), "w").write("ok")
+print(a.job_name, a.task_index, "reached every ps", flush=True)
+'''
+
+
+@pytest.fixture(scope="module")
+def tf_args_image(docker_client, test_image):
+    """The test image plus /workspace/train.py, for the argument-style spec (no registry, no build)."""
+    tag = "trainspec-test:tf-args"
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("workspace/train.py")
+        info.size = len(TRAIN_PY)
+        tar.addfile(info, io.BytesIO(TRAIN_PY))
+    c = docker_client.containers.create(test_image, "true")
+    try:
+        c.put_archive("/", buf.getvalue())
+        c.commit(repository="trainspec-test", tag="tf-args")
+    finally:
+        c.remove(force=True)
+    return tag
+
+
+def _run(tmp_path, spec: str, image: str, *extra: str):
+    r = trainspec("run", SPECS / spec, "--image", image, "--cpu-only", "--offline", *extra, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return norm(r.stdout)
+
+
+@pytest.mark.parametrize("spec,decider", [
+    ("tf-single.yaml", "worker-0"), ("tf-ps.yaml", "worker-0"), ("tf-chief.yaml", "chief-0"),
+    ("tf-multiworker.yaml", "all workers"), ("mxnet-ps.yaml", "scheduler-0"),
+])
+def test_topology_runs_to_success(tmp_path, test_image, leak_check, spec, decider):
+    out = _run(tmp_path, spec, test_image)
+    assert f"SUCCEEDED in" in out and f"({decider} succeeded)" in out
+
+
+def test_tf_ps_workers_reach_every_ps(tmp_path, test_image, leak_check):
+    out = _run(tmp_path, "tf-ps.yaml", test_image)
+    assert "worker-0 | reached every ps" in out
+
+
+def test_tf_argument_style(tmp_path, tf_args_image, leak_check):
+    out = _run(tmp_path, "tf-args-style.yaml", tf_args_image)
+    assert "worker-0 | worker 0 reached every ps" in out
+    assert (tmp_path / ".trainspec/volumes/results/tf-args/worker0").read_text() == "ok"
+
+
+def test_mpi_launcher_reaches_every_worker_with_mpirun(tmp_path, test_image, leak_check):
+    out = _run(tmp_path, "mpi-horovod.yaml", test_image)
+    assert "launcher-0 | rank on mpi-horovod-worker-0" in out
+    assert "launcher-0 | rank on mpi-horovod-worker-1" in out
+    assert "Accepted publickey for root" in out  # the run's own key, through each worker's sshd
+
+
+def test_pytorch_gloo_all_reduce(tmp_path, torch_image, leak_check):
+    out = _run(tmp_path, "pytorch-ddp.yaml", torch_image)
+    assert "master-0 | rank 0/2: all-reduce ok (3.0)" in out
+    assert "worker-0 | rank 1/2: all-reduce ok (3.0)" in out
+
+
+def test_full_features_spec_is_ready_to_run_once_given_its_cluster_objects(tmp_path, docker_client, test_image):
+    """Everything a pod can carry: it needs the Secrets and ConfigMaps a cluster
+    would hold; given them (and local images), every check before starting passes."""
+    with pytest.raises(UsageError, match="--secret"):
+        loader.load(str(SPECS / "full-features.yaml"))
+    job = loader.load(str(SPECS / "full-features.yaml"), state_dir=str(tmp_path),
+                      secret_options=["hf-credentials:token=t", "internal-ca:ca.crt=c"],
+                      configmap_options=["tracking:project=p", "finetune-config:a=b"])
+    run = Run(job, RunOptions(cpu_only=True, images=["busybox:1.36=" + test_image, test_image],
+                              state_dir=str(tmp_path), quiet=True))
+    run.prepare()
+    master = job.replicas[0]
+    assert master.main.startup.kind == "http" and master.main.readiness.kind == "tcp"
+    assert master.main.post_start and master.main.pre_stop
+    assert (tmp_path / "volumes" / "squad").is_dir()
