@@ -155,7 +155,7 @@ The parts are the spec's `{{ ... }}` templates, compiled to data by trainspec.
 {{/* trainspec.escape: text that survives the kubelet's $(VAR) expansion ("$(" -> "$$(", "$$" -> "$$$"). */}}
 {{- define "trainspec.escape" -}}
 {{- if contains "$" . -}}
-{{- regexReplaceAll "\\$\\$([^$(]|$)" (replace "$" "$$" .) "$${1}" -}}
+{{- regexReplaceAll "\\$\\$([^$(]|$)" (replace "$" "$$" .) "$$${1}" -}}
 {{- else -}}
 {{- . -}}
 {{- end -}}
