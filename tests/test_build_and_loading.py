@@ -163,3 +163,26 @@ def test_jsonnet_that_never_ends_is_cut_off(tmp_path):
     result = run_cli("validate", str(spec), env={"TRAINSPEC_JSONNET_TIMEOUT": "2"})
     assert result.returncode == 2
     assert "did not finish within 2s" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_incremental_build_compiles_only_what_changed(tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    for name in ("alpha", "beta", "gamma"):
+        (specs / f"{name}.yaml").write_text(MINIMAL.replace("NAME", name))
+    out = tmp_path / "out"
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    first = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", env=env)
+    assert "(3 of 3 specs compiled)" in first.stderr
+    (specs / "beta.yaml").write_text(MINIMAL.replace("NAME", "beta").replace("pt:1", "pt:9"))
+    second = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", env=env)
+    assert "wrote 1 of 3 files" in second.stderr and "(1 of 3 specs compiled)" in second.stderr
+    # An output edited by hand is noticed although its spec did not change.
+    (out / "gamma" / "k8s.yaml").write_text("edited\n")
+    check = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", "--check", env=env)
+    assert check.returncode == 1 and "-edited" in check.stdout
+    third = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", env=env)
+    assert "(1 of 3 specs compiled)" in third.stderr
+    assert "kind: Job" in (out / "gamma" / "k8s.yaml").read_text()
+    clean = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", "--check", env=env)
+    assert clean.returncode == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -92,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", "-t", action="append", default=[], metavar="TARGET",
                    help=f"repeatable; default: all ({_targets_help()})")
     p.add_argument("--check", action="store_true", help="compare with OUT instead of writing")
+    p.add_argument("--no-cache", action="store_true",
+                   help="compile every spec even when its input and output are unchanged since the last build")
     add_spec_options(p)
     p.set_defaults(func=cmd_build)
 
@@ -183,57 +186,39 @@ def collect_specs(inputs: list[str]) -> list[str]:
     return paths
 
 
-def build_outputs(paths: list[str], targets: tuple[str, ...], args) -> tuple[dict[str, str], set[str]]:
-    """Every file a build writes (relative to OUT), and the folders whose contents it owns."""
-    from trainspec.compiler import SpecError, SpecErrors
-    from trainspec.targets import render
-
-    files: dict[str, str] = {}
-    owned: set[str] = set()
-    errors: list[SpecError] = []
-    seen: dict[str, str] = {}
-    for path in paths:
-        try:
-            plans = _load(path, args)
-        except SpecErrors as exc:
-            errors.extend(exc.errors)
-            continue
-        for plan in plans:
-            if plan.name in seen:
-                errors.append(SpecError(path, 1, 1, "metadata.name",
-                                        f"job {plan.name!r} is also defined in {seen[plan.name]}",
-                                        "unique job names across the build", "rename one of the jobs"))
-                continue
-            seen[plan.name] = path
-            for target in targets:
-                for rel, text in render(target, plan).items():
-                    files[os.path.join(plan.name, rel)] = text
-                if target == "helm":
-                    owned.add(os.path.join(plan.name, "helm"))
-    if errors:
-        raise SpecErrors(errors)
-    return files, owned
-
-
 def cmd_build(args) -> int:
+    from trainspec.build import run_build
     from trainspec.output import diff_files, write_files
     from trainspec.targets import available
 
     targets = tuple(dict.fromkeys(args.target)) or available()
     for target in targets:
         _check_target(target)
-    files, owned = build_outputs(collect_specs(args.inputs), targets, args)
+
+    def load(path: str):
+        return _load(path, args)
+
+    options = json.dumps(spec_options(args), sort_keys=True)
+    build, cache, keys = run_build(collect_specs(args.inputs), args.output, targets, load, options,
+                                   use_cache=not args.no_cache)
     if args.check:
-        diff = diff_files(args.output, files, owned)
+        fresh = [out for out in build.outputs if out.texts is not None]
+        diff = diff_files(args.output, {rel: t for out in fresh for rel, t in out.texts.items()},
+                          {folder for out in fresh for folder in out.owned})
         if diff:
             sys.stdout.writelines(diff)
             print(f"trainspec: {args.output} is stale; run `trainspec build {' '.join(args.inputs)} "
                   f"-o {args.output}` and commit the result", file=sys.stderr)
             return EXIT_FAILED
-        print(f"{args.output} is up to date ({len(files)} files)", file=sys.stderr)
+        cache.record(build, keys)
+        print(f"{args.output} is up to date ({len(build.expected())} files)", file=sys.stderr)
         return EXIT_OK
-    changed = write_files(args.output, files, owned)
-    print(f"wrote {len(changed)} of {len(files)} files to {args.output}", file=sys.stderr)
+    fresh = [out for out in build.outputs if out.texts is not None]
+    changed = write_files(args.output, {rel: t for out in fresh for rel, t in out.texts.items()},
+                          {folder for out in fresh for folder in out.owned})
+    cache.record(build, keys)
+    print(f"wrote {len(changed)} of {len(build.expected())} files to {args.output}"
+          f" ({len(fresh)} of {len(build.outputs)} specs compiled)", file=sys.stderr)
     return EXIT_OK
 
 
