@@ -86,6 +86,7 @@ class Container:
     liveness: Probe | None = None
     readiness: Probe | None = None
     startup: Probe | None = None
+    expand: bool = True             # Kubernetes $(VAR) expansion (not for compose input)
 
 
 @dataclass

@@ -43,4 +43,6 @@ def container_env(c: Container, r: Replica, namespace: str, ip: str = "", host_i
 
 
 def command_and_args(c: Container, env: dict[str, str]) -> tuple[list[str] | None, list[str] | None]:
+    if not c.expand:
+        return c.command, c.args
     return expand_command(c.command, env), expand_command(c.args, env)

@@ -122,3 +122,26 @@ def test_full_features_spec_is_ready_to_run_once_given_its_cluster_objects(tmp_p
     assert master.main.startup.kind == "http" and master.main.readiness.kind == "tcp"
     assert master.main.post_start and master.main.pre_stop
     assert (tmp_path / "volumes" / "squad").is_dir()
+
+
+@pytest.mark.parametrize("spec,check", [
+    ("tf-ps.yaml", "worker-0 | reached every ps"),
+    ("mxnet-ps.yaml", "(scheduler-0 succeeded)"),
+    ("mpi-horovod.yaml", "launcher-0 | rank on mpi-horovod-worker-1"),
+])
+def test_compose_output_runs_too(tmp_path, test_image, leak_check, spec, check):
+    compiled = tmp_path / "compose.yaml"
+    c = trainspec("compile", SPECS / spec, "--target", "compose", "-o", compiled, cwd=tmp_path)
+    assert c.returncode == 0, c.stderr
+    r = trainspec("run", compiled, "--image", test_image, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert check in norm(r.stdout)
+
+
+def test_compose_pytorch_all_reduce(tmp_path, torch_image, leak_check):
+    compiled = tmp_path / "compose.yaml"
+    assert trainspec("compile", SPECS / "pytorch-ddp.yaml", "--target", "compose", "-o", compiled,
+                     cwd=tmp_path).returncode == 0
+    r = trainspec("run", compiled, "--image", torch_image, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "worker-0 | rank 1/2: all-reduce ok (3.0)" in norm(r.stdout)

@@ -1,0 +1,283 @@
+"""A compiled `compose.yaml` read into the same run model as the k8s output.
+
+Covered: services as replicas (roles and indexes from the trainspec labels or
+the `x-trainspec` block), image, entrypoint/command, environment, working_dir,
+hostname and network aliases, cpu/memory limits, GPU device reservations,
+named volumes (host folders under .trainspec/volumes/, like claims), binds,
+tmpfs and shm_size, restart policies, init services (`depends_on:
+service_completed_successfully`), healthchecks (as readiness probes) and the
+`x-trainspec` lifecycle hooks and job policy. Not covered: Compose's own
+`ports` publishing beyond host:container pairs, secrets/configs top-level
+objects, profiles, extends, build.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from ..compiler.errors import UsageError
+from .loader import ssh_keypair
+from .model import (Container, EnvSource, FailureRule, FileEntry, JobModel, Mount, Probe, Replica, _order)
+
+_UNITS = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
+
+
+def from_compose(doc: dict, path: str, state_dir: str) -> JobModel:
+    return _Compose(doc, path, state_dir).read()
+
+
+def interpolate(value: str) -> str:
+    """Compose interpolation: `$$` is `$`, ${VAR}, ${VAR:-default} and $VAR from the environment."""
+    def sub(m: re.Match) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        name = m.group(1) or m.group(3)
+        default = m.group(2)
+        val = os.environ.get(name)
+        if default is not None:
+            op, dflt = default[:2] if default.startswith(":") else default[:1], default.lstrip(":")[1:]
+            if val is None or (op == ":-" and val == ""):
+                return dflt
+        return val or ""
+
+    return re.sub(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, value)
+
+
+def _mem(value: Any) -> int:
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([a-zA-Z]*)\s*", str(value))
+    if not m or m.group(2).lower() not in _UNITS:
+        raise ValueError(value)
+    return int(Decimal(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+class _Compose:
+    def __init__(self, doc: dict, path: str, state_dir: str):
+        self.doc = doc
+        self.path = path
+        self.base = Path(path).resolve().parent
+        self.state_dir = state_dir
+        self.meta = doc.get("x-trainspec") or {}
+        self.services: dict[str, dict] = doc.get("services") or {}
+        self.generated_keys: dict[str, bytes] | None = None
+
+    def fail(self, where: str, message: str) -> UsageError:
+        return UsageError(f"{self.path}: {where}: {message}")
+
+    def read(self) -> JobModel:
+        if not isinstance(self.services, dict) or not self.services:
+            raise self.fail("services", "no services to run")
+        role_of: dict[str, tuple[str, int]] = {}
+        policy_of: dict[str, str] = {}
+        for role, info in (self.meta.get("roles") or {}).items():
+            for i, svc in enumerate(info.get("services") or []):
+                role_of[svc] = (role, i)
+                policy_of[svc] = info.get("restartPolicy", "")
+        init_steps = {d for svc in self.services.values() for d, cond in _deps(svc).items()
+                      if (cond or {}).get("condition") == "service_completed_successfully"}
+        for name, svc in self.services.items():
+            labels = svc.get("labels") or {}
+            if (isinstance(labels, dict) and "trainspec.dev/role" in labels and name not in role_of
+                    and name not in init_steps):
+                role_of[name] = (str(labels["trainspec.dev/role"]), int(labels.get("trainspec.dev/index", 0)))
+        if not role_of:
+            # A plain compose file: every service that is not an init step is a replica.
+            for name in self.services:
+                if name not in init_steps:
+                    role, _, idx = name.rpartition("-")
+                    role_of[name] = (role, int(idx)) if role and idx.isdigit() else (name, 0)
+        inits = self._init_services(set(role_of))
+        job = str(self.meta.get("job") or Path(self.path).resolve().parent.name)
+        namespace = str(self.meta.get("namespace") or "default")
+        replicas = []
+        for name, (role, index) in role_of.items():
+            if name not in self.services:
+                raise self.fail("x-trainspec.roles", f"service {name!r} is not defined")
+            replicas.append(self._replica(name, role, index, policy_of.get(name, ""), inits, job))
+        clean = self.meta.get("cleanPodPolicy") or "Running"
+        return JobModel(
+            name=job, namespace=namespace, framework=self.meta.get("framework"),
+            success_policy=self.meta.get("successPolicy"), clean_pod_policy=clean,
+            backoff_limit=self.meta.get("backoffLimit"),
+            active_deadline=self.meta.get("activeDeadlineSeconds"),
+            replicas=_order(replicas), configmaps={}, secrets={}, source=self.path)
+
+    def _init_services(self, replicas: set[str]) -> dict[str, list[str]]:
+        """replica service → its init services, in dependency order."""
+        out: dict[str, list[str]] = {}
+        for name in replicas:
+            done = [d for d, cond in _deps(self.services.get(name) or {}).items()
+                    if (cond or {}).get("condition") == "service_completed_successfully"]
+            ordered: list[str] = []
+            for d in done:
+                self._chain(d, ordered)
+            out[name] = ordered
+        return out
+
+    def _chain(self, name: str, ordered: list[str]) -> None:
+        for d, cond in _deps(self.services.get(name) or {}).items():
+            if (cond or {}).get("condition") == "service_completed_successfully" and d not in ordered:
+                self._chain(d, ordered)
+        if name not in ordered:
+            ordered.append(name)
+
+    def _replica(self, name: str, role: str, index: int, role_policy: str, inits: dict, job: str) -> Replica:
+        svc = self.services[name]
+        restart = str(svc.get("restart", "no"))
+        backoff = 6
+        if restart.startswith("on-failure"):
+            pod_policy = "OnFailure"
+            if ":" in restart:
+                backoff = int(restart.split(":", 1)[1])
+        elif restart in ("always", "unless-stopped"):
+            pod_policy = "Always"
+        else:
+            pod_policy, backoff = "Never", 0
+        rules: list[FailureRule] = []
+        if role_policy == "ExitCode":
+            pod_policy = "Never"
+            backoff = int(self.meta.get("backoffLimit") or 6)
+            rules = [FailureRule("FailJob", "In", list(range(1, 128)))]
+        aliases = [svc.get("hostname") or name]
+        for net in (svc.get("networks") or {}).values() if isinstance(svc.get("networks"), dict) else []:
+            aliases += list((net or {}).get("aliases") or [])
+        labels = {str(k): str(v) for k, v in (svc.get("labels") or {}).items()} if isinstance(
+            svc.get("labels"), dict) else {}
+        grace = _seconds(svc.get("stop_grace_period", "10s"))
+        return Replica(
+            name=str(svc.get("hostname") or f"{job}-{role}-{index}"), role=role, index=index,
+            workload="Deployment" if pod_policy == "Always" else "Job",
+            restart_policy=pod_policy, backoff_limit=backoff, active_deadline=None, failure_rules=rules,
+            hostname=str(svc.get("hostname") or name), aliases=list(dict.fromkeys(aliases)), labels=labels,
+            init_containers=[self._container(i, self.services[i]) for i in inits.get(name, [])],
+            main=self._container(name, svc, main=True), grace=grace)
+
+    def _container(self, name: str, svc: dict, main: bool = False) -> Container:
+        where = f"services.{name}"
+        if not svc.get("image"):
+            raise self.fail(where, "has no image (build: is not supported by the emulator)")
+        env = svc.get("environment") or {}
+        if isinstance(env, list):
+            env = dict(e.split("=", 1) if "=" in e else (e, os.environ.get(e, "")) for e in env)
+        limits = ((svc.get("deploy") or {}).get("resources") or {}).get("limits") or {}
+        reservations = ((svc.get("deploy") or {}).get("resources") or {}).get("reservations") or {}
+        accel = 0
+        for dev in reservations.get("devices") or []:
+            caps = [c for group in (dev.get("capabilities") or []) for c in ([group] if isinstance(group, str) else group)]
+            if "gpu" in caps or dev.get("driver") == "nvidia":
+                accel += len(dev.get("device_ids") or []) or int(dev.get("count", 1) if dev.get("count") != "all" else 1)
+        try:
+            cpu = Decimal(str(limits["cpus"])) if "cpus" in limits else None
+            memory = _mem(limits["memory"]) if "memory" in limits else None
+        except (ValueError, ArithmeticError):
+            raise self.fail(f"{where}.deploy.resources.limits", f"cannot read {limits}") from None
+        ports = []
+        for p in svc.get("ports") or []:
+            text = str(p.get("published", "")) + ":" + str(p.get("target")) if isinstance(p, dict) else str(p)
+            host, _, cport = text.rpartition(":")
+            ports.append((int(cport.split("/")[0]), "TCP", int(host.rsplit(":", 1)[-1]) if host else None))
+        for p in svc.get("expose") or []:
+            ports.append((int(str(p).split("/")[0]), "TCP", None))
+        mounts = [self._mount(v, where) for v in svc.get("volumes") or []]
+        tmpfs = svc.get("tmpfs") or []
+        for t in [tmpfs] if isinstance(tmpfs, str) else tmpfs:
+            mounts.append(Mount(str(t).split(":")[0], "tmpfs", name))
+        if svc.get("shm_size"):
+            mounts.append(Mount("/dev/shm", "tmpfs", "shm", size=_mem(svc["shm_size"])))
+        x = svc.get("x-trainspec") or {}
+        lifecycle = x.get("lifecycle") or {}
+        return Container(
+            name=name, image=interpolate(str(svc["image"])),
+            command=self._words(svc.get("entrypoint")), args=self._words(svc.get("command")),
+            working_dir=svc.get("working_dir"),
+            env=[EnvSource(str(k), interpolate(str(v if v is not None else "")), literal=False) for k, v in env.items()],
+            ports=ports, cpu=cpu, memory=memory, accelerators={"nvidia.com/gpu": accel} if accel else {},
+            mounts=mounts,
+            post_start=self._hook(lifecycle.get("postStart")), pre_stop=self._hook(lifecycle.get("preStop")),
+            readiness=self._healthcheck(svc.get("healthcheck")) if main else None,
+            expand=False)
+
+    @staticmethod
+    def _words(value: Any) -> list[str] | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return [interpolate(w) for w in shlex.split(value)]
+        return [interpolate(str(w)) for w in value]
+
+    @staticmethod
+    def _hook(h: dict | None) -> list[str] | None:
+        if not h:
+            return None
+        cmd = (h.get("exec") or {}).get("command")
+        return [str(c) for c in cmd] if cmd else None
+
+    @staticmethod
+    def _healthcheck(h: dict | None) -> Probe | None:
+        if not h or h.get("disable"):
+            return None
+        test = h.get("test")
+        if isinstance(test, str):
+            cmd = ["/bin/sh", "-c", test]
+        elif test and test[0] == "CMD-SHELL":
+            cmd = ["/bin/sh", "-c", " ".join(test[1:])]
+        elif test and test[0] == "CMD":
+            cmd = [str(t) for t in test[1:]]
+        else:
+            return None
+        return Probe("exec", command=cmd, initial_delay=0, period=_seconds(h.get("interval", "30s")),
+                     timeout=_seconds(h.get("timeout", "30s")), failure_threshold=int(h.get("retries", 3)))
+
+    def _mount(self, v: Any, where: str) -> Mount:
+        if isinstance(v, str):
+            parts = v.split(":")
+            src, target = (parts[0], parts[1]) if len(parts) > 1 else ("", parts[0])
+            ro = len(parts) > 2 and "ro" in parts[2].split(",")
+            kind = "bind" if src.startswith((".", "/", "~")) else "volume"
+            v = {"type": kind, "source": src, "target": target, "read_only": ro}
+        kind, src, target = v.get("type", "volume"), str(v.get("source", "")), str(v.get("target"))
+        ro = bool(v.get("read_only", False))
+        if kind == "volume":
+            if not src:
+                return Mount(target, "emptydir", target.strip("/").replace("/", "-") or "anon", ro)
+            vol = ((self.doc.get("volumes") or {}).get(src) or {})
+            claim = vol.get("name", src) if isinstance(vol, dict) else src
+            return Mount(target, "bind", f"{self.state_dir}/volumes/{claim}", ro)
+        if kind == "bind":
+            host = Path(os.path.expanduser(src))
+            host = host if host.is_absolute() else (self.base / host)
+            if not host.exists():
+                if host.name.endswith("-ssh"):
+                    # MPI keys: made for this run, like the k8s path does.
+                    self.generated_keys = self.generated_keys or ssh_keypair()
+                    k = self.generated_keys
+                    files = [FileEntry("id_rsa", k["ssh-privatekey"], 0o600),
+                             FileEntry("id_rsa.pub", k["ssh-publickey"], 0o600),
+                             FileEntry("authorized_keys", k["ssh-publickey"], 0o600)]
+                    return Mount(target, "files", host.name, True, files, secret=True)
+                notes = "; ".join(self.meta.get("notes") or [])
+                raise self.fail(f"{where}.volumes", f"bind source {host} does not exist"
+                                + (f" (x-trainspec notes: {notes})" if notes else ""))
+            return Mount(target, "bind", str(host.resolve()), ro)
+        if kind == "tmpfs":
+            size = (v.get("tmpfs") or {}).get("size")
+            return Mount(target, "tmpfs", target, ro, size=_mem(size) if size else None)
+        raise self.fail(f"{where}.volumes", f"volume type {kind!r} is not supported by the emulator")
+
+
+def _deps(svc: dict) -> dict:
+    deps = svc.get("depends_on") or {}
+    return deps if isinstance(deps, dict) else {d: {} for d in deps}
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, (int, float)):
+        return float(value)
+    total = 0.0
+    for num, unit in re.findall(r"([0-9.]+)(ms|us|h|m|s)", str(value)):
+        total += float(num) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001, "us": 1e-6}[unit]
+    return total
