@@ -395,7 +395,7 @@ class Run:
     def set_status(self, r: Replica, **changes: Any) -> None:
         with self.cond:
             st = self.status[r.name]
-            old_phase = st.phase
+            old_phase, old_ready = st.phase, st.ready
             for k, v in changes.items():
                 setattr(st, k, v)
             if "phase" in changes and changes["phase"] != old_phase:
@@ -405,6 +405,8 @@ class Run:
         if "phase" in changes and changes["phase"] != old_phase:
             detail = f" ({st.reason})" if st.reason else ""
             self.console.transition(r.display, f"{old_phase} -> {st.phase}{detail}")
+        elif "ready" in changes and st.ready != old_ready and st.phase == RUNNING:
+            self.console.transition(r.display, "ready" if st.ready else "not ready")
 
     def set_fatal(self, exc: Exception) -> None:
         with self.cond:

@@ -57,7 +57,9 @@ def run_containers(client, job: str, **labels: str) -> list:
 
 
 def norm(out: str) -> str:
-    """Prefixes are padded to the longest replica name: `worker-0   | x` → `worker-0 | x`."""
+    """Names are padded to the longest replica name: `worker-0   | x` → `worker-0 | x`,
+    `trainspec: ps-0     ready` → `trainspec: ps-0 ready`."""
     import re
 
-    return re.sub(r" +\|", " |", out)
+    out = re.sub(r" +\|", " |", out)
+    return re.sub(r"^(trainspec: \S+) +", r"\1 ", out, flags=re.M)

@@ -31,8 +31,11 @@ def test_tf_env_dns_init_hooks_and_output_volume(tmp_path, test_image, leak_chec
     out = norm(r.stdout)
     assert "chief-0 | chief-0: env ok, every peer name resolves" in out
     assert "chief-0 | chief-0: tfcheck-ps-1:2222 answered ps-1" in out
-    # the PVC is a host folder that outlives the run
-    assert (tmp_path / ".trainspec" / "volumes" / "tfcheck-out" / "chief.txt").read_text() == "chief done\n"
+    assert "ps-0 ready" in out and "ps-1 ready" in out  # tcpSocket readiness probes passed
+    # the PVC is a host folder that outlives the run; the ps ran their preStop hooks when stopped
+    out_dir = tmp_path / ".trainspec" / "volumes" / "tfcheck-out"
+    assert (out_dir / "chief.txt").read_text() == "chief done\n"
+    assert (out_dir / "prestop-ps-0").read_text() == "stopped\n" and (out_dir / "prestop-ps-1").exists()
 
 
 def _flaky(tmp_path, mode: str, **spec_fields):
@@ -80,6 +83,40 @@ def test_failing_liveness_probe_restarts_the_container(tmp_path, test_image, lea
     assert r.returncode == 0, r.stdout + r.stderr
     assert "liveness probe failed" in r.stdout
     assert "mode liveness, later attempt" in r.stdout
+
+
+def test_http_readiness_probe(tmp_path, test_image, leak_check):
+    def edit(doc):
+        doc["spec"]["env"]["MODE"] = "serve"
+        doc["spec"]["roles"]["worker"]["probes"] = {"readiness": {"httpGet": {"path": "/", "port": 8080},
+                                                                  "periodSeconds": 1}}
+    r = trainspec("run", spec("flaky.yaml", tmp_path, edit), "--offline", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "worker-0 ready" in norm(r.stdout)
+
+
+def test_replica_that_fails_during_init(tmp_path, docker_client, test_image, leak_check):
+    def edit(doc):
+        doc["spec"]["restartPolicy"] = "Never"
+        doc["spec"]["roles"]["worker"]["initContainers"] = [
+            {"name": "fetch", "image": "trainspec-test:py3", "command": ["sh", "-c", "echo no data; exit 4"]}]
+    r = trainspec("run", spec("flaky.yaml", tmp_path, edit), "--offline", cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = norm(r.stdout)
+    assert "worker-0:fetch | no data" in out
+    assert "worker-0 failed (init container fetch exited 4; restartPolicy Never)" in out
+    assert "mode " not in out  # the main container never started
+
+
+def test_container_name_collision_is_a_clear_error(tmp_path, docker_client, test_image, leak_check):
+    squatter = docker_client.containers.create(test_image, "true", name="flaky-abc123-worker-0")
+    try:
+        r = trainspec("run", _flaky(tmp_path, "fail-once"), "--offline", "--run-id", "flaky-abc123", cwd=tmp_path)
+    finally:
+        squatter.remove(force=True)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "a container named flaky-abc123-worker-0 already exists" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_active_deadline_fails_the_job(tmp_path, test_image, leak_check):
