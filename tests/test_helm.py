@@ -243,6 +243,26 @@ def test_other_knobs_equal_recompiling(tmp_path):
     assert_same_objects(got, k8s_objects(plan_of("tf-ps.yaml", tmp_path, edit)))
 
 
+def test_changing_the_name_equals_recompiling(tmp_path):
+    plan = plan_of("tf-args-style.yaml", tmp_path)
+    got = render(write_chart(plan, tmp_path / "chart"), plan.namespace, {"name": "renamed"})
+
+    def edit(data):
+        data["metadata"]["name"] = "renamed"
+    assert_same_objects(got, k8s_objects(plan_of("tf-args-style.yaml", tmp_path, edit)))
+
+
+def test_templated_args_are_data_parts(tmp_path):
+    values = yaml.safe_load(helm.render(plan_of("tf-args-style.yaml", tmp_path))["helm/values.yaml"])
+    assert values["roles"]["worker"]["args"] == [
+        "--job_name=worker", ["--task_index=", {"var": "index"}], ["--ps_hosts=", {"hosts": "ps", "join": ","}],
+        ["--worker_hosts=", {"hosts": "worker", "join": ","}], ["--output_dir=/data/output/", {"var": "job.name"}]]
+    values = yaml.safe_load(helm.render(plan_of("full-features.yaml", tmp_path))["helm/values.yaml"])
+    env = {e["name"]: e for e in values["roles"]["master"]["env"]}
+    assert env["RUN_NAME"]["value"] == [{"var": "job.name"}, "-master-", {"var": "index"}]
+    assert env["HF_TOKEN"] == {"name": "HF_TOKEN", "secretKeyRef": {"name": "hf-credentials", "key": "token"}}
+
+
 def test_release_namespace_is_used(tmp_path):
     plan = plan_of("tf-args-style.yaml", tmp_path)
     docs = render(write_chart(plan, tmp_path), "other")
@@ -316,6 +336,8 @@ def test_no_template_injection(tmp_path):
     chart = write_chart(plan, tmp_path)
     docs = render(chart, "ml", name="SHOULD-NOT-APPEAR")
     assert_same_objects(docs, k8s_objects(plan))
+    report = helm_chart.lint(str(chart), strict=True)
+    assert report["errors"] == [] and all(m["severity"] < 2 for m in report["messages"]), report
     text = yaml.safe_dump(docs)
     assert "SHOULD-NOT-APPEAR" not in text
     master = container_of(docs, "inject-master-0")
