@@ -119,70 +119,140 @@ def _flow(items: list) -> str:
     return yaml.dump(items, Dumper=_Dumper, default_flow_style=True, width=_WIDTH, allow_unicode=True)[:-1]
 
 
-def _emit_value(out: list[str], value, indent: int) -> None:
-    """Append ' <scalar>\\n' (or a nested block) after a 'key:' or '- ' already in `out`."""
-    if isinstance(value, dict):
-        if not value:
-            out.append(" {}\n")
-        else:
-            out.append("\n")
-            _emit_mapping(out, value, indent + 2)
-    elif isinstance(value, FlowList):
-        out.append(" " + _flow(value) + "\n")
-    elif isinstance(value, list):
-        if not value:
-            out.append(" []\n")
-        else:
-            out.append("\n")
-            _emit_sequence(out, value, indent)  # PyYAML writes lists under a key without indentation
-    else:
-        _emit_scalar(out, value, indent + 2)
+def _text(value) -> str | tuple[str, list[str]]:
+    """`_scalar` with a cache in front: most strings in manifests repeat (keys, labels, names)."""
+    rendered = _str_cache.get(value) if type(value) is str else None
+    if rendered is None:
+        rendered = _scalar(value)
+        if type(value) is str and len(_str_cache) < 200_000:
+            _str_cache[value] = rendered
+    return rendered
 
 
-def _emit_scalar(out: list[str], value, content_indent: int) -> None:
-    rendered = _scalar(value)
-    if isinstance(rendered, str):
-        out.append(" " + rendered + "\n")
-        return
+_str_cache: dict[str, str | tuple[str, list[str]]] = {}
+
+
+def _literal(out: list[str], lead: str, rendered: tuple[str, list[str]], content_indent: int) -> None:
     header, lines = rendered
     pad = " " * content_indent
-    out.append(" " + header + "\n")
+    out.append(lead + " " + header + "\n")
     out.extend((pad + line if line else line) + "\n" for line in lines)
 
 
-
 def _emit_mapping(out: list[str], mapping: dict, indent: int, first_inline: bool = False) -> None:
+    # The hot loop of every compile: types are tested by identity and common cases come first.
     pad = " " * indent
-    for i, (key, value) in enumerate(mapping.items()):
-        if not isinstance(key, str):
-            raise TypeError(f"mapping keys must be strings, not {type(key).__name__}")
-        out.append(("" if first_inline and i == 0 else pad) + _key(key) + ":")
-        _emit_value(out, value, indent)
+    append = out.append
+    keys = _key_cache
+    strings = _str_cache
+    lead = "" if first_inline else pad
+    for key, value in mapping.items():
+        k = keys.get(key)
+        if k is None:
+            if type(key) is not str:
+                raise TypeError(f"mapping keys must be strings, not {type(key).__name__}")
+            k = _key(key)
+        head = lead + k + ":"
+        lead = pad
+        kind = type(value)
+        if kind is str:
+            rendered = strings.get(value)
+            if rendered is None:
+                rendered = _text(value)
+            if type(rendered) is str:
+                append(head + " " + rendered + "\n")
+            else:
+                _literal(out, head, rendered, indent + 2)
+        elif kind is dict:
+            if value:
+                append(head + "\n")
+                _emit_mapping(out, value, indent + 2)
+            else:
+                append(head + " {}\n")
+        elif kind is list:
+            if value:
+                append(head + "\n")
+                _emit_sequence(out, value, indent)  # PyYAML writes lists under a key without indentation
+            else:
+                append(head + " []\n")
+        elif kind is int:
+            append(head + " " + str(value) + "\n")
+        else:
+            append(head)
+            _emit_other(out, value, indent)
+
+
+def _emit_other(out: list[str], value, indent: int) -> None:
+    """Anything but a plain str/dict/list/int after 'key:' or '-': subclasses, FlowList, bool, None, float."""
+    if isinstance(value, FlowList):
+        out.append(" " + _flow(value) + "\n")
+    elif isinstance(value, dict):
+        if value:
+            out.append("\n")
+            _emit_mapping(out, value, indent + 2)
+        else:
+            out.append(" {}\n")
+    elif isinstance(value, list):
+        if value:
+            out.append("\n")
+            _emit_sequence(out, value, indent)
+        else:
+            out.append(" []\n")
+    else:
+        rendered = _text(value)
+        if isinstance(rendered, str):
+            out.append(" " + rendered + "\n")
+        else:
+            _literal(out, "", rendered, indent + 2)
 
 
 def _emit_sequence(out: list[str], items: list, indent: int, first_inline: bool = False) -> None:
     pad = " " * indent
-    for i, item in enumerate(items):
-        out.append(("" if first_inline and i == 0 else pad) + "-")
-        if isinstance(item, dict) and item:
-            out.append(" ")
+    append = out.append
+    strings = _str_cache
+    lead = "" if first_inline else pad
+    for item in items:
+        head = lead + "-"
+        lead = pad
+        kind = type(item)
+        if kind is dict and item:
+            append(head + " ")
+            _emit_mapping(out, item, indent + 2, first_inline=True)
+        elif kind is str:
+            rendered = strings.get(item)
+            if rendered is None:
+                rendered = _text(item)
+            if type(rendered) is str:
+                append(head + " " + rendered + "\n")
+            else:
+                _literal(out, head, rendered, indent + 2)
+        elif kind is list and item:
+            append(head + " ")
+            _emit_sequence(out, item, indent + 2, first_inline=True)
+        elif isinstance(item, dict) and item:
+            append(head + " ")
             _emit_mapping(out, item, indent + 2, first_inline=True)
         elif isinstance(item, list) and item and not isinstance(item, FlowList):
-            out.append(" ")
+            append(head + " ")
             _emit_sequence(out, item, indent + 2, first_inline=True)
         else:
-            _emit_value_in_sequence(out, item, indent)
+            append(head)
+            _emit_other_in_sequence(out, item, indent)
 
 
-def _emit_value_in_sequence(out: list[str], item, indent: int) -> None:
-    if isinstance(item, dict):
-        out.append(" {}\n")
-    elif isinstance(item, FlowList):
+def _emit_other_in_sequence(out: list[str], item, indent: int) -> None:
+    if isinstance(item, FlowList):
         out.append(" " + _flow(item) + "\n")
+    elif isinstance(item, dict):
+        out.append(" {}\n")
     elif isinstance(item, list):
         out.append(" []\n")
     else:
-        _emit_scalar(out, item, indent + 2)
+        rendered = _text(item)
+        if isinstance(rendered, str):
+            out.append(" " + rendered + "\n")
+        else:
+            _literal(out, "", rendered, indent + 2)
 
 
 def _emit_document(out: list[str], document) -> None:
