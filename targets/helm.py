@@ -25,10 +25,11 @@ import json
 import os
 
 from trainspec.compiler.frameworks import MPI_WORKER_COMMAND
-from trainspec.compiler.model import ROLE_ORDER, ConfigMapRef, SecretRef
+from trainspec.compiler.model import ConfigMapRef, SecretRef
 from trainspec.compiler.plan import JobPlan, RolePlan
 from trainspec.compiler.planner import _merged_env
 from trainspec.compiler.templating import Templates, has_template
+from trainspec.compiler.validate import MAX_REPLICAS, ROLE_LIMITS
 
 from . import common
 from .yamlout import dump
@@ -37,14 +38,6 @@ CHART_DIR = os.path.join(os.path.dirname(__file__), "helm_chart")
 TEMPLATE_FILES = ("_helpers.tpl", "topology.yaml", "services.yaml", "jobs.yaml", "NOTES.txt")
 CHART_VERSION = "0.1.0"
 
-# (min, max) replicas per role, as the validator enforces them (compiler/validate.py ROLE_LIMITS).
-ROLE_LIMITS = {
-    "tensorflow": {"chief": (0, 1), "ps": (0, None), "worker": (0, None), "evaluator": (0, 1)},
-    "pytorch": {"master": (1, 1), "worker": (0, None)},
-    "mxnet": {"scheduler": (1, 1), "server": (1, None), "worker": (1, None)},
-    "mpi": {"launcher": (1, 1), "worker": (1, None)},
-}
-MAX_REPLICAS = 100_000
 TOPOLOGY_VARS = ("index", "replicas", "port")
 
 
@@ -367,7 +360,8 @@ def values_yaml(plan: JobPlan, values: dict) -> str:
 QUANTITY = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
 DNS1035 = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 DNS1123 = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-RESOURCE_NAME = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+RESOURCE_NAME = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                 r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 ENV_NAME = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
 
 

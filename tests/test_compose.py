@@ -235,7 +235,8 @@ def test_dollars_are_literal_and_refs_come_from_the_host(tmp_path):
     assert master["environment"]["KEY"] == "${KEY:?KEY must be set: the value of Secret creds key api-key}"
     assert master["restart"] == "always"
     assert master["deploy"]["resources"]["limits"] == {"cpus": "0.5", "memory": "1536m"}
-    assert "urlopen" in master["healthcheck"]["test"][1] and "http://localhost:8080/ready" in master["healthcheck"]["test"][1]
+    test = master["healthcheck"]["test"][1]
+    assert "urlopen" in test and "http://localhost:8080/ready" in test
     assert doc["services"]["worker-0"]["healthcheck"]["test"] == ["CMD", "sh", "-c", 'test -n "$$HOME"']
     jsonschema.Draft7Validator(compose_schema()).validate(doc)
     binary = compose_v2_binary()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -59,7 +58,3 @@ def compose_config(binary: str, path: str | os.PathLike, env: dict | None = None
 def compose_schema() -> dict:
     with open(reference_dir() / "schemas" / "compose-spec.json", encoding="utf-8") as handle:
         return json.load(handle)
-
-
-def which(name: str) -> str | None:
-    return shutil.which(name)
