@@ -24,7 +24,7 @@ from trainspec.compiler.plan import JobPlan, RolePlan
 
 from . import common
 from .kubeflow_common import (base_env, field_ref, per_replica_error, render_role, role_container, role_labels,
-                             topology_data)
+                             runtime_form, spec_error, topology_data)
 from .yamlout import dump_all
 
 FILE = "kubeflow.yaml"
@@ -82,23 +82,19 @@ def topology_config_map(plan: JobPlan, host_lists: dict[str, list[str]]) -> dict
 
 def _check_restart(plan: JobPlan, role: RolePlan) -> None:
     if plan.framework == "mpi" and role.restart_policy not in MPI_RESTART_POLICIES:
-        from trainspec.compiler.errors import ErrorSink
-
         rspec = plan.spec.role(role.name)
         path = ("spec", "roles", role.name, "restartPolicy") if rspec.restart_policy else ("spec", "restartPolicy")
-        sink = ErrorSink(plan.spec.source)
-        sink.add(path, f"target kubeflow: mpi-operator does not accept restartPolicy {role.restart_policy!r} "
-                       f"for the {role.name}", "Never or OnFailure",
-                 "use OnFailure with backoffLimit, or the k8s / volcano target")
-        sink.raise_if_any()
+        raise spec_error(plan, path, f"target kubeflow: mpi-operator does not accept restartPolicy "
+                                     f"{role.restart_policy!r} for the {role.name}", "Never or OnFailure",
+                         "use OnFailure with backoffLimit, or the k8s / volcano target")
 
 
 def _framework_env(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]) -> list[dict]:
     """Variables the operator would not inject but the spec promises (see the module doc)."""
     if plan.framework == "tensorflow" and plan.total_replicas == 1:
         cluster = {r.name: [f"{h.rsplit(':', 1)[0]}.{plan.namespace}.svc:{r.port}" for h in host_lists[r.name]]
-                   for r in plan.roles if r.count and r.name != "evaluator"}
-        config = {"cluster": cluster, "task": {"type": role.name, "index": 0}, "environment": "cloud"}
+                   for r in plan.roles if r.count}
+        config = {"cluster": dict(sorted(cluster.items())), "task": {"type": role.name, "index": 0}, "environment": "cloud"}
         return [{"name": "TF_CONFIG", "value": common.escape_k8s(json.dumps(config, separators=(",", ":"),
                                                                            sort_keys=False))}]
     return []
@@ -107,18 +103,29 @@ def _framework_env(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str
 def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]) -> dict:
     _check_restart(plan, role)
     rendered = render_role(plan, role, host_lists)
-    if not rendered.uniform:
-        raise per_replica_error(plan, role, rendered.varying, "kubeflow",
-                                "a Kubeflow replica spec has one pod template for all of its replicas")
-    values = rendered.of(0)
     if plan.framework == "mpi" and role.name == "launcher":
         index = {"value": "0"}  # mpi-operator labels only the workers with their index
     else:
         index = field_ref(f"metadata.labels['{INDEX_LABEL}']")
     env = base_env(plan, role, index, plan.topology_name)
     env += _framework_env(plan, role, host_lists)
-    env += common.env_list(values.env, plan.topology_name)
-    container = role_container(plan, role, env, values)
+    values = rendered.of(0)
+    if rendered.uniform:
+        env += common.env_list(values.env, plan.topology_name)
+        container = role_container(plan, role, env, values)
+    else:
+        # One template for all replicas: the index reaches the text at runtime, and only
+        # where the kubelet's $(TRAINSPEC_INDEX) expansion gives every replica its exact text.
+        form, bad = runtime_form(rendered)
+        if form is None:
+            raise per_replica_error(plan, role, bad, "kubeflow",
+                                    "a Kubeflow replica spec has one pod template for all of its replicas, and "
+                                    "this text cannot be rebuilt at runtime from $(TRAINSPEC_INDEX)")
+        command, args, user_env = form
+        container = role_container(plan, role, env + user_env, values)
+        for key, items in (("command", command), ("args", args)):
+            if items is not None:
+                container[key] = items
     pod: dict = dict(common.scheduling_fields(plan))
     if role.init_containers:
         pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
@@ -131,8 +138,6 @@ def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]
         "restartPolicy": role.restart_policy,
         "template": {"metadata": {"labels": role_labels(plan, role)}, "spec": pod},
     }
-
-
 
 
 def run_policy(plan: JobPlan) -> dict:

@@ -51,6 +51,8 @@ class RoleRender:
     uniform: bool
     per_replica: tuple[Rendered, ...]
     varying: tuple | None = None
+    symbolic: Rendered | None = None  # rendered with index = INDEX_TOKEN (see runtime_form)
+    paths: tuple = ()  # (command path, args path, [env paths])
 
     def of(self, index: int) -> Rendered:
         return self.per_replica[0] if self.uniform else self.per_replica[index]
@@ -122,8 +124,86 @@ def render_role(plan: JobPlan, role: RolePlan, hosts: dict[str, list[str]],
     first = rendered[0]
     for other in rendered[1:]:
         if other != first:
-            return RoleRender(False, rendered, _first_difference(first, other, command_path, args_path, env))
+            try:
+                symbolic = render(INDEX_TOKEN)
+            except SpecErrors:  # e.g. {{ index + 1 }}: arithmetic on the index
+                symbolic = None
+            return RoleRender(False, rendered, _first_difference(first, other, command_path, args_path, env),
+                              symbolic, (command_path, args_path, tuple(path for _, _, path in env)))
     return RoleRender(True, (first,))
+
+
+# --- per-replica text through the runtime index (Kubeflow) ---------------------------------
+
+INDEX_TOKEN = "\ue000trainspec-index\ue000"
+INDEX_REF = "$(TRAINSPEC_INDEX)"
+
+
+def _k8s_text(symbolic: str, actual: list[str]) -> str | None:
+    """`symbolic` as kubelet text with `$(TRAINSPEC_INDEX)` where the index was, or None.
+
+    The result is checked against every replica's own rendering with the kubelet's
+    expansion rules (compiler.plan.expand_references): it is returned only when the
+    program of replica i would see exactly the text the spec renders for index i.
+    """
+    from trainspec.compiler.plan import expand_references
+
+    from .common import escape_k8s
+
+    parts = symbolic.split(INDEX_TOKEN)
+    # a `$` just before the reference must be escaped too: escape each part as if "(" followed it
+    escaped = [escape_k8s(part + "(")[:-1] for part in parts[:-1]] + [escape_k8s(parts[-1])]
+    text = INDEX_REF.join(escaped)
+    for i, expected in enumerate(actual):
+        if expand_references(text, {"TRAINSPEC_INDEX": str(i)}) != expected:
+            return None
+    return text
+
+
+def runtime_form(role_render: RoleRender):
+    """(command, args, env entries) for one pod template serving every replica, or (None, path).
+
+    Strings come back already escaped for the kubelet; a per-replica string uses
+    `$(TRAINSPEC_INDEX)`, which the kubelet expands from the env var defined first
+    in the container (command, args and later env values may reference it).
+    Returns (None, path of the first field that cannot be expressed) on failure.
+    """
+    from .common import env_entry, escape_k8s
+
+    sym = role_render.symbolic
+    reps = role_render.per_replica
+    command_path, args_path, env_paths = role_render.paths
+    if sym is None:
+        return None, role_render.varying
+
+    def items(name, path):
+        values = getattr(sym, name)
+        if values is None:
+            return None, None
+        out = []
+        for i, text in enumerate(values):
+            k8s = _k8s_text(text, [getattr(r, name)[i] for r in reps])
+            if k8s is None:
+                return None, path + (i,)
+            out.append(k8s)
+        return out, None
+
+    command, bad = items("command", command_path)
+    if bad:
+        return None, bad
+    args, bad = items("args", args_path)
+    if bad:
+        return None, bad
+    env = []
+    for j, var in enumerate(sym.env):
+        if var.value is None:
+            env.append(env_entry(var, ""))
+            continue
+        k8s = _k8s_text(var.value, [r.env[j].value for r in reps])
+        if k8s is None:
+            return None, env_paths[j]
+        env.append({"name": var.name, "value": k8s})
+    return (command, args, env), None
 
 
 def _first_difference(a: Rendered, b: Rendered, command_path, args_path, env) -> tuple:
@@ -143,13 +223,14 @@ def _dotted(path: tuple) -> str:
     return dotted(path)
 
 
-def per_replica_error(plan: JobPlan, role: RolePlan, path: tuple, target: str, why: str) -> SpecErrors:
-    """A SpecErrors for a template that renders differently per replica, at its position in the spec."""
-    message = (f"renders differently for each {role.name} replica (it uses {{{{ index }}}}), "
-               f"but {why}")
-    expected = "the same text for every replica of a role"
+def spec_error(plan: JobPlan, path: tuple, message: str, expected: str = "", hint: str = "") -> SpecErrors:
+    """A SpecErrors at `path`, with the line and column found again in the spec file.
+
+    The plan does not keep positions; the file is read again (only on this error
+    path), and 1:1 is used when that is not possible (e.g. Jsonnet needing options).
+    """
     sink = ErrorSink(plan.spec.source)
-    try:  # find the line and column again; the plan does not keep positions
+    try:
         from trainspec.compiler.loader import load_file
 
         for doc in load_file(plan.spec.source):
@@ -157,10 +238,17 @@ def per_replica_error(plan: JobPlan, role: RolePlan, path: tuple, target: str, w
             if isinstance(meta, dict) and meta.get("name") == plan.name:
                 sink = ErrorSink(plan.spec.source, doc.positions, doc.key_positions)
                 break
-    except Exception:  # noqa: BLE001 - positions are a courtesy; 1:1 is acceptable
+    except Exception:  # noqa: BLE001 - positions are a courtesy
         pass
-    sink.add(path, f"target {target}: {message}", expected, TOPOLOGY_HINT)
+    sink.add(path, message, expected, hint)
     return SpecErrors(sink.errors)
+
+
+def per_replica_error(plan: JobPlan, role: RolePlan, path: tuple, target: str, why: str) -> SpecErrors:
+    """A SpecErrors for a template that renders differently per replica, at its position in the spec."""
+    message = (f"target {target}: renders differently for each {role.name} replica (it uses {{{{ index }}}}), "
+               f"but {why}")
+    return spec_error(plan, path, message, "the same text for every replica of a role", TOPOLOGY_HINT)
 
 
 def topology_data(plan: JobPlan, hosts: dict[str, list[str]]) -> dict[str, str]:

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import json
 
-from trainspec.compiler.errors import ErrorSink
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from . import common
 from .kubeflow_common import (base_env, field_ref, per_replica_error, render_role, role_container, role_labels,
-                              topology_data)
+                              spec_error, topology_data)
 from .yamlout import dump_all
 
 FILE = "volcano.yaml"
@@ -57,12 +56,13 @@ def hosts(plan: JobPlan) -> dict[str, list[str]]:
 
 
 def tf_cluster(plan: JobPlan) -> str:
-    """The tensorflow plugin's cluster JSON (Go struct order ps, worker, chief; empty roles omitted).
+    """The tensorflow plugin's cluster JSON: Go struct order ps, worker, chief, evaluator; empty roles omitted.
 
-    The evaluator is kept out, as TensorFlow documents and the Kubeflow operator does (see plugins()).
+    Like the Kubeflow operator (1.x), the plugin lists the evaluator too; the k8s
+    target does not (PRODUCT.md).  See docs/targets-kubeflow-volcano.md.
     """
     addresses = hosts(plan)
-    cluster = {name: addresses[name] for name in ("ps", "worker", "chief") if addresses.get(name)}
+    cluster = {name: addresses[name] for name in ("ps", "worker", "chief", "evaluator") if addresses.get(name)}
     return json.dumps(cluster, separators=(",", ":"))
 
 
@@ -86,17 +86,15 @@ class _Layout:
 
 
 def _fail(plan: JobPlan, path: tuple, message: str, expected: str, hint: str):
-    sink = ErrorSink(plan.spec.source)
-    sink.add(path, f"target volcano: {message}", expected, hint)
-    sink.raise_if_any()
+    raise spec_error(plan, path, f"target volcano: {message}", expected, hint)
 
 
 def _check(plan: JobPlan, layout: _Layout) -> None:
     if plan.framework == "tensorflow" and not layout.split:
-        ports = {role.port for role in plan.roles if role.name != "evaluator"}
+        ports = {role.port for role in plan.roles}
         if len(ports) > 1:
             _fail(plan, ("spec", "roles"), "Volcano's tensorflow plugin gives every task the same port "
-                  f"(roles use {sorted(ports)})", "one port for ps, worker and chief", "remove the per-role ports")
+                  f"(roles use {sorted(ports)})", "one port for every role", "remove the per-role ports")
     if layout.split:
         for role in plan.roles:
             if len(f"{plan.name}-{role.name}-{role.count - 1}-0") > 63:
@@ -201,13 +199,8 @@ def plugins(plan: JobPlan, split: bool) -> dict:
         return out
     names = {role.name for role in plan.roles}
     if plan.framework == "tensorflow":
-        args = [f"--{name}={name}" for name in ("ps", "worker", "chief") if name in names]
-        if "evaluator" in names:
-            # No task is the plugin's evaluator, so the evaluator is left out of the cluster
-            # (TensorFlow's and Kubeflow's rule); its task type is still "evaluator".
-            args.append("--evaluator=")
-        port = next((role.port for role in plan.roles if role.name != "evaluator"), plan.roles[0].port)
-        out["tensorflow"] = args + [f"--port={port}"]
+        args = [f"--{name}={name}" for name in ("ps", "worker", "chief", "evaluator") if name in names]
+        out["tensorflow"] = args + [f"--port={plan.roles[0].port}"]
     elif plan.framework == "pytorch":
         out["pytorch"] = ["--master=master", "--worker=worker", f"--port={plan.role('master').port}"]
     else:
