@@ -94,7 +94,8 @@ def _framework_env(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str
     if plan.framework == "tensorflow" and plan.total_replicas == 1:
         cluster = {r.name: [f"{h.rsplit(':', 1)[0]}.{plan.namespace}.svc:{r.port}" for h in host_lists[r.name]]
                    for r in plan.roles if r.count}
-        config = {"cluster": dict(sorted(cluster.items())), "task": {"type": role.name, "index": 0}, "environment": "cloud"}
+        config = {"cluster": dict(sorted(cluster.items())), "task": {"type": role.name, "index": 0},
+                  "environment": "cloud"}
         return [{"name": "TF_CONFIG", "value": common.escape_k8s(json.dumps(config, separators=(",", ":"),
                                                                            sort_keys=False))}]
     return []

@@ -29,7 +29,7 @@ from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_S
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from . import common
-from .kubeflow_common import (base_env, field_ref, per_replica_error, render_role, role_container, role_labels,
+from .kubeflow_common import (base_env, field_ref, render_role, role_container, role_labels,
                               spec_error, topology_data)
 from .yamlout import dump_all
 
@@ -95,12 +95,6 @@ def _check(plan: JobPlan, layout: _Layout) -> None:
         if len(ports) > 1:
             _fail(plan, ("spec", "roles"), "Volcano's tensorflow plugin gives every task the same port "
                   f"(roles use {sorted(ports)})", "one port for every role", "remove the per-role ports")
-    if layout.split:
-        for role in plan.roles:
-            if len(f"{plan.name}-{role.name}-{role.count - 1}-0") > 63:
-                render = layout.renders[role.name]
-                raise per_replica_error(plan, role, render.varying or ("spec", "roles", role.name), "volcano",
-                                        "one task per replica would make pod names longer than 63 characters")
 
 
 def _index_entry(index: int | None) -> dict:

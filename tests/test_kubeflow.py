@@ -118,7 +118,8 @@ def test_host_lists_name_the_services_the_operator_creates():
     assert cm["metadata"]["name"] == "tf-ps-topology"
     assert cm["data"]["TRAINSPEC_HOSTS_PS"] == "tf-ps-ps-0:2222,tf-ps-ps-1:2222"
     cm, job = docs_of(SPECS / "mpi-horovod.yaml")  # mpi-operator: hostname + subdomain <job>
-    assert cm["data"]["TRAINSPEC_HOSTS_WORKER"] == "mpi-horovod-worker-0.mpi-horovod:22,mpi-horovod-worker-1.mpi-horovod:22"
+    assert cm["data"]["TRAINSPEC_HOSTS_WORKER"] == \
+        "mpi-horovod-worker-0.mpi-horovod:22,mpi-horovod-worker-1.mpi-horovod:22"
     assert cm["data"]["TRAINSPEC_HOSTS_LAUNCHER"] == "mpi-horovod-launcher.mpi-horovod:22"
 
 

@@ -104,7 +104,8 @@ def test_mxnet_has_no_plugin_so_we_write_dmlc():
     assert worker["DMLC_PS_ROOT_URI"]["value"] == "mxnet-ps-scheduler-0.mxnet-ps"
     assert (worker["DMLC_ROLE"]["value"], worker["DMLC_NUM_SERVER"]["value"], worker["DMLC_NUM_WORKER"]["value"]) == \
         ("worker", "2", "2")
-    assert worker["DMLC_WORKER_ID"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.labels['volcano.sh/task-index']"}}
+    assert worker["DMLC_WORKER_ID"]["valueFrom"] == {
+        "fieldRef": {"fieldPath": "metadata.labels['volcano.sh/task-index']"}}
     assert "DMLC_WORKER_ID" not in env_of(tasks(job)["server"])
 
 
@@ -186,7 +187,8 @@ def test_pytorch_per_replica_tasks_get_rank_and_node_rank():
 
 def test_mpi_hostfile_is_mounted_on_the_launcher():
     cm, job = docs_of(SPECS / "mpi-horovod.yaml")
-    assert cm["data"]["hostfile"] == "mpi-horovod-worker-0.mpi-horovod slots=1\nmpi-horovod-worker-1.mpi-horovod slots=1\n"
+    assert cm["data"]["hostfile"] == ("mpi-horovod-worker-0.mpi-horovod slots=1\n"
+                                      "mpi-horovod-worker-1.mpi-horovod slots=1\n")
     launcher = tasks(job)["launcher"]["template"]["spec"]
     assert {"name": "mpi-job-config", "mountPath": "/etc/mpi"} in launcher["containers"][0]["volumeMounts"]
     assert env_of(tasks(job)["launcher"])["OMPI_MCA_orte_default_hostfile"]["value"] == "/etc/mpi/hostfile"
