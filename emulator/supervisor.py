@@ -311,9 +311,12 @@ class Run:
 
     def _refresh(self) -> None:
         with self.cond:
-            if not self.dirty:
+            # On a terminal the table is redrawn every second anyway: AGE moves.
+            tick = self.console.live and time.time() - getattr(self, "_drawn_at", 0) >= 1
+            if not self.dirty and not tick:
                 return
             self.dirty = False
+            self._drawn_at = time.time()
         self.console.update(self.rows())
         self._save_state()
 
@@ -336,8 +339,11 @@ class Run:
             else:
                 rn.terminate()
         deadline = time.time() + self.opts.max_grace + 15
-        for rn in self.runners.values():
-            rn.join(max(0.1, deadline - time.time()))
+        while time.time() < deadline and any(rn.is_alive() for rn in self.runners.values()):
+            if self.opts.max_grace == 0 and self.interrupted:
+                break  # a second Ctrl-C: no more waiting, force-remove below
+            for rn in self.runners.values():
+                rn.join(0.1)
         self.console.finish()
         if self.events is not None:
             self.events.close()
@@ -354,7 +360,7 @@ class Run:
     def _summary(self) -> None:
         out = self.console
         elapsed = time.time() - self.started
-        table = out.table(self.rows())
+        table = out.table(self.rows(), age=False)
         if self.decision is not None and not self.interrupted:
             head = f"job {self.job.name} {self.decision.outcome.upper()} in {elapsed:.1f}s ({self.decision.reason})"
         else:

@@ -98,12 +98,16 @@ class Console:
             self.live = False
 
     # -- formatting ------------------------------------------------------
-    def table(self, rows: list[Row]) -> str:
+    def table(self, rows: list[Row], age: bool = True) -> str:
+        """AGE is the time in the current status (live view only)."""
         head = ("REPLICA", "STATUS", "READY", "RESTARTS", "EXIT", "AGE", "DETAIL")
         now = time.time()
         body = [(r.name, r.phase, "yes" if r.ready else "-", str(r.restarts),
                  "-" if r.exit_code is None else str(r.exit_code), _age(now - r.since), r.reason)
                 for r in rows]
+        if not age:
+            head = head[:5] + head[6:]
+            body = [b[:5] + b[6:] for b in body]
         widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body]]
         return "\n".join(lines)
