@@ -139,8 +139,12 @@ class _Builder:
         self.positions[path] = self._here(node)
         yaml = self.yaml
         if isinstance(node, yaml.MappingNode):
+            if node.tag not in ("tag:yaml.org,2002:map",):
+                self._bad_tag(node)
             return self._mapping(node, path, depth)
         if isinstance(node, yaml.SequenceNode):
+            if node.tag != "tag:yaml.org,2002:seq":
+                self._bad_tag(node)
             return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
         return self._scalar(node)
 
@@ -178,6 +182,11 @@ class _Builder:
             result.setdefault(k, v)
         return result
 
+    def _bad_tag(self, node):
+        line, column = self._here(node)
+        _fail(self.file, line, column, f"unsupported YAML tag {node.tag}",
+              "plain strings, numbers, booleans, lists and maps", "remove the tag")
+
     def _scalar(self, node):
         tag = node.tag
         c = self.constructor
@@ -193,9 +202,7 @@ class _Builder:
             return None
         if tag == "tag:yaml.org,2002:timestamp":
             return node.value
-        line, column = self._here(node)
-        _fail(self.file, line, column, f"unsupported YAML tag {tag}", "plain strings, numbers, booleans, lists and maps",
-              "remove the tag")
+        self._bad_tag(node)
 
 
 # --- JSON ---------------------------------------------------------------------------

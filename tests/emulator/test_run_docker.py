@@ -260,3 +260,32 @@ def test_two_runs_of_one_job_do_not_collide(tmp_path, docker_client, test_image,
     down = trainspec("down", "flaky", cwd=tmp_path)  # a job name: every run of it
     assert down.stdout.count("removed") == 2, down.stdout
     assert run_containers(docker_client, "flaky") == []
+
+
+def test_keep_leaves_the_run_for_inspection_until_down(tmp_path, docker_client, test_image, leak_check):
+    r = trainspec("run", _flaky(tmp_path, "fail-once", restartPolicy="Never"), "--offline", "--keep", cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "--keep: containers and network of flaky-" in r.stdout
+    (container,) = run_containers(docker_client, "flaky")
+    assert container.status == "exited" and container.attrs["State"]["ExitCode"] == 3
+    assert "flaky-" not in trainspec("gc", cwd=tmp_path).stdout  # a kept run is not garbage
+    run_id = container.labels["trainspec.dev/run-id"]
+    down = trainspec("down", run_id, cwd=tmp_path)
+    assert "removed 1 container(s), 1 network(s)" in down.stdout, down.stdout
+    assert run_containers(docker_client, "flaky") == []
+
+
+@pytest.mark.parametrize("clean,ps_left_running", [("None", True), ("Running", False)])
+def test_clean_pod_policy_decides_what_keeps_running(tmp_path, docker_client, test_image, leak_check, clean,
+                                                    ps_left_running):
+    def edit(doc):
+        doc["spec"]["env"]["MODE"] = "ok"
+        doc["spec"]["cleanPodPolicy"] = clean
+        doc["spec"]["roles"] = {"ps": {"replicas": 1, "env": {"MODE": "hang"}}, "worker": {"replicas": 1}}
+    r = trainspec("run", spec("flaky.yaml", tmp_path, edit), "--offline", "--keep", cwd=tmp_path)
+    try:
+        assert r.returncode == 0, r.stdout + r.stderr
+        ps = run_containers(docker_client, "flaky", replica="ps-0")
+        assert [c.status == "running" for c in ps] == [ps_left_running]
+    finally:
+        trainspec("down", "flaky", cwd=tmp_path)
