@@ -275,6 +275,7 @@ def cmd_down(args) -> int:
     ids = _resolve(state, args.job, live)
     if args.job in ids:
         ids = [args.job]
+    reported = 0
     for rid in ids:
         sup = live.get(rid, {}).get("supervisor") or (read_state(run_dir(state, rid)) or {}).get("supervisor", "")
         if sup and supervisor_alive(sup):
@@ -290,7 +291,11 @@ def cmd_down(args) -> int:
         c, n, v = db.remove_run(client, rid)
         # The supervisor may have removed them itself: report what the run had.
         c, n, v = max(c, len(info["containers"])), max(n, info["networks"]), max(v, info["volumes"])
-        print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
+        if c or n or v or len(ids) == 1:
+            print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
+            reported += 1
+    if not reported:
+        print(f"nothing to remove for {args.job}")
     return 0
 
 

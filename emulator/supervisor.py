@@ -759,13 +759,16 @@ class PodRunner(threading.Thread):
             self._start_probes(c, cid, probe_stop)
         code = self._wait_exit(cid, waiter)
         probe_stop.set()
-        logs.join(10)  # the exit can be seen before the last lines: let the stream finish
+        if not self.abandoned:
+            logs.join(10)  # the exit can be seen before the last lines: let the stream finish
         return code
 
     def _wait_exit(self, cid: str, waiter: threading.Event) -> int:
         api = self.run_.client.api
         polls = 0
         while not waiter.wait(1.0):
+            if self.abandoned:
+                return -1  # left running on purpose (cleanPodPolicy None with --keep)
             polls += 1
             if polls % 5 == 0:  # in case the event stream broke: ask directly
                 try:
