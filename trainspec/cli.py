@@ -155,8 +155,10 @@ def cmd_compile(args) -> int:
             raise UsageError("the helm target writes a chart folder: give -o DIR")
         from trainspec.output import write_files
 
-        files = {os.path.relpath(rel, "helm"): text for rel, text in outputs[0].items()}
-        write_files(args.output, files, {"templates"})
+        # The chart folder is swapped in as a whole, like a job folder in `build`.
+        parent, name = os.path.split(os.path.abspath(args.output))
+        files = {os.path.join(name, os.path.relpath(rel, "helm")): text for rel, text in outputs[0].items()}
+        write_files(parent, files, {os.path.join(name, "templates")})
         return EXIT_OK
     if args.target == "compose" and len(plans) != 1:
         raise UsageError(f"{args.spec} holds {len(plans)} jobs; a compose file is one job: use `trainspec build`")

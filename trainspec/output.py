@@ -105,8 +105,8 @@ def _exchange(a: str, b: str) -> bool:
     raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), b)
 
 
-def recover(root: str) -> None:
-    """Undo what a killed build left: staging folders, and (without RENAME_EXCHANGE) a moved-away folder."""
+def recover(root: str, jobs) -> None:
+    """Undo what a killed build left in root: staging folders, a moved-away job folder, temp files."""
     try:
         names = os.listdir(root)
     except OSError:
@@ -121,13 +121,14 @@ def recover(root: str) -> None:
             shutil.rmtree(path, ignore_errors=True)
         elif name.startswith(STAGE_PREFIX):
             shutil.rmtree(path, ignore_errors=True)
-    for dirpath, _, filenames in os.walk(root):
-        for name in filenames:
-            if name.startswith(".trainspec-") and not name.startswith(".trainspec-cache"):
-                try:
-                    os.unlink(os.path.join(dirpath, name))
-                except OSError:
-                    pass
+    for job in jobs:
+        for dirpath, _, filenames in os.walk(os.path.join(root, job)):
+            for name in filenames:
+                if name.startswith(".trainspec-"):
+                    try:
+                        os.unlink(os.path.join(dirpath, name))
+                    except OSError:
+                        pass
 
 
 def _link_tree(source: str, dest: str) -> None:
@@ -155,11 +156,11 @@ def _write_new(path: str, text: str) -> None:
 def write_files(root: str, files: dict[str, str], owned_dirs: set[str]) -> list[str]:
     """Write changed files and remove stale ones, one job folder at a time; returns changed paths."""
     os.makedirs(root, exist_ok=True)
-    recover(root)
     by_job: dict[str, dict[str, str]] = {}
     for rel, text in files.items():
         job, _, inner = rel.partition(os.sep)
         by_job.setdefault(job, {})[inner] = text
+    recover(root, sorted(by_job))
     changed_all: list[str] = []
     for job in sorted(by_job):
         live = os.path.join(root, job)
