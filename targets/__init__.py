@@ -9,16 +9,10 @@ TARGETS = ("k8s", "kubeflow", "volcano", "helm", "compose")
 
 
 def available() -> tuple[str, ...]:
-    found = []
-    for name in TARGETS:
-        try:
-            importlib.import_module(f"trainspec.targets.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"trainspec.targets.{name}":
-                raise
-            continue
-        found.append(name)
-    return tuple(found)
+    """Targets this installation has (found, not imported: each target loads when it renders)."""
+    import importlib.util
+
+    return tuple(name for name in TARGETS if importlib.util.find_spec(f"trainspec.targets.{name}") is not None)
 
 
 def render(target: str, plan) -> dict[str, str]:

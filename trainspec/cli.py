@@ -54,7 +54,11 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMPILE_COMMANDS = ("validate", "compile", "build")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; for a compile-path `command`, without the emulator's (slower to import) commands."""
     parser = _Parser(prog="trainspec", description="Compile distributed-training job specs to Kubernetes, "
                      "Kubeflow, Volcano, Helm and Compose, and run them locally on Docker.",
                      epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -98,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_spec_options(p)
     p.set_defaults(func=cmd_build)
 
+    if command in COMPILE_COMMANDS:
+        return parser
     try:
         from trainspec.emulator.cli import register
     except ModuleNotFoundError as exc:
@@ -227,7 +233,9 @@ def cmd_build(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     from trainspec.compiler.errors import SpecErrors, UsageError
 
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    command = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
