@@ -14,7 +14,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -22,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import yaml  # noqa: E402
 
 from corpus import write_corpus  # noqa: E402
-from timing import interleaved, machine, ms, table  # noqa: E402
+from timing import interleaved, machine, ms, run_bench, table  # noqa: E402
 
 YAML_TARGETS = ("k8s", "kubeflow", "volcano", "compose")
 
@@ -112,7 +111,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
-    code = main()
-    print(f"\n(bench ran {time.perf_counter() - start:.1f}s)")
-    sys.exit(code)
+    sys.exit(run_bench(main))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timing import machine, table  # noqa: E402
+from timing import machine, run_bench, table  # noqa: E402
 
 SPEC = """\
 apiVersion: trainspec/v1
@@ -113,7 +113,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
-    code = main()
-    print(f"\n(bench ran {time.perf_counter() - start:.1f}s)")
-    sys.exit(code)
+    sys.exit(run_bench(main))

@@ -12,13 +12,12 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import write_corpus  # noqa: E402
-from timing import machine, ms, run, table  # noqa: E402
+from timing import machine, ms, run, run_bench, table  # noqa: E402
 
 
 def main() -> int:
@@ -53,7 +52,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
-    code = main()
-    print(f"\n(bench ran {time.perf_counter() - start:.1f}s)")
-    sys.exit(code)
+    sys.exit(run_bench(main))

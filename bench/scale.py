@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -18,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import yaml  # noqa: E402
 
 from corpus import replica_job  # noqa: E402
-from timing import machine, median_time, table  # noqa: E402
+from timing import machine, median_time, run_bench, table  # noqa: E402
 
 SIZES = (1, 8, 64, 512, 4096)
 
@@ -67,7 +66,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
-    code = main()
-    print(f"\n(bench ran {time.perf_counter() - start:.1f}s)")
-    sys.exit(code)
+    sys.exit(run_bench(main))

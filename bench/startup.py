@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timing import machine, ms, run, table  # noqa: E402
+from timing import machine, ms, run, run_bench, table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,7 +47,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    start = time.perf_counter()
-    code = main()
-    print(f"\n(bench ran {time.perf_counter() - start:.1f}s)")
-    sys.exit(code)
+    sys.exit(run_bench(main))

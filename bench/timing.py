@@ -51,6 +51,14 @@ def table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def run_bench(main) -> int:
+    """Run a benchmark's main() and say how long the whole bench took."""
+    start = time.perf_counter()
+    code = main()
+    print(f"\n(bench ran {time.perf_counter() - start:.1f}s)")
+    return code
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f}"
 
