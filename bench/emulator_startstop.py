@@ -13,7 +13,6 @@ Goal: trainspec at most 0.5x compose for both. Needs a Docker engine and the tes
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess

@@ -168,7 +168,7 @@ def runtime_form(role_render: RoleRender):
     in the container (command, args and later env values may reference it).
     Returns (None, path of the first field that cannot be expressed) on failure.
     """
-    from .common import env_entry, escape_k8s
+    from .common import env_entry
 
     sym = role_render.symbolic
     reps = role_render.per_replica
