@@ -168,7 +168,8 @@ def _resolve(state: Path, name: str, docker_runs: dict | None = None) -> list[st
         return ids
     ids = [s["run_id"] for s in recorded if s.get("job") == name]
     for rid, info in (docker_runs or {}).items():
-        if (rid == name or info.get("job") == name) and rid not in ids:
+        # A job name means this project's runs (same state folder); a run id means that run.
+        if (rid == name or (info.get("job") == name and info.get("state_dir") == str(state))) and rid not in ids:
             ids.append(rid)
     if not ids:
         raise UsageError(f"no run or job named {name!r} (see `trainspec ps -a`)")

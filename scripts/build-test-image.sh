@@ -18,6 +18,10 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 RECIPE_HASH="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
 PACKAGES="python3,python-is-python3,openssh-server,openssh-client,openmpi-bin,iproute2,procps"
 
+# One build at a time (parallel test workers share the tag).
+exec 9>"${TMPDIR:-/tmp}/trainspec-build-test-image.lock"
+flock 9
+
 recipe_of() { docker image inspect -f '{{ index .Config.Labels "trainspec.dev/recipe" }}' "$1" 2>/dev/null || true; }
 
 build_torch() {

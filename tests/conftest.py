@@ -66,13 +66,15 @@ def torch_image(test_image) -> str:
 
 
 @pytest.fixture
-def leak_check(docker_client):
-    """Fails a test that leaves containers, networks or volumes of a run behind."""
-    label = {"label": "trainspec.dev/managed-by=trainspec"}
-    before = {c.id for c in docker_client.containers.list(all=True, filters=label)}
-    nets_before = {n.id for n in docker_client.networks.list(filters=label)}
+def leak_check(docker_client, tmp_path):
+    """Fails a test that leaves containers, networks or volumes of its runs behind.
+
+    A test's runs are those recorded in its own state folder (tmp_path/.trainspec,
+    a label on everything a run creates), so tests may run in parallel.
+    """
     yield
-    after = [c.name for c in docker_client.containers.list(all=True, filters=label) if c.id not in before]
-    nets = [n.name for n in docker_client.networks.list(filters=label) if n.id not in nets_before]
-    vols = [v.name for v in docker_client.volumes.list(filters=label)]
-    assert not after and not nets and not vols, f"left behind: {after} {nets} {vols}"
+    label = {"label": f"trainspec.dev/state-dir={tmp_path / '.trainspec'}"}
+    left = ([c.name for c in docker_client.containers.list(all=True, filters=label)]
+            + [n.name for n in docker_client.networks.list(filters=label)]
+            + [v.name for v in docker_client.volumes.list(filters=label)])
+    assert not left, f"left behind: {left}"

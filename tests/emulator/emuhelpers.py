@@ -51,8 +51,10 @@ def wait_for(predicate, timeout: float = 60, what: str = "condition"):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def run_containers(client, job: str, **labels: str) -> list:
-    filters = [f"trainspec.dev/job={job}"] + [f"trainspec.dev/{k}={v}" for k, v in labels.items()]
+def run_containers(client, job: str, state: Path, **labels: str) -> list:
+    """The containers of a job's runs started from `state` (a test's tmp_path)."""
+    filters = [f"trainspec.dev/job={job}", f"trainspec.dev/state-dir={state / '.trainspec'}"]
+    filters += [f"trainspec.dev/{k}={v}" for k, v in labels.items()]
     return client.containers.list(all=True, filters={"label": filters})
 
 

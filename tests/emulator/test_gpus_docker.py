@@ -55,7 +55,7 @@ def test_no_nvidia_runtime_is_refused_before_anything_exists(tmp_path, docker_cl
     r = trainspec("run", _gpu_spec(tmp_path), "--offline", cwd=tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "asks for 4 GPUs but this Docker daemon has no NVIDIA runtime" in r.stderr and "--cpu-only" in r.stderr
-    assert run_containers(docker_client, "flaky") == []
+    assert run_containers(docker_client, "flaky", tmp_path) == []
 
 
 def test_failed_gpu_start_is_explained_and_cleaned_up(tmp_path, docker_client, test_image, leak_check):
@@ -68,7 +68,7 @@ def test_failed_gpu_start_is_explained_and_cleaned_up(tmp_path, docker_client, t
     assert r.returncode == 2, r.stdout + r.stderr
     assert "no NVIDIA GPU runtime" in r.stderr and 'could not select device driver' in r.stderr
     assert "Traceback" not in r.stderr
-    assert run_containers(docker_client, "flaky") == []
+    assert run_containers(docker_client, "flaky", tmp_path) == []
 
 
 def test_more_gpus_than_allowed_is_an_error(tmp_path, docker_client, test_image, leak_check):

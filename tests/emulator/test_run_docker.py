@@ -135,7 +135,7 @@ def test_replica_killed_mid_run(tmp_path, docker_client, test_image, leak_check,
     proc = start("run", path, "--offline", cwd=tmp_path)
     try:
         wait_for(lambda: (tmp_path / ".trainspec/volumes/flaky-out/running").exists(), what="the worker to run")
-        (container,) = [c for c in run_containers(docker_client, "flaky") if c.status == "running"]
+        (container,) = [c for c in run_containers(docker_client, "flaky", tmp_path) if c.status == "running"]
         container.kill()  # SIGKILL: exit code 137, a retryable failure for ExitCode
         out, _ = proc.communicate(timeout=60)
     finally:
@@ -156,7 +156,7 @@ def test_signals_stop_and_clean_up(tmp_path, docker_client, test_image, leak_che
         proc.kill()
     assert proc.returncode == rc, out
     assert "INTERRUPTED" in out
-    assert run_containers(docker_client, "flaky") == []
+    assert run_containers(docker_client, "flaky", tmp_path) == []
 
 
 def test_sigkilled_cli_leaves_what_gc_removes(tmp_path, docker_client, test_image, leak_check):
@@ -167,12 +167,12 @@ def test_sigkilled_cli_leaves_what_gc_removes(tmp_path, docker_client, test_imag
         proc.communicate(timeout=30)
     finally:
         proc.kill()
-    assert run_containers(docker_client, "flaky"), "SIGKILL gives no chance to clean up"
+    assert run_containers(docker_client, "flaky", tmp_path), "SIGKILL gives no chance to clean up"
     ps = trainspec("ps", cwd=tmp_path)
     assert "orphaned" in ps.stdout and "flaky-" in ps.stdout, ps.stdout
     gc = trainspec("gc", cwd=tmp_path)
     assert gc.returncode == 0 and "removed 1 container(s), 1 network(s)" in gc.stdout, gc.stdout + gc.stderr
-    assert run_containers(docker_client, "flaky") == []
+    assert run_containers(docker_client, "flaky", tmp_path) == []
 
 
 def test_gc_leaves_live_runs_alone(tmp_path, docker_client, test_image, leak_check):
@@ -181,7 +181,7 @@ def test_gc_leaves_live_runs_alone(tmp_path, docker_client, test_image, leak_che
         wait_for(lambda: (tmp_path / ".trainspec/volumes/flaky-out/running").exists(), what="the worker to run")
         gc = trainspec("gc", cwd=tmp_path)
         assert "flaky-" not in gc.stdout
-        assert [c for c in run_containers(docker_client, "flaky") if c.status == "running"]
+        assert [c for c in run_containers(docker_client, "flaky", tmp_path) if c.status == "running"]
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
     finally:
@@ -241,7 +241,7 @@ def test_detach_ps_logs_down(tmp_path, docker_client, test_image, leak_check):
     assert logs.startswith("mode sleep, first attempt")
     down = trainspec("down", run_id, cwd=tmp_path)
     assert down.returncode == 0, down.stdout + down.stderr
-    assert run_containers(docker_client, "flaky") == []
+    assert run_containers(docker_client, "flaky", tmp_path) == []
     state = json.loads((tmp_path / ".trainspec/runs" / run_id / "state.json").read_text())
     assert state["status"] == "Interrupted" and state["finished"]
 
@@ -253,26 +253,27 @@ def test_two_runs_of_one_job_do_not_collide(tmp_path, docker_client, test_image,
         assert r.returncode == 0, r.stderr
         ids.append(r.stdout.strip())
     assert ids[0] != ids[1]
-    nets = {n.name for n in docker_client.networks.list(filters={"label": "trainspec.dev/job=flaky"})}
+    nets = {n.name for n in docker_client.networks.list(
+        filters={"label": ["trainspec.dev/job=flaky", f"trainspec.dev/state-dir={tmp_path / '.trainspec'}"]})}
     assert nets == set(ids)
-    running = [c for c in run_containers(docker_client, "flaky") if c.status == "running"]
+    running = [c for c in run_containers(docker_client, "flaky", tmp_path) if c.status == "running"]
     assert len(running) == 2
     down = trainspec("down", "flaky", cwd=tmp_path)  # a job name: every run of it
     assert down.stdout.count("removed") == 2, down.stdout
-    assert run_containers(docker_client, "flaky") == []
+    assert run_containers(docker_client, "flaky", tmp_path) == []
 
 
 def test_keep_leaves_the_run_for_inspection_until_down(tmp_path, docker_client, test_image, leak_check):
     r = trainspec("run", _flaky(tmp_path, "fail-once", restartPolicy="Never"), "--offline", "--keep", cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "--keep: containers and network of flaky-" in r.stdout
-    (container,) = run_containers(docker_client, "flaky")
+    (container,) = run_containers(docker_client, "flaky", tmp_path)
     assert container.status == "exited" and container.attrs["State"]["ExitCode"] == 3
     assert "flaky-" not in trainspec("gc", cwd=tmp_path).stdout  # a kept run is not garbage
     run_id = container.labels["trainspec.dev/run-id"]
     down = trainspec("down", run_id, cwd=tmp_path)
     assert "removed 1 container(s), 1 network(s)" in down.stdout, down.stdout
-    assert run_containers(docker_client, "flaky") == []
+    assert run_containers(docker_client, "flaky", tmp_path) == []
 
 
 @pytest.mark.parametrize("clean,ps_left_running", [("None", True), ("Running", False)])
@@ -285,7 +286,7 @@ def test_clean_pod_policy_decides_what_keeps_running(tmp_path, docker_client, te
     r = trainspec("run", spec("flaky.yaml", tmp_path, edit), "--offline", "--keep", cwd=tmp_path)
     try:
         assert r.returncode == 0, r.stdout + r.stderr
-        ps = run_containers(docker_client, "flaky", replica="ps-0")
+        ps = run_containers(docker_client, "flaky", tmp_path, replica="ps-0")
         assert [c.status == "running" for c in ps] == [ps_left_running]
     finally:
         trainspec("down", "flaky", cwd=tmp_path)
