@@ -290,3 +290,37 @@ def test_clean_pod_policy_decides_what_keeps_running(tmp_path, docker_client, te
         assert [c.status == "running" for c in ps] == [ps_left_running]
     finally:
         trainspec("down", "flaky", cwd=tmp_path)
+
+
+def test_logs_follow_until_the_run_ends(tmp_path, test_image, leak_check):
+    r = trainspec("run", _flaky(tmp_path, "fail-once"), "--offline", "--detach", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    logs = trainspec("logs", r.stdout.strip(), "-f", cwd=tmp_path, timeout=60)
+    assert logs.returncode == 0
+    out = norm(logs.stdout)
+    assert "worker-0 | mode fail-once, first attempt" in out and "worker-0 | done" in out
+
+
+def _fixture_with_host_ports(tmp_path, ports):
+    import yaml
+
+    docs = list(yaml.safe_load_all((HERE / "fixtures" / "tf-ps.yaml").read_text()))
+    workloads = [d for d in docs if d["kind"] == "Job"]
+    for doc, port in zip(workloads, ports):
+        doc["spec"]["template"]["spec"]["containers"][0]["ports"][0]["hostPort"] = port
+    path = tmp_path / "ports.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def test_host_port_collisions_are_refused_before_starting(tmp_path, test_image, leak_check):
+    import socket
+
+    r = trainspec("run", _fixture_with_host_ports(tmp_path, [18222, 18222]), cwd=tmp_path)
+    assert r.returncode == 2 and "ps-1 and ps-0 both publish host port 18222" in r.stderr, r.stderr
+    with socket.socket() as busy:
+        busy.bind(("0.0.0.0", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = trainspec("run", _fixture_with_host_ports(tmp_path, [port]), cwd=tmp_path)
+    assert r.returncode == 2 and f"publishes host port {port}, which is already in use" in r.stderr, r.stderr

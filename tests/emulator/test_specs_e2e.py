@@ -80,7 +80,9 @@ def _run(tmp_path, spec: str, image: str, *extra: str):
 ])
 def test_topology_runs_to_success(tmp_path, test_image, leak_check, spec, decider):
     out = _run(tmp_path, spec, test_image)
-    assert f"SUCCEEDED in" in out and f"({decider} succeeded)" in out
+    assert "SUCCEEDED in" in out and f"({decider} succeeded)" in out
+    if spec == "mxnet-ps.yaml":  # servers and workers found the scheduler through DMLC_PS_ROOT_URI
+        assert "scheduler-0 | every node registered" in out
 
 
 def test_tf_ps_workers_reach_every_ps(tmp_path, test_image, leak_check):
