@@ -128,6 +128,10 @@ class Run:
                 raise UsageError("cannot list this machine's GPUs (nvidia-smi found none); "
                                  "pass the ids to use with --gpus 0,1,... or run with --cpu-only")
             self.gpu_ids = gpu_mod.assign(job, available)
+        biggest = max((c.cpu for r in job.replicas for c in [*r.init_containers, r.main] if c.cpu), default=None)
+        if biggest is not None and self.ncpu and biggest > self.ncpu:
+            self.console.note(f"CPU limits above this machine's {self.ncpu} CPUs (up to {biggest:g}) are capped "
+                              f"at {self.ncpu}")
         missing = db.missing_images(self.client, job.images())
         if missing:
             raise UsageError(
@@ -423,7 +427,8 @@ class Run:
     def create_container(self, r: Replica, c: Container, kind: str, emptydirs: dict[str, str]) -> str:
         ip = self.ips[r.name]
         env = container_env(c, r, self.job.namespace, ip, self.gateway)
-        ids = self.gpu_ids.get(r.name)
+        # Only containers that ask for the accelerator see the pod's GPUs (not e.g. a busybox init step).
+        ids = self.gpu_ids.get(r.name) if c.accelerators else None
         if ids:
             env["NVIDIA_VISIBLE_DEVICES"] = ",".join(ids)
             env.setdefault("NVIDIA_DRIVER_CAPABILITIES", "compute,utility")

@@ -202,3 +202,15 @@ def test_quantities(q, want):
 def test_bad_quantity():
     with pytest.raises(ValueError):
         parse_quantity("lots")
+
+
+def test_the_compile_path_does_not_import_docker():
+    import subprocess
+    import sys
+
+    code = ("import sys, argparse; from trainspec.emulator.cli import register; "
+            "p = argparse.ArgumentParser(); register(p.add_subparsers()); "
+            "from trainspec.emulator import loader, model, policy, gpus, expand; "
+            "assert 'docker' not in sys.modules, 'docker imported'")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
