@@ -194,7 +194,7 @@ def cmd_ps(args) -> int:
         rows = [Row(r["display"], r["phase"], r.get("ready", False), r.get("restarts", 0), r.get("exit_code"),
                     r.get("reason", ""), st.get("started", time.time())) for r in st.get("replicas", [])]
         if rows:
-            print(Console([r.name for r in rows], stream=sys.stdout, colour="never").table(rows))
+            print(Console([r.name for r in rows], stream=sys.stdout, colour="never").table(rows, age=False))
         for c in live.get(rid, {}).get("containers", []):
             print(f"  container {c['name']}: {c['status']}")
         return 0
@@ -213,7 +213,7 @@ def cmd_ps(args) -> int:
         if status == "Running" and alive is False:
             status = "orphaned"
         age = _age(time.time() - st["started"]) if st.get("started") else "-"
-        sup = "alive" if alive else ("gone" if alive is False else "elsewhere")
+        sup = "alive" if alive else ("-" if st.get("finished") else "gone" if alive is False else "elsewhere")
         print(f"{rid:<28} {st.get('job', info.get('job', '?')):<20} {status:<12} {f'{running}/{total}':<10} "
               f"{age:<8} {sup}")
     return 0
@@ -307,6 +307,7 @@ def cmd_gc(args) -> int:
     client = db.connect()
     runs = db.list_runs(client)
     removed = 0
+    any_listed = False
     for rid, info in sorted(runs.items()):
         alive = supervisor_alive(info.get("supervisor", ""))
         st = read_state(run_dir(Path(info["state_dir"]), rid)) if info.get("state_dir") else None
@@ -314,12 +315,13 @@ def cmd_gc(args) -> int:
         if not args.all and (alive or alive is None or kept):
             continue
         if args.dry_run:
+            any_listed = True
             print(f"would remove {rid}: {len(info['containers'])} container(s), {info['networks']} network(s), "
                   f"{info['volumes']} volume(s)")
             continue
         c, n, v = db.remove_run(client, rid)
         removed += 1
         print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
-    if not removed and not args.dry_run:
+    if not removed and not (args.dry_run and any_listed):
         print("nothing to remove")
     return 0
