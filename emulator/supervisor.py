@@ -644,8 +644,10 @@ class PodRunner(threading.Thread):
             if outcome == "ok":
                 outcome = self._main(emptydirs)
             if outcome != "newpod":
-                return
+                break
             attempt += 1
+        if self.stop_ev.is_set() and not self.abandoned and self.run_.status[r.name].phase in (PENDING, INIT):
+            self.run_.set_status(r, phase=TERMINATED, reason="the run stopped before it started")
 
     def _init_containers(self, emptydirs: dict[str, str]) -> str:
         for c in self.r.init_containers:
@@ -753,7 +755,9 @@ class PodRunner(threading.Thread):
         logs = threading.Thread(target=self._stream_logs, args=(cid, label), daemon=True)
         logs.start()
         probe_stop = threading.Event()
-        if kind == "main":
+        if self.stop_ev.is_set():  # the run began to stop while this one was starting
+            self._kill("stopped by the run")
+        elif kind == "main":
             run.set_status(self.r, phase=RUNNING, reason="", exit_code=None,
                            ready=c.readiness is None, container=cid[:12])
             if c.post_start:
