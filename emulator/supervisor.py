@@ -292,11 +292,14 @@ class Run:
             with self.cond:
                 phases = {n: s.phase for n, s in self.status.items()}
                 reasons = {n: s.reason for n, s in self.status.items()}
-                total_restarts = sum(s.restarts for s in self.status.values())
+                # The operators count restarts of OnFailure/Always replicas against the job's backoffLimit.
+                total_restarts = sum(self.status[r.name].restarts for r in job.replicas
+                                     if r.restart_policy in ("OnFailure", "Always"))
             decision = decide(job, phases, reasons)
             now = time.time()
-            if decision is None and job.backoff_limit is not None and total_restarts > job.backoff_limit:
-                decision = Decision(FAILED, f"BackoffLimitExceeded: {total_restarts} restarts > backoffLimit "
+            if (decision is None and job.backoff_limit is not None and total_restarts
+                    and total_restarts >= max(job.backoff_limit, 1)):
+                decision = Decision(FAILED, f"BackoffLimitExceeded: {total_restarts} restarts, backoffLimit "
                                             f"{job.backoff_limit}")
             if decision is None and job.active_deadline is not None and now - self.started > job.active_deadline:
                 decision = Decision(FAILED, f"DeadlineExceeded: activeDeadlineSeconds {job.active_deadline:g}")
@@ -695,9 +698,11 @@ class PodRunner(threading.Thread):
         """restart (in place) | newpod | failed — the kubelet's and the Job controller's rules."""
         r, st = self.r, self.run_.status[self.r.name]
         if r.restart_policy in ("Always", "OnFailure"):
-            if r.restart_policy == "OnFailure" or code != 0:
+            if code != 0:
                 st.failures += 1
-            if r.restart_policy == "OnFailure" and st.failures > r.backoff_limit:
+            # The Job controller fails an OnFailure Job once its pods' restarts reach
+            # backoffLimit (any restart when it is 0): no restart past that.
+            if r.restart_policy == "OnFailure" and st.failures >= max(r.backoff_limit, 1):
                 return self._failed(code, f"{why}; BackoffLimitExceeded ({r.backoff_limit})")
             return self._retry(code, why, "restart")
         # Pod restartPolicy Never: the pod failed; the Job controller decides.

@@ -59,11 +59,12 @@ def test_never_fails_the_job_on_the_first_failure(tmp_path, test_image, leak_che
 
 
 def test_backoff_limit_ends_the_retries(tmp_path, test_image, leak_check):
-    r = trainspec("run", _flaky(tmp_path, "fail", backoffLimit=1), "--offline", "--restart-backoff", "0.2",
+    r = trainspec("run", _flaky(tmp_path, "fail", backoffLimit=2), "--offline", "--restart-backoff", "0.2",
                   cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "BackoffLimitExceeded" in r.stdout
-    assert r.stdout.count("mode fail,") == 2  # the first try and one retry
+    # OnFailure: the Job fails when its restarts reach backoffLimit, so 2 tries run
+    assert r.stdout.count("mode fail,") == 2
 
 
 def test_exit_code_policy_does_not_retry_application_errors(tmp_path, test_image, leak_check):
