@@ -147,3 +147,12 @@ def test_compose_pytorch_all_reduce(tmp_path, torch_image, leak_check):
     r = trainspec("run", compiled, "--image", torch_image, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "worker-0 | rank 1/2: all-reduce ok (3.0)" in norm(r.stdout)
+
+
+def test_pytorch_env_and_rendezvous_from_a_jsonnet_spec(tmp_path, test_image, leak_check):
+    r = trainspec("run", ROOT / "tests/emulator/specs/pytorch-rendezvous.jsonnet", "--tla", "workers=3", "--offline",
+                  cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = norm(r.stdout)
+    assert "master-0 | master heard ranks [1, 2, 3]" in out
+    assert "worker-2 | rank 3 of 4, master ptcheck-master-0:23456" in out
