@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import docker.errors
+import requests.exceptions
 
 from ..compiler.errors import UsageError
 from . import docker_backend as db
@@ -355,7 +356,11 @@ class Run:
         if self.events is not None:
             self.events.close()
         if not self.opts.keep and self.client is not None:
-            db.remove_run(self.client, self.run_id)
+            try:
+                db.remove_run(self.client, self.run_id)
+            except (docker.errors.DockerException, requests.exceptions.ConnectionError) as exc:
+                self.console.note(f"could not remove the run's containers ({exc}); "
+                                  "run `trainspec gc` once the Docker daemon answers again")
         elif self.opts.keep:
             self.console.note(f"--keep: containers and network of {self.run_id} left in place; "
                               f"remove them with `trainspec down {self.run_id}`")
@@ -627,6 +632,11 @@ class PodRunner(threading.Thread):
             self.started.set()
             self.run_.set_status(self.r, phase=FAILED, reason=str(exc))
             self.run_.set_fatal(exc)
+        except (docker.errors.DockerException, requests.exceptions.ConnectionError) as exc:
+            # The daemon went away or refused something mid-run: say so, without a traceback.
+            self.started.set()
+            self.run_.set_status(self.r, phase=FAILED, reason=f"Docker error: {exc}")
+            self.run_.set_fatal(UsageError(f"{self.r.display}: Docker error: {str(exc).splitlines()[0][:300]}"))
         except Exception as exc:  # noqa: BLE001 - report, never hang the run
             self.started.set()
             self.run_.set_status(self.r, phase=FAILED, reason=f"emulator error: {exc}")
