@@ -37,6 +37,18 @@ def _represent_flow(dumper, data):
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
 
 
+# Kubernetes (sigs.k8s.io/yaml: go-yaml v2), Helm and Compose (go-yaml v3, YAML 1.2) read more
+# plain scalars as numbers and booleans than PyYAML's YAML 1.1 resolver does: `y`/`n`, `1e3`,
+# `08`, `0o17`, `0b1`, `0X1F`, `1_000`...  A string that any of them would retype must be quoted,
+# so the writer's resolver knows those forms too (it only decides quoting; nothing is read with it).
+_GO_BOOL = re.compile(r"^(?:y|Y|n|N)$")
+_GO_INT = re.compile(r"^[-+]?(?:0[oObBxX][0-9a-fA-F_]*|[0-9][0-9_]*)$")
+_GO_FLOAT = re.compile(r"^[-+]?(?:\.[0-9_]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9_]+)?$"
+                       r"|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$")
+_Dumper.add_implicit_resolver("tag:yaml.org,2002:bool", _GO_BOOL, list("yYnN"))
+_Dumper.add_implicit_resolver("tag:yaml.org,2002:int", _GO_INT, list("-+0123456789"))
+_Dumper.add_implicit_resolver("tag:yaml.org,2002:float", _GO_FLOAT, list("-+0123456789."))
+
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(FlowList, _represent_flow)
 
@@ -56,7 +68,7 @@ _key_cache: dict[str, str] = {}
 # Strings PyYAML certainly writes plain: identifier-like, not starting with an
 # indicator, and not one of YAML 1.1's bool/null words (which it must quote).
 _PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*\Z")
-_RESOLVED_WORDS = {"yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+_RESOLVED_WORDS = {"y", "Y", "n", "N", "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
                    "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL"}
 # JSON text (TF_CONFIG): starts with a flow indicator, so never plain; printable ASCII
 # without quotes or edge spaces is written single-quoted as it is.
