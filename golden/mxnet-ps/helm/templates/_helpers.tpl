@@ -96,6 +96,25 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- toYaml $labels -}}
 {{- end -}}
 
+{{/*
+trainspec.yaml: an object as YAML (toYaml), unless its text holds characters a
+YAML 1.1 reader does not take raw (DEL, the C1 controls and NEL, U+FFFE, U+FFFF):
+go-yaml then fails (toYaml prints nothing) or writes NEL raw (read back as a line
+break).  Such an object is written as JSON, which is YAML, with those characters
+escaped, so every value reaches Kubernetes exactly.
+*/}}
+{{- define "trainspec.yaml" -}}
+{{- $json := toJson . -}}
+{{- if regexMatch "[\\x{7f}-\\x{9f}\\x{fffe}\\x{ffff}]" $json -}}
+{{- range $c := concat (untilStep 127 160 1) (list 65534 65535) -}}
+{{- $json = replace (printf "%c" $c) (printf "\\u%04x" $c) $json -}}
+{{- end -}}
+{{- $json -}}
+{{- else -}}
+{{- toYaml . -}}
+{{- end -}}
+{{- end -}}
+
 {{/* trainspec.metadata: name, namespace, labels and the job's annotations (+ .annotations). */}}
 {{- define "trainspec.metadata" -}}
 name: {{ .name | toJson }}
@@ -107,7 +126,7 @@ labels:
 {{- range $k, $val := .annotations | default dict -}}{{- $_ := set $annotations $k $val -}}{{- end -}}
 {{- if $annotations }}
 annotations:
-  {{- toYaml $annotations | nindent 2 }}
+  {{- include "trainspec.yaml" $annotations | nindent 2 }}
 {{- end -}}
 {{- end -}}
 
