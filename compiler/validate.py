@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .errors import ErrorSink
-from .k8s_formats import (DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, QUANTITY,
+from .k8s_formats import (CONFIG_KEY, DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, QUANTITY,
                           label_key_problem, label_value_problem)
 from .loader import Document
 from .model import (CLEAN_POD_POLICIES, DEFAULT_PORT, FRAMEWORKS, RESTART_POLICIES, ROLE_ORDER, ConfigMapRef,
@@ -391,6 +391,10 @@ class _Validator:
             return None
         if not DNS1123_SUBDOMAIN.match(name):
             r.error(path + (kind, "name"), f"{name!r} is not a valid object name", "a DNS-1123 subdomain")
+            return None
+        if len(key) > 253 or not CONFIG_KEY.match(key) or key in (".", ".."):
+            r.error(path + (kind, "key"), f"{key!r} is not a valid {kind[:-6]} key",
+                    "letters, digits, '-', '_' or '.', at most 253 characters")
             return None
         return SecretRef(name, key) if kind == "secretKeyRef" else ConfigMapRef(name, key)
 

@@ -35,6 +35,10 @@ _DECIMAL = {"m": Decimal("0.001"), "": 1, "k": 10 ** 3, "M": 10 ** 6, "G": 10 **
 _QUANTITY = re.compile(r"^([+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
 
 
+MAX_DURATION_SECONDS = (2 ** 63 - 1) // 10 ** 9
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
 class Interpolation(str):
     """A value Compose must interpolate (written without `$` escaping)."""
 
@@ -104,12 +108,21 @@ class _Context:
             for name, value in _all_user_refs(role):
                 refs.setdefault(name, set()).add(value)
         out = {}
+        taken: set[str] = set()
         for name, values in refs.items():
-            for value in values:
-                if len(values) == 1:
-                    out[(name, value)] = name
+            for value in sorted(values, key=lambda v: (type(v).__name__, v.name, v.key)):
+                if len(values) == 1 and _VARIABLE.match(name):
+                    host = name
                 else:
-                    out[(name, value)] = re.sub(r"[^A-Za-z0-9_]", "_", f"{name}__{value.name}_{value.key}").upper()
+                    # Compose reads only [A-Za-z_][A-Za-z0-9_]* in ${...}: `${A-B}` would be A with default B.
+                    host = re.sub(r"[^A-Za-z0-9_]", "_", name if len(values) == 1 else
+                                  f"{name}__{value.name}_{value.key}").upper()
+                candidate, n = host, 1
+                while candidate in taken:
+                    n += 1
+                    candidate = f"{host}_{n}"
+                taken.add(candidate)
+                out[(name, value)] = candidate
         return out
 
     def note(self, text: str) -> None:
@@ -363,7 +376,8 @@ def healthcheck(ctx: _Context, role: RolePlan, replica: Replica) -> dict | None:
         s = probes.startup
         start += (s.initial_delay_seconds or 0) + (s.period_seconds or 10) * (s.failure_threshold or 3)
     if start:
-        check["start_period"] = f"{start}s"
+        # Compose reads durations as Go time.Duration (int64 nanoseconds): at most ~292 years.
+        check["start_period"] = f"{min(start, MAX_DURATION_SECONDS)}s"
     return check
 
 
