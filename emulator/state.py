@@ -23,10 +23,16 @@ def run_dir(state: Path, run_id: str) -> Path:
 
 
 def _start_time(pid: int) -> str | None:
+    """The process's start time, or None when it is gone — or a zombie: a supervisor
+    that exited but whose parent has not reaped it yet (a detached supervisor's parent
+    is whatever adopted it, which may reap late or never) is not alive."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             stat = f.read()
-        return stat.rsplit(")", 1)[1].split()[19]  # field 22: start time in clock ticks
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] in ("Z", "X"):  # field 3: state
+            return None
+        return fields[19]  # field 22: start time in clock ticks
     except (OSError, IndexError):
         return None
 
