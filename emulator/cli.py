@@ -7,9 +7,7 @@ module level: the compile path imports this module to build its parser.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,6 +40,10 @@ def register(subparsers) -> None:
 
     down = subparsers.add_parser("down", help="stop a run and remove its containers and network")
     down.add_argument("job", metavar="JOB", help="a run id, or a job name (every run of it)")
+    down.add_argument("-t", "--grace", type=float, metavar="SECONDS",
+                      help="cap on the grace period of the run's containers (default: their own, capped by the "
+                           "run's --grace); 0 kills them at once and skips preStop hooks, like `docker-compose "
+                           "down -t 0`")
     down.add_argument("--state-dir", help="where runs are recorded")
     down.set_defaults(func=cmd_down)
 
@@ -68,6 +70,9 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="a Secret the manifests reference but do not hold (never written to run files)")
     p.add_argument("--configmap", action="append", default=[], metavar="NAME=PATH|NAME:KEY=VALUE",
                    help="a ConfigMap the manifests reference but do not hold")
+    p.add_argument("--allow-host-path", action="store_true",
+                   help="allow hostPath mounts (and compose binds) of /, /etc, /proc, the Docker socket and the "
+                        "like, which are refused by default")
     p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
                    help="cap on terminationGracePeriodSeconds when stopping containers (default 10)")
     p.add_argument("--restart-backoff", type=float, default=1.0, metavar="SECONDS",
@@ -108,7 +113,9 @@ def build_run(args, stream=None):
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,
         colour=None if args.colour == "auto" else args.colour, quiet=args.quiet, run_id=args.run_id,
-        assume_gpu_runtime=os.environ.get("TRAINSPEC_ASSUME_GPU_RUNTIME") == "1")
+        assume_gpu_runtime=os.environ.get("TRAINSPEC_ASSUME_GPU_RUNTIME") == "1",
+        allow_host_path=getattr(args, "allow_host_path", False),
+        daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15))
     return Run(job, opts, stream)
 
 
@@ -122,38 +129,149 @@ def cmd_run(args) -> int:
 
 
 def _detach(args, run) -> int:
-    """Check everything here (so errors show now), then supervise from a background process."""
+    """Check everything here (so errors show now), then supervise from a background process.
+
+    The supervisor is this process, forked once everything is checked: no second
+    interpreter start, no second compile, no second round of checks, and nothing
+    (secrets included) has to travel through argv. The parent returns once every
+    replica has started (left Pending) — or with the run's error — told through a pipe.
+    """
     run.prepare()
     run.dir.mkdir(parents=True, exist_ok=True)
-    payload = {k: v for k, v in vars(args).items() if k != "func"}
-    payload.update(detach=False, run_id=run.run_id, quiet=True, colour="never")
-    log = open(run.dir / "supervisor.log", "ab")
-    env = dict(os.environ)
-    proc = subprocess.Popen([sys.executable, "-m", "trainspec.emulator.detached"], stdin=subprocess.PIPE,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env,
-                            cwd=os.getcwd())
-    # Args through a pipe, not argv: --secret values never show in `ps`.
-    proc.stdin.write(json.dumps(payload).encode())
-    proc.stdin.close()
-    from .state import read_state
-
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        st = read_state(run.dir)
-        if proc.poll() is not None:
-            break
-        if st and all(r.get("phase") != "Pending" or r.get("restarts") for r in st.get("replicas", [])):
-            break
-        if st and st.get("status") not in ("Running", None):
-            break
-        time.sleep(0.2)
-    if proc.poll() not in (None, 0) and not (read_state(run.dir) or {}).get("replicas"):
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the supervisor
+        os.close(read_fd)
+        code = 70
+        try:
+            code = _supervise_detached(run, write_fd)
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(code)
+    os.close(write_fd)
+    message = _read_notice(read_fd, timeout=120)
+    if message is None:
+        print(f"trainspec: {run.run_id} is still starting after 120s; see `trainspec ps {run.run_id}`",
+              file=sys.stderr)
+    elif message.startswith("error "):
+        _reap(pid)
+        raise UsageError(message[len("error "):])
+    elif message.startswith("exited"):
+        _reap(pid)
         tail = (run.dir / "supervisor.log").read_text(errors="replace").strip().splitlines()[-5:]
         raise UsageError("the background run failed to start: " + " / ".join(tail))
     print(run.run_id)
     print(f"trainspec: running in the background; `trainspec ps {run.run_id}`, "
           f"`trainspec logs {run.run_id} -f`, `trainspec down {run.run_id}`", file=sys.stderr)
     return 0
+
+
+def _supervise_detached(run, notify_fd: int) -> int:
+    """In the forked child: detach from the terminal, log to supervisor.log, run."""
+    import signal
+    import threading
+
+    from .state import supervisor_id
+    from . import docker_backend as db
+
+    os.setsid()  # no terminal signals; `trainspec down` sends SIGTERM
+    _retitle(f"trainspec run supervisor {run.run_id}")  # the CLI's argv may hold --secret values
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    log = os.open(run.dir / "supervisor.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(null)
+    os.close(log)
+    run.supervisor = supervisor_id()  # this process, not the CLI that forked it
+    run.opts.quiet = True
+    run.console = run.make_console(None, "never", True)
+    notified = threading.Event()
+
+    def notify(text: str) -> None:
+        if not notified.is_set():
+            notified.set()
+            try:
+                os.write(notify_fd, (text + "\n").encode())
+                os.close(notify_fd)
+            except OSError:
+                pass
+
+    def when_started() -> None:
+        run.all_started.wait()
+        if run.fatal is None:
+            notify("started")
+
+    threading.Thread(target=when_started, daemon=True).start()
+    try:
+        run.client = db.connect(len(run.job.replicas))  # a fresh connection pool, not the parent's
+        code = run.execute()
+        notify("started")
+        return code
+    except UsageError as exc:
+        print(f"trainspec: error: {exc}", file=sys.stderr)
+        notify("error " + str(exc).replace("\n", " "))
+        return 2
+    except BaseException:  # noqa: BLE001 - logged, the parent says where
+        import traceback
+
+        traceback.print_exc()
+        notify("exited")
+        return 70
+
+
+def _retitle(title: str) -> None:
+    """Overwrite this process's command line (what `ps` and /proc/PID/cmdline show) — the forked
+    supervisor inherits the CLI's, `--secret NAME:KEY=VALUE` included. Linux: the kernel shows
+    the memory between arg_start and arg_end (/proc/self/stat fields 48-49), as setproctitle does."""
+    import ctypes
+
+    with open("/proc/self/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    start, end = int(fields[45]), int(fields[46])
+    size = end - start
+    if size <= 1:
+        return
+    data = title.encode()[:size - 1]
+    ctypes.memset(start, 0, size)
+    ctypes.memmove(start, data, len(data))
+
+
+def _read_notice(fd: int, timeout: float) -> str | None:
+    """The supervisor's first line, or "exited" if it died without one; None on timeout."""
+    import select
+
+    data = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                return data.decode(errors="replace").strip() or "exited"
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.split(b"\n", 1)[0].decode(errors="replace")
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 # -- ps / logs / down / gc ------------------------------------------------------
@@ -265,10 +383,9 @@ def cmd_logs(args) -> int:
 
 
 def cmd_down(args) -> int:
-    import signal
+    from concurrent.futures import ThreadPoolExecutor
 
     from . import docker_backend as db
-    from .state import read_state, run_dir, supervisor_alive, supervisor_pid
 
     state = _state(args)
     client = db.connect()
@@ -276,28 +393,67 @@ def cmd_down(args) -> int:
     ids = _resolve(state, args.job, live)
     if args.job in ids:
         ids = [args.job]
+    if args.grace is not None and args.grace < 0:
+        raise UsageError("--grace must be 0 or more seconds")
+    with ThreadPoolExecutor(max_workers=max(1, min(len(ids), 8))) as pool:
+        results = list(pool.map(lambda rid: _down_one(client, state, rid, live.get(rid), args.grace), ids))
     reported = 0
-    for rid in ids:
-        sup = live.get(rid, {}).get("supervisor") or (read_state(run_dir(state, rid)) or {}).get("supervisor", "")
-        if sup and supervisor_alive(sup):
-            pid = supervisor_pid(sup)
-            try:
-                os.kill(pid, signal.SIGTERM)  # the supervisor cleans up itself, hooks and all
-            except OSError:
-                pass
-            deadline = time.time() + 30
-            while supervisor_alive(sup) and time.time() < deadline:
-                time.sleep(0.2)
-        info = live.get(rid, {"containers": [], "networks": 0, "volumes": 0})
-        c, n, v = db.remove_run(client, rid)
-        # The supervisor may have removed them itself: report what the run had.
-        c, n, v = max(c, len(info["containers"])), max(n, info["networks"]), max(v, info["volumes"])
+    for rid, (c, n, v) in zip(ids, results):
         if c or n or v or len(ids) == 1:
             print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
             reported += 1
     if not reported:
         print(f"nothing to remove for {args.job}")
     return 0
+
+
+def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | None) -> tuple[int, int, int]:
+    """Stop one run: its supervisor (if alive) stops it as the run would (preStop hooks, grace
+    periods, saved state); then everything left with the run's label is removed."""
+    import signal
+    from concurrent.futures import ThreadPoolExecutor
+
+    from . import docker_backend as db
+    from .state import read_state, run_dir, supervisor_alive, supervisor_pid
+
+    info = info or {"containers": [], "networks": 0, "volumes": 0}
+    rdir = Path(info.get("state_dir") or state) / "runs" if info.get("state_dir") else None
+    rdir = (rdir / rid) if rdir else run_dir(state, rid)
+    sup = info.get("supervisor") or (read_state(rdir) or {}).get("supervisor", "")
+    if sup and supervisor_alive(sup):
+        if grace is not None:
+            try:  # read by the supervisor's signal handler
+                (rdir / "stop-grace").write_text(f"{grace:g}\n")
+            except OSError:
+                pass
+        try:
+            os.kill(supervisor_pid(sup), signal.SIGTERM)  # the supervisor cleans up itself, hooks and all
+        except OSError:
+            pass
+        if grace == 0:
+            # Nothing to wait for: force-remove (kill + remove, one call each, in parallel) while
+            # the supervisor winds down; it finds them gone. What it might still create is
+            # removed by label below, once it has exited.
+            db.remove_containers(client, rid)
+        # its containers' grace periods (at most the run's --grace, 10 s by default) plus removal
+        deadline = time.monotonic() + (grace if grace is not None else 30) + 20
+        while supervisor_alive(sup) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    elif grace is not None and grace > 0:
+        # No supervisor (killed, or --keep): stop with the grace period, then remove.
+        cids = [c["id"] for c in info["containers"] if c["state"] == "running"]
+        with ThreadPoolExecutor(max_workers=max(1, min(len(cids), 32))) as pool:
+            list(pool.map(lambda cid: _quiet(client.api.stop, cid, timeout=int(grace)), cids))
+    c, n, v = db.remove_run(client, rid)
+    # The supervisor may have removed them itself: report what the run had.
+    return max(c, len(info["containers"])), max(n, info["networks"]), max(v, info["volumes"])
+
+
+def _quiet(fn, *a, **kw) -> None:
+    try:
+        fn(*a, **kw)
+    except Exception:  # noqa: BLE001 - gone already
+        pass
 
 
 def cmd_gc(args) -> int:

@@ -262,7 +262,7 @@ class _Compose:
                 notes = "; ".join(self.meta.get("notes") or [])
                 raise self.fail(f"{where}.volumes", f"bind source {host} does not exist"
                                 + (f" (x-trainspec notes: {notes})" if notes else ""))
-            return Mount(target, "bind", str(host.resolve()), ro)
+            return Mount(target, "bind", str(host.resolve()), ro, host_path=True)
         if kind == "tmpfs":
             size = (v.get("tmpfs") or {}).get("size")
             return Mount(target, "tmpfs", target, ro, size=_mem(size) if size else None)

@@ -56,6 +56,7 @@ class Mount:
     secret: bool = False            # files come from a Secret: never written to disk
     single_file: bool = False       # subPath of a configMap/secret: target is one file
     size: int | None = None         # emptyDir sizeLimit (memory medium → tmpfs size)
+    host_path: bool = False         # a hostPath / compose bind the user chose (checked against a denylist)
 
 
 @dataclass
@@ -452,7 +453,7 @@ class _Reader:
             return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")))
         if "hostPath" in vol:
             src = vol["hostPath"].get("path", "") + (f"/{sub}" if sub else "")
-            return Mount(target, "bind", src, ro)
+            return Mount(target, "bind", src, ro, host_path=True)
         if "emptyDir" in vol:
             if (vol["emptyDir"] or {}).get("medium") == "Memory":
                 limit = (vol["emptyDir"] or {}).get("sizeLimit")

@@ -32,7 +32,7 @@ from .podenv import command_and_args, container_env
 from .policy import FAILED, SUCCEEDED, Decision, decide
 from .probes import ProbeLoop, check_once
 from .state import run_dir, state_dir, supervisor_id, write_state
-from .ui import Console, Row
+from .ui import Console, Row, masker
 
 PENDING, INIT, RUNNING, TERMINATED = "Pending", "Init", "Running", "Terminated"
 SERVER_ROLES = ("scheduler", "ps", "server", "master", "chief")
@@ -53,6 +53,9 @@ class RunOptions:
     quiet: bool = False
     run_id: str | None = None
     assume_gpu_runtime: bool = False    # trust that the daemon can pass GPUs through
+    allow_host_path: bool = False       # --allow-host-path: mount even /, /etc, the Docker socket...
+    daemon_wait: float = 15.0           # after losing the daemon, wait this long for it to clean up
+                                        # ($TRAINSPEC_DAEMON_WAIT)
 
 
 @dataclass
@@ -90,8 +93,20 @@ class Run:
         self.started = time.time()
         self.decision: Decision | None = None
         self.dirty = True
-        self.console = Console([r.display for r in job.replicas] + self._init_names(), stream,
-                               opts.colour, quiet=opts.quiet)
+        self.prepared = False
+        # Set once every replica has left Pending (its first container started, or it ended):
+        # what `run --detach` waits for before it returns.
+        self.all_started = threading.Event()
+        self._left_pending: set[str] = set()
+        self.daemon_lost: str | None = None
+        self.hurry = False
+        self.mask = masker(v for data in (job.secrets or {}).values() for v in data.values())
+        self.console = self.make_console(stream, opts.colour, opts.quiet)
+
+    def make_console(self, stream: TextIO | None, colour: str | None, quiet: bool) -> Console:
+        console = Console([r.display for r in self.job.replicas] + self._init_names(), stream, colour, quiet=quiet)
+        console.mask = self.mask
+        return console
 
     def _init_names(self) -> list[str]:
         return [f"{r.display}:{c.name}" for r in self.job.replicas for c in r.init_containers]
@@ -100,6 +115,8 @@ class Run:
     # before anything is created
     def prepare(self) -> None:
         job = self.job
+        if not self.opts.allow_host_path:
+            check_host_paths(job)
         self._map_images()
         from .loader import missing_objects_error
 
@@ -145,6 +162,7 @@ class Run:
                 for m in c.mounts:
                     if m.kind == "bind" and m.source.startswith(str(self.state / "volumes")):
                         Path(m.source).mkdir(parents=True, exist_ok=True)
+        self.prepared = True
 
     def _map_images(self) -> None:
         mapping: dict[str, str] = {}
@@ -176,7 +194,8 @@ class Run:
 
     # ------------------------------------------------------------------
     def execute(self) -> int:
-        self.prepare()
+        if not self.prepared:
+            self.prepare()
         restore = self._install_signals()
         try:
             try:
@@ -185,12 +204,16 @@ class Run:
                 self._wait()
             except KeyboardInterrupt:
                 self.interrupted = self.interrupted or "SIGINT"
+            except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+                # e.g. the network cannot be created because the daemon just went away
+                self.set_fatal(UsageError(f"Docker error: {db.short(exc)}"))
             finally:
                 self._shutdown()
         finally:
             restore()
+            self.all_started.set()
         if isinstance(self.fatal, UsageError):
-            raise self.fatal
+            raise UsageError(self.mask(str(self.fatal)))
         if self.fatal is not None:
             raise self.fatal
         if self.interrupted:
@@ -206,6 +229,8 @@ class Run:
             name = signal.Signals(signum).name
             if self.interrupted:  # a second signal: stop waiting for grace periods
                 self.opts.max_grace = 0
+                self.hurry = True
+            self.opts.max_grace = min(self.opts.max_grace, read_stop_grace(self.dir))  # `trainspec down -t N`
             self.interrupted = self.interrupted or name
             with_cond = self.cond
             try:
@@ -241,7 +266,7 @@ class Run:
             for a in r.aliases:
                 counts[a] = counts.get(a, 0) + 1
         self.extra_hosts = {a: self.ips[r.name] for r in job.replicas for a in r.aliases if counts[a] == 1}
-        self.events = Events(self.client, self.run_id)
+        self.events = Events(self.client, self.run_id, self.lose_daemon)
         self.events.start()
         self.events.ready.wait(5)
         self.console.note(f"run {self.run_id}: {n} replica{'s' if n != 1 else ''} of job {job.name} "
@@ -346,38 +371,84 @@ class Run:
                 rn.abandon()
             else:
                 rn.terminate()
-        deadline = time.time() + self.opts.max_grace + 15
+        deadline = time.time() + (5 if self.daemon_lost else self.opts.max_grace + 15)
         while time.time() < deadline and any(rn.is_alive() for rn in self.runners.values()):
-            if self.opts.max_grace == 0 and self.interrupted:
+            if self.hurry:
                 break  # a second Ctrl-C: no more waiting, force-remove below
             for rn in self.runners.values():
-                rn.join(0.1)
+                rn.join(0.05)
         self.console.finish()
         if self.events is not None:
             self.events.close()
         if not self.opts.keep and self.client is not None:
-            try:
-                db.remove_run(self.client, self.run_id)
-            except (docker.errors.DockerException, requests.exceptions.ConnectionError) as exc:
-                self.console.note(f"could not remove the run's containers ({exc}); "
-                                  "run `trainspec gc` once the Docker daemon answers again")
+            self._remove_everything()
         elif self.opts.keep:
             self.console.note(f"--keep: containers and network of {self.run_id} left in place; "
                               f"remove them with `trainspec down {self.run_id}`")
         self.dirty = True
         self._save_state(final=True)
-        if self.decision is not None or self.interrupted:
+        if self.decision is not None or self.interrupted or self.daemon_lost:
             self._summary()
+
+    def _remove_everything(self) -> None:
+        """Remove the run by label. When the daemon went away mid-run, wait a little for
+        it to come back (a restart takes seconds) so nothing is left behind; if it does not,
+        say what to run later."""
+        deadline = time.time() + self.opts.daemon_wait
+        said = False
+        while True:
+            try:
+                db.remove_run(self.client, self.run_id)
+                return
+            except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+                unreachable = isinstance(exc, requests.exceptions.ConnectionError) or not self.daemon_answers()
+                if unreachable and not self.daemon_lost and not self.interrupted:
+                    # It went away as the run ended — a daemon that shuts down stops every container
+                    # first, so the exits that decided the job were probably its doing.
+                    self.lose_daemon(f"it stopped answering as the run ended: {db.short(exc)}")
+                if time.time() >= deadline or not unreachable or self.hurry:  # a second Ctrl-C: no waiting
+                    self.console.note(f"could not remove the run's containers ({db.short(exc)}); "
+                                      "run `trainspec gc` once the Docker daemon answers again")
+                    return
+                if not said:
+                    self.console.note(f"waiting up to {self.opts.daemon_wait:g}s for the Docker daemon to answer "
+                                      "again, to remove the run's containers and network")
+                    said = True
+                time.sleep(0.5)
+
+    def daemon_answers(self) -> bool:
+        try:
+            self.client.ping()
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+
+    def lose_daemon(self, detail: str) -> None:
+        """The event stream ended while the run was live: the daemon stopped or restarted.
+        Containers may have been killed behind our back and exits may be missed: the run
+        cannot be trusted any more, so it ends with a clear error (exit code 2), not a hang."""
+        with self.cond:
+            if self.daemon_lost:
+                return
+            self.daemon_lost = detail
+            if getattr(self.fatal, "docker_error", False):
+                self.fatal = None  # a replica's Docker error was this: say what happened instead
+        self.set_fatal(UsageError(
+            f"lost the connection to the Docker daemon mid-run ({detail}): it stopped or restarted, "
+            "so the run cannot be followed any more; its containers are removed when the daemon answers "
+            "again (else run `trainspec gc` later)"))
 
     def _summary(self) -> None:
         out = self.console
         elapsed = time.time() - self.started
         table = out.table(self.rows(), age=False)
-        if self.decision is not None and not self.interrupted:
+        if self.daemon_lost:
+            head = f"job {self.job.name} LOST after {elapsed:.1f}s: the Docker daemon stopped or restarted mid-run"
+        elif self.decision is not None and not self.interrupted:
             head = f"job {self.job.name} {self.decision.outcome.upper()} in {elapsed:.1f}s ({self.decision.reason})"
         else:
             head = f"job {self.job.name} INTERRUPTED ({self.interrupted}) after {elapsed:.1f}s"
-        text = f"{head}\n{table}\nlogs: {self._rel(self.dir)}/"
+        text = self.mask(f"{head}\n{table}\nlogs: {self._rel(self.dir)}/")
         with out.lock:
             out.out.write(text + "\n")
             out.out.flush()
@@ -388,12 +459,14 @@ class Run:
             "run_id": self.run_id, "job": self.job.name, "namespace": self.job.namespace,
             "framework": self.job.framework, "source": self.job.source, "started": self.started,
             "supervisor": self.supervisor, "kept": self.opts.keep,
-            "status": ("Interrupted" if self.interrupted else self.decision.outcome if self.decision
+            "status": ("Interrupted" if self.interrupted else "Error" if self.daemon_lost and final
+                       else self.decision.outcome if self.decision
                        else "Error" if (final and self.fatal) else "Running" if not final else "Stopped"),
-            "reason": self.decision.reason if self.decision else (str(self.fatal) if self.fatal else ""),
+            "reason": self.mask(str(self.fatal) if self.daemon_lost and self.fatal else self.decision.reason
+                                if self.decision else (str(self.fatal) if self.fatal else "")),
             "finished": time.time() if final else None,
             "replicas": [{"name": r.name, "display": row.name, "phase": row.phase, "restarts": row.restarts,
-                          "exit_code": row.exit_code, "reason": row.reason, "ready": row.ready}
+                          "exit_code": row.exit_code, "reason": self.mask(row.reason), "ready": row.ready}
                          for r, row in zip(self.job.replicas, rows)],
         }
         try:
@@ -418,6 +491,10 @@ class Run:
                 setattr(st, k, v)
             if "phase" in changes and changes["phase"] != old_phase:
                 st.since = time.time()
+                if old_phase == PENDING and r.name not in self._left_pending:
+                    self._left_pending.add(r.name)
+                    if len(self._left_pending) == len(self.status):
+                        self.all_started.set()
             self.dirty = True
             self.cond.notify_all()
         if "phase" in changes and changes["phase"] != old_phase:
@@ -431,6 +508,7 @@ class Run:
             if self.fatal is None:
                 self.fatal = exc
             self.cond.notify_all()
+        self.all_started.set()
 
     def create_container(self, r: Replica, c: Container, kind: str, emptydirs: dict[str, str]) -> str:
         ip = self.ips[r.name]
@@ -485,6 +563,84 @@ class Run:
         return out
 
 
+# -- host paths ---------------------------------------------------------------
+
+# Mounting any of these (or anything inside them) hands a container the host: its
+# configuration and credentials, kernel interfaces, devices, or the Docker daemon itself
+# (the socket, or its state). Anything that *contains* one of them (/, /var, /run...) too.
+DENIED_TREES = ("/etc", "/proc", "/sys", "/dev", "/boot", "/var/lib/docker", "/var/lib/containerd",
+                "/var/lib/kubelet", "/run/docker", "/run/docker.sock", "/run/containerd", "/var/run/docker.sock")
+# These are refused as a whole; a folder inside them (e.g. /home/me/data) is fine.
+DENIED_EXACT = ("/home", "/root", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/tmp", "/var/tmp")
+# Credentials under a home folder (the user's own and root's): refused with all inside them.
+HOME_SECRETS = (".ssh", ".docker", ".kube", ".aws", ".gnupg", ".config/gcloud", ".netrc")
+SOCKETS = ("docker.sock", "containerd.sock", "podman.sock", "dockershim.sock", "crio.sock")
+
+
+def denied_host_path(path: str) -> str | None:
+    """Why mounting `path` from the host is refused (None: it is fine). The path is
+    resolved first — symlinks and `..` — so `/data/../etc` or a link to the Docker
+    socket are caught too."""
+    import os
+
+    plain = os.path.normpath("/" + (path or "/")).replace("//", "/")
+    try:
+        real = os.path.realpath(plain)
+    except OSError:  # e.g. a /proc link we may not follow: judge the path as written
+        real = plain
+    if real != plain:
+        why = denied_host_path(real)  # both the path as written and where it leads
+        if why:
+            return why
+        real = plain
+    if real == "/":
+        return "it is the host's whole filesystem"
+    homes = {"/root", os.path.realpath(os.path.expanduser("~"))} - {"/"}
+    trees = [os.path.realpath(t) for t in DENIED_TREES] + list(DENIED_TREES)
+    trees += [os.path.join(h, s) for h in homes for s in HOME_SECRETS]
+    host = os.environ.get("DOCKER_HOST", "")
+    if host.startswith("unix://"):
+        trees.append(os.path.realpath(host[len("unix://"):]))
+    for tree in trees:
+        if real == tree or real.startswith(tree.rstrip("/") + "/"):
+            return f"it is {tree}" if real == tree else f"it is inside {tree}"
+        if tree.startswith(real.rstrip("/") + "/"):
+            return f"it contains {tree}"
+    if real in {os.path.realpath(e) for e in DENIED_EXACT} | set(DENIED_EXACT) | homes:
+        return f"it is all of {real}"
+    if os.path.basename(real) in SOCKETS:
+        return "it is a container runtime's socket"
+    return None
+
+
+def check_host_paths(job: JobModel) -> None:
+    """Refuse hostPath mounts (and compose binds) of the host's system folders, the Docker
+    socket and the like, before anything is created; --allow-host-path lifts this."""
+    bad = []
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            for m in c.mounts:
+                if m.kind == "bind" and m.host_path:
+                    why = denied_host_path(m.source)
+                    if why:
+                        name = r.display if c is r.main else f"{r.display}:{c.name}"
+                        bad.append(f"{name} mounts host path {m.source} at {m.target} ({why})")
+    if bad:
+        more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
+        raise UsageError("refusing to mount host system paths into the job's containers: "
+                         + "; ".join(bad[:5]) + more + ". A container that sees them can read the host's "
+                         "secrets or take over the Docker daemon. Mount a data folder instead, or pass "
+                         "--allow-host-path if you really mean it")
+
+
+def read_stop_grace(run_dir_: Path) -> float:
+    """The grace period `trainspec down -t N` asks for (a file it writes before signalling)."""
+    try:
+        return max(float((run_dir_ / "stop-grace").read_text().strip()), 0.0)
+    except (OSError, ValueError):
+        return float("inf")
+
+
 def _tar(mounts: list[Mount]) -> bytes:
     """configMap/secret volumes as files, sent straight into the container:
     secret values never touch this machine's disk."""
@@ -520,10 +676,12 @@ def _tar(mounts: list[Mount]) -> bytes:
 class Events(threading.Thread):
     """The daemon's event stream for this run's containers: how exits are seen."""
 
-    def __init__(self, client: Any, run_id: str):
+    def __init__(self, client: Any, run_id: str, on_lost=None):
         super().__init__(name="events", daemon=True)
         self.client = client
         self.run_id = run_id
+        self.on_lost = on_lost
+        self.closing = False
         self.lock = threading.Lock()
         self.exits: dict[str, int] = {}
         self.oom: set[str] = set()
@@ -548,10 +706,14 @@ class Events(threading.Thread):
                         w = self.waiters.get(cid)
                         if w:
                             w.set()
-        except Exception:  # noqa: BLE001 - closed at shutdown; waiters also poll
-            pass
+            lost = "the daemon closed its event stream"
+        except Exception as exc:  # noqa: BLE001 - closed at shutdown; waiters also poll
+            lost = db.short(exc)
         finally:
             self.ready.set()
+        # The stream only ends when we close it, or when the daemon stops or restarts.
+        if not self.closing and self.on_lost is not None:
+            self.on_lost(lost)
 
     def waiter(self, cid: str) -> threading.Event:
         with self.lock:
@@ -565,6 +727,7 @@ class Events(threading.Thread):
             return self.exits.get(cid)
 
     def close(self) -> None:
+        self.closing = True
         try:
             if self.stream is not None:
                 self.stream.close()
@@ -613,11 +776,16 @@ class PodRunner(threading.Thread):
             self.kill_reason = self.kill_reason or reason
         api = self.run_.client.api
         grace = min(self.r.grace, self.run_.opts.max_grace)
-        if self.r.main.pre_stop and self.run_.events.exit_code(cid) is None and grace > 0:
+        if self.r.main.pre_stop and self.run_.events.exit_code(cid) is None and grace > 0 \
+                and not self.run_.daemon_lost:
             db.exec_in(self.run_.client, cid, self.r.main.pre_stop, grace)
+            grace = min(self.r.grace, self.run_.opts.max_grace)  # `down -t 0` while the hook ran
         try:
-            api.stop(cid, timeout=int(grace))
-        except docker.errors.APIError:
+            if grace <= 0:
+                api.kill(cid)  # no grace period: what `docker stop -t 0` does, without its wait
+            else:
+                api.stop(cid, timeout=int(grace))
+        except Exception:  # noqa: BLE001 - gone already, or the daemon went away: nothing to stop
             pass
 
     # -- the pod's life -------------------------------------------------
@@ -632,11 +800,16 @@ class PodRunner(threading.Thread):
             self.started.set()
             self.run_.set_status(self.r, phase=FAILED, reason=str(exc))
             self.run_.set_fatal(exc)
-        except (docker.errors.DockerException, requests.exceptions.ConnectionError) as exc:
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             # The daemon went away or refused something mid-run: say so, without a traceback.
             self.started.set()
-            self.run_.set_status(self.r, phase=FAILED, reason=f"Docker error: {exc}")
-            self.run_.set_fatal(UsageError(f"{self.r.display}: Docker error: {str(exc).splitlines()[0][:300]}"))
+            self.run_.set_status(self.r, phase=FAILED, reason=f"Docker error: {db.short(exc)}")
+            if isinstance(exc, requests.exceptions.ConnectionError) or not self.run_.daemon_answers():
+                self.run_.lose_daemon(db.short(exc))
+            else:
+                err = UsageError(f"{self.r.display}: Docker error: {db.short(exc)[:300]}")
+                err.docker_error = True
+                self.run_.set_fatal(err)
         except Exception as exc:  # noqa: BLE001 - report, never hang the run
             self.started.set()
             self.run_.set_status(self.r, phase=FAILED, reason=f"emulator error: {exc}")
@@ -646,9 +819,15 @@ class PodRunner(threading.Thread):
             if self.log_file:
                 self.log_file.close()
 
-    def _pods(self) -> None:
-        for ev in self.wait_for:  # servers first (DOCKER-NOTES: fewer start races)
+    def _wait_for_servers(self) -> None:
+        """Servers first (DOCKER-NOTES: fewer start races). Called between creating a pod's
+        first container and starting it: creating is cheap and runs in parallel with the
+        servers' start; only the start waits."""
+        waits, self.wait_for = self.wait_for, []
+        for ev in waits:
             ev.wait(15)
+
+    def _pods(self) -> None:
         r = self.r
         attempt = 0
         while not self.stop_ev.is_set():
@@ -669,7 +848,7 @@ class PodRunner(threading.Thread):
                     return "stopped"
                 self.run_.set_status(self.r, phase=INIT, reason=f"init container {c.name}")
                 code = self._run_container(c, "init", emptydirs)
-                if code is None:
+                if code is None or self._daemon_went_away(code):
                     return "stopped"
                 if code == 0:
                     break
@@ -678,12 +857,20 @@ class PodRunner(threading.Thread):
                     return action
         return "ok"
 
+    def _daemon_went_away(self, code: int) -> bool:
+        """A container killed by a signal just as the daemon stops (it stops every container when
+        it shuts down) is not the job's failure: check the daemon before counting it as one."""
+        if code < 128 or self.run_.daemon_answers():
+            return False
+        self.run_.lose_daemon(f"{self.r.display} exited {code} and the daemon does not answer")
+        return True
+
     def _main(self, emptydirs: dict[str, str]) -> str:
         while True:
             if self.stop_ev.is_set():
                 return "stopped"
             code = self._run_container(self.r.main, "main", emptydirs)
-            if code is None or self.abandoned:
+            if code is None or self.abandoned or self._daemon_went_away(code):
                 return "stopped"
             if self.stop_ev.is_set():
                 st = self.run_.status[self.r.name]
@@ -761,6 +948,9 @@ class PodRunner(threading.Thread):
             self.kill_reason = None
         if self.stop_ev.is_set():  # stopped while creating: never start it
             return None
+        self._wait_for_servers()
+        if self.stop_ev.is_set():
+            return None
         label = self.r.display if kind == "main" else f"{self.r.display}:{c.name}"
         try:
             api.start(cid)
@@ -784,15 +974,18 @@ class PodRunner(threading.Thread):
         code = self._wait_exit(cid, waiter)
         probe_stop.set()
         if not self.abandoned:
-            logs.join(10)  # the exit can be seen before the last lines: let the stream finish
+            # The exit can be seen before the last lines: let the stream finish.
+            logs.join(1 if self.run_.daemon_lost else 10)
         return code
 
-    def _wait_exit(self, cid: str, waiter: threading.Event) -> int:
+    def _wait_exit(self, cid: str, waiter: threading.Event) -> int | None:
         api = self.run_.client.api
         polls = 0
         while not waiter.wait(1.0):
             if self.abandoned:
                 return -1  # left running on purpose (cleanPodPolicy None with --keep)
+            if self.run_.daemon_lost:
+                return None  # the run ends with the daemon error; exits can no longer be trusted
             polls += 1
             if polls % 5 == 0:  # in case the event stream broke: ask directly
                 try:
@@ -869,7 +1062,7 @@ class PodRunner(threading.Thread):
             pass
 
     def _emit(self, console: Console, label: str, prefix: str, raw: bytes) -> None:
-        text = raw.decode("utf-8", errors="replace").rstrip("\r")
+        text = self.run_.mask(raw.decode("utf-8", errors="replace").rstrip("\r"))
         console.log(label, text)
         if self.log_file:
             self.log_file.write(prefix + text + "\n")

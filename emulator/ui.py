@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Callable, TextIO
 
 _COLOURS = (36, 33, 35, 32, 34, 91, 96, 93, 95, 92, 94, 31)
 
@@ -45,6 +45,7 @@ class Console:
         self.lock = threading.Lock()
         self.rows: list[Row] = []
         self.drawn = 0
+        self.mask = _no_mask  # hides secret values in everything trainspec prints (see masker())
 
     def _paint(self, text: str, code: int) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
@@ -55,6 +56,7 @@ class Console:
 
     # -- output ----------------------------------------------------------
     def _emit(self, text: str) -> None:
+        text = self.mask(text)
         with self.lock:
             self._erase()
             self.out.write(text + "\n")
@@ -110,7 +112,38 @@ class Console:
             body = [b[:5] + b[6:] for b in body]
         widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body]]
-        return "\n".join(lines)
+        return self.mask("\n".join(lines))
+
+
+def _no_mask(text: str) -> str:
+    return text
+
+
+MASK = "******"
+
+
+def masker(secret_values) -> "Callable[[str], str]":
+    """A function that replaces every secret value (and every line of a multi-line one)
+    in a text by ******. Values shorter than 4 characters are left alone: masking
+    every "1" or "yes" would garble the output and hide nothing."""
+    needles: set[str] = set()
+    for value in secret_values:
+        text = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
+        for part in [text.strip(), *text.splitlines()]:
+            part = part.strip()
+            if len(part) >= 4:
+                needles.add(part)
+    if not needles:
+        return _no_mask
+    ordered = sorted(needles, key=len, reverse=True)  # longest first: a value containing another
+
+    def mask(text: str) -> str:
+        for needle in ordered:
+            if needle in text:
+                text = text.replace(needle, MASK)
+        return text
+
+    return mask
 
 
 def _age(seconds: float) -> str:
