@@ -109,8 +109,12 @@ def handler(h: Handler) -> dict:
     return {"tcpSocket": dict(h.tcp_socket)}
 
 
-def probe(p: Probe) -> dict:
+def probe(p: Probe, escape: bool = True) -> dict:
+    """A probe; the kubelet expands `$(VAR)` in an exec probe's command (from the container's
+    static env), so, like command and args, it is escaped to run exactly as written."""
     out = handler(p.handler)
+    if escape and "exec" in out:
+        out["exec"]["command"] = [escape_k8s(s) for s in out["exec"]["command"]]
     for key, value in (("initialDelaySeconds", p.initial_delay_seconds), ("periodSeconds", p.period_seconds),
                        ("timeoutSeconds", p.timeout_seconds), ("successThreshold", p.success_threshold),
                        ("failureThreshold", p.failure_threshold)):

@@ -206,7 +206,7 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: "_Con
     for key, p in (("livenessProbe", role.probes.liveness), ("readinessProbe", role.probes.readiness),
                    ("startupProbe", role.probes.startup)):
         if p is not None:
-            probes[key] = common.probe(p)
+            probes[key] = common.probe(p, escape=False)  # as written; the chart escapes exec commands
     if probes:
         out["probes"] = probes
     return out

@@ -18,6 +18,9 @@ _BASE = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _WIDTH = 1 << 30
 
 
+_LINE_ENDS = "\n\x85\u2028\u2029"
+
+
 class FlowList(list):
     """A short list of scalars written on one line (e.g. exit-code sets)."""
 
@@ -29,6 +32,11 @@ class _Dumper(_BASE):  # type: ignore[misc, valid-type]
 
 def _represent_str(dumper, data: str):
     if "\n" in data:
+        if data[-1] in _LINE_ENDS and (len(data) == 1 or data[-2] in _LINE_ENDS):
+            # A literal block would need keep chomping (`|+`), which leaves the document open-ended:
+            # PyYAML ends it with `...`, and text appended after it (the helm values file is written
+            # in sections) would either end the document there or add blank lines to the value.
+            return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
     return dumper.represent_scalar("tag:yaml.org,2002:str", data)
 
