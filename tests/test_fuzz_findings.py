@@ -15,6 +15,7 @@ import yaml
 import fuzzing
 from tools import compose_config, compose_v2_binary, require
 from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler.plan import expand_references
 from trainspec.targets import render, yamlout
 
 # Plain scalars PyYAML (YAML 1.1) reads as strings but go-yaml reads as numbers or booleans.
@@ -151,7 +152,9 @@ def test_exec_probe_commands_survive_the_kubelets_expansion(tmp_path):
         "liveness": {"exec": ["test", "$(VAR)", "$$", "$(HOME)"]}}}}})
     for target in ("k8s", "kubeflow", "volcano"):
         text = render(target, plan)[f"{target}.yaml"]
-        assert "- $$(VAR)\n" in text and "- $$$$\n" in text and "- $$(HOME)\n" in text, target
+        assert "- $$(VAR)\n" in text and "- $$$\n" in text and "- $$(HOME)\n" in text, target
+        assert [expand_references(s, {"VAR": "expanded"}) for s in ["$$(VAR)", "$$$", "$$(HOME)"]] == \
+            ["$(VAR)", "$$", "$(HOME)"]
     values = fuzzing.parse_all(render("helm", plan)["helm/values.yaml"])[0]
     assert values["roles"]["master"]["probes"]["livenessProbe"]["exec"]["command"] == ["test", "$(VAR)", "$$",
                                                                                        "$(HOME)"]
