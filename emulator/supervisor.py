@@ -797,23 +797,24 @@ class PodRunner(threading.Thread):
         try:
             self._pods()
         except UsageError as exc:
+            # fatal first: a run that fails to start must not be reported as started (--detach)
+            self.run_.set_fatal(exc)
             self.started.set()
             self.run_.set_status(self.r, phase=FAILED, reason=str(exc))
-            self.run_.set_fatal(exc)
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             # The daemon went away or refused something mid-run: say so, without a traceback.
-            self.started.set()
-            self.run_.set_status(self.r, phase=FAILED, reason=f"Docker error: {db.short(exc)}")
             if isinstance(exc, requests.exceptions.ConnectionError) or not self.run_.daemon_answers():
                 self.run_.lose_daemon(db.short(exc))
             else:
                 err = UsageError(f"{self.r.display}: Docker error: {db.short(exc)[:300]}")
                 err.docker_error = True
                 self.run_.set_fatal(err)
+            self.started.set()
+            self.run_.set_status(self.r, phase=FAILED, reason=f"Docker error: {db.short(exc)}")
         except Exception as exc:  # noqa: BLE001 - report, never hang the run
+            self.run_.set_fatal(RuntimeError(f"{self.r.display}: {traceback.format_exc()}"))
             self.started.set()
             self.run_.set_status(self.r, phase=FAILED, reason=f"emulator error: {exc}")
-            self.run_.set_fatal(RuntimeError(f"{self.r.display}: {traceback.format_exc()}"))
         finally:
             self.started.set()
             if self.log_file:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -167,3 +168,20 @@ def test_a_zombie_supervisor_is_not_alive():
              what="a zombie")
     assert supervisor_alive(ident) is False
     proc.wait()
+
+
+def test_detached_run_that_fails_to_start_reports_it_and_leaves_nothing(tmp_path, docker_client, test_image,
+                                                                        leak_check):
+    # A GPU request where Docker has no NVIDIA runtime, trusted anyway: create succeeds, start
+    # fails. The background supervisor cleans up, then the foreground says why (exit 2).
+    def edit(doc):
+        doc["spec"]["env"]["MODE"] = "hang"
+        doc["spec"]["roles"]["worker"]["resources"] = {"gpu": 1}
+    if shutil.which("nvidia-smi"):
+        pytest.skip("a GPU runtime may work here")
+    r = trainspec("run", spec("flaky.yaml", tmp_path, edit), "--offline", "--detach", "--gpus", "0", cwd=tmp_path,
+                  env={"TRAINSPEC_ASSUME_GPU_RUNTIME": "1"})
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "no NVIDIA GPU runtime" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout == ""  # no run id: nothing runs in the background
+    assert run_containers(docker_client, "flaky", tmp_path) == []
