@@ -103,8 +103,12 @@ def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, 
     out: dict[str, dict[str, bytes]] = {}
     for opt in options:
         colon, eq = opt.find(":"), opt.find("=")
+        # A mistyped --secret may be a secret value: errors name the secret, never echo the option.
+        name_part = opt.split(":", 1)[0].split("=", 1)[0]
+        shown = repr(opt) if flag != "--secret" else f"{name_part} (value not shown)" if name_part != opt \
+            else "(option not shown)"
         if eq <= 0:
-            raise UsageError(f"{flag} {opt!r}: expected NAME=PATH or NAME:KEY=VALUE")
+            raise UsageError(f"{flag} {shown}: expected NAME=PATH or NAME:KEY=VALUE")
         if 0 < colon < eq:
             name, rest = opt[:colon], opt[colon + 1:]
             key, value = rest.split("=", 1)
@@ -126,7 +130,9 @@ def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, 
                 k, v = line.split("=", 1)
                 data[k.strip()] = v.strip().encode()
         else:
-            raise UsageError(f"{flag} {name}: {path} is neither a file nor a directory")
+            where = "the path given" if flag == "--secret" else str(path)
+            raise UsageError(f"{flag} {name}: {where} is neither a file nor a directory "
+                             f"(expected NAME=PATH or NAME:KEY=VALUE)")
     return out
 
 
