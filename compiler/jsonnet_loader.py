@@ -118,5 +118,8 @@ def _evaluate_here(path: str, options) -> str:
         match = _LOCATION.search(message)
         if match and os.path.basename(match.group("file")) == os.path.basename(path):
             line, column = int(match.group("line")), int(match.group("col"))
-        hint = "pass top-level arguments with --tla NAME=VALUE and external variables with --ext-var NAME=VALUE"
+        if "import" in first:
+            hint = "imports may come from the spec's folder and the -J folders only"
+        else:
+            hint = "pass top-level arguments with --tla NAME=VALUE and external variables with --ext-var NAME=VALUE"
         raise SpecErrors([SpecError(path, line, column, "", f"Jsonnet error: {first}", "", hint)]) from None

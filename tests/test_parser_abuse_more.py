@@ -66,3 +66,25 @@ def test_hostile_json_is_a_clear_error(tmp_path, text):
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
     assert result.stderr.startswith(f"{path}:"), result.stderr
     assert elapsed < 10
+
+
+@pytest.mark.parametrize("expr", ["importstr '/etc/passwd'", "importbin '/etc/hostname'", "import 'link.libsonnet'",
+                                  "import '../lib/x.libsonnet'", "importstr '../../../../../../etc/shadow'"])
+def test_jsonnet_reads_nothing_outside_the_spec_folder_and_j_folders(tmp_path, expr):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "x.libsonnet").write_text("{a: 1}")
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "link.libsonnet").symlink_to(lib / "x.libsonnet")
+    path = specs / "job.jsonnet"
+    path.write_text(f"{{ apiVersion: {expr} }}\n")
+    result, _ = _validate(path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "is outside the spec's folder and the -J folders" in result.stderr, result.stderr
+    assert "imports may come from the spec's folder and the -J folders only" in result.stderr
+    if "x.libsonnet" in expr or "link" in expr:  # the same import is fine once its folder is given with -J
+        (specs / "job.jsonnet").write_text("{ apiVersion: import 'x.libsonnet' }\n")
+        allowed = subprocess.run([sys.executable, "-m", "trainspec", "validate", str(path), "-J", str(lib)],
+                                 capture_output=True, text=True, timeout=60)
+        assert "outside" not in allowed.stderr and "not found" not in allowed.stderr, allowed.stderr
