@@ -134,7 +134,7 @@ class _Validator:
         framework = None
         if spec.get("framework") is not None:
             framework = r.choice(spec["framework"], ("spec", "framework"), FRAMEWORKS)
-        image = self.opt_string(spec, "image", ("spec",))
+        image = self.opt_image(spec, ("spec",))
         command = self.opt_list(spec, "command", ("spec",))
         args = self.opt_list(spec, "args", ("spec",))
         working_dir = self.opt_path(spec, "workingDir", ("spec",))
@@ -236,7 +236,7 @@ class _Validator:
         role = RoleSpec(
             name=name,
             replicas=replicas if replicas is not None else 0,
-            image=self.opt_string(body, "image", path),
+            image=self.opt_image(body, path),
             command=self.opt_list(body, "command", path),
             args=self.opt_list(body, "args", path),
             working_dir=self.opt_path(body, "workingDir", path),
@@ -290,6 +290,15 @@ class _Validator:
     # --- fields ----------------------------------------------------------------------
     def opt_string(self, body: dict, key: str, path: tuple) -> str | None:
         return self.r.string(body[key], path + (key,)) if body.get(key) is not None else None
+
+    def opt_image(self, body: dict, path: tuple) -> str | None:
+        image = self.opt_string(body, "image", path)
+        if image is not None and image != image.strip():
+            # Kubernetes refuses it ("must not have leading or trailing whitespace").
+            self.r.error(path + ("image",), f"{image!r} has leading or trailing whitespace", "an image reference",
+                         "remove the spaces")
+            return None
+        return image
 
     def opt_list(self, body: dict, key: str, path: tuple) -> tuple[str, ...] | None:
         if body.get(key) is None:
@@ -579,7 +588,7 @@ class _Validator:
                 continue
             seen.add(name)
             out.append(InitContainer(
-                name=name, image=self.opt_string(body, "image", ip), command=self.opt_list(body, "command", ip),
+                name=name, image=self.opt_image(body, ip), command=self.opt_list(body, "command", ip),
                 args=self.opt_list(body, "args", ip), working_dir=self.opt_path(body, "workingDir", ip),
                 env=self.env(body.get("env"), ip + ("env",)),
                 resources=self.resources(body.get("resources"), ip + ("resources",))))

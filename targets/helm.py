@@ -80,7 +80,7 @@ def split_image(ref: str) -> dict[str, str]:
     if "@" in ref:
         return {"repository": ref, "tag": ""}
     colon, slash = ref.rfind(":"), ref.rfind("/")
-    if colon > slash:
+    if colon > slash and colon < len(ref) - 1:  # `name:` has no tag: the chart would drop the colon
         return {"repository": ref[:colon], "tag": ref[colon + 1:]}
     return {"repository": ref, "tag": ""}
 
