@@ -87,6 +87,15 @@ def service_name(role: str, index: int) -> str:
     return f"{role}-{index}"
 
 
+def _not_extension(key: str, prefix: str) -> str:
+    """Compose reads a key starting with `x-` in networks/volumes as an extension, not an entry."""
+    return prefix + key if key.startswith("x-") else key
+
+
+def network_key(plan: JobPlan) -> str:
+    return _not_extension(plan.name, "net-")
+
+
 def aliases(plan: JobPlan, replica: Replica) -> list[str]:
     host = replica.host
     return [host, f"{host}.{plan.namespace}", f"{host}.{plan.namespace}.svc",
@@ -176,7 +185,7 @@ def compose_document(plan: JobPlan) -> dict:
                 depends = service.setdefault("depends_on", {})
                 for worker in worker_names:
                     depends[worker] = {"condition": condition}
-    doc: dict = {"services": services, "networks": {plan.name: {"driver": "bridge"}}}
+    doc: dict = {"services": services, "networks": {network_key(plan): {"driver": "bridge"}}}
     if ctx.named_volumes:
         doc["volumes"] = ctx.named_volumes
     doc["x-trainspec"] = job_metadata(ctx)
@@ -210,8 +219,9 @@ def _volumes(ctx: _Context, role: RolePlan, replica_service: str, shared: bool) 
     out = []
     for v in role.volumes:
         if v.kind == "persistentVolumeClaim":
-            ctx.named_volumes.setdefault(v.source, {"name": v.source})
-            entry = {"type": "volume", "source": v.source, "target": v.mount_path}
+            key = _not_extension(v.source, "pvc-")
+            ctx.named_volumes.setdefault(key, {"name": v.source})
+            entry = {"type": "volume", "source": key, "target": v.mount_path}
         elif v.kind == "hostPath":
             entry = {"type": "bind", "source": v.source, "target": v.mount_path}
         elif v.kind == "emptyDir":
@@ -275,7 +285,7 @@ def init_service(ctx: _Context, role: RolePlan, replica: Replica, init, previous
         service["volumes"] = volumes
     if role.resources.shm:
         service["shm_size"] = byte_size(role.resources.shm)
-    service["networks"] = [plan.name]
+    service["networks"] = [network_key(plan)]
     service["restart"] = "no"
     if previous:
         service["depends_on"] = {previous: {"condition": "service_completed_successfully"}}
@@ -333,7 +343,7 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
     if volumes:
         service["volumes"] = volumes
     service["expose"] = [str(role.port)]
-    service["networks"] = {plan.name: {"aliases": aliases(plan, replica)}}
+    service["networks"] = {network_key(plan): {"aliases": aliases(plan, replica)}}
     check = healthcheck(ctx, role, replica)
     if check:
         service["healthcheck"] = check

@@ -89,6 +89,8 @@ image = st.one_of(
                      "ghcr.io/org/img@sha256:" + "a" * 64, "localhost/x:latest"]),
     st.builds(lambda r, t: f"{r}:{t}" if t else r, st.lists(dns_label(max_len=10), min_size=1, max_size=3).map("/".join),
               st.one_of(st.just(""), st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,10}", fullmatch=True))),
+    nonblank_text.filter(lambda s: s == s.strip()),  # any text: Kubernetes does not check it
+    st.sampled_from(["a:", "reg:5000/x:", ":", "x:y/z", "a:b:c", "x:t@sha256:abc"]),
 )
 
 cpu = st.one_of(st.sampled_from(["500m", "1", "4", "0.5", "100m", "1e3", "2k"]),

