@@ -20,17 +20,28 @@ def register(subparsers) -> None:
         "run", help="run a spec or a compiled k8s.yaml/compose.yaml locally on Docker",
         description="Compile (if given a spec) and run the job on the local Docker engine: one network per "
                     "run, one container per replica, the operators' env and success rules. Exit code: 0 the "
-                    "job succeeded, 1 it failed, 2 bad input; 130/143 when interrupted.")
+                    "job succeeded, 1 it failed, 2 bad input; 130/143 when interrupted.",
+        epilog="examples:\n  trainspec run specs/tf-ps.yaml\n"
+               "  trainspec run specs/pytorch-ddp.yaml --gpus 0,1\n"
+               "  trainspec run build/tf-ps/k8s.yaml --image registry.example.com/tf:2.15=tf:dev --cpu-only\n"
+               "  trainspec run specs/full-features.yaml --secret hf-credentials=secrets/hf-credentials/ --detach",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(run)
     run.set_defaults(func=cmd_run)
 
-    ps = subparsers.add_parser("ps", help="list emulator runs (or one run's replicas)")
+    ps = subparsers.add_parser("ps", help="list emulator runs (or one run's replicas)",
+                               description="List emulator runs, or one run's replicas.",
+                               epilog="examples:\n  trainspec ps\n  trainspec ps tf-ps",
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
     ps.add_argument("run", nargs="?", help="a run id or job name: show its replicas")
     ps.add_argument("-a", "--all", action="store_true", help="also list finished runs recorded on disk")
     ps.add_argument("--state-dir", help="where runs are recorded (default ./.trainspec, or $TRAINSPEC_STATE_DIR)")
     ps.set_defaults(func=cmd_ps)
 
-    logs = subparsers.add_parser("logs", help="show a run's logs (saved under .trainspec/runs/<run-id>/)")
+    logs = subparsers.add_parser("logs", help="show a run's logs (saved under .trainspec/runs/<run-id>/)",
+                                 description="Show a run's logs, prefixed by replica.",
+                                 epilog="examples:\n  trainspec logs tf-ps\n  trainspec logs tf-ps worker-1 -f",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     logs.add_argument("job", metavar="JOB", help="a run id, or a job name (its latest run)")
     logs.add_argument("replica", metavar="REPLICA", nargs="?", help="e.g. worker-1 (default: every replica)")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines until the run ends")
@@ -38,7 +49,10 @@ def register(subparsers) -> None:
     logs.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
     logs.set_defaults(func=cmd_logs)
 
-    down = subparsers.add_parser("down", help="stop a run and remove its containers and network")
+    down = subparsers.add_parser("down", help="stop a run and remove its containers and network",
+                                 description="Stop a run and remove its containers, network and volumes.",
+                                 epilog="examples:\n  trainspec down tf-ps\n  trainspec down tf-ps-3f9a1c -t 0",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     down.add_argument("job", metavar="JOB", help="a run id, or a job name (every run of it)")
     down.add_argument("-t", "--grace", type=float, metavar="SECONDS",
                       help="cap on the grace period of the run's containers (default: their own, capped by the "
@@ -47,7 +61,11 @@ def register(subparsers) -> None:
     down.add_argument("--state-dir", help="where runs are recorded")
     down.set_defaults(func=cmd_down)
 
-    gc = subparsers.add_parser("gc", help="remove what crashed or killed runs left behind (found by labels)")
+    gc = subparsers.add_parser("gc", help="remove what crashed or killed runs left behind (found by labels)",
+                               description="Remove the containers, networks and volumes that crashed or killed "
+                                           "runs left behind, found by their trainspec labels.",
+                               epilog="examples:\n  trainspec gc --dry-run\n  trainspec gc",
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
     gc.add_argument("--all", action="store_true", help="also remove live and --keep runs")
     gc.add_argument("-n", "--dry-run", action="store_true", help="only list what would be removed")
     gc.set_defaults(func=cmd_gc)
