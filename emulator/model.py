@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..compiler.errors import UsageError
+from .expand import expand_command
 from .quantity import parse_quantity
 
 FRAMEWORK_CONTAINERS = ("tensorflow", "pytorch", "mxnet", "mpi")
@@ -362,6 +363,10 @@ class _Reader:
             elif int(q) > 0:
                 accel[key] = int(q)
         lifecycle = c.get("lifecycle") or {}
+        # The prober expands exec probe commands against the container's static env only
+        # (kubelet ExpandContainerCommandOnlyStatic: `value` as written, "" for valueFrom); hooks are not expanded.
+        static = {str(e.get("name")): ("" if "valueFrom" in e else str(e.get("value", "")))
+                  for e in c.get("env") or []}
         return Container(
             name=str(c.get("name")), image=str(image),
             command=_strs(c.get("command")), args=_strs(c.get("args")),
@@ -373,9 +378,9 @@ class _Reader:
             mounts=[self.mount(m, volumes, where) for m in c.get("volumeMounts") or []],
             post_start=self.hook(lifecycle.get("postStart"), f"{where} postStart"),
             pre_stop=self.hook(lifecycle.get("preStop"), f"{where} preStop"),
-            liveness=self.probe(c.get("livenessProbe"), f"{where} livenessProbe"),
-            readiness=self.probe(c.get("readinessProbe"), f"{where} readinessProbe"),
-            startup=self.probe(c.get("startupProbe"), f"{where} startupProbe"),
+            liveness=self.probe(c.get("livenessProbe"), f"{where} livenessProbe", static),
+            readiness=self.probe(c.get("readinessProbe"), f"{where} readinessProbe", static),
+            startup=self.probe(c.get("startupProbe"), f"{where} startupProbe", static),
         )
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
@@ -492,7 +497,7 @@ class _Reader:
             return _strs((h["exec"] or {}).get("command")) or None
         raise self.fail(where, f"handler {sorted(h)} is not supported by the emulator (only exec)")
 
-    def probe(self, p: dict | None, where: str) -> Probe | None:
+    def probe(self, p: dict | None, where: str, static_env: dict[str, str] | None = None) -> Probe | None:
         if not p:
             return None
         common = dict(
@@ -503,7 +508,10 @@ class _Reader:
             failure_threshold=int(p.get("failureThreshold", 3)),
         )
         if "exec" in p:
-            return Probe("exec", command=_strs((p["exec"] or {}).get("command")), **common)
+            command = _strs((p["exec"] or {}).get("command"))
+            if command is not None:
+                command = expand_command(command, static_env or {})
+            return Probe("exec", command=command, **common)
         if "tcpSocket" in p:
             t = p["tcpSocket"] or {}
             return Probe("tcp", port=t.get("port"), host=t.get("host"), **common)

@@ -214,3 +214,19 @@ def test_the_compile_path_does_not_import_docker():
             "assert 'docker' not in sys.modules, 'docker imported'")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_exec_probe_commands_expand_like_the_prober():
+    """kubelet: exec probes see $(VAR) from the static env (valueFrom counts as ""); hooks are not expanded."""
+    pod_spec = {"restartPolicy": "Never", "containers": [{
+        "name": "main", "image": "img",
+        "env": [{"name": "A", "value": "a"}, {"name": "S", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+        "livenessProbe": {"exec": {"command": ["test", "$(A)", "$(S)", "$$(A)", "$(UNKNOWN)"]}},
+        "lifecycle": {"postStart": {"exec": {"command": ["echo", "$(A)"]}}},
+    }]}
+    labels = {"trainspec.dev/job": "j", "trainspec.dev/role": "worker", "trainspec.dev/index": "0"}
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j-worker-0", "labels": labels},
+           "spec": {"backoffLimit": 0, "template": {"metadata": {"labels": labels}, "spec": pod_spec}}}
+    container = from_k8s([job], source="inline").replicas[0].main
+    assert container.liveness.command == ["test", "a", "", "$(A)", "$(UNKNOWN)"]
+    assert container.post_start == ["echo", "$(A)"]
