@@ -25,3 +25,14 @@ def run_cli(*args: str, cwd: str | os.PathLike | None = None, env: dict | None =
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "trainspec", *args], cwd=cwd, env=full_env, input=input,
                           capture_output=True, text=True, timeout=120)
+
+
+def compiled_docs(target: str, spec_path) -> list[dict]:
+    """The objects one target writes for a one-job spec, parsed back."""
+    import yaml
+
+    from trainspec.compiler import load_plans
+    from trainspec.targets import render
+
+    (plan,) = load_plans(str(spec_path))
+    return [d for text in render(target, plan).values() for d in yaml.safe_load_all(text) if d]

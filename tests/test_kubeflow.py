@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 import schemas
-from helpers import GOLDEN, ROOT, SPECS, run_cli
+from helpers import GOLDEN, ROOT, SPECS, compiled_docs, run_cli
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.targets import kubeflow
 
@@ -22,8 +22,7 @@ OPERATOR_PREFIXES = ("PET_", "DMLC_", "OMPI_", "I_MPI_", "HYDRA_")
 
 
 def docs_of(spec_path) -> list[dict]:
-    (plan,) = load_plans(str(spec_path))
-    return [d for d in yaml.safe_load_all(kubeflow.render(plan)[kubeflow.FILE]) if d]
+    return compiled_docs("kubeflow", spec_path)
 
 
 def job_of(spec_name: str) -> dict:

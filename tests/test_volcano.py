@@ -7,10 +7,9 @@ import textwrap
 
 import kubernetes_validate
 import pytest
-import yaml
 
 import schemas
-from helpers import GOLDEN, SPECS, run_cli
+from helpers import GOLDEN, SPECS, compiled_docs, run_cli
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.targets import volcano
 
@@ -18,8 +17,7 @@ EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))
 
 
 def docs_of(spec_path) -> list[dict]:
-    (plan,) = load_plans(str(spec_path))
-    return [d for d in yaml.safe_load_all(volcano.render(plan)[volcano.FILE]) if d]
+    return compiled_docs("volcano", spec_path)
 
 
 def job_of(spec_name: str) -> dict:
