@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .errors import ErrorSink
 from .frameworks import (CONTAINER_NAME, DEFAULT_RESTART, FRAMEWORK_DEFAULT_RESTART, HOSTFILE_KEY, MPI_WORKER_COMMAND,
                          TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, success_rule, tf_cluster)
@@ -10,8 +12,8 @@ from .plan import EnvVar, JobPlan, Replica, RolePlan, user_var
 from .templating import TemplateError, Templates, has_template
 
 
-class _Job:
-    """Read-only `job` object for templates."""
+class JobContext:
+    """The `job` object templates see (`job.name`, `job.namespace`)."""
 
     def __init__(self, name: str, namespace: str):
         self.name = name
@@ -37,7 +39,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink) -> JobPlan | None:
         topology[HOSTFILE_KEY] = mpi_hostfile(worker_hosts, slots, spec.mpi_implementation)
 
     templates = Templates()
-    job_ctx = _Job(job, spec.namespace)
+    job_ctx = JobContext(job, spec.namespace)
     role_plans = []
     for role in spec.roles:
         role_plans.append(_role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink))
@@ -55,21 +57,21 @@ def _restart_policy(spec: JobSpec, role: RoleSpec) -> str:
             or DEFAULT_RESTART[spec.framework].get(role.name) or FRAMEWORK_DEFAULT_RESTART[spec.framework])
 
 
-def _merged_env(spec: JobSpec, role: RoleSpec) -> list[tuple[str, object, tuple]]:
-    """Job env then role env; a role value replaces the job's in place."""
-    merged: dict[str, tuple[object, tuple]] = {}
-    for name, value in spec.env:
-        merged[name] = (value, ("spec", "env", name))
-    for name, value in role.env:
-        merged[name] = (value, ("spec", "roles", role.name, "env", name))
-    return [(name, value, path) for name, (value, path) in merged.items()]
+@dataclass(frozen=True)
+class RoleSources:
+    """A role's command, args and env as written in the spec (before templating), and where each is."""
+
+    command: tuple[str, ...] | None
+    command_path: tuple
+    args: tuple[str, ...] | None
+    args_path: tuple
+    env: list[tuple[str, object, tuple]]  # (name, value, path): the job's env, then the role's over it
 
 
-def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink) -> RolePlan:
-    framework = spec.framework
-    job = spec.name
+def role_sources(spec: JobSpec, role: RoleSpec) -> RoleSources:
+    """Which command, args and env a role runs; every target that re-renders templates uses this."""
     role_path = ("spec", "roles", role.name)
-    if framework == "mpi" and role.name == "worker":
+    if spec.framework == "mpi" and role.name == "worker":
         # mpi-operator: workers run sshd unless the role says otherwise; the job's command is the launcher's.
         command, command_path = role.command or MPI_WORKER_COMMAND, role_path + ("command",)
         args, args_path = role.args, role_path + ("args",)
@@ -77,7 +79,21 @@ def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink
         command, command_path = (role.command, role_path + ("command",)) if role.command is not None else \
             (spec.command, ("spec", "command"))
         args, args_path = (role.args, role_path + ("args",)) if role.args is not None else (spec.args, ("spec", "args"))
-    user_env = _merged_env(spec, role)
+    merged: dict[str, tuple[object, tuple]] = {}
+    for name, value in spec.env:
+        merged[name] = (value, ("spec", "env", name))
+    for name, value in role.env:
+        merged[name] = (value, role_path + ("env", name))
+    env = [(name, value, path) for name, (value, path) in merged.items()]
+    return RoleSources(command, command_path, args, args_path, env)
+
+
+def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink) -> RolePlan:
+    framework = spec.framework
+    job = spec.name
+    sources = role_sources(spec, role)
+    command, command_path, args, args_path = sources.command, sources.command_path, sources.args, sources.args_path
+    user_env = sources.env
     user_names = {name for name, _, _ in user_env}
     templated = (any(has_template(s) for s in command or ()) or any(has_template(s) for s in args or ())
                  or any(isinstance(v, str) and has_template(v) for _, v, _ in user_env))

@@ -24,10 +24,9 @@ from __future__ import annotations
 import json
 import os
 
-from trainspec.compiler.frameworks import MPI_WORKER_COMMAND
 from trainspec.compiler.model import ConfigMapRef, SecretRef
 from trainspec.compiler.plan import JobPlan, RolePlan
-from trainspec.compiler.planner import _merged_env
+from trainspec.compiler.planner import role_sources
 from trainspec.compiler.templating import Templates, has_template
 from trainspec.compiler.validate import MAX_REPLICAS, ROLE_LIMITS
 
@@ -154,12 +153,8 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: "_Con
     out: dict = {"replicas": role.count, "port": role.port}
     if role.image != top_image:
         out["image"] = split_image(role.image)
-    # The same choice of command and args as the planner makes.
-    if plan.framework == "mpi" and role.name == "worker":
-        command, args = role_spec.command or MPI_WORKER_COMMAND, role_spec.args
-    else:
-        command = role_spec.command if role_spec.command is not None else spec.command
-        args = role_spec.args if role_spec.args is not None else spec.args
+    sources = role_sources(spec, role_spec)
+    command, args = sources.command, sources.args
     replicas = role.replicas
     if command is not None:
         out["command"] = [converter.text(role, s, [r.command[k] for r in replicas]) for k, s in enumerate(command)]
@@ -168,7 +163,7 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: "_Con
     if role.working_dir:
         out["workingDir"] = role.working_dir
     env = []
-    for name, value, _path in _merged_env(spec, role_spec):
+    for name, value, _path in sources.env:
         if isinstance(value, str):
             rendered = [next(v.value for v in r.env if v.name == name) for r in replicas]
             value = converter.text(role, value, rendered)

@@ -17,18 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainspec.compiler.errors import ErrorSink, SpecError, SpecErrors
-from trainspec.compiler.frameworks import MPI_WORKER_COMMAND, env_role
+from trainspec.compiler.frameworks import env_role
+from trainspec.compiler.planner import JobContext, role_sources
 from trainspec.compiler.plan import EnvVar, JobPlan, RolePlan, user_var
 from trainspec.compiler.templating import TemplateError, Templates, has_template
 
 TOPOLOGY_HINT = ("read the index at runtime instead: $TRAINSPEC_INDEX (every target sets it), "
                  "TF_CONFIG's task.index, or RANK / DMLC_WORKER_ID")
-
-
-class _Job:
-    def __init__(self, name: str, namespace: str):
-        self.name = name
-        self.namespace = namespace
 
 
 @dataclass(frozen=True)
@@ -60,23 +55,8 @@ class RoleRender:
 
 def _sources(plan: JobPlan, role: RolePlan):
     """(command, path), (args, path), [(name, value, path)]: the role's templates as written."""
-    spec = plan.spec
-    rspec = spec.role(role.name)
-    rpath = ("spec", "roles", role.name)
-    if plan.framework == "mpi" and role.name == "worker":
-        command = (rspec.command or MPI_WORKER_COMMAND, rpath + ("command",))
-        args = (rspec.args, rpath + ("args",))
-    else:
-        command = (rspec.command, rpath + ("command",)) if rspec.command is not None else \
-            (spec.command, ("spec", "command"))
-        args = (rspec.args, rpath + ("args",)) if rspec.args is not None else (spec.args, ("spec", "args"))
-    merged: dict[str, tuple[object, tuple]] = {}
-    for name, value in spec.env:
-        merged[name] = (value, ("spec", "env", name))
-    for name, value in rspec.env:
-        merged[name] = (value, rpath + ("env", name))
-    env = [(name, value, path) for name, (value, path) in merged.items()]
-    return command, args, env
+    sources = role_sources(plan.spec, plan.spec.role(role.name))
+    return (sources.command, sources.command_path), (sources.args, sources.args_path), sources.env
 
 
 def _uses_index(templates: Templates, texts) -> bool:
@@ -100,7 +80,7 @@ def render_role(plan: JobPlan, role: RolePlan, hosts: dict[str, list[str]],
         static = Rendered(command, args, tuple(user_var(name, value) for name, value, _ in env))
         return RoleRender(True, (static,))
 
-    job = _Job(plan.name, plan.namespace)
+    job = JobContext(plan.name, plan.namespace)
 
     def render(index: int) -> Rendered:
         context = {"job": job, "role": role.name, "index": index, "replicas": role.count,
