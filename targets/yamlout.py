@@ -203,7 +203,7 @@ def _emit_mapping(out: list[str], mapping: dict, indent: int, first_inline: bool
 
 
 def _emit_other(out: list[str], value, indent: int) -> None:
-    """Anything but a plain str/dict/list/int after 'key:' or '-': subclasses, FlowList, bool, None, float."""
+    """Anything but a plain str/dict/list/int after 'key:' or '- ': subclasses, FlowList, bool, None, float."""
     if isinstance(value, FlowList):
         out.append(" " + _flow(value) + "\n")
     elif isinstance(value, dict):
@@ -257,22 +257,7 @@ def _emit_sequence(out: list[str], items: list, indent: int, first_inline: bool 
             _emit_sequence(out, item, indent + 2, first_inline=True)
         else:
             append(head)
-            _emit_other_in_sequence(out, item, indent)
-
-
-def _emit_other_in_sequence(out: list[str], item, indent: int) -> None:
-    if isinstance(item, FlowList):
-        out.append(" " + _flow(item) + "\n")
-    elif isinstance(item, dict):
-        out.append(" {}\n")
-    elif isinstance(item, list):
-        out.append(" []\n")
-    else:
-        rendered = _text(item)
-        if isinstance(rendered, str):
-            out.append(" " + rendered + "\n")
-        else:
-            _literal(out, "", rendered, indent + 2)
+            _emit_other(out, item, indent)  # only empty collections and scalars get here
 
 
 def _emit_document(out: list[str], document) -> None:
