@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .kube import expand_references
 from .model import ConfigMapRef, JobSpec, Lifecycle, Probes, Resources, SecretRef, Volume, InitContainer
 
 
@@ -103,37 +104,6 @@ def user_var(name: str, value) -> EnvVar:
     if isinstance(value, ConfigMapRef):
         return EnvVar(name, config_map=value)
     return EnvVar(name, value)
-
-
-def expand_references(text: str, defined: dict[str, str]) -> str:
-    """Kubernetes' `$(VAR)` expansion (k8s.io/kubernetes third_party/forked/golang/expansion).
-
-    `$$` is an escaped `$`; `$(NAME)` becomes NAME's value when NAME was defined
-    earlier, and is left as written otherwise.
-    """
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "$" and i + 1 < n:
-            nxt = text[i + 1]
-            if nxt == "$":
-                out.append("$")
-                i += 2
-                continue
-            if nxt == "(":
-                close = text.find(")", i + 2)
-                if close != -1:
-                    name = text[i + 2:close]
-                    out.append(defined.get(name, text[i:close + 1]))
-                    i = close + 1
-                    continue
-            out.append(ch)
-            i += 1
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 def resolved_env(plan: JobPlan, replica: Replica) -> list[tuple[str, object]]:

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from .errors import ErrorSink
-from .k8s_formats import (CONFIG_KEY, DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, QUANTITY,
-                          label_key_problem, label_value_problem)
+from .kube import (CONFIG_KEY, DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, MAX_NAME, QUANTITY,
+                   label_key_problem, label_value_problem)
 from .loader import Document
-from .model import (CLEAN_POD_POLICIES, DEFAULT_PORT, FRAMEWORKS, RESTART_POLICIES, ROLE_ORDER, ConfigMapRef,
+from .model import (CLEAN_POD_POLICIES, DEFAULT_PORT, FRAMEWORKS, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
+                    RESTART_POLICIES, ROLE_LIMITS, ROLE_ORDER, TF_SUCCESS_POLICIES, ConfigMapRef,
                     Handler, InitContainer, JobSpec, Lifecycle, Probe, Probes, Resources, RoleSpec, Scheduling,
                     SecretRef, Volume)
 from .reader import Reader, type_name
 
 API_VERSION = "trainspec/v1"
 KIND = "TrainingJob"
-MAX_REPLICAS = 100_000
-MAX_NAME = 63
 
 TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 METADATA_FIELDS = ("name", "namespace", "labels", "annotations")
@@ -37,16 +36,7 @@ FRAMEWORK_BLOCKS = {
     "mxnet": (),
     "mpi": ("slotsPerWorker", "implementation"),
 }
-MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
-TF_SUCCESS_POLICIES = ("ChiefOrWorker0", "AllWorkers")
 RESERVED_ENV_PREFIX = "TRAINSPEC_"
-# (min, max) replicas per role; None = unbounded.
-ROLE_LIMITS: dict[str, dict[str, tuple[int, int | None]]] = {
-    "tensorflow": {"chief": (0, 1), "ps": (0, None), "worker": (0, None), "evaluator": (0, 1)},
-    "pytorch": {"master": (1, 1), "worker": (0, None)},
-    "mxnet": {"scheduler": (1, 1), "server": (1, None), "worker": (1, None)},
-    "mpi": {"launcher": (1, 1), "worker": (1, None)},
-}
 
 
 def validate(doc: Document) -> tuple[JobSpec | None, ErrorSink]:
@@ -322,7 +312,7 @@ class _Validator:
     def nproc(self, value, path: tuple) -> str | None:
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value) if self.r.integer(value, path, 1, 1024) is not None else None
-        if isinstance(value, str) and (value in ("auto", "cpu", "gpu") or value.isdigit() and int(value) >= 1):
+        if isinstance(value, str) and (value in NPROC_WORDS or value.isdigit() and int(value) >= 1):
             return value
         self.r.error(path, f"{value!r} is not allowed", "an integer >= 1, or auto, cpu or gpu")
         return None

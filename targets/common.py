@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import re
 
+from trainspec.compiler.kube import PERMANENT_EXIT_CODES, escape_references
 from trainspec.compiler.model import Handler, InitContainer, Probe, Resources, Volume
 from trainspec.compiler.plan import EnvVar, JobPlan, Replica, RolePlan, user_var
 
@@ -12,12 +12,9 @@ from .yamlout import FlowList
 
 PORT_NAMES = {"tensorflow": "tfjob-port", "pytorch": "pytorchjob-port", "mxnet": "mxjob-port", "mpi": "mpijob-port"}
 SHM_VOLUME = "dshm"
-_DOLLAR = re.compile(r"\$(?=[$(])")
 
-
-def escape_k8s(text: str) -> str:
-    """Make text survive the kubelet's `$(VAR)` expansion unchanged (`$(` -> `$$(`, `$$` -> `$$$$`)."""
-    return _DOLLAR.sub("$$", text) if "$" in text else text
+# Text that survives the kubelet's `$(VAR)` expansion unchanged (`$(` -> `$$(`, `$$` -> `$$$$`).
+escape_k8s = escape_references
 
 
 def header(plan: JobPlan, note: str = "") -> str:
@@ -229,4 +226,4 @@ def scheduling_fields(plan: JobPlan) -> dict:
 def exit_code_rule(container: str) -> dict:
     """Kubeflow's ExitCode policy: 1-127 are permanent failures, >= 128 (signals) are retried."""
     return {"action": "FailJob",
-            "onExitCodes": {"containerName": container, "operator": "In", "values": FlowList(range(1, 128))}}
+            "onExitCodes": {"containerName": container, "operator": "In", "values": FlowList(PERMANENT_EXIT_CODES)}}

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING
 
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH
+from trainspec.compiler.kube import parse_quantity
 from trainspec.compiler.model import ConfigMapRef, Probe, SecretRef
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan, resolved_env
 
@@ -29,12 +30,6 @@ from .yamlout import dump
 
 FILE = "compose.yaml"
 RESTART = {"Never": "no", "OnFailure": "on-failure", "Always": "always", "ExitCode": "on-failure"}
-_BINARY = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
-_DECIMAL = {"m": Decimal("0.001"), "": 1, "k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15,
-            "E": 10 ** 18}
-_QUANTITY = re.compile(r"^([+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
-
-
 MAX_DURATION_SECONDS = (2 ** 63 - 1) // 10 ** 9
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -53,17 +48,7 @@ NOTE = ("Compose file: one service per replica. `$$` is a literal `$` (Compose i
 
 # --- quantities ---------------------------------------------------------------------------------
 
-def quantity(text: str) -> Decimal:
-    """A Kubernetes quantity (`8Gi`, `500m`, `1e3`) as a number."""
-    match = _QUANTITY.match(str(text).strip())
-    if not match:
-        raise ValueError(f"not a Kubernetes quantity: {text!r}")
-    number, suffix = Decimal(match.group(1)), match.group(2) or ""
-    if suffix in _BINARY:
-        return number * _BINARY[suffix]
-    if suffix[:1] in ("e", "E"):
-        return number * (Decimal(10) ** int(suffix[1:]))
-    return number * _DECIMAL[suffix]
+quantity = parse_quantity  # `8Gi`, `500m`, `1e3` as a Decimal; ValueError otherwise
 
 
 def cpus(text: str) -> str:

@@ -24,11 +24,12 @@ from __future__ import annotations
 import json
 import os
 
-from trainspec.compiler.model import ConfigMapRef, SecretRef
+from trainspec.compiler import kube
+from trainspec.compiler.model import (CLEAN_POD_POLICIES, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
+                                        RESTART_POLICIES, ROLE_LIMITS, TF_SUCCESS_POLICIES, ConfigMapRef, SecretRef)
 from trainspec.compiler.plan import JobPlan, RolePlan
 from trainspec.compiler.planner import role_sources
 from trainspec.compiler.templating import Templates, has_template
-from trainspec.compiler.validate import MAX_REPLICAS, ROLE_LIMITS
 
 from . import common
 from .yamlout import dump
@@ -352,12 +353,12 @@ def values_yaml(plan: JobPlan, values: dict) -> str:
 
 # --- values.schema.json -------------------------------------------------------------------------
 
-QUANTITY = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
-DNS1035 = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
-DNS1123 = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-RESOURCE_NAME = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                 r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-ENV_NAME = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
+# The schema's patterns and enums are the validator's own (compiler.kube, compiler.model), not copies.
+QUANTITY = kube.QUANTITY_SCHEMA
+DNS1035 = kube.DNS1035_LABEL.pattern
+DNS1123 = kube.DNS1123_SUBDOMAIN.pattern
+RESOURCE_NAME = kube.RESOURCE_NAME.pattern
+ENV_NAME = kube.ENV_NAME.pattern
 
 
 def _obj(properties: dict, required=(), additional=False) -> dict:
@@ -419,7 +420,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
             "args": strings,
             "workingDir": {"type": "string", "pattern": "^/"},
             "env": env,
-            "restartPolicy": {"enum": ["Never", "OnFailure", "Always", "ExitCode"]},
+            "restartPolicy": {"enum": list(RESTART_POLICIES)},
             "resources": resources,
             "initContainers": {"type": "array", "items": init},
             "lifecycle": _obj({"postStart": any_object, "preStop": any_object}),
@@ -431,7 +432,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
                   required=("name", "mountPath", "source"))
     nonneg = {"type": "integer", "minimum": 0}
     properties = {
-        "name": {"type": "string", "pattern": DNS1035, "maxLength": 63},
+        "name": {"type": "string", "pattern": DNS1035, "maxLength": kube.MAX_NAME},
         "framework": {"const": plan.framework},
         "image": image,
         "accelerator": {"type": "string", "pattern": RESOURCE_NAME},
@@ -440,19 +441,19 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         "backoffLimit": nonneg,
         "activeDeadlineSeconds": {"type": "integer", "minimum": 1},
         "ttlSecondsAfterFinished": nonneg,
-        "cleanPodPolicy": {"enum": ["Running", "All", "None"]},
+        "cleanPodPolicy": {"enum": list(CLEAN_POD_POLICIES)},
         "scheduling": _obj({"schedulerName": {"type": "string", "pattern": DNS1123},
                             "priorityClassName": {"type": "string", "pattern": DNS1123}}),
         "volumes": {"type": "array", "items": volume},
         "roles": _obj(roles, required=tuple(roles)),
     }
     if plan.framework == "tensorflow":
-        properties["tensorflow"] = _obj({"successPolicy": {"enum": ["ChiefOrWorker0", "AllWorkers"]}})
+        properties["tensorflow"] = _obj({"successPolicy": {"enum": list(TF_SUCCESS_POLICIES)}})
     if plan.framework == "pytorch":
         properties["pytorch"] = _obj({"nprocPerNode": {"oneOf": [
-            {"type": "string", "pattern": "^([0-9]+|auto|cpu|gpu)$"}, {"type": "integer", "minimum": 1}]}})
+            {"type": "string", "pattern": f"^([0-9]+|{'|'.join(NPROC_WORDS)})$"}, {"type": "integer", "minimum": 1}]}})
     if plan.framework == "mpi":
-        properties["mpi"] = _obj({"implementation": {"enum": ["OpenMPI", "Intel", "MPICH"]},
+        properties["mpi"] = _obj({"implementation": {"enum": list(MPI_IMPLEMENTATIONS)},
                                   "slotsPerWorker": {"type": "integer", "minimum": 1}})
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile
+from trainspec.compiler.kube import PERMANENT_EXIT_CODES
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from . import common
@@ -37,8 +38,6 @@ FILE = "volcano.yaml"
 INDEX_LABEL = "volcano.sh/task-index"
 TF_CLUSTER_KEY = "TRAINSPEC_TF_CLUSTER"
 PLUGIN_FRAMEWORKS = ("tensorflow", "pytorch", "mpi")  # Volcano has no MXNet plugin
-# Kubeflow's ExitCode rule: exit codes 1-127 are permanent, >= 128 (signals) are retried.
-PERMANENT_EXIT_CODES = range(1, 128)
 
 
 def render(plan: JobPlan) -> dict[str, str]:
