@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from .plan import EnvVar
+from .plan import EnvVar, StartAfter, SuccessRule
 
 CONTAINER_NAME = {"tensorflow": "tensorflow", "pytorch": "pytorch", "mxnet": "mxnet", "mpi": "mpi"}
 DEFAULT_RESTART = {
@@ -47,19 +47,34 @@ def mpi_hostfile(hosts: list[str], slots: int, implementation: str) -> str:
     return "".join(f"{host}:{slots}\n" for host in hosts)
 
 
-def success_rule(framework: str, roles: dict[str, int], success_policy: str | None) -> tuple[str, str]:
-    """(deciding role, human description) of the job's success rule."""
-    if framework == "tensorflow":
-        if roles.get("chief"):
-            return "chief", "chief-0 succeeds"
-        if success_policy == "AllWorkers":
-            return "worker", "all workers succeed"
-        return "worker", "worker-0 succeeds"
-    if framework == "pytorch":
-        return "master", "master-0 succeeds"
-    if framework == "mxnet":
-        return "scheduler", "scheduler-0 succeeds"
-    return "launcher", "launcher-0 succeeds"
+# The operators' success rules, as data: per framework, the first entry whose condition holds.
+# (condition, rule); a condition is ("has", role): the job has replicas of role, ("policy", p): the
+# tensorflow successPolicy is p, or None: always.  The Helm chart's copy is generated from this table
+# (targets/helm_rules.py), the emulator and the Volcano target read the plan's SuccessRule.
+SUCCESS_RULES: dict[str, tuple[tuple[tuple[str, str] | None, SuccessRule], ...]] = {
+    "tensorflow": ((("has", "chief"), SuccessRule("chief")),
+                   (("policy", "AllWorkers"), SuccessRule("worker", "all")),
+                   (None, SuccessRule("worker"))),
+    "pytorch": ((None, SuccessRule("master")),),
+    "mxnet": ((None, SuccessRule("scheduler")),),
+    "mpi": ((None, SuccessRule("launcher")),),
+}
+
+
+def success_rule(framework: str, roles: dict[str, int], success_policy: str | None) -> SuccessRule:
+    """The job's success rule (Kubeflow training operator / mpi-operator semantics)."""
+    for condition, rule in SUCCESS_RULES[framework]:
+        if condition is None or (condition[0] == "has" and roles.get(condition[1])) or \
+                (condition[0] == "policy" and success_policy == condition[1]):
+            return rule
+    raise AssertionError(f"no success rule for {framework}")  # every table ends with an unconditional rule
+
+
+def start_order(framework: str, roles: dict[str, int]) -> tuple[StartAfter, ...]:
+    """Roles that must be up before another starts: mpirun reaches every worker over ssh at once."""
+    if framework == "mpi" and roles.get("worker"):
+        return (StartAfter("launcher", ("worker",)),)
+    return ()
 
 
 def framework_env(framework: str, job: str, role: str, index: int, counts: dict[str, int],
