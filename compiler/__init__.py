@@ -8,8 +8,12 @@ from .plan import JobPlan
 
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
-               jpath: list[str] | None = None) -> list[JobPlan]:
-    """Every job in one spec file, validated and planned; raises SpecErrors with all problems."""
+               jpath: list[str] | None = None, targets: tuple[str, ...] = ()) -> list[JobPlan]:
+    """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
+
+    `targets`: also raise what those targets cannot express (compiler/checks.py), with
+    the spec's errors; a target's render raises its own in any case (JobPlan.check).
+    """
     from .planner import build_plan
     from .validate import validate
 
@@ -31,6 +35,8 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
             plan = build_plan(spec, sink) if not sink.errors else None
             if plan is not None:
                 plans.append(plan)
+                for target in targets:
+                    errors.extend(plan.target_errors.get(target, ()))
         errors.extend(sink.errors)
     if errors:
         raise SpecErrors(errors)

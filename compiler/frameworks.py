@@ -35,10 +35,26 @@ def env_role(role: str) -> str:
     return role.upper().replace("-", "_")
 
 
-def tf_cluster(addresses: dict[str, list[str]]) -> str:
-    # Go's json.Marshal (the operator) sorts map keys and writes compactly.
-    cluster = {role: hosts for role, hosts in sorted(addresses.items()) if hosts and role != "evaluator"}
-    return json.dumps(cluster, separators=(",", ":"), sort_keys=True)
+# Volcano's tensorflow plugin marshals a Go struct: its fields' order, not sorted keys.
+TF_STRUCT_ORDER = ("ps", "worker", "chief", "evaluator")
+
+
+def tf_cluster(addresses: dict[str, list[str]], evaluator: bool = False, struct_order: bool = False) -> str:
+    """The TF_CONFIG cluster as compact JSON: role -> ["host:port", ...], roles without replicas left out.
+
+    Keys sorted (Go's json.Marshal of a map: the training operator), or in the Volcano
+    plugin's struct order.  `evaluator`: list the evaluator too (the operators do;
+    PRODUCT.md and TensorFlow's docs do not, so the plan's own cluster leaves it out).
+    """
+    roles = [r for r in TF_STRUCT_ORDER if r in addresses] if struct_order else sorted(addresses)
+    cluster = {role: addresses[role] for role in roles if addresses[role] and (evaluator or role != "evaluator")}
+    return json.dumps(cluster, separators=(",", ":"))
+
+
+def tf_config(cluster: str, role: str, index: int, environment: bool = True) -> str:
+    """TF_CONFIG around a cluster given as JSON text (or a `$(VAR)` reference that expands to it)."""
+    task = json.dumps({"type": role, "index": index}, separators=(",", ":"))
+    return f'{{"cluster":{cluster},"task":{task}' + (',"environment":"cloud"}' if environment else "}")
 
 
 def mpi_hostfile(hosts: list[str], slots: int, implementation: str) -> str:
@@ -80,10 +96,9 @@ def start_order(framework: str, roles: dict[str, int]) -> tuple[StartAfter, ...]
 def framework_env(framework: str, job: str, role: str, index: int, counts: dict[str, int],
                   ports: dict[str, int], nproc: str | None, implementation: str, slots: int | None) -> list[EnvVar]:
     if framework == "tensorflow":
-        task = json.dumps({"type": role, "index": index}, separators=(",", ":"))
         return [
             EnvVar(TF_CLUSTER_KEY, topology=TF_CLUSTER_KEY),
-            EnvVar("TF_CONFIG", expand=f'{{"cluster":$({TF_CLUSTER_KEY}),"task":{task},"environment":"cloud"}}'),
+            EnvVar("TF_CONFIG", expand=tf_config(f"$({TF_CLUSTER_KEY})", role, index)),
         ]
     if framework == "pytorch":
         nproc_text = nproc or "auto"

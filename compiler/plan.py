@@ -27,8 +27,24 @@ from .errors import SpecError, SpecErrors
 from .kube import PERMANENT_EXIT_CODES, expand_references
 from .model import ConfigMapRef, InitContainer, Lifecycle, Probes, Resources, Scheduling, SecretRef, Volume
 
-__all__ = ["EnvVar", "Replica", "RolePlan", "JobPlan", "SuccessRule", "Restart", "Cleanup", "StartAfter", "Text",
-           "TopologyVar", "HostList", "Rendered", "RoleRender", "user_var", "resolved_env", "expand_references"]
+__all__ = [
+    "Cleanup",
+    "EnvVar",
+    "HostList",
+    "JobPlan",
+    "Rendered",
+    "Replica",
+    "Restart",
+    "RolePlan",
+    "RoleRender",
+    "StartAfter",
+    "SuccessRule",
+    "Text",
+    "TopologyVar",
+    "expand_references",
+    "resolved_env",
+    "user_var",
+]
 
 
 @dataclass(frozen=True)
@@ -250,10 +266,10 @@ class JobPlan:
     image: str | None = None  # the job's default image as written (roles may override it)
     accelerator: str = "nvidia.com/gpu"  # the extended resource resources.gpu counts
     volumes: tuple[Volume, ...] = ()
-    scheduling: Scheduling = Scheduling()
+    scheduling: Scheduling = field(default_factory=Scheduling)
     backoff_limit: int | None = None
     active_deadline_seconds: int | None = None
-    cleanup: Cleanup = Cleanup()
+    cleanup: Cleanup = field(default_factory=Cleanup)
     start_order: tuple[StartAfter, ...] = ()
     success_policy: str | None = None  # tensorflow, as written (ChiefOrWorker0 | AllWorkers)
     nproc_per_node: str | None = None  # pytorch, as written (None: auto)

@@ -8,12 +8,12 @@ from .frameworks import (CONTAINER_NAME, DEFAULT_RESTART, FRAMEWORK_DEFAULT_REST
                          TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, start_order, success_rule,
                          tf_cluster)
 from .model import DEFAULT_PORT, JobSpec, RoleSpec
-from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
+from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources
 from .rendering import JobContext, describe, render_role
 from .schemes import BASE, SCHEMES, schemes_for, targets_using
 from .templating import Templates
 
-__all__ = ["build_plan", "role_sources", "JobContext"]
+__all__ = ["JobContext", "build_plan", "role_sources"]
 
 
 def build_plan(spec: JobSpec, sink: ErrorSink) -> JobPlan | None:

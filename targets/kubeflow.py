@@ -18,8 +18,7 @@ replica is index 0) we write it, in the operator's own format.
 
 from __future__ import annotations
 
-import json
-
+from trainspec.compiler.frameworks import tf_cluster, tf_config
 from trainspec.compiler.plan import JobPlan, RolePlan
 from trainspec.compiler.schemes import scheme_for
 
@@ -76,11 +75,9 @@ def _framework_env(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str
     """Variables the operator would not inject but the spec promises (see the module doc)."""
     if plan.framework == "tensorflow" and plan.total_replicas == 1:
         cluster = {r.name: [f"{h.rsplit(':', 1)[0]}.{plan.namespace}.svc:{r.port}" for h in host_lists[r.name]]
-                   for r in plan.roles if r.count}
-        config = {"cluster": dict(sorted(cluster.items())), "task": {"type": role.name, "index": 0},
-                  "environment": "cloud"}
-        return [{"name": "TF_CONFIG", "value": common.escape_k8s(json.dumps(config, separators=(",", ":"),
-                                                                           sort_keys=False))}]
+                   for r in plan.roles}
+        config = tf_config(tf_cluster(cluster, evaluator=True), role.name, 0)
+        return [{"name": "TF_CONFIG", "value": common.escape_k8s(config)}]
     return []
 
 

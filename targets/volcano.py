@@ -23,9 +23,9 @@ could not be referenced from them.
 
 from __future__ import annotations
 
-import json
 
-from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile
+from trainspec.compiler import frameworks
+from trainspec.compiler.frameworks import HOSTFILE_KEY, TF_CLUSTER_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile, tf_config
 from trainspec.compiler.plan import JobPlan, Restart, RolePlan
 from trainspec.compiler.schemes import scheme_for
 
@@ -35,7 +35,6 @@ from .yamlout import dump_all
 
 FILE = "volcano.yaml"
 INDEX_LABEL = "volcano.sh/task-index"
-TF_CLUSTER_KEY = "TRAINSPEC_TF_CLUSTER"
 PLUGIN_FRAMEWORKS = ("tensorflow", "pytorch", "mpi")  # Volcano has no MXNet plugin
 
 
@@ -59,9 +58,7 @@ def tf_cluster(plan: JobPlan) -> str:
     Like the Kubeflow operator (1.x), the plugin lists the evaluator too; the k8s
     target does not (PRODUCT.md).  See docs/targets-kubeflow-volcano.md.
     """
-    addresses = hosts(plan)
-    cluster = {name: addresses[name] for name in ("ps", "worker", "chief", "evaluator") if addresses.get(name)}
-    return json.dumps(cluster, separators=(",", ":"))
+    return frameworks.tf_cluster(hosts(plan), evaluator=True, struct_order=True)
 
 
 class _Layout:
@@ -92,12 +89,13 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool
     if fw == "tensorflow":
         single = plan.total_replicas == 1 and len(plan.roles) == 1
         if split or single:
-            task = json.dumps({"type": role.name, "index": index or 0}, separators=(",", ":"))
+            # the plugin's format: no "environment"
             if single:
-                return [{"name": "TF_CONFIG", "value": f'{{"cluster":{tf_cluster(plan)},"task":{task}}}'}]
+                return [{"name": "TF_CONFIG", "value": tf_config(tf_cluster(plan), role.name, 0, environment=False)}]
             return [{"name": TF_CLUSTER_KEY, "valueFrom": {"configMapKeyRef": {"name": plan.topology_name,
                                                                                 "key": TF_CLUSTER_KEY}}},
-                    {"name": "TF_CONFIG", "value": f'{{"cluster":$({TF_CLUSTER_KEY}),"task":{task}}}'}]
+                    {"name": "TF_CONFIG", "value": tf_config(f"$({TF_CLUSTER_KEY})", role.name, index or 0,
+                                                             environment=False)}]
         return []
     if fw == "pytorch":
         master = plan.role("master")
