@@ -30,6 +30,7 @@ from trainspec.compiler.model import (CLEAN_POD_POLICIES, MAX_REPLICAS, MPI_IMPL
 from trainspec.compiler.plan import HostList, JobPlan, RolePlan, Text
 
 from . import common
+from .helm_rules import fill
 from .yamlout import dump
 
 CHART_DIR = os.path.join(os.path.dirname(__file__), "helm_chart")
@@ -47,7 +48,7 @@ def render(plan: JobPlan) -> dict[str, str]:
     }
     for name in TEMPLATE_FILES:
         with open(os.path.join(CHART_DIR, "templates", name), encoding="utf-8") as handle:
-            files[f"helm/templates/{name}"] = handle.read()
+            files[f"helm/templates/{name}"] = fill(name, handle.read())
     return files
 
 
@@ -143,7 +144,7 @@ def _env_value(name: str, value) -> dict:
     return {"name": name, "value": value}
 
 
-def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: "_Converter") -> dict:
+def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Converter) -> dict:
     out: dict = {"replicas": role.count, "port": role.port}
     if role.image != top_image:
         out["image"] = split_image(role.image)

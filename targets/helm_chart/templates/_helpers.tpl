@@ -51,13 +51,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- end -}}
 {{- end -}}
 {{- $rule := "" -}}
-{{- if eq $v.framework "tensorflow" -}}
-{{- if gt (int (get $counts "chief" | default 0)) 0 -}}{{- $rule = "chief-0 succeeds" -}}
-{{- else if eq (($v.tensorflow | default dict).successPolicy | default "") "AllWorkers" -}}{{- $rule = "all workers succeed" -}}
-{{- else -}}{{- $rule = "worker-0 succeeds" -}}{{- end -}}
-{{- else if eq $v.framework "pytorch" -}}{{- $rule = "master-0 succeeds" -}}
-{{- else if eq $v.framework "mxnet" -}}{{- $rule = "scheduler-0 succeeds" -}}
-{{- else -}}{{- $rule = "launcher-0 succeeds" -}}{{- end -}}
+{{- /* trainspec:success-rule (generated from compiler/frameworks.py SUCCESS_RULES) */ -}}
 {{- $pin := list -}}
 {{- range $name := $roles -}}
 {{- $pin = append $pin (printf "%s=%d:%d" $name (get $counts $name) (get $ports $name)) -}}
