@@ -7,8 +7,8 @@ from .errors import ErrorSink, SpecErrors
 from .frameworks import (CONTAINER_NAME, DEFAULT_RESTART, FRAMEWORK_DEFAULT_RESTART, HOSTFILE_KEY, MPI_WORKER_COMMAND,
                          TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, start_order, success_rule,
                          tf_cluster)
-from .model import DEFAULT_PORT, JobSpec, RoleSpec
-from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources
+from .model import DEFAULT_PORT, ConfigMapRef, JobSpec, RoleSpec, SecretRef
+from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role
 from .schemes import BASE, SCHEMES, schemes_for, targets_using
 from .templating import Templates
@@ -90,7 +90,10 @@ def role_sources(spec: JobSpec, role: RoleSpec, templates: Templates | None = No
     """Which command, args and env a role runs, as written, with where each is."""
     templates = templates or Templates()
     names = tuple(r.name for r in spec.roles)
-    role_path = ("spec", "roles", role.name)
+    role_path: tuple = ("spec", "roles", role.name)
+    command: tuple[str, ...] | None
+    command_path: tuple
+    args_path: tuple
     if spec.framework == "mpi" and role.name == "worker":
         # mpi-operator: workers run sshd unless the role says otherwise; the job's command is the launcher's.
         command, command_path = role.command or MPI_WORKER_COMMAND, role_path + ("command",)
@@ -109,9 +112,16 @@ def role_sources(spec: JobSpec, role: RoleSpec, templates: Templates | None = No
         return None if items is None else tuple(describe(templates, s, path + (i,), role.name, names)
                                                 for i, s in enumerate(items))
 
-    env = tuple((name, describe(templates, value, path, role.name, names) if isinstance(value, str) else value)
-                for name, (value, path) in merged.items())
+    env: tuple[tuple[str, Text | SecretRef | ConfigMapRef], ...] = tuple(
+        (name, describe(templates, value, path, role.name, names) if isinstance(value, str) else value)  # type: ignore[misc]
+        for name, (value, path) in merged.items())
     return RoleSources(texts(command, command_path), texts(args, args_path), env)
+
+
+def _reporter(sink: ErrorSink):
+    def report(path: tuple, message: str, hint: str) -> None:
+        sink.add(path, message, "", hint)
+    return report
 
 
 def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink, scheme_sinks) -> RolePlan:
@@ -123,7 +133,7 @@ def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink
     for scheme, role_hosts in hosts.items():
         scheme_sink = sink if scheme == BASE else scheme_sinks[scheme]
         render = render_role(sources, role.name, role.replicas, ports[role.name], job_ctx, role_hosts, templates,
-                             lambda path, message, hint, s=scheme_sink: s.add(path, message, "", hint))
+                             _reporter(scheme_sink))
         if render is not None:
             renders[scheme] = render
 

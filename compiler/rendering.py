@@ -104,7 +104,7 @@ def _kubelet_text(symbolic: str, actual: list[str]) -> str | None:
 
 def _shared_form(sources: RoleSources, sym: Rendered, reps: tuple[Rendered, ...]):
     """(shared Rendered, None), or (None, path of the first field with no shared form)."""
-    lists = {}
+    lists: dict[str, tuple[str, ...] | None] = {}
     for name in ("command", "args"):
         values = getattr(sym, name)
         if values is None:
@@ -122,7 +122,7 @@ def _shared_form(sources: RoleSources, sym: Rendered, reps: tuple[Rendered, ...]
         if var.value is None:
             env.append(var)
             continue
-        k8s = _kubelet_text(var.value, [r.env[j].value for r in reps])
+        k8s = _kubelet_text(var.value, [r.env[j].value or "" for r in reps])
         if k8s is None:
             value = sources.env[j][1]
             return None, value.path if isinstance(value, Text) else ("spec",)
@@ -205,5 +205,5 @@ def _expr(node, role: str, roles: tuple[str, ...]):
             and isinstance(node.node.node, nodes.Name) and node.node.node.name == "hosts"
             and node.node.attr in roles and len(node.args) <= 1
             and all(isinstance(a, nodes.Const) and isinstance(a.value, str) for a in node.args)):
-        return HostList(node.node.attr, node.args[0].value if node.args else "")
+        return HostList(node.node.attr, node.args[0].value if node.args else "")  # type: ignore[attr-defined]
     return None

@@ -149,7 +149,7 @@ def compose_document(plan: JobPlan) -> dict:
     for role in plan.roles:
         for replica in role.replicas:
             name = service_name(role.name, replica.index)
-            init_names = []
+            init_names: list[str] = []
             for init_index, init in enumerate(role.init_containers):
                 init_name = f"{name}-init-{init.name}"
                 services[init_name] = init_service(ctx, role, replica, init,
@@ -195,8 +195,8 @@ def job_metadata(ctx: _Context) -> dict:
     return meta
 
 
-def _volumes(ctx: _Context, role: RolePlan, replica_service: str, shared: bool) -> tuple[list, list]:
-    """(volumes, tmpfs) entries of a replica's containers; `shared`: emptyDirs shared with init services."""
+def _volumes(ctx: _Context, role: RolePlan, replica_service: str, shared: bool) -> list[dict]:
+    """The volume entries of a replica's containers (a Memory emptyDir is a tmpfs entry); `shared`: emptyDirs shared with init services."""
     out = []
     for v in role.volumes:
         if v.kind == "persistentVolumeClaim":

@@ -222,7 +222,7 @@ class _Converter:
         if parts is not None and all(self.assemble(parts, role, i) == text for i, text in enumerate(rendered)):
             return parts[0] if len(parts) == 1 and isinstance(parts[0], str) else parts
         pin_namespace = source.names is None or "job" in source.names
-        part = {"byIndex": list(rendered), "pin": self.pin + (f"@{self.plan.namespace}" if pin_namespace else "")}
+        part: dict = {"byIndex": list(rendered), "pin": self.pin + (f"@{self.plan.namespace}" if pin_namespace else "")}
         if pin_namespace:
             part["pinNamespace"] = True
         return [part]

@@ -104,7 +104,7 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool
         nproc = plan.nproc_per_node or "auto"
         env = []
         if split:
-            rank = index if role.name == "master" else index + 1
+            rank = (index or 0) + (role.name != "master")
             env += [{"name": "MASTER_ADDR", "value": master_host}, {"name": "MASTER_PORT", "value": str(master.port)},
                     {"name": "WORLD_SIZE", "value": str(pods)}, {"name": "RANK", "value": str(rank)}]
         env += [{"name": "PYTHONUNBUFFERED", "value": "1"},
@@ -113,7 +113,7 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool
                 {"name": "PET_NNODES", "value": str(pods)},
                 {"name": "PET_NPROC_PER_NODE", "value": nproc}]
         if role.name == "master" or split:
-            rank = 0 if role.name == "master" else index + 1
+            rank = 0 if role.name == "master" else (index or 0) + 1
             env.append({"name": "PET_NODE_RANK", "value": str(rank)})
         return env
     if fw == "mxnet":
