@@ -134,16 +134,20 @@ def framework_env(framework: str, job: str, role: str, index: int, counts: dict[
     # mpi
     env = [EnvVar("K_MPI_JOB_ROLE", role)]
     if role == "launcher":
-        slots_text = str(slots or 1)
-        if implementation == "OpenMPI":
-            env += [
-                EnvVar("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
-                EnvVar("OMPI_MCA_orte_default_hostfile", MPI_HOSTFILE_PATH),
-                EnvVar("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),
-                EnvVar("OMPI_MCA_orte_set_default_slots", slots_text),
-            ]
-        elif implementation == "Intel":
-            env += [EnvVar("I_MPI_HYDRA_HOST_FILE", MPI_HOSTFILE_PATH), EnvVar("I_MPI_PERHOST", slots_text)]
-        else:
-            env += [EnvVar("HYDRA_HOST_FILE", MPI_HOSTFILE_PATH)]
+        env += mpi_launcher_env(implementation, slots)
     return env
+
+
+def mpi_launcher_env(implementation: str, slots: int | None) -> list[EnvVar]:
+    """What mpi-operator gives the launcher for its MPI implementation (the hostfile and slots)."""
+    slots_text = str(slots or 1)
+    if implementation == "OpenMPI":
+        return [
+            EnvVar("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
+            EnvVar("OMPI_MCA_orte_default_hostfile", MPI_HOSTFILE_PATH),
+            EnvVar("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),
+            EnvVar("OMPI_MCA_orte_set_default_slots", slots_text),
+        ]
+    if implementation == "Intel":
+        return [EnvVar("I_MPI_HYDRA_HOST_FILE", MPI_HOSTFILE_PATH), EnvVar("I_MPI_PERHOST", slots_text)]
+    return [EnvVar("HYDRA_HOST_FILE", MPI_HOSTFILE_PATH)]

@@ -9,6 +9,7 @@ Everything here is plain data and functions: no Kubernetes client, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 
 # --- names and labels (k8s.io/apimachinery/pkg/util/validation) -------------------------------
@@ -86,11 +87,13 @@ def parse_quantity(value: object) -> Decimal:
 _DOLLAR = re.compile(r"\$(?=[$(])")
 
 
-def expand_references(text: str, defined: dict[str, str]) -> str:
+def expand_references(text: str, defined: Mapping[str, str]) -> str:
     """The kubelet's `$(VAR)` expansion of command, args and env values.
 
-    `$$` is an escaped `$`; `$(NAME)` becomes NAME's value when NAME was defined
-    earlier, and is left as written otherwise.
+    `$$` is an escaped `$`; `$(NAME)` becomes NAME's value when NAME is in
+    `defined` (for env values: defined earlier in the list; for command and args:
+    the container's whole environment), and is left as written otherwise; an
+    unterminated `$(` and a `$` before any other character are kept.
     """
     out: list[str] = []
     i, n = 0, len(text)
@@ -115,6 +118,19 @@ def expand_references(text: str, defined: dict[str, str]) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
+
+
+def expand_env(pairs: Iterable[tuple[str, str, bool]]) -> dict[str, str]:
+    """A container's environment as the kubelet builds it from (name, value, literal) in manifest order.
+
+    Only literal values are expanded (configMapKeyRef / secretKeyRef values are
+    used as they are), against the variables defined earlier; a later duplicate
+    replaces an earlier one.
+    """
+    env: dict[str, str] = {}
+    for name, value, literal in pairs:
+        env[name] = expand_references(value, env) if literal and value else value
+    return env
 
 
 def escape_references(text: str) -> str:

@@ -133,18 +133,7 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool
         if split:
             workers = ",".join(host_names(plan).get("worker", []))
             env.append({"name": "MPI_HOST", "value": workers})
-        slots = str(plan.mpi_slots or 1)
-        impl = plan.mpi_implementation
-        if impl == "OpenMPI":
-            env += [{"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "true"},
-                    {"name": "OMPI_MCA_orte_default_hostfile", "value": MPI_HOSTFILE_PATH},
-                    {"name": "OMPI_MCA_plm_rsh_args", "value": "-o ConnectionAttempts=10"},
-                    {"name": "OMPI_MCA_orte_set_default_slots", "value": slots}]
-        elif impl == "Intel":
-            env += [{"name": "I_MPI_HYDRA_HOST_FILE", "value": MPI_HOSTFILE_PATH},
-                    {"name": "I_MPI_PERHOST", "value": slots}]
-        else:
-            env += [{"name": "HYDRA_HOST_FILE", "value": MPI_HOSTFILE_PATH}]
+        env += common.env_list(frameworks.mpi_launcher_env(plan.mpi_implementation, plan.mpi_slots), "")
     return env
 
 
