@@ -43,4 +43,4 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     return plans
 
 
-__all__ = ["load_plans", "JobPlan", "SpecError", "SpecErrors", "UsageError", "ErrorSink"]
+__all__ = ["ErrorSink", "JobPlan", "SpecError", "SpecErrors", "UsageError", "load_plans"]
