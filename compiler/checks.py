@@ -35,21 +35,29 @@ def per_replica_problem(role: str, path: tuple, target: str, why: str) -> Proble
     return Problem(path, message, "the same text for every replica of a role", TOPOLOGY_HINT)
 
 
+def shared_template_problems(plan: JobPlan, target: str, why: str) -> list[Problem]:
+    """For a target that gives all replicas of a role one pod template: each role whose text differs
+    per replica and cannot be rebuilt from $(TRAINSPEC_INDEX) (RoleRender.shared is None)."""
+    scheme = scheme_for(target, plan.framework)
+    out = []
+    for role in plan.roles:
+        render = role.renders.get(scheme)
+        if render is not None and not render.uniform and render.shared is None:
+            out.append(per_replica_problem(role.name, render.unshared or ("spec",), target,
+                                           f"{why}, and this text cannot be rebuilt at runtime from "
+                                           "$(TRAINSPEC_INDEX)"))
+    return out
+
+
 def kubeflow(plan: JobPlan) -> list[Problem]:
     out = []
-    scheme = scheme_for("kubeflow", plan.framework)
     for role in plan.roles:
         if plan.framework == "mpi" and role.restart_policy not in MPI_OPERATOR_RESTART_POLICIES:
             out.append(Problem(role.restart_path, f"target kubeflow: mpi-operator does not accept restartPolicy "
                                                   f"{role.restart_policy!r} for the {role.name}", "Never or OnFailure",
                                "use OnFailure with backoffLimit, or the k8s / volcano target"))
-        render = role.renders.get(scheme)
-        if render is not None and not render.uniform and render.shared is None:
-            out.append(per_replica_problem(
-                role.name, render.unshared or ("spec",), "kubeflow",
-                "a Kubeflow replica spec has one pod template for all of its replicas, and "
-                "this text cannot be rebuilt at runtime from $(TRAINSPEC_INDEX)"))
-    return out
+    return out + shared_template_problems(plan, "kubeflow",
+                                          "a Kubeflow replica spec has one pod template for all of its replicas")
 
 
 def volcano(plan: JobPlan) -> list[Problem]:
