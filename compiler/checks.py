@@ -10,7 +10,7 @@ or its positions.  A new target adds a function to CHECKS.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .plan import JobPlan
 from .schemes import scheme_for
@@ -20,8 +20,7 @@ TOPOLOGY_HINT = ("read the index at runtime instead: $TRAINSPEC_INDEX (every tar
 MPI_OPERATOR_RESTART_POLICIES = ("Never", "OnFailure")  # mpi-operator's validation accepts no others
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     path: tuple
     message: str
     expected: str = ""

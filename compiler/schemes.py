@@ -23,14 +23,13 @@ This module is plain data (no Jinja): targets may import it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # The scheme of the plan's own replicas (Replica.host) and of the per-replica rendering.
 BASE = "service"
 
 
-@dataclass(frozen=True)
-class NamingScheme:
+class NamingScheme(NamedTuple):
     name: str
     pattern: str  # for docs and messages
     host: Callable[[str, str, int], str]  # (job, role, index) -> the DNS name peers use
