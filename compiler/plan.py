@@ -86,7 +86,8 @@ class Replica:
 # Small immutable values are NamedTuples, not dataclasses: a frozen dataclass costs ~1.5 ms to
 # create at import, and every `trainspec` command imports this module.
 
-class SuccessRule(NamedTuple):
+@dataclass(frozen=True)
+class SuccessRule:
     """When the job has succeeded: `role`'s replica `index` exits 0 (scope "one"), or every replica does ("all")."""
 
     role: str
