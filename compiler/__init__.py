@@ -8,11 +8,12 @@ from .plan import JobPlan
 
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
-               jpath: list[str] | None = None, targets: tuple[str, ...] = ()) -> list[JobPlan]:
+               jpath: list[str] | None = None, targets: tuple[str, ...] | None = None) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
 
-    `targets`: also raise what those targets cannot express (compiler/checks.py), with
-    the spec's errors; a target's render raises its own in any case (JobPlan.check).
+    `targets`: plan for those targets only (their naming schemes and checks) and raise
+    what they cannot express (compiler/checks.py) with the spec's errors.  None: plan
+    for every target, and leave those problems to each target's render (JobPlan.check).
     """
     from .planner import build_plan
     from .validate import validate
@@ -32,10 +33,10 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
                 sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file",
                          "one document per job name")
             names[spec.name] = 1
-            plan = build_plan(spec, sink) if not sink.errors else None
+            plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
                 plans.append(plan)
-                for target in targets:
+                for target in targets or ():
                     errors.extend(plan.target_errors.get(target, ()))
         errors.extend(sink.errors)
     if errors:

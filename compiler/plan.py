@@ -271,6 +271,7 @@ class JobPlan:
     slots_per_worker: int | None = None  # mpi, as written
     mpi_slots: int | None = None  # mpi: the slots in effect (slotsPerWorker, else the worker's gpu, else 1)
     target_errors: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # what a target cannot express
+    targets: tuple[str, ...] | None = None  # the targets planned for (their schemes and checks); None: all
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)
@@ -301,6 +302,9 @@ class JobPlan:
 
     def check(self, target: str) -> None:
         """Raise SpecErrors (with positions) when `target` cannot express this job."""
+        if self.targets is not None and target not in self.targets:
+            raise ValueError(f"this plan was made for {', '.join(self.targets) or 'no target'}, not {target}: "
+                             f"load_plans(..., targets=) must name it")
         errors = self.target_errors.get(target)
         if errors:
             raise SpecErrors(list(errors))

@@ -16,12 +16,13 @@ from .templating import Templates
 __all__ = ["JobContext", "build_plan", "role_sources"]
 
 
-def build_plan(spec: JobSpec, sink: ErrorSink) -> JobPlan | None:
+def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None = None) -> JobPlan | None:
+    """The plan, or None with the problems in `sink`; `targets`: only those targets' schemes and checks."""
     framework = spec.framework
     job = spec.name
     counts = {role.name: role.replicas for role in spec.roles}
     ports = {role.name: role.port or spec.port or DEFAULT_PORT[framework] for role in spec.roles}
-    schemes = schemes_for(framework)
+    schemes = schemes_for(framework, targets)
     hosts = {scheme: {role.name: [f"{SCHEMES[scheme].host(job, role.name, i)}:{ports[role.name]}"
                                   for i in range(role.replicas)] for role in spec.roles}
              for scheme in schemes}
@@ -54,7 +55,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink) -> JobPlan | None:
         cleanup=Cleanup(spec.clean_pod_policy, spec.ttl_seconds_after_finished),
         start_order=start_order(framework, counts), success_policy=spec.success_policy,
         nproc_per_node=spec.nproc_per_node, mpi_implementation=spec.mpi_implementation,
-        slots_per_worker=spec.slots_per_worker, mpi_slots=slots)
+        slots_per_worker=spec.slots_per_worker, mpi_slots=slots, targets=targets)
     _target_errors(plan, sink, scheme_sinks)
     return plan
 
@@ -70,6 +71,8 @@ def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, Error
         for target in targets_using(scheme, plan.framework):
             targets.setdefault(target, _sink_like(sink)).errors.extend(scheme_sink.errors)
     for target, check in CHECKS.items():
+        if plan.targets is not None and target not in plan.targets:
+            continue
         target_sink = targets.setdefault(target, _sink_like(sink))
         for problem in check(plan):
             target_sink.add(problem.path, problem.message, problem.expected, problem.hint)

@@ -66,10 +66,10 @@ def scheme_for(target: str, framework: str) -> str:
     return entry.get(framework, entry.get("*", BASE))
 
 
-def schemes_for(framework: str) -> tuple[str, ...]:
-    """Every scheme some target needs for `framework`, the base scheme first."""
+def schemes_for(framework: str, targets: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The schemes `targets` (None: every known target) need for `framework`, the base scheme first."""
     out = [BASE]
-    for target in TARGET_SCHEMES:
+    for target in TARGET_SCHEMES if targets is None else targets:
         scheme = scheme_for(target, framework)
         if scheme not in out:
             out.append(scheme)

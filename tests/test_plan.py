@@ -152,7 +152,8 @@ MPI_EXIT_CODE = """\
 
 def test_target_checks_are_raised_at_load_with_positions(tmp_path):
     path = write(tmp_path, MPI_EXIT_CODE)
-    (plan,) = load_plans(path, targets=("k8s", "volcano"))  # they can express it
+    load_plans(path, targets=("k8s", "volcano"))  # they can express it
+    (plan,) = load_plans(path)  # every target: the problems are kept for kubeflow's render
     assert set(plan.target_errors) == {"kubeflow"}
     with pytest.raises(SpecErrors) as info:
         load_plans(path, targets=("kubeflow",))
@@ -190,3 +191,14 @@ def test_targets_read_only_the_plan(module):
             assert not any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN), (module, name)
         if isinstance(node, ast.Attribute):
             assert node.attr != "spec" or not (isinstance(node.value, ast.Name) and node.value.id == "plan"), module
+
+
+def test_a_plan_for_some_targets_renders_only_their_schemes(tmp_path):
+    path = write(tmp_path, MPI_EXIT_CODE)
+    (plan,) = load_plans(path, targets=("k8s",))
+    assert set(plan.role("worker").renders) == {"service"} and plan.target_errors == {}
+    plan.check("k8s")
+    with pytest.raises(ValueError, match="not volcano"):
+        plan.check("volcano")
+    (plan,) = load_plans(path, targets=("volcano",))
+    assert set(plan.role("worker").renders) == {"service", "subdomain"}
