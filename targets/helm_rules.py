@@ -1,15 +1,18 @@
 """Chart template text generated from the compiler's rule tables, so the chart has no hand copy.
 
-The chart must decide the success rule itself (a changed replica count can remove
-the chief), so `_helpers.tpl` holds Go-template code for it; that code is written
-here from `compiler.frameworks.SUCCESS_RULES`, the table the planner reads, and
-put in place of the marker line in the template file.
+The chart recomputes the topology from values (a changed replica count can remove
+the chief), so its templates hold Go-template code for rules the compiler also
+applies: the success rule, ExitCode's permanent exit codes, the role order and the
+name and replica limits.  That code is written here from the compiler's tables
+(the ones the planner and validator read) and put in place of marker lines
+(`{{- /* trainspec:... */ -}}`) in the template files.
 """
 
 from __future__ import annotations
 
 from trainspec.compiler.frameworks import SUCCESS_RULES
-from trainspec.compiler.kube import PERMANENT_EXIT_CODES
+from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
+from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
 
 EXIT_CODES_MARKER = ("        {{- /* trainspec:permanent-exit-codes (generated from compiler/kube.py "
                      "PERMANENT_EXIT_CODES) */ -}}\n")
@@ -53,7 +56,32 @@ def exit_codes_code(codes: range = PERMANENT_EXIT_CODES) -> str:
     return f"        values: [{{{{ range $c := until {len(codes)} }}}}{{{{ if $c }}}}, {{{{ end }}}}{{{{ {add} }}}}{{{{ end }}}}]\n"
 
 
-GENERATED = {"_helpers.tpl": ((SUCCESS_MARKER, success_rule_code),),
+ROLE_ORDER_MARKER = "{{- /* trainspec:role-order (generated from compiler/model.py ROLE_ORDER) */ -}}\n"
+NAME_LIMIT_MARKER = "{{- /* trainspec:name-limit (generated from compiler/kube.py MAX_NAME) */ -}}\n"
+REPLICA_LIMIT_MARKER = "{{- /* trainspec:replica-limit (generated from compiler/model.py MAX_REPLICAS) */ -}}\n"
+
+
+def role_order_code() -> str:
+    """`$orders`: framework -> its roles in the order every target lists them."""
+    pairs = " ".join(f'"{fw}" (list {" ".join(f"{chr(34)}{r}{chr(34)}" for r in roles)})'
+                     for fw, roles in ROLE_ORDER.items())
+    return f"{{{{- $orders := dict {pairs} -}}}}\n"
+
+
+def name_limit_code() -> str:
+    """Fail when the longest generated name `<job>-<role>-<i>` is not a DNS label."""
+    return (f"{{{{- if gt (len $longest) {MAX_NAME} -}}}}\n"
+            f'{{{{- fail (printf "generated name %q is %d characters; Kubernetes allows {MAX_NAME}: lower '
+            'roles.%s.replicas or shorten name" $longest (len $longest) $name) -}}\n')
+
+
+def replica_limit_code() -> str:
+    return (f"{{{{- if gt $total {MAX_REPLICAS} -}}}}\n"
+            f'{{{{- fail (printf "%d replicas in all; trainspec allows at most {MAX_REPLICAS}" $total) -}}}}\n')
+
+
+GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_MARKER, name_limit_code),
+                              (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code)),
              "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code),)}
 
 

@@ -202,3 +202,21 @@ def test_a_plan_for_some_targets_renders_only_their_schemes(tmp_path):
         plan.check("volcano")
     (plan,) = load_plans(path, targets=("volcano",))
     assert set(plan.role("worker").renders) == {"service", "subdomain"}
+
+
+def test_chart_rules_are_generated_from_the_compiler_tables():
+    from trainspec.compiler.frameworks import SUCCESS_RULES
+    from trainspec.targets import helm
+
+    (plan,) = load_plans(str(SPECS / "tf-chief.yaml"))
+    files = helm.render(plan)
+    assert not any("trainspec:" in text and "generated from" in text for text in files.values())
+    helpers = files["helm/templates/_helpers.tpl"]
+    for rules in SUCCESS_RULES.values():
+        for _, rule in rules:
+            assert f'$rule = "{rule.text}"' in helpers
+    assert "until 127 }}" in files["helm/templates/jobs.yaml"]  # PERMANENT_EXIT_CODES = 1..127
+    with pytest.raises(AssertionError, match="marker"):
+        from trainspec.targets.helm_rules import fill
+
+        fill("jobs.yaml", "no marker here")
