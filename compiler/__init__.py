@@ -8,8 +8,13 @@ from .plan import JobPlan
 
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
-               jpath: list[str] | None = None) -> list[JobPlan]:
-    """Every job in one spec file, validated and planned; raises SpecErrors with all problems."""
+               jpath: list[str] | None = None, targets: tuple[str, ...] | None = None) -> list[JobPlan]:
+    """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
+
+    `targets`: plan for those targets only (their naming schemes and checks) and raise
+    what they cannot express (compiler/checks.py) with the spec's errors.  None: plan
+    for every target, and leave those problems to each target's render (JobPlan.check).
+    """
     from .planner import build_plan
     from .validate import validate
 
@@ -28,13 +33,15 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
                 sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file",
                          "one document per job name")
             names[spec.name] = 1
-            plan = build_plan(spec, sink) if not sink.errors else None
+            plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
                 plans.append(plan)
+                for target in targets or ():
+                    errors.extend(plan.target_errors.get(target, ()))
         errors.extend(sink.errors)
     if errors:
         raise SpecErrors(errors)
     return plans
 
 
-__all__ = ["load_plans", "JobPlan", "SpecError", "SpecErrors", "UsageError", "ErrorSink"]
+__all__ = ["ErrorSink", "JobPlan", "SpecError", "SpecErrors", "UsageError", "load_plans"]

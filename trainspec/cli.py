@@ -114,10 +114,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _load(path: str, args):
+def _load(path: str, args, targets: tuple[str, ...] | None = None):
     from trainspec.compiler import load_plans
 
-    return load_plans(path, **spec_options(args))
+    return load_plans(path, targets=targets, **spec_options(args))
 
 
 def cmd_validate(args) -> int:
@@ -152,7 +152,7 @@ def cmd_compile(args) -> int:
     from trainspec.targets import render
 
     _check_target(args.target)
-    plans = _load(args.spec, args)
+    plans = _load(args.spec, args, (args.target,))
     outputs = [render(args.target, plan) for plan in plans]
     if args.target == "helm":
         if len(plans) != 1:
@@ -204,7 +204,7 @@ def cmd_build(args) -> int:
         _check_target(target)
 
     def load(path: str):
-        return _load(path, args)
+        return _load(path, args, targets)
 
     options = json.dumps(spec_options(args), sort_keys=True)
     build, cache, keys = run_build(collect_specs(args.inputs), args.output, targets, load, options,

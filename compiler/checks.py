@@ -1,0 +1,78 @@
+"""What each target cannot express, checked where the spec's positions are known.
+
+The planner runs every target's check on the finished plan and keeps the
+problems per target (`JobPlan.target_errors`), each with its file:line:column;
+`load_plans(..., targets=...)` raises those of the targets asked for, and a
+target's `render` raises them too (`JobPlan.check`), so no target needs the spec
+or its positions.  A new target adds a function to CHECKS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from .plan import JobPlan
+from .schemes import scheme_for
+
+TOPOLOGY_HINT = ("read the index at runtime instead: $TRAINSPEC_INDEX (every target sets it), "
+                 "TF_CONFIG's task.index, or RANK / DMLC_WORKER_ID")
+MPI_OPERATOR_RESTART_POLICIES = ("Never", "OnFailure")  # mpi-operator's validation accepts no others
+
+
+class Problem(NamedTuple):
+    path: tuple
+    message: str
+    expected: str = ""
+    hint: str = ""
+
+
+def per_replica_problem(role: str, path: tuple, target: str, why: str) -> Problem:
+    """A template that renders differently per replica where the target shares one pod template."""
+    message = (f"target {target}: renders differently for each {role} replica (it uses {{{{ index }}}}), "
+               f"but {why}")
+    return Problem(path, message, "the same text for every replica of a role", TOPOLOGY_HINT)
+
+
+def shared_template_problems(plan: JobPlan, target: str, why: str) -> list[Problem]:
+    """For a target that gives all replicas of a role one pod template: each role whose text differs
+    per replica and cannot be rebuilt from $(TRAINSPEC_INDEX) (RoleRender.shared is None)."""
+    scheme = scheme_for(target, plan.framework)
+    out = []
+    for role in plan.roles:
+        render = role.renders.get(scheme)
+        if render is not None and not render.uniform and render.shared is None:
+            out.append(per_replica_problem(role.name, render.unshared or ("spec",), target,
+                                           f"{why}, and this text cannot be rebuilt at runtime from "
+                                           "$(TRAINSPEC_INDEX)"))
+    return out
+
+
+def kubeflow(plan: JobPlan) -> list[Problem]:
+    out = []
+    for role in plan.roles:
+        if plan.framework == "mpi" and role.restart_policy not in MPI_OPERATOR_RESTART_POLICIES:
+            out.append(Problem(role.restart_path, f"target kubeflow: mpi-operator does not accept restartPolicy "
+                                                  f"{role.restart_policy!r} for the {role.name}", "Never or OnFailure",
+                               "use OnFailure with backoffLimit, or the k8s / volcano target"))
+    return out + shared_template_problems(plan, "kubeflow",
+                                          "a Kubeflow replica spec has one pod template for all of its replicas")
+
+
+def volcano(plan: JobPlan) -> list[Problem]:
+    # A role whose text differs per replica becomes one task per replica, which gives up the plugins.
+    scheme = scheme_for("volcano", plan.framework)
+    split = any(not r.renders[scheme].uniform for r in plan.roles if scheme in r.renders)
+    if plan.framework == "tensorflow" and not split:
+        ports = {role.port for role in plan.roles}
+        if len(ports) > 1:
+            return [Problem(("spec", "roles"), "target volcano: Volcano's tensorflow plugin gives every task the "
+                            f"same port (roles use {sorted(ports)})", "one port for every role",
+                            "remove the per-role ports")]
+    return []
+
+
+CHECKS: dict[str, Callable[[JobPlan], list[Problem]]] = {
+    "kubeflow": kubeflow,
+    "volcano": volcano,
+}
