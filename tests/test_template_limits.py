@@ -7,7 +7,6 @@ import json
 import threading
 
 import pytest
-
 from trainspec.compiler import SpecErrors, load_plans, template_limits
 from trainspec.compiler.templating import Templates
 
