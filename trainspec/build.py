@@ -132,6 +132,7 @@ class BuildCache:
 
 
 def compile_spec(path: str, targets: tuple[str, ...], load) -> SpecOutput:
+    from trainspec.compiler.limits import check as check_limits
     from trainspec.targets import render
 
     plans = load(path)
@@ -139,6 +140,7 @@ def compile_spec(path: str, targets: tuple[str, ...], load) -> SpecOutput:
     owned: list[str] = []
     for plan in plans:
         for target in targets:
+            check_limits(plan, target, path)  # cluster/Linux/compose-size limits, before rendering
             for rel, text in render(target, plan).items():
                 texts[os.path.join(plan.name, rel)] = text
             if target == "helm":

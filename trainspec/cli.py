@@ -153,6 +153,10 @@ def cmd_compile(args) -> int:
 
     _check_target(args.target)
     plans = _load(args.spec, args)
+    from trainspec.compiler.limits import check as check_limits
+
+    for plan in plans:
+        check_limits(plan, args.target, args.spec)  # cluster/Linux/compose-size limits, before rendering
     outputs = [render(args.target, plan) for plan in plans]
     if args.target == "helm":
         if len(plans) != 1:
