@@ -4,10 +4,10 @@ number that breaks them, at the field that causes them, instead of failing at ru
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
-
 from helpers import run_cli
 from trainspec.compiler import SpecErrors, limits, load_plans
 from trainspec.targets import render
@@ -39,7 +39,7 @@ def _check_error(path: str, target: str) -> str:
 
 def _position(path: str, key: str) -> str:
     """`file:line:col` of the value of the first line containing `key:`."""
-    for number, line in enumerate(open(path).read().splitlines(), 1):
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
         if f"{key}:" in line:
             return f"{path}:{number}:{line.index(key + ':') + len(key) + 3}"
     raise AssertionError(key)
