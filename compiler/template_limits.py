@@ -2,8 +2,8 @@
 
 Three layers, cheapest first:
 
-- always: operators that can grow a value without bound (`*`, `**`, `+`, `%`) are checked
-  before they run, and every rendered value (and a macro's output) is cut off past
+- always: operators that can make a huge value in one step (`*`, `**`, `%`) are checked
+  before they run (`+` and `~` at most add sizes up), and every rendered value (and a macro's output) is cut off past
   `MAX_OUTPUT` characters as it is produced;
 - always: the whole job's rendered text is bounded (`MAX_TOTAL_OUTPUT`), because a template
   is rendered once per replica;
@@ -18,6 +18,7 @@ The alarm and the memory cap are process-wide, so they are used only on the main
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -70,6 +71,9 @@ def _seq_len(value) -> int | None:
 
 def check_binop(operator: str, left, right) -> None:
     """Refuse, before computing it, an operation whose result would be too big."""
+    if type(left) is int and type(right) is int and operator != "**" and \
+            left.bit_length() + right.bit_length() <= MAX_INT_BITS:
+        return  # the common case: index arithmetic
     if operator == "**":
         if isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1:
             bits = right * (abs(left).bit_length() - 1)
@@ -84,31 +88,32 @@ def check_binop(operator: str, left, right) -> None:
         if isinstance(left, int) and isinstance(right, int) and \
                 left.bit_length() + right.bit_length() > MAX_INT_BITS:
             raise LimitExceeded(f"a product of more than {MAX_INT_BITS} bits")
-    elif operator == "+":
-        a, b = _seq_len(left), _seq_len(right)
-        if a is not None and b is not None and a + b > MAX_OUTPUT:
-            raise LimitExceeded(f"joining values of length {a} and {b}; the limit is {MAX_OUTPUT}")
     elif operator == "%" and isinstance(left, str):
-        widths = [int(n) for match in _PRINTF_WIDTH.finditer(left) for n in match.groups() if n and n != "*"]
-        values = right if isinstance(right, tuple) else (right,)
-        widths += [v for v in values if isinstance(v, int) and "*" in left]
-        if any(w > MAX_OUTPUT for w in widths):
-            raise LimitExceeded(f"a format width of {max(widths)}; the limit is {MAX_OUTPUT}")
+        widest, star = _printf_widths(left)
+        if star:
+            values = right if isinstance(right, tuple) else (right,)
+            widest = max([widest] + [v for v in values if isinstance(v, int)])
+        if widest > MAX_OUTPUT:
+            raise LimitExceeded(f"a format width of {widest}; the limit is {MAX_OUTPUT}")
 
 
-class OutputMeter:
-    """Joins rendered chunks (Jinja's `concat`), refusing past MAX_OUTPUT for one value."""
+@functools.lru_cache(maxsize=256)
+def _printf_widths(text: str) -> tuple[int, bool]:
+    """The widest width or precision written in a printf-style format, and whether one is `*`."""
+    numbers = [n for match in _PRINTF_WIDTH.finditer(text) for n in match.groups() if n]
+    return max([int(n) for n in numbers if n != "*"], default=0), "*" in numbers
 
-    def __call__(self, chunks) -> str:
-        out = []
-        size = 0
-        for chunk in chunks:
-            size += len(chunk)
-            if size > MAX_OUTPUT:
-                raise LimitExceeded(f"the rendered text is longer than {MAX_OUTPUT} characters, the most Linux "
-                                    "passes as one argument or environment variable (MAX_ARG_STRLEN)")
-            out.append(chunk)
-        return "".join(out)
+
+def bounded_join(chunks) -> str:
+    """Jinja's `concat` (a render's and a macro's output), refusing past MAX_OUTPUT characters.
+
+    Joined first, then measured: a plain template's output is linear in its inputs, and a
+    guarded one that loops to produce more is stopped by the time and memory limits."""
+    text = "".join(chunks)
+    if len(text) > MAX_OUTPUT:
+        raise LimitExceeded(f"the rendered text is {len(text)} characters, more than the {MAX_OUTPUT} Linux "
+                            "passes as one argument or environment variable (MAX_ARG_STRLEN)")
+    return text
 
 
 class Guard:
@@ -117,6 +122,8 @@ class Guard:
     def __init__(self) -> None:
         self.seconds_left = TIMEOUT_SECONDS
         self.total_output = 0
+        self._measured_at = -1.0
+        self._size = 0
 
     def count_output(self, text: str) -> None:
         self.total_output += len(text)
@@ -138,18 +145,17 @@ class Guard:
         def alarm(signum, frame):
             raise _Timeout()
 
-        old_handler = signal.signal(signal.SIGALRM, alarm)
-        old_timer = signal.setitimer(signal.ITIMER_REAL, 0)
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        cap = _address_space() + MEMORY_HEADROOM
+        cap = self._address_space() + MEMORY_HEADROOM
         if hard != resource.RLIM_INFINITY:
             cap = min(cap, hard)
         if soft != resource.RLIM_INFINITY:
             cap = min(cap, soft)
+        old_handler = signal.signal(signal.SIGALRM, alarm)
+        old_timer = signal.setitimer(signal.ITIMER_REAL, self.seconds_left)
         started = time.monotonic()
         try:
             resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
-            signal.setitimer(signal.ITIMER_REAL, self.seconds_left)
             return action()
         except _Timeout:
             raise LimitExceeded(self._slow()) from None
@@ -163,12 +169,19 @@ class Guard:
                 signal.setitimer(signal.ITIMER_REAL, *old_timer)
             self.seconds_left -= time.monotonic() - started
 
+    def _address_space(self) -> int:
+        """The process's size, read again at most every 0.2 s (reading it costs more than a render)."""
+        import time
+
+        now = time.monotonic()
+        if now - self._measured_at > 0.2:
+            with open("/proc/self/statm", "rb") as handle:
+                self._size = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            self._measured_at = now
+        return self._size
+
     @staticmethod
     def _slow() -> str:
         return (f"templates of this job did not finish within {TIMEOUT_SECONDS:g}s "
                 "(TRAINSPEC_TEMPLATE_TIMEOUT sets the limit)")
 
-
-def _address_space() -> int:
-    with open("/proc/self/statm", "rb") as handle:
-        return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")

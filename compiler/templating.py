@@ -28,16 +28,16 @@ class TemplateError(Exception):
 def _environment_class():
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    from . import template_limits
+    from .template_limits import check_binop as check
 
     class LimitedEnvironment(ImmutableSandboxedEnvironment):
         """The sandbox, with the operators that can grow a value checked before they run."""
 
-        intercepted_binops = frozenset({"*", "**", "+", "%"})
+        intercepted_binops = frozenset({"*", "**", "%"})
 
         def call_binop(self, context, operator, left, right):
-            template_limits.check_binop(operator, left, right)
-            return super().call_binop(context, operator, left, right)
+            check(operator, left, right)
+            return self.binop_table[operator](left, right)
 
     return LimitedEnvironment
 
@@ -58,10 +58,10 @@ class Templates:
         if self._env is None:
             from jinja2 import StrictUndefined
 
-            from .template_limits import Guard, OutputMeter
+            from .template_limits import Guard, bounded_join
 
             self._env = _environment_class()(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
-            self._env.concat = OutputMeter()  # joins every render's and every macro's output
+            self._env.concat = bounded_join  # joins every render's and every macro's output
             self._guard = Guard()
         return self._env
 
@@ -85,12 +85,12 @@ class Templates:
             except TemplateSyntaxError as exc:
                 raise TemplateError(f"template syntax error: {exc.message}",
                                     "write a literal {{ as {{ '{{' }}") from None
+            except (ValueError, OverflowError) as exc:  # constant folding, e.g. a number too long to print
+                raise TemplateError(f"template error: {exc}", _LIMIT_HINT) from None
             entry = self._cache[text] = (template, guarded)
         return entry
 
     def _limited(self, action, guarded: bool):
-        from .template_limits import LimitExceeded
-
         try:
             return self._guard.run(action) if guarded else action()
         except LimitExceeded as exc:
@@ -99,8 +99,6 @@ class Templates:
             raise TemplateError("template recursion is too deep", "a macro that calls itself must stop") from None
         except MemoryError:
             raise TemplateError("template ran out of memory", _LIMIT_HINT) from None
-        except (ValueError, OverflowError) as exc:  # e.g. a constant too large to print
-            raise TemplateError(f"template error: {exc}", _LIMIT_HINT) from None
 
     def render(self, text: str, context: dict) -> str:
         if not has_template(text):
@@ -111,9 +109,15 @@ class Templates:
         from jinja2.exceptions import SecurityError
 
         try:
-            out = self._limited(lambda: template.render(context), guarded)
+            out = self._guard.run(lambda: template.render(context)) if guarded else template.render(context)
             self._guard.count_output(out)
             return out
+        except LimitExceeded as exc:
+            raise TemplateError(f"template exceeds a limit: {exc}", _LIMIT_HINT) from None
+        except RecursionError:
+            raise TemplateError("template recursion is too deep", "a macro that calls itself must stop") from None
+        except MemoryError:
+            raise TemplateError("template ran out of memory", _LIMIT_HINT) from None
         except UndefinedError as exc:
             names = ", ".join(sorted(context)) + ", hosts.<role>, job.name, job.namespace"
             raise TemplateError(f"template error: {exc.message}", f"known names: {names}") from None
@@ -124,8 +128,6 @@ class Templates:
             raise TemplateError(f"template error: {exc}") from None
         except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
             raise TemplateError(f"template error: {exc}") from None
-        except LimitExceeded as exc:  # the job's total output
-            raise TemplateError(f"template exceeds a limit: {exc}", _LIMIT_HINT) from None
 
 
 _LIMIT_HINT = ("templates compute names and flags from the topology; build large values outside the spec "

@@ -27,7 +27,7 @@ HOSTILE = {
     "{{ (10**1000) * (10**1000) * (10**1000) * (10**1000) * (10**1000) }}": "a product of more than 4096 bits",
     "{{ 'x' * 10**9 }}": "repeating a value of length 1 1000000000 times",
     "{{ [1, 2] * 10**8 }}": "repeating a value of length 2",
-    "{{ 'x' * 100000 + 'y' * 100000 }}": "joining values of length 100000 and 100000",
+    "{{ 'x' * 100000 + 'y' * 100000 }}": "the rendered text is 200000 characters",
     "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(1) }}": "template recursion is too deep",
     "{{ 'x' | center(10**9) }}": "needs more than",
     "{% set ns = namespace(s='x') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}":
@@ -35,7 +35,7 @@ HOSTILE = {
     "{{ '%0999999999d' % 1 }}": "a format width of 999999999",
     "{{ '%*d' % (999999999, 1) }}": "a format width of 999999999",
     "{{ '{:>999999999}'.format(1) }}": "needs more than",
-    "{% for i in range(100000) %}xxxxxxxxxx{% endfor %}": "longer than 131072 characters",
+    "{% for i in range(100000) %}xxxxxxxxxx{% endfor %}": "characters, more than the 131072 Linux passes",
     "{{ range(10**9) | list }}": "Range too big",
 }
 
