@@ -25,7 +25,17 @@ class TemplateError(Exception):
         self.hint = hint
 
 
+_ENVIRONMENT_CLASS = None
+
+
 def _environment_class():
+    global _ENVIRONMENT_CLASS
+    if _ENVIRONMENT_CLASS is None:
+        _ENVIRONMENT_CLASS = _make_environment_class()
+    return _ENVIRONMENT_CLASS
+
+
+def _make_environment_class():
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     from .template_limits import check_binop as check

@@ -106,10 +106,17 @@ def test_resource_limits_are_restored(tmp_path):
     import resource
     import signal
 
-    before = resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(signal.SIGALRM)
-    _error(_spec(tmp_path, "{{ 'x' | center(10**9) }}"))
-    assert (resource.getrlimit(resource.RLIMIT_AS), signal.getsignal(signal.SIGALRM)) == before
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    calls = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: calls.append(signum))
+    try:
+        before = resource.getrlimit(resource.RLIMIT_AS)
+        _error(_spec(tmp_path, "{{ 'x' | center(10**9) }}"))
+        assert resource.getrlimit(resource.RLIMIT_AS) == before
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        signal.raise_signal(signal.SIGALRM)  # someone else's alarm still reaches their handler
+        assert calls == [signal.SIGALRM]
+    finally:
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.parametrize("template, guarded", [
