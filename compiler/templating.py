@@ -114,30 +114,34 @@ class Templates:
         if not has_template(text):
             return text
         template, guarded = self._compile(text)
-        from jinja2 import TemplateError as JinjaError
-        from jinja2 import UndefinedError
-        from jinja2.exceptions import SecurityError
-
         try:
             out = self._guard.run(lambda: template.render(context)) if guarded else template.render(context)
             self._guard.count_output(out)
             return out
-        except LimitExceeded as exc:
-            raise TemplateError(f"template exceeds a limit: {exc}", _LIMIT_HINT) from None
-        except RecursionError:
-            raise TemplateError("template recursion is too deep", "a macro that calls itself must stop") from None
-        except MemoryError:
-            raise TemplateError("template ran out of memory", _LIMIT_HINT) from None
-        except UndefinedError as exc:
-            names = ", ".join(sorted(context)) + ", hosts.<role>, job.name, job.namespace"
-            raise TemplateError(f"template error: {exc.message}", f"known names: {names}") from None
-        except SecurityError as exc:
-            raise TemplateError(f"template refused by the sandbox: {exc}",
-                                "templates may only read the topology names") from None
-        except JinjaError as exc:
-            raise TemplateError(f"template error: {exc}") from None
-        except (TypeError, ValueError, ArithmeticError, LookupError) as exc:
-            raise TemplateError(f"template error: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - sorted out below (jinja2 is imported only when needed)
+            raise _render_error(exc, context) from None
+
+
+def _render_error(exc: Exception, context: dict) -> Exception:
+    """The TemplateError for an exception raised while rendering (or `exc` itself when it is a bug)."""
+    from jinja2 import TemplateError as JinjaError
+    from jinja2 import UndefinedError
+    from jinja2.exceptions import SecurityError
+
+    if isinstance(exc, LimitExceeded):
+        return TemplateError(f"template exceeds a limit: {exc}", _LIMIT_HINT)
+    if isinstance(exc, RecursionError):
+        return TemplateError("template recursion is too deep", "a macro that calls itself must stop")
+    if isinstance(exc, MemoryError):
+        return TemplateError("template ran out of memory", _LIMIT_HINT)
+    if isinstance(exc, UndefinedError):
+        names = ", ".join(sorted(context)) + ", hosts.<role>, job.name, job.namespace"
+        return TemplateError(f"template error: {exc.message}", f"known names: {names}")
+    if isinstance(exc, SecurityError):
+        return TemplateError(f"template refused by the sandbox: {exc}", "templates may only read the topology names")
+    if isinstance(exc, (JinjaError, TypeError, ValueError, ArithmeticError, LookupError)):
+        return TemplateError(f"template error: {exc}")
+    return exc
 
 
 _LIMIT_HINT = ("templates compute names and flags from the topology; build large values outside the spec "
