@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from .checks import CHECKS
+from .limits import LIMIT_TARGETS
+from .limits import problems as limit_problems
 from .errors import ErrorSink, SpecErrors
 from .frameworks import (CONTAINER_NAME, DEFAULT_RESTART, FRAMEWORK_DEFAULT_RESTART, HOSTFILE_KEY, MPI_WORKER_COMMAND,
                          TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, start_order, success_rule,
@@ -76,6 +78,11 @@ def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, Error
         target_sink = targets.setdefault(target, _sink_like(sink))
         for problem in check(plan):
             target_sink.add(problem.path, problem.message, problem.expected, problem.hint)
+    for target in LIMIT_TARGETS if plan.targets is None else plan.targets:
+        for limit in limit_problems(plan, target):
+            path = next((p for p in limit.paths if p in sink.positions), limit.paths[0])
+            targets.setdefault(target, _sink_like(sink)).add(path, f"target {target}: {limit.message}",
+                                                              limit.expected, limit.hint)
     for target, target_sink in targets.items():
         if target_sink.errors:
             # SpecErrors sorts and drops duplicates (one template can fail once per role)

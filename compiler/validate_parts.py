@@ -66,10 +66,19 @@ def handler(r: Reader, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tup
             if key == "scheme" and text not in (None, "HTTP", "HTTPS"):
                 r.error(kp + (key,), f"{text!r} is not allowed", "HTTP or HTTPS")
                 return None
+            if key == "path" and text is not None and not _probe_path_ok(text):
+                r.error(kp + (key,), f"{text!r} is not a URL path", "a path starting with / and without "
+                        "spaces or control characters", "e.g. /healthz; the host goes in `host`")
+                return None
             if text is not None:
                 cleaned[key] = text
     if spec.get("host") is not None:
         host = r.string(spec["host"], kp + ("host",))
+        if host is not None and not _probe_host_ok(host):
+            r.error(kp + ("host",), f"{host!r} is not a host name or IP address",
+                    "a DNS name (e.g. localhost, db.example.com) or an IPv4/IPv6 address",
+                    "leave host out to probe the replica itself")
+            return None
         if host is not None:
             cleaned["host"] = host
     return (Handler(http_get=cleaned) if kind == "httpGet" else Handler(tcp_socket=cleaned)), body
@@ -108,3 +117,21 @@ def lifecycle(r: Reader, value, path: tuple) -> Lifecycle | None:
             if result is not None:
                 hooks[attr] = result[0]
     return Lifecycle(**hooks) if hooks else None
+
+
+def _probe_host_ok(text: str) -> bool:
+    """A probe host is put into a URL and a command line: only a DNS name or an IP address."""
+    import ipaddress
+
+    if len(text) <= 253 and DNS1123_SUBDOMAIN.match(text.lower()):
+        return True
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _probe_path_ok(text: str) -> bool:
+    # Starting with `/` keeps the path from continuing the URL's authority (`@evil.example/`).
+    return text.startswith("/") and not any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text)

@@ -15,7 +15,6 @@ docs/targets-helm-compose.md.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from decimal import ROUND_CEILING
@@ -381,29 +380,46 @@ def _port(role: RolePlan, port) -> int | None:
     return None  # a named port: only the container's own port has a name, and that is common.PORT_NAMES
 
 
+# bash opens /dev/tcp/HOST/PORT itself; host and port come in as $1 and $2, never as script text.
+_BASH_TCP = 'exec 3<>"/dev/tcp/$1/$2"'
+
+
 def _probe_test(ctx: _Context, role: RolePlan, probe: Probe) -> list | None:
+    """The probe as a CMD-SHELL test.  Host, port and URL reach the shell only as quoted words
+    (never inside code or another shell's script), and the URL is built so the path cannot
+    change its authority."""
     h = probe.handler
     if h.exec is not None:
         return ["CMD", *h.exec]
+    ctx.note("tcpSocket/httpGet probes run `python3`, else `bash`, else `wget` inside the image")
     if h.tcp_socket is not None:
         port = _port(role, h.tcp_socket.get("port"))
         if port is None:
             port = role.port
         host = h.tcp_socket.get("host") or "localhost"
-        ctx.note("tcpSocket/httpGet probes run `python3`, else `bash`, else `wget` inside the image")
-        code = f"import socket; socket.create_connection(({json.dumps(host)}, {port}), 2).close()"
-        return ["CMD-SHELL", f"python3 -c {shlex.quote(code)} 2>/dev/null"
-                             f" || bash -c {shlex.quote(f'exec 3<>/dev/tcp/{host}/{port}')}"]
+        code = "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 2).close()"
+        words = f"{shlex.quote(host)} {port}"
+        return ["CMD-SHELL", (f"python3 -c {shlex.quote(code)} {words} 2>/dev/null"
+                              f" || bash -c {shlex.quote(_BASH_TCP)} probe {words}")]
     get = h.http_get or {}
     port = _port(role, get.get("port"))
     if port is None:
         port = role.port
-    scheme = str(get.get("scheme") or "HTTP").lower()
-    host = get.get("host") or "localhost"
-    url = f"{scheme}://{host}:{port}{get.get('path') or '/'}"
-    ctx.note("tcpSocket/httpGet probes run `python3`, else `bash`, else `wget` inside the image")
-    code = f"import urllib.request; urllib.request.urlopen({json.dumps(url)}, timeout=2)"
-    return ["CMD-SHELL", f"python3 -c {shlex.quote(code)} 2>/dev/null || wget -q -O /dev/null {shlex.quote(url)}"]
+    url = probe_url(str(get.get("scheme") or "HTTP"), get.get("host") or "localhost", port, get.get("path") or "/")
+    code = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)"
+    return ["CMD-SHELL", (f"python3 -c {shlex.quote(code)} {shlex.quote(url)} 2>/dev/null"
+                          f" || wget -q -O /dev/null {shlex.quote(url)}")]
+
+
+def probe_url(scheme: str, host: str, port: int, path: str) -> str:
+    """scheme://host:port/path with the authority fixed: the path always starts at a `/` and
+    characters that could end it (`@`, `\\`, spaces, controls) are percent-encoded."""
+    from urllib.parse import quote
+
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 address
+    path = path if path.startswith("/") else "/" + path
+    return f"{scheme.lower()}://{host}:{port}{quote(path, safe='/?=&%:!$()*+,;~-._')}"
 
 
 # --- escaping -----------------------------------------------------------------------------------
