@@ -8,14 +8,17 @@ from .plan import JobPlan
 
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
-               jpath: list[str] | None = None) -> list[JobPlan]:
-    """Every job in one spec file, validated and planned; raises SpecErrors with all problems."""
+               jpath: list[str] | None = None, documents: list | None = None) -> list[JobPlan]:
+    """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
+
+    `documents`: already loaded (stdin, or a folder walk that skipped other tools' YAML).
+    """
     from .planner import build_plan
     from .validate import validate
 
     options = JsonnetOptions(tuple(sorted((tla or {}).items())), tuple(sorted((ext_vars or {}).items())),
                              tuple(jpath or ()))
-    docs = load_file(path, options)
+    docs = load_file(path, options) if documents is None else documents
     if not docs:
         raise SpecErrors([SpecError(path, 1, 1, "", "no job in this file", "a TrainingJob document")])
     errors: list[SpecError] = []

@@ -69,7 +69,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        description="Check specs and report every problem with file:line:column.",
                        epilog="example:\n  trainspec validate specs/*.yaml",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("specs", nargs="+", metavar="SPEC")
+    p.add_argument("specs", nargs="+", metavar="SPEC",
+                   help="spec file, folder (other tools' YAML in it is skipped) or - for standard input")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="json: a list of {file, line, column, path, message, expected, hint, severity} on stdout")
+    p.add_argument("--exclude", metavar="GLOB", action="append", default=[],
+                   help="skip matching files and folders when walking a folder (repeatable)")
     add_spec_options(p)
     p.set_defaults(func=cmd_validate)
 
@@ -78,9 +83,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        epilog="examples:\n  trainspec compile specs/tf-ps.yaml --target k8s\n"
                               "  trainspec compile specs/tf-ps.yaml --target helm -o charts/tf-ps",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("spec", metavar="SPEC")
+    p.add_argument("spec", metavar="SPEC", help="spec file, or - for standard input")
     p.add_argument("--target", "-t", required=True, metavar="TARGET", help=f"one of: {_targets_help()}")
-    p.add_argument("-o", "--output", metavar="PATH", help="file to write (a folder for helm)")
+    p.add_argument("-o", "--output", metavar="PATH",
+                   help="file to write, - for stdout, or DIR/ for DIR/<target>.yaml (helm: the chart folder)")
     add_spec_options(p)
     p.set_defaults(func=cmd_compile)
 
@@ -96,7 +102,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT")
     p.add_argument("--target", "-t", action="append", default=[], metavar="TARGET",
                    help=f"repeatable; default: all ({_targets_help()})")
-    p.add_argument("--check", action="store_true", help="compare with OUT instead of writing")
+    p.add_argument("--check", action="store_true",
+                   help="compare with OUT instead of writing: a summary, then a diff (committed vs compiled); "
+                        "exit 1 when OUT is stale or holds an orphaned job folder")
+    p.add_argument("--exclude", metavar="GLOB", action="append", default=[],
+                   help="skip matching files and folders when walking a spec folder (repeatable)")
     p.add_argument("--no-cache", action="store_true",
                    help="compile every spec even when its input and output are unchanged since the last build")
     add_spec_options(p)
@@ -116,23 +126,65 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _load(path: str, args):
     from trainspec.compiler import load_plans
+    from trainspec.inputs import STDIN, STDIN_NAME, read_stdin_documents
 
+    if path == STDIN:
+        return load_plans(STDIN_NAME, documents=read_stdin_documents(), **spec_options(args))
     return load_plans(path, **spec_options(args))
+
+
+def _load_input(spec, args):
+    """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
+    if not spec.walked:
+        return _load(spec.path, args)
+    from trainspec.compiler import load_plans
+    from trainspec.compiler.loader import JsonnetOptions
+    from trainspec.inputs import walked_documents
+
+    options = spec_options(args)
+    jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
+                             tuple(options["jpath"]))
+    docs = walked_documents(spec.path, jsonnet, lambda text: print(text, file=sys.stderr))
+    return load_plans(spec.path, documents=docs, **options) if docs else []
+
+
+def _validate_inputs(args):
+    from trainspec.inputs import STDIN, SpecInput, collect
+
+    named = [item for item in args.specs if item == STDIN or not os.path.isdir(item)]
+    if args.specs.count(STDIN) > 1:
+        from trainspec.compiler import UsageError
+
+        raise UsageError("standard input (-) can be read once")
+    out = []
+    for item in args.specs:
+        if item in named:
+            out.append(SpecInput(item, False))
+        else:
+            out.extend(collect([item], None, args.exclude))
+    return out
 
 
 def cmd_validate(args) -> int:
     from trainspec.compiler import SpecErrors
 
     failed = False
-    for path in args.specs:
+    problems: list[dict] = []
+    for spec in _validate_inputs(args):
         try:
-            plans = _load(path, args)
+            plans = _load_input(spec, args)
         except SpecErrors as exc:
-            print(exc, file=sys.stderr)
             failed = True
+            if args.format == "json":
+                problems.extend(dict(vars(error), severity="error") for error in exc.errors)
+            else:
+                print(exc, file=sys.stderr)
             continue
-        names = ", ".join(plan.name for plan in plans)
-        print(f"{path}: ok ({names})")
+        if args.format == "text" and (plans or not spec.walked):
+            names = ", ".join(plan.name for plan in plans)
+            print(f"{spec.path}: ok ({names})")
+    if args.format == "json":
+        print(json.dumps(problems, indent=2))
     return EXIT_USAGE if failed else EXIT_OK
 
 
@@ -146,92 +198,141 @@ def _check_target(name: str) -> None:
         raise UsageError(f"target {name!r} is not available in this version")
 
 
+def _writing(path: str):
+    """OSErrors while writing become a clear OutputError (exit 2) naming the path."""
+    from contextlib import contextmanager
+
+    from trainspec.output import output_error
+
+    @contextmanager
+    def guard():
+        try:
+            yield
+        except OSError as exc:
+            raise output_error(path, exc) from None
+
+    return guard()
+
+
 def cmd_compile(args) -> int:
     from trainspec.compiler import UsageError
     from trainspec.output import write_atomic
     from trainspec.targets import render
 
     _check_target(args.target)
+    to_stdout = args.output in (None, "-")
+    if args.target == "helm" and to_stdout:
+        raise UsageError("the helm target writes a chart folder: give -o DIR")
     plans = _load(args.spec, args)
     outputs = [render(args.target, plan) for plan in plans]
     if args.target == "helm":
         if len(plans) != 1:
             raise UsageError(f"{args.spec} holds {len(plans)} jobs; a chart is one job: use `trainspec build`")
-        if not args.output:
-            raise UsageError("the helm target writes a chart folder: give -o DIR")
         from trainspec.output import write_files
 
+        if os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise UsageError(f"-o {args.output}: is a file; the helm target writes a chart folder")
         # The chart folder is swapped in as a whole, like a job folder in `build`.
         parent, name = os.path.split(os.path.abspath(args.output))
         files = {os.path.join(name, os.path.relpath(rel, "helm")): text for rel, text in outputs[0].items()}
-        write_files(parent, files, {os.path.join(name, "templates")})
+        with _writing(args.output):
+            write_files(parent, files, {os.path.join(name, "templates")})
         return EXIT_OK
     if args.target == "compose" and len(plans) != 1:
         raise UsageError(f"{args.spec} holds {len(plans)} jobs; a compose file is one job: use `trainspec build`")
     text = "".join(text for files in outputs for text in files.values())
-    if args.output:
-        write_atomic(args.output, text)
-    else:
+    if to_stdout:
         sys.stdout.write(text)
+        return EXIT_OK
+    path = args.output
+    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+        path = os.path.join(path, f"{args.target}.yaml")
+    with _writing(path):
+        write_atomic(path, text)
     return EXIT_OK
 
 
 def collect_specs(inputs: list[str]) -> list[str]:
-    from trainspec.compiler import UsageError
-    from trainspec.compiler.loader import find_spec_files
+    """Spec paths under `inputs` (kept for callers outside the CLI)."""
+    from trainspec.inputs import collect
 
-    paths: list[str] = []
-    for item in inputs:
-        if os.path.isdir(item):
-            found = find_spec_files(item)
-            if not found:
-                raise UsageError(f"{item}: no spec files (*.yaml, *.yml, *.json, *.jsonnet)")
-            paths.extend(found)
-        elif os.path.exists(item):
-            paths.append(item)
-        else:
-            raise UsageError(f"{item}: no such file or folder")
-    return paths
+    return [spec.path for spec in collect(inputs)]
 
 
 def cmd_build(args) -> int:
-    from trainspec.build import run_build
-    from trainspec.output import diff_files, write_files
+    from trainspec.build import locked, marker_text, ownership, run_build
+    from trainspec.compiler import UsageError
+    from trainspec.inputs import MARKER, collect
+    from trainspec.output import remove_jobs, write_atomic, write_files
     from trainspec.targets import available
 
     targets = tuple(dict.fromkeys(args.target)) or available()
     for target in targets:
         _check_target(target)
-
-    def load(path: str):
-        return _load(path, args)
+    out = args.output
+    if out == "-":
+        raise UsageError("`build` writes a folder of job folders: give -o DIR (`compile -o -` writes stdout)")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"-o {out}: is a file; `build` writes a folder of job folders")
+    specs = collect(args.inputs, out, args.exclude)
+    if not args.check:
+        with _writing(out):
+            os.makedirs(out, exist_ok=True)
 
     options = json.dumps(spec_options(args), sort_keys=True)
-    build, cache, keys = run_build(collect_specs(args.inputs), args.output, targets, load, options,
-                                   use_cache=not args.no_cache)
-    if args.check:
-        fresh = [out for out in build.outputs if out.texts is not None]
-        diff = diff_files(args.output, {rel: t for out in fresh for rel, t in out.texts.items()},
-                          {folder for out in fresh for folder in out.owned})
-        if diff:
-            sys.stdout.writelines(diff)
-            print(f"trainspec: {args.output} is stale; run `trainspec build {' '.join(args.inputs)} "
-                  f"-o {args.output}` and commit the result", file=sys.stderr)
-            return EXIT_FAILED
+    with locked(out, exclusive=not args.check):
+        build, cache, keys = run_build(specs, out, targets, lambda spec: _load_input(spec, args), options,
+                                       use_cache=not args.no_cache)
+        marker, orphans = ownership(out, build, specs)
+        fresh = [o for o in build.outputs if o.texts is not None]
+        files = {rel: t for o in fresh for rel, t in o.texts.items()}
+        owned = {folder for o in fresh for folder in o.owned}
+        if args.check:
+            return _check(args, build, cache, keys, {**files, MARKER: marker_text(marker)}, owned, orphans)
+        with _writing(out):
+            changed = write_files(out, files, owned)
+            removed = remove_jobs(out, sorted(orphans))
+            write_atomic(os.path.join(out, MARKER), marker_text(marker))
         cache.record(build, keys)
-        print(f"{args.output} is up to date ({len(build.expected())} files)", file=sys.stderr)
-        return EXIT_OK
-    fresh = [out for out in build.outputs if out.texts is not None]
-    changed = write_files(args.output, {rel: t for out in fresh for rel, t in out.texts.items()},
-                          {folder for out in fresh for folder in out.owned})
-    cache.record(build, keys)
-    print(f"wrote {len(changed)} of {len(build.expected())} files to {args.output}"
+    print(f"wrote {len(changed)} of {len(build.expected())} files to {out}"
           f" ({len(fresh)} of {len(build.outputs)} specs compiled)", file=sys.stderr)
+    for job in removed:
+        print(f"removed {os.path.join(out, job)}/: its spec {orphans[job]} no longer defines job {job!r}",
+              file=sys.stderr)
     return EXIT_OK
+
+
+def _check(args, build, cache, keys, files, owned, orphans) -> int:
+    from trainspec.output import compare, summary_lines, unified
+
+    out = args.output
+    changes = compare(out, files, owned)
+    if not changes and not orphans:
+        cache.record(build, keys)
+        print(f"{out} is up to date ({len(build.expected())} files)", file=sys.stderr)
+        return EXIT_OK
+    lines = [f"{out} is stale: {len(changes)} file(s) differ, {len(orphans)} orphaned job folder(s)\n"]
+    try:
+        from trainspec.semdiff import check_summary
+
+        lines.extend(check_summary(out, changes))
+    except ImportError:
+        pass
+    lines.extend(summary_lines(out, changes))
+    for job, spec in sorted(orphans.items()):
+        lines.append(f"  {os.path.join(out, job)}/: orphaned (its spec {spec} no longer defines job {job!r}); "
+                     "`trainspec build` removes it\n")
+    if changes:
+        lines.append("\n")
+    sys.stdout.writelines(lines + unified(out, changes))
+    print(f"trainspec: {out} is stale; run `trainspec build {' '.join(args.inputs)} "
+          f"-o {out}` and commit the result", file=sys.stderr)
+    return EXIT_FAILED
 
 
 def main(argv: list[str] | None = None) -> int:
     from trainspec.compiler.errors import SpecErrors, UsageError
+    from trainspec.output import OutputError
 
     words = sys.argv[1:] if argv is None else argv
     command = next((w for w in words if not w.startswith("-")), None)
@@ -245,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecErrors as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    except UsageError as exc:
+    except (UsageError, OutputError) as exc:
         print(f"trainspec: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
