@@ -54,7 +54,7 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-COMPILE_COMMANDS = ("validate", "compile", "build")
+COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -111,6 +111,39 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="compile every spec even when its input and output are unchanged since the last build")
     add_spec_options(p)
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("diff", help="what changed between two specs or compiled files/folders, in words",
+                       description="Compare two specs (compiled to k8s), two compiled files or two compiled "
+                                   "folders and say per role and replica what changed. Exit 0 when they are "
+                                   "the same, 1 when they differ, 2 for bad input.",
+                       epilog="examples:\n  trainspec diff old/tf-ps.yaml specs/tf-ps.yaml\n"
+                              "  trainspec diff golden/ build/ --format json",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("old", metavar="A")
+    p.add_argument("new", metavar="B")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("graph", help="draw a job's topology (mermaid, dot or svg)",
+                       description="Roles, replica counts, host names and ports, GPUs per replica, and who "
+                                   "talks to whom, as a Mermaid or Graphviz picture.",
+                       epilog="examples:\n  trainspec graph specs/tf-ps.yaml\n"
+                              "  trainspec graph specs/tf-ps.yaml --format dot | dot -Tpng > tf-ps.png",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("spec", metavar="SPEC", help="spec file, or - for standard input")
+    p.add_argument("--format", choices=("mermaid", "dot", "svg"), default="mermaid",
+                   help="svg needs Graphviz's `dot` on PATH")
+    add_spec_options(p)
+    p.set_defaults(func=cmd_graph)
+
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)",
+                       description="Print a completion script for your shell.",
+                       epilog="examples:\n  trainspec completion bash > ~/.local/share/bash-completion/completions/"
+                              "trainspec\n  trainspec completion zsh > \"${fpath[1]}/_trainspec\"\n"
+                              "  trainspec completion fish > ~/.config/fish/completions/trainspec.fish",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("shell", choices=("bash", "zsh", "fish"))
+    p.set_defaults(func=cmd_completion)
 
     if command in COMPILE_COMMANDS:
         return parser
@@ -315,9 +348,12 @@ def _check(args, build, cache, keys, files, owned, orphans) -> int:
     try:
         from trainspec.semdiff import check_summary
 
-        lines.extend(check_summary(out, changes))
+        semantic = check_summary(out, changes)
     except ImportError:
-        pass
+        semantic = []
+    if semantic:
+        lines.extend(["what changed:\n"] + semantic)
+    lines.append("files (lines added/removed, committed → compiled):\n")
     lines.extend(summary_lines(out, changes))
     for job, spec in sorted(orphans.items()):
         lines.append(f"  {os.path.join(out, job)}/: orphaned (its spec {spec} no longer defines job {job!r}); "
@@ -328,6 +364,39 @@ def _check(args, build, cache, keys, files, owned, orphans) -> int:
     print(f"trainspec: {out} is stale; run `trainspec build {' '.join(args.inputs)} "
           f"-o {out}` and commit the result", file=sys.stderr)
     return EXIT_FAILED
+
+
+def cmd_diff(args) -> int:
+    from trainspec.semdiff import diff_paths, render_text
+
+    for path in (args.old, args.new):
+        if not os.path.exists(path):
+            from trainspec.compiler import UsageError
+
+            raise UsageError(f"{path}: no such file or folder")
+    changes = diff_paths(args.old, args.new)
+    if args.format == "json":
+        print(json.dumps([c.as_json() for c in changes], indent=2, ensure_ascii=False))
+    elif changes:
+        sys.stdout.writelines(render_text(changes))
+    else:
+        print("no differences", file=sys.stderr)
+    return EXIT_FAILED if changes else EXIT_OK
+
+
+def cmd_graph(args) -> int:
+    from trainspec.graph import render_graph
+
+    plans = _load(args.spec, args)
+    sys.stdout.write(render_graph(plans, args.format))
+    return EXIT_OK
+
+
+def cmd_completion(args) -> int:
+    from trainspec.completion import script
+
+    sys.stdout.write(script(build_parser(), args.shell))
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:
