@@ -280,3 +280,96 @@ def test_validate_format_json(tmp_path):
     assert errors[0]["line"] == 5
     ok = run_cli("validate", "--format", "json", str(SPECS / "tf-ps.yaml"))
     assert ok.returncode == 0 and json.loads(ok.stdout) == []
+
+
+# --- semantic diff -------------------------------------------------------------------------
+
+def _scaled(tmp_path, name: str, old: str, new: str):
+    path = tmp_path / name
+    path.write_text((SPECS / "tf-ps.yaml").read_text().replace(old, new))
+    return path
+
+
+def test_diff_of_two_specs_says_what_changed_per_role_and_replica(tmp_path):
+    four = _scaled(tmp_path, "four.yaml", "replicas: 3", "replicas: 4")
+    five = _scaled(tmp_path, "five.yaml", "replicas: 3", "replicas: 5")
+    result = run_cli("diff", str(four), str(five))
+    assert result.returncode == 1, result.stderr
+    lines = [line.strip() for line in result.stdout.splitlines()]
+    assert "worker replicas 4 → 5" in lines
+    assert "new Service tf-ps-worker-4" in lines and "new Job tf-ps-worker-4" in lines
+    # 2 ps + 4 workers + 1 evaluator that exist on both sides see the new worker in TF_CONFIG
+    assert "TF_CONFIG cluster.worker gains tf-ps-worker-4:2222 in 7 replicas" in lines
+    as_json = json.loads(run_cli("diff", str(four), str(five), "--format", "json").stdout)
+    gains = [c for c in as_json if c["subject"] == "TF_CONFIG cluster.worker"]
+    assert gains and gains[0]["change"] == "gains" and gains[0]["new"] == ["tf-ps-worker-4:2222"]
+    assert len(gains[0]["where"]) == 7
+    same = run_cli("diff", str(four), str(four))
+    assert same.returncode == 0 and same.stdout == ""
+
+
+def test_diff_of_compiled_folders_and_check_prints_the_summary_first(tmp_path, env):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "tf-ps.yaml").write_text((SPECS / "tf-ps.yaml").read_text())
+    old = tmp_path / "old"
+    assert run_cli("build", str(specs), "-o", str(old), "-t", "k8s", "-t", "kubeflow", env=env).returncode == 0
+    (specs / "tf-ps.yaml").write_text((SPECS / "tf-ps.yaml").read_text().replace("python:3.12-slim", "py:new"))
+    new = tmp_path / "new"
+    assert run_cli("build", str(specs), "-o", str(new), "-t", "k8s", "-t", "kubeflow", env=env).returncode == 0
+    result = run_cli("diff", str(old), str(new))
+    assert result.returncode == 1
+    assert "containers[tensorflow].image python:3.12-slim → py:new in 6 replicas" in result.stdout
+    check = run_cli("build", str(specs), "-o", str(old), "-t", "k8s", "-t", "kubeflow", "--check", env=env)
+    assert check.returncode == 1
+    out = check.stdout
+    assert out.index("what changed:") < out.index("files (lines added/removed") < out.index("--- ")
+    assert f"{old / 'tf-ps' / 'k8s.yaml'}: +6 -6 lines" in out
+    assert f"--- {old / 'tf-ps' / 'k8s.yaml'}\t(committed)" in out
+    assert f"+++ {old / 'tf-ps' / 'k8s.yaml'}\t(compiled)" in out
+
+
+def test_diff_bad_input_is_exit_2(tmp_path):
+    result = run_cli("diff", str(tmp_path / "nope.yaml"), str(SPECS / "tf-ps.yaml"))
+    assert result.returncode == 2 and "no such file" in result.stderr
+
+
+# --- graph and completion ------------------------------------------------------------------
+
+def test_graph_mermaid_and_dot_show_roles_hosts_gpus_and_wiring():
+    mermaid = run_cli("graph", str(SPECS / "mxnet-ps.yaml"))
+    assert mermaid.returncode == 0 and mermaid.stdout.startswith("flowchart LR\n")
+    assert "worker × 2 · 1 GPU each<br/>mxnet-ps-worker-0:9091" in mermaid.stdout
+    assert '-->|"register (DMLC_PS_ROOT_URI)"| r_mxnet_ps_scheduler' in mermaid.stdout
+    dot = run_cli("graph", str(SPECS / "mpi-horovod.yaml"), "--format", "dot")
+    assert dot.returncode == 0 and "r_mpi_horovod_launcher -> r_mpi_horovod_worker" in dot.stdout
+    torch = run_cli("graph", str(SPECS / "pytorch-ddp.yaml"), "--format", "dot")
+    assert "r_pytorch_ddp_worker -> r_pytorch_ddp_master" in torch.stdout
+
+
+def test_graph_svg_renders_with_graphviz_or_says_what_is_missing():
+    import shutil
+
+    result = run_cli("graph", str(SPECS / "tf-ps.yaml"), "--format", "svg")
+    if shutil.which("dot"):
+        assert result.returncode == 0 and "<svg" in result.stdout
+    else:
+        assert result.returncode == 2 and "needs Graphviz" in result.stderr
+
+
+def test_bash_completion_completes_commands_and_targets(tmp_path):
+    import shutil
+
+    if not shutil.which("bash"):
+        pytest.skip("no bash")
+    script = tmp_path / "trainspec.bash"
+    result = run_cli("completion", "bash")
+    assert result.returncode == 0
+    script.write_text(result.stdout)
+    probe = (f"source {script}; COMP_WORDS=(trainspec bu); COMP_CWORD=1; _shtab_trainspec; echo \"${{COMPREPLY[@]}}\";"
+             " COMP_WORDS=(trainspec compile --target k); COMP_CWORD=3; _shtab_trainspec; echo \"${COMPREPLY[@]}\"")
+    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True).stdout.splitlines()
+    assert out == ["build", "k8s kubeflow"]
+    for shell in ("zsh", "fish"):
+        text = run_cli("completion", shell).stdout
+        assert "trainspec" in text and "build" in text
