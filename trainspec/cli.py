@@ -159,9 +159,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _load(path: str, args):
     from trainspec.compiler import load_plans
-    from trainspec.inputs import STDIN, STDIN_NAME, read_stdin_documents
 
-    if path == STDIN:
+    if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
+        from trainspec.inputs import STDIN_NAME, read_stdin_documents
+
         return load_plans(STDIN_NAME, documents=read_stdin_documents(), **spec_options(args))
     return load_plans(path, **spec_options(args))
 
@@ -249,7 +250,6 @@ def _writing(path: str):
 
 def cmd_compile(args) -> int:
     from trainspec.compiler import UsageError
-    from trainspec.output import write_atomic
     from trainspec.targets import render
 
     _check_target(args.target)
@@ -277,6 +277,8 @@ def cmd_compile(args) -> int:
     if to_stdout:
         sys.stdout.write(text)
         return EXIT_OK
+    from trainspec.output import write_atomic
+
     path = args.output
     if path.endswith(("/", os.sep)) or os.path.isdir(path):
         path = os.path.join(path, f"{args.target}.yaml")
@@ -345,12 +347,9 @@ def _check(args, build, cache, keys, files, owned, orphans) -> int:
         print(f"{out} is up to date ({len(build.expected())} files)", file=sys.stderr)
         return EXIT_OK
     lines = [f"{out} is stale: {len(changes)} file(s) differ, {len(orphans)} orphaned job folder(s)\n"]
-    try:
-        from trainspec.semdiff import check_summary
+    from trainspec.semdiff import check_summary
 
-        semantic = check_summary(out, changes)
-    except ImportError:
-        semantic = []
+    semantic = check_summary(out, changes)
     if semantic:
         lines.extend(["what changed:\n"] + semantic)
     lines.append("files (lines added/removed, committed → compiled):\n")
@@ -401,7 +400,6 @@ def cmd_completion(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from trainspec.compiler.errors import SpecErrors, UsageError
-    from trainspec.output import OutputError
 
     words = sys.argv[1:] if argv is None else argv
     command = next((w for w in words if not w.startswith("-")), None)
@@ -415,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecErrors as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    except (UsageError, OutputError) as exc:
+    except UsageError as exc:  # OutputError is one too
         print(f"trainspec: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

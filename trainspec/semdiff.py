@@ -119,9 +119,8 @@ def _env_of(container: dict, maps: dict[str, dict[str, str]], skip: set[str] | N
 def _containers(obj: dict, path: str = "") -> list[tuple[str, dict]]:
     """(where, container) for every container in an object (pod templates, replica specs, compose)."""
     found: list[tuple[str, dict]] = []
-    if "image" in obj and ("environment" in obj or "command" in obj or not path):
-        if "containers" not in obj:
-            return [(path, obj)]
+    if "image" in obj and "containers" not in obj and ("environment" in obj or "command" in obj or not path):
+        return [(path, obj)]
     for key, value in obj.items():
         if key in ("containers", "initContainers") and isinstance(value, list):
             for c in value:
@@ -264,16 +263,19 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
         _flatten(old[key], "", a_flat)
         _flatten(new[key], "", b_flat)
         shared = key.startswith(("ConfigMap", "Secret"))  # one object for the job: no "in N replicas"
-        prefix, where = (f"{key} ", None) if shared else ("", name)
+        prefix, replica = (f"{key} ", None) if shared else ("", name)
+
+        def emit(subject, change, before, after, replica=replica):
+            add(subject, change, before, after, replica)
+
         for path in list(a_flat) + [p for p in b_flat if p not in a_flat]:
-            _value_changes(prefix + _readable(path), a_flat.get(path), b_flat.get(path),
-                           lambda s, c, x, y: add(s, c, x, y, where))
+            _value_changes(prefix + _readable(path), a_flat.get(path), b_flat.get(path), emit)
         a_containers = dict(_containers(old[key]))
-        for where, container in _containers(new[key]):
-            if where not in a_containers:
+        for place, container in _containers(new[key]):
+            if place not in a_containers:
                 continue
             told: set[str] = set()
-            a_env, b_env = _env_of(a_containers[where], old_maps, told), _env_of(container, new_maps, told)
+            a_env, b_env = _env_of(a_containers[place], old_maps, told), _env_of(container, new_maps, told)
             for var in list(a_env) + [v for v in b_env if v not in a_env]:
                 if var in told:
                     continue
@@ -282,7 +284,7 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
                 elif var not in a_env:
                     add(f"env {var}", "changed", None, b_env[var], name)
                 else:
-                    _value_changes(var, a_env[var], b_env[var], lambda s, c, x, y: add(s, c, x, y, name))
+                    _value_changes(var, a_env[var], b_env[var], emit)
     return [grouped[k] for k in order]
 
 
