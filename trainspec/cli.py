@@ -75,6 +75,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="json: a list of {file, line, column, path, message, expected, hint, severity} on stdout")
     p.add_argument("--exclude", metavar="GLOB", action="append", default=[],
                    help="skip matching files and folders when walking a folder (repeatable)")
+    p.add_argument("--only-specs", action="store_true",
+                   help="skip other tools' documents in named files too, as a folder walk does "
+                        "(for hooks that pass every changed YAML file)")
     add_spec_options(p)
     p.set_defaults(func=cmd_validate)
 
@@ -183,7 +186,7 @@ def _load_input(spec, args):
 
 
 def _validate_inputs(args):
-    from trainspec.inputs import STDIN, SpecInput, collect
+    from trainspec.inputs import STDIN, SpecInput, collect, in_build_output
 
     named = [item for item in args.specs if item == STDIN or not os.path.isdir(item)]
     if args.specs.count(STDIN) > 1:
@@ -193,7 +196,9 @@ def _validate_inputs(args):
     out = []
     for item in args.specs:
         if item in named:
-            out.append(SpecInput(item, False))
+            if args.only_specs and item != STDIN and in_build_output(item):
+                continue  # compiled output, not specs
+            out.append(SpecInput(item, args.only_specs and item != STDIN))
         else:
             out.extend(collect([item], None, args.exclude))
     return out

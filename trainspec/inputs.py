@@ -88,6 +88,18 @@ def collect(inputs: list[str], out_dir: str | None = None, excludes: list[str] |
     return specs
 
 
+def in_build_output(path: str) -> bool:
+    """Whether a file lies inside a folder some build wrote (a parent holds the marker)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.isfile(os.path.join(folder, MARKER)):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
 def is_trainspec(data) -> bool:
     version = data.get("apiVersion") if isinstance(data, dict) else None
     return isinstance(version, str) and version.startswith("trainspec/")
