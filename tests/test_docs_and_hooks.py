@@ -19,7 +19,7 @@ def test_docs_link_only_to_files_in_the_repository():
     broken = []
     for doc in _docs():
         text = doc.read_text()
-        prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+        prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.DOTALL))
         assert "../shared" not in text and "shared/reference" not in text, f"{doc.name} cites files outside the repo"
         for target in LINK.findall(prose):
             if re.match(r"[a-z]+:", target) or target.startswith("#"):

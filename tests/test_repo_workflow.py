@@ -372,3 +372,13 @@ def test_bash_completion_completes_commands_and_targets(tmp_path):
     for shell in ("zsh", "fish"):
         text = run_cli("completion", shell).stdout
         assert "trainspec" in text and "build" in text
+
+
+def test_validate_format_json_lists_skipped_documents_as_warnings(tmp_path):
+    specs = _specs(tmp_path, a="alpha")
+    (specs / "values.yaml").write_text("replicas: 3\n")
+    result = run_cli("validate", "--format", "json", str(specs))
+    assert result.returncode == 0 and result.stderr == ""
+    (warning,) = json.loads(result.stdout)
+    assert warning["severity"] == "warning" and warning["file"] == str(specs / "values.yaml")
+    assert warning["line"] == 1 and "no apiVersion" in warning["message"]

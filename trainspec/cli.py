@@ -170,7 +170,11 @@ def _load(path: str, args):
     return load_plans(path, **spec_options(args))
 
 
-def _load_input(spec, args):
+def _print_warning(file: str, line: int, message: str) -> None:
+    print(f"trainspec: warning: {file}:{line}: {message}", file=sys.stderr)
+
+
+def _load_input(spec, args, warn=None):
     """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
     if not spec.walked:
         return _load(spec.path, args)
@@ -181,7 +185,7 @@ def _load_input(spec, args):
     options = spec_options(args)
     jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
                              tuple(options["jpath"]))
-    docs = walked_documents(spec.path, jsonnet, lambda text: print(text, file=sys.stderr))
+    docs = walked_documents(spec.path, jsonnet, warn or _print_warning)
     return load_plans(spec.path, documents=docs, **options) if docs else []
 
 
@@ -209,9 +213,17 @@ def cmd_validate(args) -> int:
 
     failed = False
     problems: list[dict] = []
+
+    def warn(file: str, line: int, message: str) -> None:
+        if args.format != "json":
+            _print_warning(file, line, message)
+            return
+        problems.append({"file": file, "line": line, "column": 1, "path": "", "message": message,
+                         "expected": "", "hint": "", "severity": "warning"})
+
     for spec in _validate_inputs(args):
         try:
-            plans = _load_input(spec, args)
+            plans = _load_input(spec, args, warn)
         except SpecErrors as exc:
             failed = True
             if args.format == "json":

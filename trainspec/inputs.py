@@ -124,7 +124,7 @@ def read_stdin_documents():
 
 
 def walked_documents(path: str, options, warn) -> list:
-    """A walked file's trainspec documents; others skipped (with a warning when they have no apiVersion)."""
+    """A walked file's trainspec documents; others skipped (warn(file, line, message) when no apiVersion)."""
     from trainspec.compiler.loader import load_file
 
     docs = load_file(path, options)
@@ -134,6 +134,6 @@ def walked_documents(path: str, options, warn) -> list:
             keep.append(doc)
         elif not (isinstance(doc.data, dict) and "apiVersion" in doc.data):
             line = doc.positions.get((), (1, 1))[0] if doc.positions else 1
-            warn(f"trainspec: warning: {path}:{line}: skipped a document with no apiVersion "
-                 "(not a trainspec spec; name the file to validate it)")
+            warn(path, line, "skipped a document with no apiVersion (not a trainspec spec; "
+                             "name the file to validate it)")
     return keep

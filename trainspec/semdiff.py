@@ -12,10 +12,13 @@ element by element, and identical changes across replicas are told once:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 
 ROLE_LABEL = "app.kubernetes.io/component"
 REPLICA_KINDS = ("Job", "Deployment", "Pod", "StatefulSet")
+DOCUMENT = "document -"
+CORE_API_VERSIONS = ("v1", "batch/v1", "apps/v1")  # a Volcano `Job` is one object for the whole job
 _SHORT = 60
 
 
@@ -38,7 +41,8 @@ class Change:
             items = ", ".join(_short(v) for v in (self.new if self.change == "gains" else self.old))
             body = f"{self.subject} {self.change} {items}"
         if len(self.where) > 1:
-            return f"{body} in {len(self.where)} replicas"
+            roles = all(" " in w for w in self.where)  # "TFJob x Worker": roles of an operator resource
+            return f"{body} in {len(self.where)} {'roles' if roles else 'replicas'}"
         if self.where:
             return f"{body} in {self.where[0]}"
         return body
@@ -70,8 +74,11 @@ def parse_objects(text: str) -> dict[str, dict]:
             for name, service in (doc.get("services") or {}).items():
                 objects[f"service {name}"] = service if isinstance(service, dict) else {}
             continue
+        if "kind" not in doc:  # a chart's values.yaml or Chart.yaml: one document, no object name
+            objects[DOCUMENT] = doc
+            continue
         name = (doc.get("metadata") or {}).get("name", "?")
-        objects[f"{doc.get('kind', '?')} {name}"] = doc
+        objects[f"{doc['kind']} {name}"] = doc
     return objects
 
 
@@ -226,7 +233,8 @@ def _role_counts(objects: dict[str, dict]) -> dict[str, int]:
         if kind == "service":
             role = (obj.get("labels") or {}).get("trainspec.dev/role") if isinstance(obj.get("labels"), dict) \
                 else None
-        if role and kind in REPLICA_KINDS + ("service",):
+        core = kind == "service" or obj.get("apiVersion") in CORE_API_VERSIONS
+        if role and core and kind in REPLICA_KINDS + ("service",):
             counts[role] = counts.get(role, 0) + 1
     return counts
 
@@ -262,8 +270,12 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
         b_flat: dict[str, object] = {}
         _flatten(old[key], "", a_flat)
         _flatten(new[key], "", b_flat)
-        shared = key.startswith(("ConfigMap", "Secret"))  # one object for the job: no "in N replicas"
-        prefix, replica = (f"{key} ", None) if shared else ("", name)
+        # A per-replica object (k8s Job, compose service) is told as "in N replicas"; an object for
+        # the whole job (ConfigMap, TFJob, Volcano Job, a chart's values) is named in the subject.
+        kind = key.split(" ", 1)[0]
+        per_replica = kind in ("Service", "service") or (
+            kind in REPLICA_KINDS and new[key].get("apiVersion") in CORE_API_VERSIONS)
+        prefix, replica = ("", name) if per_replica else (("" if key == DOCUMENT else f"{key}: "), None)
 
         def emit(subject, change, before, after, replica=replica):
             add(subject, change, before, after, replica)
@@ -274,15 +286,21 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
         for place, container in _containers(new[key]):
             if place not in a_containers:
                 continue
+            if not per_replica:  # a role's pod template inside an operator's resource
+                role = re.search(r"ReplicaSpecs\.([^.]+)\.|tasks\[([^\]]+)\]", place)
+                where = f"{key} {(role.group(1) or role.group(2)) if role else place}"
+
+                def emit(subject, change, before, after, where=where):
+                    add(subject, change, before, after, where)
             told: set[str] = set()
             a_env, b_env = _env_of(a_containers[place], old_maps, told), _env_of(container, new_maps, told)
             for var in list(a_env) + [v for v in b_env if v not in a_env]:
                 if var in told:
                     continue
                 if var not in b_env:
-                    add(f"env {var}", "removed", a_env[var], None, name)
+                    emit(f"env {var}", "removed", a_env[var], None)
                 elif var not in a_env:
-                    add(f"env {var}", "changed", None, b_env[var], name)
+                    emit(f"env {var}", "changed", None, b_env[var])
                 else:
                     _value_changes(var, a_env[var], b_env[var], emit)
     return [grouped[k] for k in order]
