@@ -77,13 +77,6 @@ class Build:
         return {folder for out in self.outputs for folder in out.owned}
 
 
-def _file_digest(out_dir: str, rel: str) -> str | None:
-    from trainspec.output import read_in
-
-    text = read_in(out_dir, rel)
-    return _digest(text.encode("utf-8")) if isinstance(text, str) else None
-
-
 class BuildCache:
     def __init__(self, out_dir: str, salt: str, enabled: bool = True):
         self.path = cache_path(out_dir)
@@ -113,9 +106,10 @@ class BuildCache:
         entry = self.entries.get(os.path.abspath(spec_path))
         if not self.enabled or key is None or not entry or entry.get("key") != key:
             return None
-        for rel, recorded in entry["files"].items():
-            if _file_digest(self.out_dir, rel) != recorded:
-                return None  # someone changed or removed an output: compile and compare for real
+        from trainspec.output import digests_in
+
+        if digests_in(self.out_dir, entry["files"]) != entry["files"]:
+            return None  # someone changed or removed an output: compile and compare for real
         if entry["owned"]:
             from trainspec.output import owned_extras
 
@@ -143,11 +137,11 @@ class BuildCache:
             pass  # a cache we cannot write only costs time
 
 
-def compile_spec(spec: SpecInput, targets: tuple[str, ...], load) -> SpecOutput:
+def compile_spec(path: str, targets: tuple[str, ...], load) -> SpecOutput:
+    """Every job of one spec file rendered for `targets`; `load(path)` gives its plans."""
     from trainspec.targets import render
 
-    path = spec.path
-    plans = load(spec)
+    plans = load(path)
     texts: dict[str, str] = {}
     owned: list[str] = []
     for plan in plans:
@@ -180,7 +174,7 @@ def run_build(specs: list[SpecInput], out_dir: str, targets: tuple[str, ...], lo
             out = SpecOutput(path, entry["jobs"], dict(entry["files"]), entry["owned"])
         else:
             try:
-                out = compile_spec(spec, targets, load)
+                out = compile_spec(path, targets, lambda _path, spec=spec: load(spec))
             except SpecErrors as exc:
                 errors.extend(exc.errors)
                 continue

@@ -156,11 +156,62 @@ def owned_extras(root: str, subdir: str, expected: set[str]) -> list[str]:
         return extras  # never walk through a link; the owning job folder is refused or replaced
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames.sort()
+        rel_dir = os.path.relpath(dirpath, root)
         for name in sorted(filenames):
-            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            rel = os.path.join(rel_dir, name)
             if rel not in expected and not name.startswith(".trainspec-"):
                 extras.append(rel)
     return extras
+
+
+def digests_in(root: str, rels) -> dict[str, str | None]:
+    """SHA-256 of each root/rel's bytes; None when absent or reached through a symbolic link.
+
+    Like read_in, but each folder is opened once (the build cache checks every output file).
+    """
+    import hashlib
+
+    folders: dict[str, int | None] = {}
+
+    def folder_fd(rel_dir: str) -> int | None:
+        if rel_dir in folders:
+            return folders[rel_dir]
+        parent, name = os.path.split(rel_dir)
+        fd = None
+        try:
+            if not rel_dir:
+                fd = os.open(root, os.O_RDONLY | _DIRECTORY)
+            else:
+                base = folder_fd(parent)
+                if base is not None:
+                    fd = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=base)
+        except OSError:
+            fd = None
+        folders[rel_dir] = fd
+        return fd
+
+    out: dict[str, str | None] = {}
+    try:
+        for rel in rels:
+            parent, name = os.path.split(rel)
+            fd = folder_fd(parent)
+            try:
+                leaf = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=fd) if fd is not None else None
+            except OSError:
+                leaf = None
+            if leaf is None:
+                out[rel] = None
+                continue
+            with os.fdopen(leaf, "rb") as handle:
+                try:
+                    out[rel] = hashlib.sha256(handle.read()).hexdigest()
+                except IsADirectoryError:
+                    out[rel] = None
+    finally:
+        for fd in folders.values():
+            if fd is not None:
+                os.close(fd)
+    return out
 
 
 @dataclass
