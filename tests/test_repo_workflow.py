@@ -382,3 +382,20 @@ def test_validate_format_json_lists_skipped_documents_as_warnings(tmp_path):
     (warning,) = json.loads(result.stdout)
     assert warning["severity"] == "warning" and warning["file"] == str(specs / "values.yaml")
     assert warning["line"] == 1 and "no apiVersion" in warning["message"]
+
+
+def test_diff_against_a_git_revision(tmp_path):
+    import shutil
+
+    if not shutil.which("git"):
+        pytest.skip("no git")
+    git = ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    spec = _scaled(tmp_path, "job.yaml", "replicas: 3", "replicas: 4")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "add", "job.yaml"], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "commit", "-qm", "four"], check=True)
+    spec.write_text(spec.read_text().replace("replicas: 4", "replicas: 5"))
+    result = run_cli("diff", "HEAD:job.yaml", "job.yaml", cwd=tmp_path)
+    assert result.returncode == 1 and "worker replicas 4 → 5" in result.stdout
+    missing = run_cli("diff", "HEAD:gone.yaml", "job.yaml", cwd=tmp_path)
+    assert missing.returncode == 2 and "gone.yaml" in missing.stderr

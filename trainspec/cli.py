@@ -120,6 +120,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                    "folders and say per role and replica what changed. Exit 0 when they are "
                                    "the same, 1 when they differ, 2 for bad input.",
                        epilog="examples:\n  trainspec diff old/tf-ps.yaml specs/tf-ps.yaml\n"
+                              "  trainspec diff HEAD:specs/tf-ps.yaml specs/tf-ps.yaml   # a spec at a git revision\n"
                               "  trainspec diff golden/ build/ --format json",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("old", metavar="A")
@@ -383,14 +384,14 @@ def _check(args, build, cache, keys, files, owned, orphans) -> int:
 
 
 def cmd_diff(args) -> int:
-    from trainspec.semdiff import diff_paths, render_text
+    import tempfile
 
-    for path in (args.old, args.new):
-        if not os.path.exists(path):
-            from trainspec.compiler import UsageError
+    from trainspec.semdiff import diff_paths, git_revision_file, render_text
 
-            raise UsageError(f"{path}: no such file or folder")
-    changes = diff_paths(args.old, args.new)
+    with tempfile.TemporaryDirectory(prefix="trainspec-diff-") as scratch:
+        old, new = (path if os.path.exists(path) else git_revision_file(path, scratch)
+                    for path in (args.old, args.new))
+        changes = diff_paths(old, new)
     if args.format == "json":
         print(json.dumps([c.as_json() for c in changes], indent=2, ensure_ascii=False))
     elif changes:

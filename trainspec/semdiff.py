@@ -376,6 +376,26 @@ def diff_paths(a: str, b: str) -> list[Change]:
     return _safe_diff(_read(a), _read(b), "", os.path.basename(b))
 
 
+def git_revision_file(ref: str, scratch: str) -> str:
+    """`REV:path` (as `git show` takes it) copied to a file in scratch; a UsageError for anything else."""
+    import os
+    import shutil
+    import subprocess
+
+    from trainspec.compiler import UsageError
+
+    rev, sep, path = ref.partition(":")
+    if not sep or not rev or not path or not shutil.which("git"):
+        raise UsageError(f"{ref}: no such file or folder (a spec at a git revision is written REV:PATH)")
+    result = subprocess.run(["git", "show", f"{rev}:{path}"], check=False, capture_output=True, timeout=60)
+    if result.returncode != 0:
+        raise UsageError(f"{ref}: {result.stderr.decode(errors='replace').strip() or 'git show failed'}")
+    copy = os.path.join(scratch, f"{len(os.listdir(scratch))}-{os.path.basename(path)}")
+    with open(copy, "wb") as handle:
+        handle.write(result.stdout)
+    return copy
+
+
 def _read(path: str) -> str:
     from trainspec.compiler import UsageError
 
