@@ -399,3 +399,19 @@ def test_diff_against_a_git_revision(tmp_path):
     assert result.returncode == 1 and "worker replicas 4 → 5" in result.stdout
     missing = run_cli("diff", "HEAD:gone.yaml", "job.yaml", cwd=tmp_path)
     assert missing.returncode == 2 and "gone.yaml" in missing.stderr
+
+
+def test_a_tampered_marker_cannot_make_build_remove_anything_outside_out(tmp_path, env):
+    specs = _specs(tmp_path, a="alpha")
+    out = tmp_path / "out"
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("keep\n")
+    assert run_cli("build", str(specs), "-o", str(out), "--target", "k8s", env=env).returncode == 0
+    marker = json.loads((out / ".trainspec.build").read_text())
+    marker["jobs"].update({"../victim": "../gone.yaml", ".": "../gone.yaml", "/tmp": "../gone.yaml"})
+    (out / ".trainspec.build").write_text(json.dumps(marker))
+    result = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", env=env)
+    assert result.returncode == 0, result.stderr
+    assert (victim / "keep.txt").read_text() == "keep\n" and (out / "alpha" / "k8s.yaml").is_file()
+    assert json.loads((out / ".trainspec.build").read_text())["jobs"] == {"alpha": "../specs/a.yaml"}
