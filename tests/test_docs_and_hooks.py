@@ -6,6 +6,7 @@ import re
 import shlex
 
 import yaml
+
 from helpers import ROOT, SPECS, run_cli
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -55,7 +56,8 @@ def test_pre_commit_hooks_validate_and_check(tmp_path):
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     # pre-commit passes every changed file: specs, other YAML and compiled output alike
     assert run_cli("build", "specs", "-o", "deploy", cwd=tmp_path, env=env).returncode == 0
-    changed = ["specs/tf-ps.yaml", "kustomization.yaml", "deploy/tf-ps/k8s.yaml", "deploy/tf-ps/helm/templates/jobs.yaml"]
+    changed = ["specs/tf-ps.yaml", "kustomization.yaml", "deploy/tf-ps/k8s.yaml",
+               "deploy/tf-ps/helm/templates/jobs.yaml"]
     result = run_cli(*_hook_command(validate, changed), cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
     (specs / "tf-ps.yaml").write_text((SPECS / "tf-ps.yaml").read_text().replace("framework: tensorflow",

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from helpers import SPECS, run_cli
 
 MINIMAL = """\
@@ -260,7 +261,8 @@ def test_files_and_folders_follow_the_umask(tmp_path, env):
               "sys.exit(main(sys.argv[1:]))")
     for args in (["build", str(specs), "-o", str(out), "--target", "k8s"],
                  ["compile", str(specs / "a.yaml"), "-t", "k8s", "-o", str(tmp_path / "one.yaml")]):
-        assert subprocess.run([sys.executable, "-c", script, *args], check=False, env={**os.environ, **env}).returncode == 0
+        done = subprocess.run([sys.executable, "-c", script, *args], check=False, env={**os.environ, **env})
+        assert done.returncode == 0
     assert (out / "alpha" / "k8s.yaml").stat().st_mode & 0o777 == 0o644
     assert (out / "alpha").stat().st_mode & 0o777 == 0o755
     assert (tmp_path / "one.yaml").stat().st_mode & 0o777 == 0o644

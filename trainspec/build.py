@@ -42,7 +42,7 @@ def tool_digest() -> str:
 
     h = hashlib.sha256()
     for package in (trainspec, trainspec.compiler, trainspec.targets):
-        root = Path(package.__file__).parent
+        root = Path(str(package.__file__)).parent
         for path in sorted(root.rglob("*")):
             if path.is_file() and path.suffix in (".py", ".tpl", ".json", ".txt", ".yaml"):
                 h.update(str(path.relative_to(root)).encode())

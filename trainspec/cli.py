@@ -338,7 +338,7 @@ def cmd_build(args) -> int:
                                        use_cache=not args.no_cache)
         marker, orphans = ownership(out, build, specs)
         fresh = [o for o in build.outputs if o.texts is not None]
-        files = {rel: t for o in fresh for rel, t in o.texts.items()}
+        files = {rel: t for o in fresh for rel, t in (o.texts or {}).items()}
         owned = {folder for o in fresh for folder in o.owned}
         if args.check:
             return _check(args, build, cache, keys, {**files, MARKER: marker_text(marker)}, owned, orphans)

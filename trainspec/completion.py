@@ -20,13 +20,14 @@ def _mark_paths(parser: argparse.ArgumentParser) -> None:
             for sub in action.choices.values():
                 _mark_paths(sub)
         elif action.dest in ("spec", "specs", "inputs", "old", "new", "file", "files"):
-            action.complete = shtab.FILE
+            action.complete = shtab.FILE  # type: ignore[attr-defined]  # shtab reads this attribute
         elif action.dest == "target":
             from trainspec.targets import TARGETS
 
             action.choices = list(TARGETS)  # completion only: this parser is thrown away after printing
         elif action.dest in ("output", "jpath", "state_dir"):
-            action.complete = shtab.DIRECTORY if action.dest != "output" else shtab.FILE
+            action.complete = (  # type: ignore[attr-defined]
+                shtab.DIRECTORY if action.dest != "output" else shtab.FILE)
 
 
 def script(parser: argparse.ArgumentParser, shell: str) -> str:

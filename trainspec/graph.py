@@ -98,7 +98,8 @@ def svg(plans) -> str:
     if not program:
         raise UsageError("--format svg needs Graphviz's `dot` on PATH (Debian: apt-get install graphviz); "
                          "or use --format dot / mermaid")
-    result = subprocess.run([program, "-Tsvg"], check=False, input=dot(plans), capture_output=True, text=True, timeout=60)
+    result = subprocess.run([program, "-Tsvg"], check=False, input=dot(plans), capture_output=True, text=True,
+                            timeout=60)
     if result.returncode != 0:
         raise UsageError(f"dot failed: {result.stderr.strip()}")
     return result.stdout

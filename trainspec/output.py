@@ -48,7 +48,7 @@ def output_error(path: str, exc: OSError) -> OutputError:
               errno.EISDIR: "it is a folder", errno.EACCES: "permission denied",
               errno.EPERM: "permission denied", errno.EROFS: "read-only file system",
               errno.ENOSPC: "no space left on the device", errno.ELOOP: "a symbolic link is in the way",
-              errno.EEXIST: "a file is in the way"}.get(exc.errno, exc.strerror or str(exc))
+              errno.EEXIST: "a file is in the way"}.get(exc.errno or 0, exc.strerror or str(exc))
     where = exc.filename if isinstance(exc.filename, str) else path
     return OutputError(f"cannot write {where}: {reason}")
 
@@ -276,12 +276,14 @@ def unified(root: str, changes: list[FileChange]) -> list[str]:
     out: list[str] = []
     for change in changes:
         path = os.path.join(root, change.rel)
+        old_lines: list[str]
+        new_lines: list[str]
         if change.old is LINK:
             old_lines, old_label = [], f"{path}\t(committed: a symbolic link, not followed)"
         elif change.old is None:
             old_lines, old_label = [], "/dev/null\t(committed: missing)"
         else:
-            old_lines, old_label = change.old.splitlines(keepends=True), f"{path}\t(committed)"
+            old_lines, old_label = str(change.old).splitlines(keepends=True), f"{path}\t(committed)"
         if change.new is None:
             new_lines, new_label = [], "/dev/null\t(compiled: not produced)"
         else:
@@ -350,7 +352,7 @@ def recover(root: str, jobs) -> None:
 
 
 def _link_tree(source: str, dest: str) -> None:
-    for dirpath, dirnames, filenames in os.walk(source):
+    for dirpath, _dirnames, filenames in os.walk(source):
         rel = os.path.relpath(dirpath, source)
         target = os.path.join(dest, rel) if rel != "." else dest
         os.makedirs(target, exist_ok=True)

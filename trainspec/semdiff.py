@@ -38,7 +38,8 @@ class Change:
         if self.change == "changed":
             body = f"{self.subject} {_short(self.old)} → {_short(self.new)}"
         else:
-            items = ", ".join(_short(v) for v in (self.new if self.change == "gains" else self.old))
+            values = self.new if self.change == "gains" else self.old
+            items = ", ".join(_short(v) for v in (values if isinstance(values, list) else [values]))
             body = f"{self.subject} {self.change} {items}"
         if len(self.where) > 1:
             roles = all(" " in w for w in self.where)  # "TFJob x Worker": roles of an operator resource
@@ -287,8 +288,8 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
             if place not in a_containers:
                 continue
             if not per_replica:  # a role's pod template inside an operator's resource
-                role = re.search(r"ReplicaSpecs\.([^.]+)\.|tasks\[([^\]]+)\]", place)
-                where = f"{key} {(role.group(1) or role.group(2)) if role else place}"
+                found = re.search(r"ReplicaSpecs\.([^.]+)\.|tasks\[([^\]]+)\]", place)
+                where = f"{key} {(found.group(1) or found.group(2)) if found else place}"
 
                 def emit(subject, change, before, after, where=where):
                     add(subject, change, before, after, where)
@@ -432,9 +433,9 @@ def check_summary(root: str, file_changes) -> list[str]:
     """The semantic part of `build --check`: per job, from its k8s.yaml (or its first changed file)."""
     import os
 
-    from trainspec.output import LINK
+    from trainspec.output import LINK, FileChange
 
-    chosen: dict[str, object] = {}
+    chosen: dict[str, FileChange] = {}
     for fc in file_changes:
         job, _, inner = fc.rel.partition(os.sep)
         if not inner or not inner.endswith(".yaml") or os.sep in inner:
@@ -448,7 +449,7 @@ def check_summary(root: str, file_changes) -> list[str]:
     lines: list[str] = []
     for job, fc in sorted(chosen.items()):
         try:
-            changes = diff_texts(fc.old, fc.new, job, os.path.basename(fc.rel))
+            changes = diff_texts(str(fc.old), fc.new or "", job, os.path.basename(fc.rel))
         except yaml.YAMLError:  # a hand-edited file that is not YAML: the unified diff below still shows it
             continue
         lines.extend(render_text(changes))
