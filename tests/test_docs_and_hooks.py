@@ -21,7 +21,9 @@ def test_docs_link_only_to_files_in_the_repository():
     for doc in _docs():
         text = doc.read_text()
         prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.DOTALL))
-        assert "../shared" not in text and "shared/reference" not in text, f"{doc.name} cites files outside the repo"
+        # Naming the reference folder the tests read is fine; citing a file in it as a source is not.
+        cited = re.findall(r"shared/reference/[\w./-]+\.(?:md|json|yaml)", text)
+        assert not cited, f"{doc.name} cites files outside the repository: {cited}"
         for target in LINK.findall(prose):
             if re.match(r"[a-z]+:", target) or target.startswith("#"):
                 continue
