@@ -75,7 +75,8 @@ def _dot_quote(text: str) -> str:
 
 
 def dot(plans) -> str:
-    lines = ["digraph trainspec {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];']
+    lines = ["digraph trainspec {", "  rankdir=LR;", '  node [shape=box, fontname="Helvetica"];',
+             '  edge [fontname="Helvetica", fontsize=10];']
     for plan in plans:
         lines.append(f"  subgraph cluster_{_node_id(plan.name)} {{")
         lines.append(f"    label={_dot_quote(f'{plan.name} ({plan.framework})')};")
