@@ -15,7 +15,10 @@ TOP_EPILOG = """examples:
   trainspec validate specs/*.yaml
   trainspec compile specs/tf-ps.yaml --target kubeflow
   trainspec build specs/ -o build/            # build/<job>/<target>.yaml, build/<job>/helm/
-  trainspec build specs/ -o golden/ --check   # exit 1 and a diff when golden/ is stale
+  trainspec build specs/ -o golden/ --check   # exit 1, what changed and a diff when golden/ is stale
+  trainspec diff HEAD:specs/tf-ps.yaml specs/tf-ps.yaml   # what changed, per role and replica
+  trainspec graph specs/tf-ps.yaml            # the topology as a Mermaid picture
+  cat job.yaml | trainspec compile - -t k8s   # - is standard input
   trainspec run specs/pytorch-ddp.yaml        # run the job locally on Docker
 """
 
