@@ -417,3 +417,11 @@ def test_a_tampered_marker_cannot_make_build_remove_anything_outside_out(tmp_pat
     assert result.returncode == 0, result.stderr
     assert (victim / "keep.txt").read_text() == "keep\n" and (out / "alpha" / "k8s.yaml").is_file()
     assert json.loads((out / ".trainspec.build").read_text())["jobs"] == {"alpha": "../specs/a.yaml"}
+
+
+def test_a_failed_first_build_leaves_no_out_folder(tmp_path, env):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(MINIMAL.replace("NAME", "Bad_Name"))
+    out = tmp_path / "a" / "b" / "out"
+    result = run_cli("build", str(spec), "-o", str(out), env=env)
+    assert result.returncode == 2 and not (tmp_path / "a").exists()

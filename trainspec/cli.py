@@ -316,10 +316,8 @@ def collect_specs(inputs: list[str]) -> list[str]:
 
 
 def cmd_build(args) -> int:
-    from trainspec.build import locked, marker_text, ownership, run_build
     from trainspec.compiler import UsageError
-    from trainspec.inputs import MARKER, collect
-    from trainspec.output import remove_jobs, write_atomic, write_files
+    from trainspec.inputs import collect
     from trainspec.targets import available
 
     targets = tuple(dict.fromkeys(args.target)) or available()
@@ -331,9 +329,29 @@ def cmd_build(args) -> int:
     if os.path.exists(out) and not os.path.isdir(out):
         raise UsageError(f"-o {out}: is a file; `build` writes a folder of job folders")
     specs = collect(args.inputs, out, args.exclude)
+    created: list[str] = []  # folders this build made for OUT: removed again if it fails
     if not args.check:
+        folder = os.path.abspath(out)
+        while not os.path.exists(folder):
+            created.append(folder)
+            folder = os.path.dirname(folder)
         with _writing(out):
             os.makedirs(out, exist_ok=True)
+    try:
+        return _build_locked(args, out, specs, targets)
+    except BaseException:
+        for folder in created:  # innermost first; rmdir refuses anything not empty
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+        raise
+
+
+def _build_locked(args, out: str, specs, targets) -> int:
+    from trainspec.build import locked, marker_text, ownership, run_build
+    from trainspec.inputs import MARKER
+    from trainspec.output import remove_jobs, write_atomic, write_files
 
     options = json.dumps(spec_options(args), sort_keys=True)
     with locked(out, exclusive=not args.check):
