@@ -298,13 +298,16 @@ def cmd_compile(args) -> int:
     if to_stdout:
         sys.stdout.write(text)
         return EXIT_OK
-    from trainspec.output import write_atomic
+    from trainspec.output import write_atomic, write_stream
 
     path = args.output
+    if not path:
+        raise UsageError("-o needs a path (or - for standard output)")
     if path.endswith(("/", os.sep)) or os.path.isdir(path):
         path = os.path.join(path, f"{args.target}.yaml")
     with _writing(path):
-        write_atomic(path, text)
+        if not write_stream(path, text):
+            write_atomic(path, text)
     return EXIT_OK
 
 

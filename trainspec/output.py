@@ -53,6 +53,24 @@ def output_error(path: str, exc: OSError) -> OutputError:
     return OutputError(f"cannot write {where}: {reason}")
 
 
+def write_stream(path: str, text: str) -> bool:
+    """Write to a pipe or device (/dev/stdout, a FIFO, `>(...)`) in place; False for anything else.
+
+    Replacing such a path by rename would swap the device node or link itself, not feed it.
+    """
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
+        return False
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return True
+
+
 def write_atomic(path: str, text: str) -> bool:
     """Replace `path` with `text` in one rename; returns False when it already had that text."""
     data = text.encode("utf-8")
