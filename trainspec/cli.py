@@ -417,7 +417,7 @@ def cmd_diff(args) -> int:
                     for path in (args.old, args.new))
         changes = diff_paths(old, new)
     if args.format == "json":
-        print(json.dumps([c.as_json() for c in changes], indent=2, ensure_ascii=False))
+        print(json.dumps([c.as_json() for c in changes], indent=2, ensure_ascii=False, default=str))
     elif changes:
         sys.stdout.writelines(render_text(changes))
     else:

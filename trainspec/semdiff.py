@@ -55,7 +55,7 @@ class Change:
 def _short(value) -> str:
     if value is None:
         return "(unset)"
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     text = text.replace("\n", "⏎")
     return text if len(text) <= _SHORT else text[:_SHORT - 1] + "…"
 
@@ -116,7 +116,7 @@ def _env_of(container: dict, maps: dict[str, dict[str, str]], skip: set[str] | N
                     skip.add(name)
             else:
                 kind, body = next(iter(source.items()), ("valueFrom", {}))
-                out[name] = f"<{kind} {json.dumps(body, sort_keys=True)}>"
+                out[name] = f"<{kind} {json.dumps(body, sort_keys=True, default=str)}>"
                 values.pop(name, None)
                 continue
         values[name] = text
@@ -243,11 +243,15 @@ def _role_counts(objects: dict[str, dict]) -> dict[str, int]:
 def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> list[Change]:
     """The changes from one compiled file to another, identical changes across replicas merged."""
     old, new = parse_objects(old_text), parse_objects(new_text)
+    if not old and not new:  # no objects to compare (a bare list or scalar): say only that it changed
+        return [] if old_text == new_text else [Change(job, file, f"file {file or '(input)'}", "changed",
+                                                       "(no objects)", "(no objects)")]
     grouped: dict[tuple, Change] = {}
     order: list[tuple] = []
 
     def add(subject, change, before, after, where=None):
-        key = (subject, change, json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True))
+        key = (subject, change, json.dumps(before, sort_keys=True, default=str),
+               json.dumps(after, sort_keys=True, default=str))
         if key not in grouped:
             grouped[key] = Change(job, file, subject, change, before, after)
             order.append(key)
