@@ -35,6 +35,8 @@ class Change:
     def text(self) -> str:
         if self.change == "new" or self.change == "removed":
             return f"{self.change} {self.subject}"
+        if self.change == "changed" and self.old is None and self.new is None:
+            return f"{self.subject} changed"
         if self.change == "changed":
             body = f"{self.subject} {_short(self.old)} → {_short(self.new)}"
         else:
@@ -244,8 +246,7 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
     """The changes from one compiled file to another, identical changes across replicas merged."""
     old, new = parse_objects(old_text), parse_objects(new_text)
     if not old and not new:  # no objects to compare (a bare list or scalar): say only that it changed
-        return [] if old_text == new_text else [Change(job, file, f"file {file or '(input)'}", "changed",
-                                                       "(no objects)", "(no objects)")]
+        return [] if old_text == new_text else [Change(job, file, f"file {file or '(input)'}", "changed")]
     grouped: dict[tuple, Change] = {}
     order: list[tuple] = []
 
@@ -417,7 +418,7 @@ def _safe_diff(old: str, new: str, job: str, file: str) -> list[Change]:
     try:
         return diff_texts(old, new, job, file)
     except yaml.YAMLError:
-        return [] if old == new else [Change(job, file, f"file {file}", "changed", "(not YAML)", "(not YAML)")]
+        return [] if old == new else [Change(job, file, f"file {file} (not YAML)", "changed")]
 
 
 def render_text(changes: list[Change]) -> list[str]:
