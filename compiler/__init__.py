@@ -8,19 +8,21 @@ from .plan import JobPlan
 
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
-               jpath: list[str] | None = None, targets: tuple[str, ...] | None = None) -> list[JobPlan]:
+               jpath: list[str] | None = None, targets: tuple[str, ...] | None = None,
+               documents: list | None = None) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
 
     `targets`: plan for those targets only (their naming schemes and checks) and raise
     what they cannot express (compiler/checks.py) with the spec's errors.  None: plan
     for every target, and leave those problems to each target's render (JobPlan.check).
+    `documents`: already loaded (stdin, or a folder walk that skipped other tools' YAML).
     """
     from .planner import build_plan
     from .validate import validate
 
     options = JsonnetOptions(tuple(sorted((tla or {}).items())), tuple(sorted((ext_vars or {}).items())),
                              tuple(jpath or ()))
-    docs = load_file(path, options)
+    docs = load_file(path, options) if documents is None else documents
     if not docs:
         raise SpecErrors([SpecError(path, 1, 1, "", "no job in this file", "a TrainingJob document")])
     errors: list[SpecError] = []
