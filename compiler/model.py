@@ -17,6 +17,8 @@ ROLE_ORDER: dict[str, tuple[str, ...]] = {
 DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mxnet": 9091, "mpi": 22}
 
 RESTART_POLICIES = ("Never", "OnFailure", "Always", "ExitCode")
+IMAGE_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
+RDZV_BACKENDS = ("c10d",)
 CLEAN_POD_POLICIES = ("Running", "All", "None")
 MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
 TF_SUCCESS_POLICIES = ("ChiefOrWorker0", "AllWorkers")
@@ -43,8 +45,24 @@ class ConfigMapRef:
     key: str
 
 
+@dataclass(frozen=True)
+class FieldRef:
+    """Downward API: a field of the pod (metadata.name, status.podIP, ...)."""
+
+    field_path: str
+
+
+@dataclass(frozen=True)
+class ResourceFieldRef:
+    """Downward API: a container's request or limit (limits.cpu, requests.memory, ...)."""
+
+    resource: str
+    container_name: str | None = None
+    divisor: str | None = None
+
+
 # An env value in the spec: a (template) string, or a reference.
-EnvSource = "str | SecretRef | ConfigMapRef"
+EnvSource = "str | SecretRef | ConfigMapRef | FieldRef | ResourceFieldRef"
 
 
 @dataclass(frozen=True)
@@ -53,6 +71,8 @@ class Resources:
     memory: str | None = None
     gpu: int = 0
     shm: str | None = None  # size of /dev/shm (a Memory emptyDir); DataLoader needs more than Docker's 64M
+    requests: tuple[tuple[str, str], ...] = ()  # v1.1: any resource name -> quantity, besides the shorthand
+    limits: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,6 +127,7 @@ class InitContainer:
     working_dir: str | None
     env: tuple[tuple[str, object], ...]
     resources: Resources
+    restart_policy: str | None = None  # "Always": a native sidecar (Kubernetes >= 1.29)
 
 
 @dataclass(frozen=True)
@@ -116,6 +137,44 @@ class Scheduling:
     queue: str | None = None
     priority_class_name: str | None = None
     scheduler_name: str | None = None
+
+
+@dataclass(frozen=True)
+class PodSettings:
+    """Spec v1.1 pod and container settings; None: not written.  Kubernetes-shaped values are
+    plain data as written (validated by compiler/kube_shapes.py)."""
+
+    image_pull_policy: str | None = None
+    service_account_name: str | None = None
+    node_selector: dict | None = None
+    tolerations: tuple | None = None
+    affinity: dict | None = None
+    security_context: dict | None = None
+    pod_security_context: dict | None = None
+    pod_labels: dict | None = None
+    pod_annotations: dict | None = None
+    priority_class_name: str | None = None  # role only
+
+
+@dataclass(frozen=True)
+class Elastic:
+    """pytorch.elastic: torchrun's elastic rendezvous (Kubeflow PyTorchJob elasticPolicy)."""
+
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+    rdzv_backend: str = "c10d"
+    rdzv_port: int | None = None
+    max_restarts: int | None = None
+
+
+@dataclass(frozen=True)
+class PatchOp:
+    """One RFC 6902 operation of spec.patches.<target>, with where it was written."""
+
+    op: dict
+    path: tuple
+    line: int
+    column: int
 
 
 @dataclass(frozen=True)
@@ -133,6 +192,8 @@ class RoleSpec:
     lifecycle: Lifecycle | None
     probes: Probes
     port: int | None = None
+    volumes: tuple[Volume, ...] = ()  # v1.1: added to the job's
+    pod: PodSettings = field(default_factory=PodSettings)
 
 
 @dataclass(frozen=True)
@@ -162,6 +223,11 @@ class JobSpec:
     slots_per_worker: int | None  # mpi
     mpi_implementation: str  # mpi
     roles: tuple[RoleSpec, ...] = field(default_factory=tuple)
+    pod: PodSettings = field(default_factory=PodSettings)
+    image_pull_secrets: tuple[str, ...] = ()
+    elastic: Elastic | None = None  # pytorch
+    ssh_auth_mount_path: str = "/root/.ssh"  # mpi
+    patches: dict[str, tuple[PatchOp, ...]] = field(default_factory=dict)
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)

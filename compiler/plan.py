@@ -26,7 +26,8 @@ from typing import NamedTuple
 
 from .errors import SpecError, SpecErrors
 from .kube import PERMANENT_EXIT_CODES, expand_references
-from .model import ConfigMapRef, InitContainer, Lifecycle, Probes, Resources, Scheduling, SecretRef, Volume
+from .model import (ConfigMapRef, Elastic, FieldRef, InitContainer, Lifecycle, PatchOp, PodSettings, Probes,
+                    ResourceFieldRef, Resources, Scheduling, SecretRef, Volume)
 
 __all__ = [
     "Cleanup",
@@ -56,6 +57,7 @@ class EnvVar:
     expand  generated text with Kubernetes `$(NAME)` references to earlier variables.
     topology  a key of the job's topology map.
     config_map / secret  a user's ConfigMap or Secret key.
+    field  the downward API (FieldRef / ResourceFieldRef): the pod's own value at runtime.
     """
 
     name: str
@@ -64,6 +66,7 @@ class EnvVar:
     topology: str | None = None
     config_map: ConfigMapRef | None = None
     secret: SecretRef | None = None
+    field: FieldRef | ResourceFieldRef | None = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +237,9 @@ class RolePlan:
     sources: RoleSources
     restart_path: tuple = ()  # where the restart policy was written (for messages)
     renders: dict[str, RoleRender] = field(default_factory=dict)  # naming scheme -> rendering
+    # v1.1: the job's settings with the role's over them (maps merged per key, lists replaced);
+    # priority_class_name: the role's, else scheduling.priorityClassName.
+    pod: PodSettings = field(default_factory=PodSettings)
 
     @property
     def count(self) -> int:
@@ -272,6 +278,10 @@ class JobPlan:
     mpi_slots: int | None = None  # mpi: the slots in effect (slotsPerWorker, else the worker's gpu, else 1)
     target_errors: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # what a target cannot express
     targets: tuple[str, ...] | None = None  # the targets planned for (their schemes and checks); None: all
+    image_pull_secrets: tuple[str, ...] = ()
+    elastic: Elastic | None = None  # pytorch.elastic as written
+    mpi_ssh_path: str = "/root/.ssh"  # mpi.sshAuthMountPath
+    patches: dict[str, tuple[PatchOp, ...]] = field(default_factory=dict)  # target -> RFC 6902 ops, positioned
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)
@@ -316,14 +326,16 @@ def user_var(name: str, value) -> EnvVar:
         return EnvVar(name, secret=value)
     if isinstance(value, ConfigMapRef):
         return EnvVar(name, config_map=value)
+    if isinstance(value, (FieldRef, ResourceFieldRef)):
+        return EnvVar(name, field=value)
     return EnvVar(name, value)
 
 
 def resolved_env(plan: JobPlan, replica: Replica) -> list[tuple[str, object]]:
     """The replica's environment with topology references expanded.
 
-    Literal values come back as `str`; a user's Secret or ConfigMap reference
-    comes back as the `SecretRef` / `ConfigMapRef` itself (its value is not ours).
+    Literal values come back as `str`; a user's Secret or ConfigMap reference, or a
+    downward-API reference, comes back as the reference itself (its value is not ours).
     """
     values: dict[str, str] = {}
     out: list[tuple[str, object]] = []
@@ -335,7 +347,7 @@ def resolved_env(plan: JobPlan, replica: Replica) -> list[tuple[str, object]]:
         elif var.topology is not None:
             text = plan.topology[var.topology]
         else:
-            ref = var.config_map or var.secret
+            ref = var.config_map or var.secret or var.field
             values.pop(var.name, None)
             out.append((var.name, ref))
             continue

@@ -9,7 +9,7 @@ from .errors import ErrorSink, SpecErrors
 from .frameworks import (CONTAINER_NAME, DEFAULT_RESTART, FRAMEWORK_DEFAULT_RESTART, HOSTFILE_KEY, MPI_WORKER_COMMAND,
                          TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, start_order, success_rule,
                          tf_cluster)
-from .model import DEFAULT_PORT, ConfigMapRef, JobSpec, RoleSpec, SecretRef
+from .model import DEFAULT_PORT, ConfigMapRef, JobSpec, PodSettings, RoleSpec, SecretRef
 from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role
 from .schemes import BASE, SCHEMES, schemes_for, targets_using
@@ -57,7 +57,9 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
         cleanup=Cleanup(spec.clean_pod_policy, spec.ttl_seconds_after_finished),
         start_order=start_order(framework, counts), success_policy=spec.success_policy,
         nproc_per_node=spec.nproc_per_node, mpi_implementation=spec.mpi_implementation,
-        slots_per_worker=spec.slots_per_worker, mpi_slots=slots, targets=targets)
+        slots_per_worker=spec.slots_per_worker, mpi_slots=slots, targets=targets,
+        image_pull_secrets=spec.image_pull_secrets, elastic=spec.elastic, mpi_ssh_path=spec.ssh_auth_mount_path,
+        patches=spec.patches)
     _target_errors(plan, sink, scheme_sinks)
     return plan
 
@@ -105,8 +107,10 @@ def role_sources(spec: JobSpec, role: RoleSpec, templates: Templates | None = No
     command_path: tuple
     args_path: tuple
     if spec.framework == "mpi" and role.name == "worker":
-        # mpi-operator: workers run sshd unless the role says otherwise; the job's command is the launcher's.
-        command, command_path = role.command or MPI_WORKER_COMMAND, role_path + ("command",)
+        # mpi-operator: workers run sshd when the role sets neither command nor args (its default applies
+        # only then); the job's command is the launcher's.
+        default = role.command is None and role.args is None
+        command, command_path = MPI_WORKER_COMMAND if default else role.command, role_path + ("command",)
         args, args_path = role.args, role_path + ("args",)
     else:
         command, command_path = (role.command, role_path + ("command",)) if role.command is not None else \
@@ -170,5 +174,32 @@ def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink
     return RolePlan(
         name=role.name, image=role.image or spec.image or "", working_dir=role.working_dir or spec.working_dir,
         port=ports[role.name], restart=restart, resources=role.resources,
-        volumes=spec.volumes, init_containers=role.init_containers, lifecycle=role.lifecycle, probes=role.probes,
-        replicas=tuple(replicas), sources=sources, restart_path=restart_path, renders=renders)
+        volumes=spec.volumes + role.volumes, init_containers=role.init_containers, lifecycle=role.lifecycle,
+        probes=role.probes, replicas=tuple(replicas), sources=sources, restart_path=restart_path, renders=renders,
+        pod=pod_settings(spec, role))
+
+
+def _merge(job, role):
+    """A role's value over the job's: mappings merge per key (recursively), anything else replaces."""
+    if isinstance(job, dict) and isinstance(role, dict):
+        out = dict(job)
+        for key, value in role.items():
+            out[key] = _merge(job.get(key), value)
+        return out
+    return job if role is None else role
+
+
+def pod_settings(spec: JobSpec, role: RoleSpec) -> PodSettings:
+    """The role's pod settings in effect: the job's defaults with the role's over them."""
+    job, own = spec.pod, role.pod
+    return PodSettings(
+        image_pull_policy=own.image_pull_policy or job.image_pull_policy,
+        service_account_name=own.service_account_name or job.service_account_name,
+        node_selector=_merge(job.node_selector, own.node_selector),
+        tolerations=own.tolerations if own.tolerations is not None else job.tolerations,
+        affinity=_merge(job.affinity, own.affinity),
+        security_context=_merge(job.security_context, own.security_context),
+        pod_security_context=_merge(job.pod_security_context, own.pod_security_context),
+        pod_labels=_merge(job.pod_labels, own.pod_labels),
+        pod_annotations=_merge(job.pod_annotations, own.pod_annotations),
+        priority_class_name=own.priority_class_name or spec.scheduling.priority_class_name)

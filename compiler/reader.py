@@ -43,13 +43,17 @@ class Reader:
         if not isinstance(value, dict):
             self.error(path, f"is {type_name(value)}", f"a mapping{' of ' + what if what else ''}")
             return None
+        guessed = set()
         for key in value:
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-                hint = f"did you mean {close[0]!r}?" if close else f"allowed fields: {', '.join(allowed)}"
+                guessed.update(close)
+                hint = (f"did you mean {close[0]!r}?" if close else
+                        f"allowed fields: {', '.join(allowed)}" if allowed else "this block takes no fields")
                 self.error(path + (key,), f"unknown field {key!r}", "a known field", hint, at_key=True)
         for key in required:
-            if key not in value or value[key] is None:
+            # a typo of a required key was reported with its "did you mean": not also "missing"
+            if (key not in value or value[key] is None) and key not in guessed:
                 self.error(path, f"missing required field {key!r}", f"{key!r} to be set")
         return value
 

@@ -3,34 +3,36 @@
 from __future__ import annotations
 
 from . import validate_parts as parts
+from . import validate_pod as pod
 from .errors import ErrorSink
-from .kube import (CONFIG_KEY, DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, MAX_NAME, QUANTITY,
-                   label_key_problem, label_value_problem)
+from .kube import (DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, MAX_NAME, QUANTITY, label_key_problem,
+                   label_value_problem)
 from .loader import Document
 from .model import (CLEAN_POD_POLICIES, DEFAULT_PORT, FRAMEWORKS, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
-                    RESTART_POLICIES, ROLE_LIMITS, ROLE_ORDER, TF_SUCCESS_POLICIES, ConfigMapRef, InitContainer,
-                    JobSpec, Resources, RoleSpec, SecretRef, Volume)
+                    RESTART_POLICIES, ROLE_LIMITS, ROLE_ORDER, TF_SUCCESS_POLICIES, InitContainer, JobSpec, Resources,
+                    RoleSpec, Volume)
 from .reader import Reader, type_name
 
-API_VERSION = "trainspec/v1"
+API_VERSION = "trainspec/v1.1"
+API_VERSIONS = ("trainspec/v1", "trainspec/v1.1")  # v1.1 is additive: its fields are accepted under v1 too
 KIND = "TrainingJob"
 
 TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 METADATA_FIELDS = ("name", "namespace", "labels", "annotations")
 SPEC_FIELDS = ("framework", "image", "command", "args", "workingDir", "env", "volumes", "accelerator",
                "restartPolicy", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished",
-               "cleanPodPolicy", "scheduling", "port", "tensorflow", "pytorch", "mxnet", "mpi", "roles")
+               "cleanPodPolicy", "scheduling", "port", "tensorflow", "pytorch", "mxnet", "mpi", "roles") + pod.JOB_FIELDS
 ROLE_FIELDS = ("replicas", "image", "command", "args", "workingDir", "env", "restartPolicy", "resources",
-               "initContainers", "lifecycle", "probes", "port")
-RESOURCE_FIELDS = ("cpu", "memory", "gpu", "shm")
+               "initContainers", "lifecycle", "probes", "port") + pod.ROLE_FIELDS
+RESOURCE_FIELDS = ("cpu", "memory", "gpu", "shm", "requests", "limits")
 VOLUME_FIELDS = ("name", "mountPath", "readOnly", "source")
 VOLUME_SOURCES = ("persistentVolumeClaim", "hostPath", "emptyDir", "configMap", "secret")
-INIT_FIELDS = ("name", "image", "command", "args", "workingDir", "env", "resources")
+INIT_FIELDS = ("name", "image", "command", "args", "workingDir", "env", "resources", "restartPolicy")
 FRAMEWORK_BLOCKS = {
     "tensorflow": ("successPolicy",),
-    "pytorch": ("nprocPerNode",),
+    "pytorch": ("nprocPerNode", "elastic"),
     "mxnet": (),
-    "mpi": ("slotsPerWorker", "implementation"),
+    "mpi": ("slotsPerWorker", "implementation", "sshAuthMountPath"),
 }
 RESERVED_ENV_PREFIX = "TRAINSPEC_"
 
@@ -46,6 +48,7 @@ class _Validator:
     def __init__(self, reader: Reader, source: str):
         self.r = reader
         self.source = source
+        self.written_roles: set[str] = set()
 
     # --- top level -------------------------------------------------------------------
     def job(self, data) -> JobSpec | None:
@@ -54,8 +57,8 @@ class _Validator:
         if top is None:
             return None
         api = top.get("apiVersion")
-        if api is not None and api != API_VERSION:
-            r.error(("apiVersion",), f"{api!r} is not supported", repr(API_VERSION))
+        if api is not None and api not in API_VERSIONS:
+            r.error(("apiVersion",), f"{api!r} is not supported", " or ".join(map(repr, API_VERSIONS)))
         kind = top.get("kind")
         if kind is not None and kind != KIND:
             r.error(("kind",), f"{kind!r} is not supported", repr(KIND))
@@ -144,11 +147,12 @@ class _Validator:
         clean = self.opt_choice(spec, "cleanPodPolicy", ("spec",), CLEAN_POD_POLICIES)
         port = self.opt_int(spec, "port", ("spec",), 1, 65535)
 
-        success_policy = nproc = slots = None
-        implementation = "OpenMPI"
+        success_policy = nproc = slots = elastic = None
+        implementation, ssh_path = "OpenMPI", "/root/.ssh"
         for block in FRAMEWORK_BLOCKS:
             if block in spec and spec[block] is not None and framework is not None and block != framework:
-                r.error(("spec", block), f"a {block} block in a {framework} job", f"only spec.{framework}",
+                r.error(("spec", block), f"a {block} block in {article(framework)} {framework} job",
+                        f"only spec.{framework}",
                         "remove it, or change spec.framework", at_key=True)
         if framework and spec.get(framework) is not None:
             path = ("spec", framework)
@@ -157,14 +161,23 @@ class _Validator:
                 success_policy = r.choice(options["successPolicy"], path + ("successPolicy",), TF_SUCCESS_POLICIES)
             if framework == "pytorch" and options.get("nprocPerNode") is not None:
                 nproc = self.nproc(options["nprocPerNode"], path + ("nprocPerNode",))
+            if framework == "pytorch" and "elastic" in options:
+                elastic = pod.elastic(self, options["elastic"], path + ("elastic",))
             if framework == "mpi":
                 slots = self.opt_int(options, "slotsPerWorker", path, 1, 1024)
                 implementation = self.opt_choice(options, "implementation", path, MPI_IMPLEMENTATIONS) or "OpenMPI"
+                ssh_path = self.opt_path(options, "sshAuthMountPath", path) or ssh_path
+        pod_settings = pod.pod_settings(self, spec, ("spec",), role=False)
+        pull_secrets = pod.pull_secrets(r, spec["imagePullSecrets"], ("spec", "imagePullSecrets")) \
+            if spec.get("imagePullSecrets") is not None else ()
+        patches = pod.patches(self, spec["patches"], ("spec", "patches")) if spec.get("patches") is not None else {}
 
-        roles = self.roles(spec.get("roles"), framework)
+        roles = self.roles(spec.get("roles"), framework, accelerator)
         scheduling = parts.scheduling(self.r, spec.get("scheduling"), sum(role.replicas for role in roles))
         if framework and roles:
-            self.framework_rules(framework, roles)
+            self.framework_rules(framework, roles, elastic)
+            for role in roles:
+                pod.pod_conflicts(r, framework, volumes, role.name, role.volumes, bool(role.resources.shm), ssh_path)
             if image is None:
                 for role in roles:
                     if role.image is None:
@@ -180,10 +193,11 @@ class _Validator:
             volumes=volumes, accelerator=accelerator, restart_policy=restart, backoff_limit=backoff,
             active_deadline_seconds=deadline, ttl_seconds_after_finished=ttl, clean_pod_policy=clean,
             scheduling=scheduling, port=port, success_policy=success_policy, nproc_per_node=nproc,
-            slots_per_worker=slots, mpi_implementation=implementation, roles=tuple(roles))
+            slots_per_worker=slots, mpi_implementation=implementation, roles=tuple(roles), pod=pod_settings,
+            image_pull_secrets=pull_secrets, elastic=elastic, ssh_auth_mount_path=ssh_path, patches=patches)
 
     # --- roles -----------------------------------------------------------------------
-    def roles(self, value, framework: str | None) -> list[RoleSpec]:
+    def roles(self, value, framework: str | None, accelerator: str = "nvidia.com/gpu") -> list[RoleSpec]:
         r = self.r
         path = ("spec", "roles")
         if value is None:
@@ -194,6 +208,7 @@ class _Validator:
             return []
         if not mapping:
             r.error(path, "has no roles", "at least one role" + (f" of {', '.join(allowed)}" if allowed else ""))
+        self.written_roles = set(mapping)  # a role written but invalid is not also reported missing
         out = []
         for role_name, body in mapping.items():
             if framework and role_name not in allowed:
@@ -204,14 +219,14 @@ class _Validator:
                 r.error(path + (role_name,), f"{role_name!r} is not a {framework} role", "one of " + ", ".join(allowed),
                         hint, at_key=True)
                 continue
-            role = self.role(role_name, body, path + (role_name,))
+            role = self.role(role_name, body, path + (role_name,), accelerator)
             if role is not None:
                 out.append(role)
         order = {name: i for i, name in enumerate(allowed)}
         out.sort(key=lambda role: order.get(role.name, len(order)))
         return out
 
-    def role(self, name: str, body, path: tuple) -> RoleSpec | None:
+    def role(self, name: str, body, path: tuple, accelerator: str = "nvidia.com/gpu") -> RoleSpec | None:
         r = self.r
         body = r.mapping(body, path, ROLE_FIELDS, required=("replicas",))
         if body is None:
@@ -219,7 +234,7 @@ class _Validator:
         replicas = None
         if body.get("replicas") is not None:
             replicas = r.integer(body["replicas"], path + ("replicas",), 0, MAX_REPLICAS)
-        resources = self.resources(body.get("resources"), path + ("resources",))
+        resources = self.resources(body.get("resources"), path + ("resources",), accelerator)
         role = RoleSpec(
             name=name,
             replicas=replicas if replicas is not None else 0,
@@ -234,19 +249,24 @@ class _Validator:
             lifecycle=parts.lifecycle(self.r, body.get("lifecycle"), path + ("lifecycle",)),
             probes=parts.probes(self.r, body.get("probes"), path + ("probes",)),
             port=self.opt_int(body, "port", path, 1, 65535),
+            volumes=self.volumes(body.get("volumes"), path + ("volumes",)),
+            pod=pod.pod_settings(self, body, path, role=True),
         )
         return role if replicas is not None else None
 
-    def framework_rules(self, framework: str, roles: list[RoleSpec]) -> None:
+    def framework_rules(self, framework: str, roles: list[RoleSpec], elastic=None) -> None:
         r = self.r
         counts = {role.name: role.replicas for role in roles}
-        limits = ROLE_LIMITS[framework]
+        limits = dict(ROLE_LIMITS[framework])
+        if framework == "pytorch" and elastic is not None:
+            limits["master"] = (0, 1)  # elastic torchrun: workers rendezvous among themselves
+            pod.elastic_rules(r, elastic, counts.get("worker", 0))
         for role_name, (low, high) in limits.items():
             count = counts.get(role_name)
             path = ("spec", "roles", role_name, "replicas") if role_name in counts else ("spec", "roles")
             if count is None:
-                if low > 0:
-                    r.error(path, f"a {framework} job needs a {role_name!r} role",
+                if low > 0 and role_name not in self.written_roles:
+                    r.error(path, f"{article(framework)} {framework} job needs a {role_name!r} role",
                             f"{'exactly one' if high == 1 else 'at least one'} {role_name} replica",
                             f"add roles.{role_name}: {{replicas: 1}}")
                 continue
@@ -331,13 +351,14 @@ class _Validator:
             return None
         return text
 
-    def resources(self, value, path: tuple) -> Resources:
+    def resources(self, value, path: tuple, accelerator: str = "nvidia.com/gpu") -> Resources:
         body = self.r.mapping(value, path, RESOURCE_FIELDS) or {}
         cpu = self.quantity(body["cpu"], path + ("cpu",), '"500m" or "4"') if body.get("cpu") is not None else None
         memory = self.quantity(body["memory"], path + ("memory",), "8Gi") if body.get("memory") is not None else None
         shm = self.quantity(body["shm"], path + ("shm",), "2Gi") if body.get("shm") is not None else None
         gpu = self.r.integer(body["gpu"], path + ("gpu",), 0, 1024) if body.get("gpu") is not None else 0
-        return Resources(cpu=cpu, memory=memory, gpu=gpu or 0, shm=shm)
+        requests, limits = pod.resource_maps(self, body, path, cpu, memory, gpu or 0, (accelerator,))
+        return Resources(cpu=cpu, memory=memory, gpu=gpu or 0, shm=shm, requests=requests, limits=limits)
 
     def env(self, value, path: tuple) -> tuple[tuple[str, object], ...]:
         r = self.r
@@ -360,7 +381,7 @@ class _Validator:
                 r.error(item_path, f"{name!r} is set by trainspec", "a name not starting with TRAINSPEC_", at_key=True)
                 continue
             if isinstance(item, dict):
-                ref = self.env_ref(item, item_path)
+                ref = pod.env_ref(r, item, item_path)
                 if ref is not None:
                     out.append((name, ref))
                 continue
@@ -368,31 +389,6 @@ class _Validator:
             if text is not None:
                 out.append((name, text))
         return tuple(out)
-
-    def env_ref(self, item: dict, path: tuple):
-        r = self.r
-        body = r.mapping(item, path, ("secretKeyRef", "configMapKeyRef"))
-        if body is None:
-            return None
-        if len(body) != 1:
-            r.error(path, "needs exactly one of secretKeyRef, configMapKeyRef", "one reference")
-            return None
-        kind, ref = next(iter(body.items()))
-        ref = r.mapping(ref, path + (kind,), ("name", "key"), required=("name", "key"))
-        if not ref or ref.get("name") is None or ref.get("key") is None:
-            return None
-        name = r.string(ref["name"], path + (kind, "name"))
-        key = r.string(ref["key"], path + (kind, "key"))
-        if name is None or key is None:
-            return None
-        if not DNS1123_SUBDOMAIN.match(name):
-            r.error(path + (kind, "name"), f"{name!r} is not a valid object name", "a DNS-1123 subdomain")
-            return None
-        if len(key) > 253 or not CONFIG_KEY.match(key) or key in (".", ".."):
-            r.error(path + (kind, "key"), f"{key!r} is not a valid {kind[:-6]} key",
-                    "letters, digits, '-', '_' or '.', at most 253 characters")
-            return None
-        return SecretRef(name, key) if kind == "secretKeyRef" else ConfigMapRef(name, key)
 
     def volumes(self, value, path: tuple) -> tuple[Volume, ...]:
         r = self.r
@@ -488,8 +484,14 @@ class _Validator:
                 name=name, image=self.opt_image(body, ip), command=self.opt_list(body, "command", ip),
                 args=self.opt_list(body, "args", ip), working_dir=self.opt_path(body, "workingDir", ip),
                 env=self.env(body.get("env"), ip + ("env",)),
-                resources=self.resources(body.get("resources"), ip + ("resources",))))
+                resources=self.resources(body.get("resources"), ip + ("resources",)),
+                restart_policy=self.opt_choice(body, "restartPolicy", ip, ("Always",))))
         return tuple(out)
+
+
+def article(word: str) -> str:
+    """"an mxnet job", "an mpi job", "a pytorch job": by how the name is spoken."""
+    return "an" if word[:1] in "aeio" or word in ("mxnet", "mpi", "xgboost") else "a"
 
 
 def default_port(framework: str) -> int:

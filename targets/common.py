@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from trainspec.compiler.kube import escape_references
-from trainspec.compiler.model import Handler, InitContainer, Probe, Resources, Volume
+from trainspec.compiler.model import FieldRef, Handler, InitContainer, Probe, ResourceFieldRef, Resources, Volume
 from trainspec.compiler.plan import EnvVar, JobPlan, Replica, Restart, RolePlan, user_var
 
 from .yamlout import FlowList
@@ -70,7 +70,20 @@ def env_entry(var: EnvVar, topology_name: str) -> dict:
     if var.config_map is not None:
         return {"name": var.name, "valueFrom": {"configMapKeyRef": {"name": var.config_map.name,
                                                                       "key": var.config_map.key}}}
+    if var.field is not None:
+        return {"name": var.name, "valueFrom": downward(var.field)}
     return {"name": var.name, "valueFrom": {"secretKeyRef": {"name": var.secret.name, "key": var.secret.key}}}
+
+
+def downward(ref: FieldRef | ResourceFieldRef) -> dict:
+    if isinstance(ref, FieldRef):
+        return {"fieldRef": {"fieldPath": ref.field_path}}
+    body: dict = {"resource": ref.resource}
+    if ref.container_name:
+        body["containerName"] = ref.container_name
+    if ref.divisor:
+        body["divisor"] = ref.divisor
+    return {"resourceFieldRef": body}
 
 
 def env_list(env, topology_name: str, keep=None) -> list[dict]:
@@ -90,6 +103,8 @@ def resources(res: Resources, accelerator: str) -> dict:
     limits = dict(amounts)
     if res.gpu:
         limits[accelerator] = res.gpu
+    amounts.update(res.requests)
+    limits.update(res.limits)
     out = {}
     if amounts:
         out["requests"] = amounts
@@ -160,6 +175,8 @@ def pod_volumes(role: RolePlan) -> list[dict]:
 
 def init_container(plan: JobPlan, role: RolePlan, init: InitContainer) -> dict:
     out: dict = {"name": init.name, "image": init.image or role.image}
+    if role.pod.image_pull_policy:
+        out["imagePullPolicy"] = role.pod.image_pull_policy
     if init.command is not None:
         out["command"] = [escape_k8s(s) for s in init.command]
     if init.args is not None:
@@ -174,6 +191,8 @@ def init_container(plan: JobPlan, role: RolePlan, init: InitContainer) -> dict:
     mounts = volume_mounts(role.volumes, role.resources)
     if mounts:
         out["volumeMounts"] = mounts
+    if init.restart_policy:
+        out["restartPolicy"] = init.restart_policy  # a native sidecar: runs beside the main container
     return out
 
 
@@ -184,6 +203,8 @@ def main_container(plan: JobPlan, role: RolePlan, replica: Replica, env: list[di
     command = replica.command if command is None else command
     args = replica.args if args is None else args
     out: dict = {"name": name or plan.container_name, "image": role.image}
+    if role.pod.image_pull_policy:
+        out["imagePullPolicy"] = role.pod.image_pull_policy
     if command is not None:
         out["command"] = [escape_k8s(s) for s in command]
     if args is not None:
@@ -210,16 +231,49 @@ def main_container(plan: JobPlan, role: RolePlan, replica: Replica, env: list[di
                    ("startupProbe", role.probes.startup)):
         if p is not None:
             out[key] = probe(p)
+    if role.pod.security_context:
+        out["securityContext"] = role.pod.security_context
     return out
 
 
-def scheduling_fields(plan: JobPlan) -> dict:
+def scheduling_fields(plan: JobPlan, role: RolePlan | None = None) -> dict:
+    """schedulerName and priorityClassName (a role's own over scheduling.priorityClassName)."""
     sched = plan.scheduling
     out = {}
     if sched.scheduler_name:
         out["schedulerName"] = sched.scheduler_name
-    if sched.priority_class_name:
-        out["priorityClassName"] = sched.priority_class_name
+    priority = role.pod.priority_class_name if role is not None else sched.priority_class_name
+    if priority:
+        out["priorityClassName"] = priority
+    return out
+
+
+def pod_fields(plan: JobPlan, role: RolePlan) -> dict:
+    """Spec v1.1 pod-spec fields, after containers and volumes (so v1 outputs keep their bytes)."""
+    settings = role.pod
+    out: dict = {}
+    if settings.service_account_name:
+        out["serviceAccountName"] = settings.service_account_name
+    if plan.image_pull_secrets:
+        out["imagePullSecrets"] = [{"name": name} for name in plan.image_pull_secrets]
+    if settings.node_selector:
+        out["nodeSelector"] = dict(settings.node_selector)
+    if settings.affinity:
+        out["affinity"] = settings.affinity
+    if settings.tolerations:
+        out["tolerations"] = list(settings.tolerations)
+    if settings.pod_security_context:
+        out["securityContext"] = settings.pod_security_context
+    return out
+
+
+def template_metadata(role: RolePlan, labels: dict[str, str]) -> dict:
+    """A pod template's metadata: podLabels under trainspec's labels (ours win), podAnnotations."""
+    merged = dict(role.pod.pod_labels or {})
+    merged.update(labels)
+    out: dict = {"labels": merged}
+    if role.pod.pod_annotations:
+        out["annotations"] = dict(role.pod.pod_annotations)
     return out
 
 
@@ -227,3 +281,12 @@ def exit_code_rule(container: str, restart: Restart) -> dict:
     """A podFailurePolicy rule: the restart policy's permanent exit codes fail the Job."""
     return {"action": "FailJob", "onExitCodes": {"containerName": container, "operator": "In",
                                                  "values": FlowList(restart.permanent_exit_codes)}}
+
+
+def patched(plan: JobPlan, target: str, docs):
+    """The target's objects with spec.patches.<target> applied (targets/patches.py)."""
+    if not plan.patches.get(target):
+        return docs
+    from . import patches
+
+    return patches.apply(plan, target, docs)

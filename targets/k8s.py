@@ -9,7 +9,7 @@ once in the `<job>-topology` ConfigMap and reach each replica through
 
 from __future__ import annotations
 
-from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH
+from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan
 
 from . import common
@@ -19,7 +19,7 @@ FILE = "k8s.yaml"
 
 
 def render(plan: JobPlan) -> dict[str, str]:
-    return {FILE: dump_all(objects(plan), common.header(plan))}
+    return {FILE: dump_all(common.patched(plan, "k8s", objects(plan)), common.header(plan))}
 
 
 def ssh_secret_name(plan: JobPlan) -> str:
@@ -69,7 +69,7 @@ def mpi_mounts(plan: JobPlan, role: RolePlan) -> tuple[list[dict], list[dict]]:
         "secretName": ssh_secret_name(plan), "defaultMode": 0o600,
         "items": [{"key": "ssh-privatekey", "path": "id_rsa"}, {"key": "ssh-publickey", "path": "id_rsa.pub"},
                   {"key": "ssh-publickey", "path": "authorized_keys"}]}}]
-    mounts = [{"name": "ssh-auth", "mountPath": MPI_SSH_PATH}]
+    mounts = [{"name": "ssh-auth", "mountPath": plan.mpi_ssh_path}]
     if role.name == "launcher":
         volumes.append({"name": "mpi-job-config", "configMap": {
             "name": plan.topology_name, "items": [{"key": HOSTFILE_KEY, "path": "hostfile"}]}})
@@ -81,14 +81,15 @@ def pod_template(plan: JobPlan, role: RolePlan, replica: Replica, restart_policy
     extra_volumes, extra_mounts = mpi_mounts(plan, role)
     env = common.env_list(replica.env, plan.topology_name)
     spec: dict = {"restartPolicy": restart_policy}
-    spec.update(common.scheduling_fields(plan))
+    spec.update(common.scheduling_fields(plan, role))
     if role.init_containers:
         spec["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
     spec["containers"] = [common.main_container(plan, role, replica, env, extra_mounts=extra_mounts)]
     volumes = common.pod_volumes(role) + extra_volumes
     if volumes:
         spec["volumes"] = volumes
-    return {"metadata": {"labels": common.replica_labels(plan, replica)}, "spec": spec}
+    spec.update(common.pod_fields(plan, role))
+    return {"metadata": common.template_metadata(role, common.replica_labels(plan, replica)), "spec": spec}
 
 
 def workload(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:

@@ -49,7 +49,7 @@ REPLICA_TYPES = {
 def render(plan: JobPlan) -> dict[str, str]:
     plan.check("kubeflow")
     note = MXJOB_NOTE if plan.framework == "mxnet" else ""
-    return {FILE: dump_all(objects(plan), common.header(plan, note))}
+    return {FILE: dump_all(common.patched(plan, "kubeflow", objects(plan)), common.header(plan, note))}
 
 
 def hosts(plan: JobPlan) -> dict[str, list[str]]:
@@ -102,17 +102,18 @@ def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]
         for key, items in (("command", shared.command), ("args", shared.args)):
             if items is not None:
                 container[key] = list(items)  # kubelet text already: not escaped again
-    pod: dict = dict(common.scheduling_fields(plan))
+    pod: dict = dict(common.scheduling_fields(plan, role))
     if role.init_containers:
         pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
     pod["containers"] = [container]
     volumes = common.pod_volumes(role)
     if volumes:
         pod["volumes"] = volumes
+    pod.update(common.pod_fields(plan, role))
     return {
         "replicas": role.count,
         "restartPolicy": role.restart_policy,
-        "template": {"metadata": {"labels": role_labels(plan, role)}, "spec": pod},
+        "template": {"metadata": common.template_metadata(role, role_labels(plan, role)), "spec": pod},
     }
 
 
@@ -155,7 +156,7 @@ def job(plan: JobPlan) -> dict:
     if plan.framework == "mpi":
         spec["slotsPerWorker"] = plan.mpi_slots or 1
         spec["mpiImplementation"] = plan.mpi_implementation
-        spec["sshAuthMountPath"] = "/root/.ssh"
+        spec["sshAuthMountPath"] = plan.mpi_ssh_path
     spec["runPolicy"] = run_policy(plan)
     types = REPLICA_TYPES[plan.framework]
     spec[field] = {types[role.name]: replica_spec(plan, role, host_lists) for role in plan.roles}

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 
 from trainspec.compiler import frameworks
-from trainspec.compiler.frameworks import HOSTFILE_KEY, TF_CLUSTER_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile, tf_config
+from trainspec.compiler.frameworks import HOSTFILE_KEY, TF_CLUSTER_KEY, MPI_HOSTFILE_PATH, mpi_hostfile, tf_config
 from trainspec.compiler.plan import JobPlan, Restart, RolePlan
 from trainspec.compiler.schemes import scheme_for
 
@@ -40,7 +40,7 @@ PLUGIN_FRAMEWORKS = ("tensorflow", "pytorch", "mpi")  # Volcano has no MXNet plu
 
 def render(plan: JobPlan) -> dict[str, str]:
     plan.check("volcano")
-    return {FILE: dump_all(objects(plan), common.header(plan))}
+    return {FILE: dump_all(common.patched(plan, "volcano", objects(plan)), common.header(plan))}
 
 
 def hosts(plan: JobPlan) -> dict[str, list[str]]:
@@ -160,7 +160,7 @@ def topology_config_map(plan: JobPlan, split: bool) -> dict:
 def plugins(plan: JobPlan, split: bool) -> dict:
     out: dict = {"env": [], "svc": ["--publish-not-ready-addresses"]}
     if plan.framework == "mpi":
-        out["ssh"] = [f"--ssh-key-file-path={MPI_SSH_PATH}"]
+        out["ssh"] = [f"--ssh-key-file-path={plan.mpi_ssh_path}"]
     if split or plan.framework not in PLUGIN_FRAMEWORKS:
         return out
     names = {role.name for role in plan.roles}
@@ -222,7 +222,7 @@ def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: 
         container["volumeMounts"] = container.get("volumeMounts", []) + extra_mounts
     pod_policy, policies = _restart(plan, role.restart)
     pod: dict = {"restartPolicy": pod_policy}
-    pod.update(common.scheduling_fields(plan))
+    pod.update(common.scheduling_fields(plan, role))
     if plan.active_deadline_seconds is not None:
         pod["activeDeadlineSeconds"] = plan.active_deadline_seconds
     if index is not None:
@@ -233,6 +233,7 @@ def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: 
     volumes = common.pod_volumes(role) + extra_volumes
     if volumes:
         pod["volumes"] = volumes
+    pod.update(common.pod_fields(plan, role))
     if name in _success_tasks(plan, layout.split):
         policies = [{"event": "TaskCompleted", "action": "CompleteJob"}] + policies
     labels = role_labels(plan, role)
@@ -241,7 +242,7 @@ def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: 
     out: dict = {"name": name, "replicas": replicas}
     if policies:
         out["policies"] = policies
-    out["template"] = {"metadata": {"labels": labels}, "spec": pod}
+    out["template"] = {"metadata": common.template_metadata(role, labels), "spec": pod}
     return out
 
 

@@ -186,7 +186,7 @@ def test_validate_exit_codes(tmp_path):
         """))
     result = run_cli("validate", str(good), str(bad))
     assert result.returncode == 2
-    assert "a mpi job needs a 'launcher' role" in result.stderr
+    assert "an mpi job needs a 'launcher' role" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -1,0 +1,320 @@
+"""Spec v1.1 validation: pod and container settings, resources beside the shorthand, role
+volumes, downward-API env, sidecars, pytorch.elastic, patches, and what the API server would
+reject in a pod (duplicate volume names and mount paths, generated ones included)."""
+
+from __future__ import annotations
+
+from .kube import (CONFIG_KEY, DNS1123_LABEL, DNS1123_SUBDOMAIN, QUANTITY, label_key_problem, label_value_problem,
+                   parse_quantity)
+from .kube_shapes import check, check_list
+from .model import (IMAGE_PULL_POLICIES, RDZV_BACKENDS, ConfigMapRef, Elastic, FieldRef, PatchOp, PodSettings,
+                    ResourceFieldRef, SecretRef, Volume)
+from .reader import Reader, type_name
+
+POD_FIELDS = ("imagePullPolicy", "serviceAccountName", "nodeSelector", "tolerations", "affinity", "securityContext",
+              "podSecurityContext", "podLabels", "podAnnotations")
+JOB_ONLY_FIELDS = ("imagePullSecrets", "patches")
+JOB_FIELDS = POD_FIELDS + JOB_ONLY_FIELDS
+ROLE_FIELDS = POD_FIELDS + JOB_ONLY_FIELDS + ("priorityClassName", "volumes")
+ELASTIC_FIELDS = ("minReplicas", "maxReplicas", "rdzvBackend", "rdzvPort", "maxRestarts")
+PATCH_TARGETS = ("k8s", "kubeflow", "volcano", "compose", "jobset", "trainjob")
+PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
+ENV_REFS = ("secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef")
+# The downward API's env fields (k8s.io/kubernetes pkg/apis/core/validation validEnvDownwardAPIFieldPathExpressions).
+FIELD_PATHS = ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
+               "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs")
+RESOURCE_FIELDS = ("limits.cpu", "limits.memory", "limits.ephemeral-storage", "requests.cpu", "requests.memory",
+                   "requests.ephemeral-storage")
+SHM_MOUNT = ("dshm", "/dev/shm")
+SSH_VOLUME = "ssh-auth"
+HOSTFILE_MOUNT = ("mpi-job-config", "/etc/mpi")
+
+
+def pod_settings(v, body: dict, path: tuple, role: bool) -> PodSettings:
+    """The pod and container settings written at `path` (a job's spec or a role)."""
+    r: Reader = v.r
+    found: dict = {}
+    if body.get("imagePullPolicy") is not None:
+        found["image_pull_policy"] = r.choice(body["imagePullPolicy"], path + ("imagePullPolicy",),
+                                              IMAGE_PULL_POLICIES)
+    for key, attr in (("serviceAccountName", "service_account_name"), ("priorityClassName", "priority_class_name")):
+        if body.get(key) is not None:
+            text = r.string(body[key], path + (key,))
+            if text is not None and (len(text) > 253 or not DNS1123_SUBDOMAIN.match(text)):
+                r.error(path + (key,), f"{text!r} is not a valid name", "a DNS-1123 subdomain")
+                text = None
+            found[attr] = text
+    if body.get("nodeSelector") is not None:
+        found["node_selector"] = label_map(r, body["nodeSelector"], path + ("nodeSelector",), "label", False)
+    if body.get("podLabels") is not None:
+        found["pod_labels"] = label_map(r, body["podLabels"], path + ("podLabels",), "label", True)
+    if body.get("podAnnotations") is not None:
+        found["pod_annotations"] = label_map(r, body["podAnnotations"], path + ("podAnnotations",), "annotation",
+                                             True)
+    if body.get("tolerations") is not None:
+        found["tolerations"] = check_list(r, body["tolerations"], path + ("tolerations",), "Toleration")
+    for key, attr, shape in (("affinity", "affinity", "Affinity"),
+                             ("securityContext", "security_context", "SecurityContext"),
+                             ("podSecurityContext", "pod_security_context", "PodSecurityContext")):
+        if body.get(key) is not None:
+            found[attr] = check(r, body[key], path + (key,), shape)
+    if role:
+        for key in JOB_ONLY_FIELDS:
+            if key in body:
+                r.error(path + (key,), f"{key} is a job-level field", f"spec.{key}",
+                        f"move it to spec.{key}", at_key=True)
+    return PodSettings(**{k: val for k, val in found.items() if val is not None})
+
+
+def label_map(r: Reader, value, path: tuple, kind: str, reserved: bool) -> dict | None:
+    """label/annotation-shaped map: valid keys, and for labels valid values; `reserved`: trainspec's keys refused."""
+    mapping = r.mapping(value, path, tuple(value) if isinstance(value, dict) else (), what="strings")
+    if mapping is None:
+        return None
+    out = {}
+    for key, item in mapping.items():
+        problem = label_key_problem(key)
+        if problem:
+            r.error(path + (key,), f"key {key!r} is not a valid {kind} key", problem, at_key=True)
+            continue
+        if reserved and key.startswith(("trainspec.dev/", "app.kubernetes.io/")):
+            r.error(path + (key,), f"key {key!r} is set by trainspec", "a key of your own", "choose another prefix",
+                    at_key=True)
+            continue
+        text = r.string(item, path + (key,), non_empty=False)
+        if text is None:
+            continue
+        problem = label_value_problem(text) if kind == "label" else None
+        if problem:
+            r.error(path + (key,), f"{text!r} is not a valid label value", problem)
+            continue
+        out[key] = text
+    return out
+
+
+def pull_secrets(r: Reader, value, path: tuple) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        r.error(path, f"is {type_name(value)}", "a list of Secret names", "e.g. imagePullSecrets: [regcred]")
+        return ()
+    out: list[str] = []
+    for i, item in enumerate(value):
+        if isinstance(item, dict) and set(item) == {"name"}:
+            r.error(path + (i,), "is a mapping", "a Secret name", f"write just the name: {item['name']}")
+            continue
+        name = r.string(item, path + (i,))
+        if name is None:
+            continue
+        if len(name) > 253 or not DNS1123_SUBDOMAIN.match(name):
+            r.error(path + (i,), f"{name!r} is not a valid Secret name", "a DNS-1123 subdomain")
+        elif name in out:
+            r.error(path + (i,), f"Secret {name!r} is listed twice", "each Secret once")
+        else:
+            out.append(name)
+    return tuple(out)
+
+
+def resource_maps(v, body: dict, path: tuple, cpu, memory, gpu: int, accelerator_names: tuple[str, ...]):
+    """resources.requests / resources.limits: (requests, limits) as (name, quantity) pairs."""
+    r: Reader = v.r
+    maps: dict[str, dict[str, str]] = {}
+    for key in ("requests", "limits"):
+        maps[key] = {}
+        if body.get(key) is None:
+            continue
+        kp = path + (key,)
+        mapping = r.mapping(body[key], kp, tuple(body[key]) if isinstance(body[key], dict) else (),
+                            what="resource name: quantity")
+        for name, item in (mapping or {}).items():
+            problem = label_key_problem(name)
+            if problem:
+                r.error(kp + (name,), f"{name!r} is not a resource name", "cpu, memory, ephemeral-storage or a "
+                        "name like example.com/device", at_key=True)
+                continue
+            shorthand = {"cpu": cpu, "memory": memory}.get(name)
+            if shorthand is not None or (gpu and name in accelerator_names):
+                short = "gpu" if name in accelerator_names else name
+                r.error(kp + (name,), f"{name} is set twice: resources.{short} and resources.{key}.{name}",
+                        "one of them", f"resources.{short} sets both requests and limits; remove one",
+                        at_key=True)
+                continue
+            quantity = v.quantity(item, kp + (name,), '"500m", "8Gi" or 1')
+            if quantity is not None:
+                maps[key][name] = quantity
+    for name, request in maps["requests"].items():
+        limit = maps["limits"].get(name)
+        if limit is not None and parse_quantity(request) > parse_quantity(limit):
+            r.error(path + ("requests", name), f"request {request} is more than the limit {limit}",
+                    f"requests.{name} <= limits.{name}")
+    return tuple(maps["requests"].items()), tuple(maps["limits"].items())
+
+
+def env_ref(r: Reader, item: dict, path: tuple):
+    """An env value written as a reference: a Secret or ConfigMap key, or the downward API."""
+    body = r.mapping(item, path, ENV_REFS)
+    if body is None:
+        return None
+    known = [key for key in body if key in ENV_REFS]
+    if len(body) != 1 or len(known) != 1:
+        if len(known) != len(body):
+            return None  # the unknown key is reported; "missing" errors would only mislead
+        r.error(path, f"has {len(body)} references", "exactly one of " + ", ".join(ENV_REFS))
+        return None
+    kind = known[0]
+    kp = path + (kind,)
+    if kind == "fieldRef":
+        ref = r.mapping(body[kind], kp, ("fieldPath", "apiVersion"), required=("fieldPath",))
+        if not ref or ref.get("fieldPath") is None:
+            return None
+        field_path = r.string(ref["fieldPath"], kp + ("fieldPath",))
+        if field_path is None:
+            return None
+        if ref.get("apiVersion") not in (None, "v1"):
+            r.error(kp + ("apiVersion",), f"{ref['apiVersion']!r} is not allowed", "v1")
+            return None
+        if field_path not in FIELD_PATHS and not _label_field(field_path):
+            r.error(kp + ("fieldPath",), f"{field_path!r} is not a downward API field",
+                    "one of " + ", ".join(FIELD_PATHS) + ", metadata.labels['<key>'], metadata.annotations['<key>']")
+            return None
+        return FieldRef(field_path)
+    if kind == "resourceFieldRef":
+        ref = r.mapping(body[kind], kp, ("resource", "containerName", "divisor"), required=("resource",))
+        if not ref or ref.get("resource") is None:
+            return None
+        resource = r.choice(ref["resource"], kp + ("resource",), RESOURCE_FIELDS)
+        container = r.string(ref["containerName"], kp + ("containerName",)) if ref.get("containerName") else None
+        divisor = None
+        if ref.get("divisor") is not None:
+            divisor = str(ref["divisor"]).strip()
+            if not QUANTITY.match(divisor):
+                r.error(kp + ("divisor",), f"{ref['divisor']!r} is not a Kubernetes quantity", 'e.g. "1m" or 1Mi')
+                return None
+        return ResourceFieldRef(resource, container, divisor) if resource else None
+    ref = r.mapping(body[kind], kp, ("name", "key"), required=("name", "key"))
+    if not ref or ref.get("name") is None or ref.get("key") is None:
+        return None
+    name = r.string(ref["name"], kp + ("name",))
+    key = r.string(ref["key"], kp + ("key",))
+    if name is None or key is None:
+        return None
+    if not DNS1123_SUBDOMAIN.match(name):
+        r.error(kp + ("name",), f"{name!r} is not a valid object name", "a DNS-1123 subdomain")
+        return None
+    if len(key) > 253 or not CONFIG_KEY.match(key) or key in (".", ".."):
+        r.error(kp + ("key",), f"{key!r} is not a valid {kind[:-6]} key",
+                "letters, digits, '-', '_' or '.', at most 253 characters")
+        return None
+    return SecretRef(name, key) if kind == "secretKeyRef" else ConfigMapRef(name, key)
+
+
+def _label_field(path: str) -> bool:
+    for prefix in ("metadata.labels['", "metadata.annotations['"):
+        if path.startswith(prefix) and path.endswith("']"):
+            return not label_key_problem(path[len(prefix):-2])
+    return False
+
+
+def elastic(v, value, path: tuple) -> Elastic | None:
+    r: Reader = v.r
+    body = r.mapping(value, path, ELASTIC_FIELDS)
+    if not body:
+        return None if body is None else Elastic()
+    low = v.opt_int(body, "minReplicas", path, 1, 100_000)
+    high = v.opt_int(body, "maxReplicas", path, 1, 100_000)
+    if low is not None and high is not None and low > high:
+        r.error(path + ("maxReplicas",), f"maxReplicas {high} is less than minReplicas {low}",
+                f"an integer >= {low}")
+    backend = v.opt_choice(body, "rdzvBackend", path, RDZV_BACKENDS) or "c10d"
+    return Elastic(min_replicas=low, max_replicas=high, rdzv_backend=backend,
+                   rdzv_port=v.opt_int(body, "rdzvPort", path, 1, 65535),
+                   max_restarts=v.opt_int(body, "maxRestarts", path, 0, 2**31 - 1))
+
+
+def elastic_rules(r: Reader, elastic: Elastic, workers: int) -> None:
+    path = ("spec", "pytorch", "elastic")
+    for key, bound in (("minReplicas", elastic.min_replicas), ("maxReplicas", elastic.max_replicas)):
+        if bound is not None and (workers < bound if key == "minReplicas" else workers > bound):
+            r.error(path + (key,), f"{key} {bound} does not admit the {workers} worker replicas",
+                    "minReplicas <= roles.worker.replicas <= maxReplicas")
+
+
+def patches(v, value, path: tuple) -> dict[str, tuple[PatchOp, ...]]:
+    r: Reader = v.r
+    mapping = r.mapping(value, path, PATCH_TARGETS + ("helm",))
+    out: dict[str, tuple[PatchOp, ...]] = {}
+    for target, ops in (mapping or {}).items():
+        tp = path + (target,)
+        if target == "helm":
+            r.error(tp, "the helm chart takes no patches", "one of " + ", ".join(PATCH_TARGETS),
+                    "the chart renders the k8s objects; patch them under patches.k8s, or change values.yaml",
+                    at_key=True)
+            continue
+        if target not in PATCH_TARGETS:
+            continue
+        if not isinstance(ops, list):
+            r.error(tp, f"is {type_name(ops)}", "a list of JSON-patch operations",
+                    "e.g. - {op: add, path: /spec/runPolicy/suspend, value: true}")
+            continue
+        found = []
+        for i, item in enumerate(ops):
+            op = _patch_op(r, item, tp + (i,))
+            if op is not None:
+                line, column = r.sink.position(tp + (i,))
+                found.append(PatchOp(op, tp + (i,), line, column))
+        out[target] = tuple(found)
+    return out
+
+
+def _patch_op(r: Reader, item, path: tuple) -> dict | None:
+    body = r.mapping(item, path, ("op", "path", "value", "from"), required=("op", "path"))
+    if not body or body.get("op") is None or body.get("path") is None:
+        return None
+    op = r.choice(body["op"], path + ("op",), PATCH_OPS)
+    pointers = ["path"] + (["from"] if op in ("move", "copy") else [])
+    ok = op is not None
+    for key in pointers:
+        if key not in body:
+            r.error(path, f"missing required field {key!r}", f"{key!r} for op {op}")
+            ok = False
+            continue
+        text = r.string(body[key], path + (key,), non_empty=False)
+        if text is None or (text and not text.startswith("/")):
+            if text is not None:
+                r.error(path + (key,), f"{text!r} is not a JSON pointer", "a path starting with /",
+                        "e.g. /spec/template/spec/hostNetwork")
+            ok = False
+    if op in ("add", "replace", "test") and "value" not in body:
+        r.error(path, f"missing required field 'value'", f"a value for op {op}")
+        ok = False
+    return dict(body) if ok else None
+
+
+def pod_conflicts(r: Reader, framework: str, job_volumes: tuple[Volume, ...], role_name: str,
+                  role_volumes: tuple[Volume, ...], shm: bool, ssh_path: str) -> None:
+    """Duplicate volume names or mount paths in one pod: what the API server rejects."""
+    generated: list[tuple[str, str, str]] = []  # (name, mount, why)
+    if shm:
+        generated.append(SHM_MOUNT + ("resources.shm",))
+    if framework == "mpi":
+        generated.append((SSH_VOLUME, ssh_path, "the MPI ssh keys (mpi.sshAuthMountPath)"))
+        if role_name == "launcher":
+            generated.append(HOSTFILE_MOUNT + ("the MPI hostfile",))
+    names = {name: why for name, _, why in generated}
+    mounts = {mount: why for _, mount, why in generated}
+    for base, volumes in ((("spec", "volumes"), job_volumes), (("spec", "roles", role_name, "volumes"), role_volumes)):
+        added = []
+        for i, vol in enumerate(volumes):
+            for key, value, seen in (("name", vol.name, names), ("mountPath", vol.mount_path, mounts)):
+                if value in seen:
+                    what = "volume name" if key == "name" else "mount path"
+                    r.error(base + (i, key), f"{what} {value!r} is also used by {seen[value]} in the "
+                            f"{role_name} pod", f"a unique {what}",
+                            "rename this volume" if key == "name" else "mount it elsewhere")
+            added.append((vol.name, vol.mount_path, f"{'.'.join(base)}[{i}]"))
+        # duplicates inside one list are reported where the list is read
+        for name, mount, why in added:
+            names.setdefault(name, why)
+            mounts.setdefault(mount, why)
+
+
+def is_label(name: str) -> bool:
+    return bool(DNS1123_LABEL.match(name)) and len(name) <= 63

@@ -1,0 +1,47 @@
+"""spec.patches: RFC 6902 JSON patches applied to a target's output, after it is compiled.
+
+What a patch addresses: for the operator targets (kubeflow, volcano, jobset, trainjob)
+the job's custom resource, the last object of the file; for `compose` the compose
+document; for `k8s` the whole file as a list of objects in file order (`/0` is the
+topology ConfigMap, then each replica's Service and workload).  A patch that does not
+apply is a spec error at the op's own line and column (the planner kept them).
+"""
+
+from __future__ import annotations
+
+from trainspec.compiler.errors import SpecError, SpecErrors
+from trainspec.compiler.plan import JobPlan
+
+WHOLE_FILE = ("k8s",)
+
+
+def apply(plan: JobPlan, target: str, docs):
+    """`docs` (a list of objects, or one document) with the spec's patches for `target` applied."""
+    ops = plan.patches.get(target)
+    if not ops:
+        return docs
+    import jsonpatch  # only specs with patches pay for the import
+    import jsonpointer
+
+    whole = target in WHOLE_FILE or not isinstance(docs, list)
+    doc = docs if whole else docs[-1]
+    for op in ops:
+        try:
+            doc = jsonpatch.apply_patch(doc, [op.op])
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, ValueError,
+                KeyError, IndexError) as exc:
+            where = "the file's objects" if whole and isinstance(docs, list) else "the job object"
+            name = f"{op.op.get('op')} {op.op.get('path')}"
+            raise SpecErrors([SpecError(plan.source, op.line, op.column, _dotted(op.path),
+                                        f"target {target}: patch op '{name}' does not apply to {where}: {exc}",
+                                        "a path that exists in the compiled output",
+                                        f"compile with --target {target} to see the output")]) from None
+    if whole:
+        return doc
+    return list(docs[:-1]) + [doc]
+
+
+def _dotted(path: tuple) -> str:
+    from trainspec.compiler.errors import dotted
+
+    return dotted(path)
