@@ -71,7 +71,9 @@ SUCCESS_RULES: dict[str, tuple[tuple[tuple[str, str] | None, SuccessRule], ...]]
     "tensorflow": ((("has", "chief"), SuccessRule("chief")),
                    (("policy", "AllWorkers"), SuccessRule("worker", "all")),
                    (None, SuccessRule("worker"))),
-    "pytorch": ((None, SuccessRule("master")),),
+    # no master: an elastic (worker-only) job; the operator: every worker, or under elastic any one
+    # (we wait for every worker: torchrun's agents finish together)
+    "pytorch": ((("has", "master"), SuccessRule("master")), (None, SuccessRule("worker", "all"))),
     "mxnet": ((None, SuccessRule("scheduler")),),
     "mpi": ((None, SuccessRule("launcher")),),
 }
@@ -94,7 +96,8 @@ def start_order(framework: str, roles: dict[str, int]) -> tuple[StartAfter, ...]
 
 
 def framework_env(framework: str, job: str, role: str, index: int, counts: dict[str, int],
-                  ports: dict[str, int], nproc: str | None, implementation: str, slots: int | None) -> list[EnvVar]:
+                  ports: dict[str, int], nproc: str | None, implementation: str, slots: int | None,
+                  elastic=None) -> list[EnvVar]:
     if framework == "tensorflow":
         return [
             EnvVar(TF_CLUSTER_KEY, topology=TF_CLUSTER_KEY),
@@ -106,15 +109,13 @@ def framework_env(framework: str, job: str, role: str, index: int, counts: dict[
         total = sum(counts.values())
         rank = index if role == "master" else index + 1
         master = f"{job}-master-0"
-        port = str(ports["master"])
-        return [
-            EnvVar("PYTHONUNBUFFERED", "1"),
-            EnvVar("MASTER_ADDR", master),
-            EnvVar("MASTER_PORT", port),
-            EnvVar("WORLD_SIZE", str(total * per_node)),
-            EnvVar("RANK", str(rank)),
-            EnvVar("PET_MASTER_ADDR", master),
-            EnvVar("PET_MASTER_PORT", port),
+        port = str(ports.get("master", 0))
+        head = [EnvVar("MASTER_ADDR", master), EnvVar("MASTER_PORT", port), EnvVar("WORLD_SIZE", str(total * per_node)),
+                EnvVar("RANK", str(rank)), EnvVar("PET_MASTER_ADDR", master), EnvVar("PET_MASTER_PORT", port)]
+        if elastic is not None or not counts.get("master"):
+            master_env = head + [EnvVar("PET_NODE_RANK", str(rank))] if counts.get("master") else []
+            return pytorch_elastic_env(elastic, f"{job}-worker-0", counts, ports, nproc, master_env)
+        return [EnvVar("PYTHONUNBUFFERED", "1")] + head + [
             EnvVar("PET_NNODES", str(total)),
             EnvVar("PET_NODE_RANK", str(rank)),
             EnvVar("PET_NPROC_PER_NODE", nproc_text),
@@ -135,6 +136,25 @@ def framework_env(framework: str, job: str, role: str, index: int, counts: dict[
     env = [EnvVar("K_MPI_JOB_ROLE", role)]
     if role == "launcher":
         env += mpi_launcher_env(implementation, slots)
+    return env
+
+
+def pytorch_elastic_env(elastic, rdzv_host: str, counts: dict[str, int], ports: dict[str, int], nproc: str | None,
+                        master_env: list[EnvVar] | None) -> list[EnvVar]:
+    """What the training operator gives a PyTorchJob with an elasticPolicy (pytorch/elastic.go, envvar.go):
+    PET_RDZV_* for torchrun's rendezvous on worker-0, PET_NNODES=min:max; the master's variables
+    (`master_env`) only when the job has a master."""
+    workers = counts.get("worker", 0)
+    low = elastic.min_replicas if elastic and elastic.min_replicas is not None else workers
+    high = elastic.max_replicas if elastic and elastic.max_replicas is not None else workers
+    port = elastic.rdzv_port if elastic and elastic.rdzv_port else ports.get("worker", 0)
+    env = [EnvVar("PYTHONUNBUFFERED", "1")] + list(master_env or ())
+    env += [EnvVar("PET_NPROC_PER_NODE", nproc or "auto"),
+            EnvVar("PET_RDZV_ENDPOINT", f"{rdzv_host}:{port}"),
+            EnvVar("PET_RDZV_BACKEND", elastic.rdzv_backend if elastic else "c10d"),
+            EnvVar("PET_NNODES", f"{low}:{high}")]
+    if elastic is not None and elastic.max_restarts is not None:
+        env.append(EnvVar("PET_MAX_RESTARTS", str(elastic.max_restarts)))
     return env
 
 

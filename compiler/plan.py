@@ -279,6 +279,7 @@ class JobPlan:
     target_errors: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # what a target cannot express
     targets: tuple[str, ...] | None = None  # the targets planned for (their schemes and checks); None: all
     image_pull_secrets: tuple[str, ...] = ()
+    pod: PodSettings = field(default_factory=PodSettings)  # the job's pod settings as written (roles: RolePlan.pod)
     elastic: Elastic | None = None  # pytorch.elastic as written
     mpi_ssh_path: str = "/root/.ssh"  # mpi.sshAuthMountPath
     patches: dict[str, tuple[PatchOp, ...]] = field(default_factory=dict)  # target -> RFC 6902 ops, positioned

@@ -58,7 +58,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
         start_order=start_order(framework, counts), success_policy=spec.success_policy,
         nproc_per_node=spec.nproc_per_node, mpi_implementation=spec.mpi_implementation,
         slots_per_worker=spec.slots_per_worker, mpi_slots=slots, targets=targets,
-        image_pull_secrets=spec.image_pull_secrets, elastic=spec.elastic, mpi_ssh_path=spec.ssh_auth_mount_path,
+        image_pull_secrets=spec.image_pull_secrets, pod=spec.pod, elastic=spec.elastic, mpi_ssh_path=spec.ssh_auth_mount_path,
         patches=spec.patches)
     _target_errors(plan, sink, scheme_sinks)
     return plan
@@ -163,7 +163,7 @@ def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink
         name = f"{job}-{role.name}-{index}"
         values = base.of(index) if base is not None else None
         fw_env = [v for v in framework_env(framework, job, role.name, index, counts, ports, spec.nproc_per_node,
-                                           spec.mpi_implementation, slots) if v.name not in user_names]
+                                           spec.mpi_implementation, slots, spec.elastic) if v.name not in user_names]
         env = tuple(base_env + [EnvVar("TRAINSPEC_INDEX", str(index))] + counts_env + fw_env
                     + list(values.env if values else ()))
         replicas.append(Replica(role=role.name, index=index, name=name, host=name, port=ports[role.name],

@@ -26,10 +26,11 @@ import os
 
 from trainspec.compiler import kube
 from trainspec.compiler.model import (CLEAN_POD_POLICIES, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
-                                        RESTART_POLICIES, ROLE_LIMITS, TF_SUCCESS_POLICIES, ConfigMapRef, SecretRef)
+                                        RESTART_POLICIES, ROLE_LIMITS, TF_SUCCESS_POLICIES, ConfigMapRef, FieldRef,
+                                        ResourceFieldRef, SecretRef)
 from trainspec.compiler.plan import HostList, JobPlan, RolePlan, Text
 
-from . import common
+from . import common, helm_pod
 from .helm_rules import fill
 from .yamlout import dump
 
@@ -103,10 +104,16 @@ def chart_values(plan: JobPlan) -> dict:
         values["tensorflow"] = {"successPolicy": plan.success_policy}
     if plan.framework == "pytorch":
         values["pytorch"] = {"nprocPerNode": plan.nproc_per_node or "auto"}
+        if plan.elastic is not None:
+            from .kubeflow import elastic_policy
+
+            values["pytorch"]["elastic"] = elastic_policy(plan)
     if plan.framework == "mpi":
         mpi: dict = {"implementation": plan.mpi_implementation}
         if plan.slots_per_worker:
             mpi["slotsPerWorker"] = plan.slots_per_worker
+        if plan.mpi_ssh_path != "/root/.ssh":
+            mpi["sshAuthMountPath"] = plan.mpi_ssh_path
         values["mpi"] = mpi
     volumes = []
     for v in plan.volumes:
@@ -118,6 +125,7 @@ def chart_values(plan: JobPlan) -> dict:
         entry["source"] = source
         volumes.append(entry)
     values["volumes"] = volumes
+    values.update(helm_pod.job_values(plan))
     converter = _Converter(plan)
     values["roles"] = {role.name: _role_values(plan, role, top_image, converter) for role in plan.roles}
     return values
@@ -133,6 +141,9 @@ def _resources(res) -> dict:
         out["gpu"] = res.gpu
     if res.shm:
         out["shm"] = res.shm
+    for key, amounts in (("requests", res.requests), ("limits", res.limits)):
+        if amounts:
+            out[key] = dict(amounts)
     return out
 
 
@@ -141,6 +152,8 @@ def _env_value(name: str, value) -> dict:
         return {"name": name, "secretKeyRef": {"name": value.name, "key": value.key}}
     if isinstance(value, ConfigMapRef):
         return {"name": name, "configMapKeyRef": {"name": value.name, "key": value.key}}
+    if isinstance(value, (FieldRef, ResourceFieldRef)):
+        return {"name": name, **common.downward(value)}
     return {"name": name, "value": value}
 
 
@@ -183,6 +196,8 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
             res = _resources(init.resources)
             if res:
                 entry["resources"] = res
+            if init.restart_policy:
+                entry["restartPolicy"] = init.restart_policy
             inits.append(entry)
         out["initContainers"] = inits
     if role.lifecycle is not None:
@@ -199,6 +214,7 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
             probes[key] = common.probe(p, escape=False)  # as written; the chart escapes exec commands
     if probes:
         out["probes"] = probes
+    out.update(helm_pod.role_values(plan, role))
     return out
 
 
@@ -294,7 +310,8 @@ _COMMENTS = {
 def values_yaml(plan: JobPlan, values: dict) -> str:
     chunks = [common.header(plan, "Values of the chart: the knobs of the job. Limits are in values.schema.json.")]
     for key, value in values.items():
-        comment = "".join(f"# {line}".rstrip() + "\n" for line in _COMMENTS[key].splitlines())
+        text = _COMMENTS.get(key) or helm_pod.COMMENTS[key]
+        comment = "".join(f"# {line}".rstrip() + "\n" for line in text.splitlines())
         chunks.append("\n" + comment + dump({key: value}))
     return "".join(chunks)
 
@@ -340,22 +357,36 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         _obj({"name": {"type": "string", "pattern": ENV_NAME}, "secretKeyRef": ref}, required=("name", "secretKeyRef")),
         _obj({"name": {"type": "string", "pattern": ENV_NAME}, "configMapKeyRef": ref},
              required=("name", "configMapKeyRef")),
+        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "fieldRef": {"type": "object"}},
+             required=("name", "fieldRef")),
+        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "resourceFieldRef": {"type": "object"}},
+             required=("name", "resourceFieldRef")),
     ]}}
     resources = _obj({
         "cpu": _quantity("CPU request and limit, e.g. \"4\" or 500m"),
         "memory": _quantity("memory request and limit, e.g. 8Gi"),
         "gpu": {"type": "integer", "minimum": 0, "description": "count of the accelerator resource"},
         "shm": {"type": "string", "pattern": QUANTITY, "description": "size of /dev/shm, e.g. 8Gi"},
+        "requests": {"type": "object", "additionalProperties": _quantity("a request")},
+        "limits": {"type": "object", "additionalProperties": _quantity("a limit")},
     })
+    pod_job, pod_role = helm_pod.schema(DNS1123, _quantity(""))
     image = _obj({"repository": {"type": "string", "minLength": 1}, "tag": {"type": "string"}},
                  required=("repository",))
     any_object = {"type": "object"}
     init = _obj({"name": {"type": "string", "pattern": DNS1123}, "image": {"type": "string", "minLength": 1},
                  "command": {"type": "array", "items": {"type": "string"}},
                  "args": {"type": "array", "items": {"type": "string"}},
-                 "workingDir": {"type": "string"}, "env": env, "resources": resources}, required=("name",))
+                 "workingDir": {"type": "string"}, "env": env, "resources": resources,
+                 "restartPolicy": {"enum": ["Always"]}}, required=("name",))
+    volume = _obj({"name": {"type": "string", "pattern": DNS1123}, "mountPath": {"type": "string", "pattern": "^/"},
+                   "readOnly": {"type": "boolean"},
+                   "source": {"type": "object", "minProperties": 1, "maxProperties": 1}},
+                  required=("name", "mountPath", "source"))
     roles = {}
-    limits = ROLE_LIMITS[plan.framework]
+    limits = dict(ROLE_LIMITS[plan.framework])
+    if plan.elastic is not None:
+        limits["master"] = (0, 1)
     for role in plan.roles:
         low, high = limits[role.name]
         replicas = {"type": "integer", "minimum": low, "maximum": high if high is not None else MAX_REPLICAS,
@@ -373,11 +404,9 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
             "initContainers": {"type": "array", "items": init},
             "lifecycle": _obj({"postStart": any_object, "preStop": any_object}),
             "probes": _obj({"livenessProbe": any_object, "readinessProbe": any_object, "startupProbe": any_object}),
+            **pod_role,
+            "volumes": {"type": "array", "items": volume},
         }, required=("replicas", "port", "restartPolicy"))
-    volume = _obj({"name": {"type": "string", "pattern": DNS1123}, "mountPath": {"type": "string", "pattern": "^/"},
-                   "readOnly": {"type": "boolean"},
-                   "source": {"type": "object", "minProperties": 1, "maxProperties": 1}},
-                  required=("name", "mountPath", "source"))
     nonneg = {"type": "integer", "minimum": 0}
     properties = {
         "name": {"type": "string", "pattern": DNS1035, "maxLength": kube.MAX_NAME},
@@ -394,15 +423,18 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
                             "priorityClassName": {"type": "string", "pattern": DNS1123}}),
         "volumes": {"type": "array", "items": volume},
         "roles": _obj(roles, required=tuple(roles)),
+        **pod_job,
     }
     if plan.framework == "tensorflow":
         properties["tensorflow"] = _obj({"successPolicy": {"enum": list(TF_SUCCESS_POLICIES)}})
     if plan.framework == "pytorch":
         properties["pytorch"] = _obj({"nprocPerNode": {"oneOf": [
-            {"type": "string", "pattern": f"^([0-9]+|{'|'.join(NPROC_WORDS)})$"}, {"type": "integer", "minimum": 1}]}})
+            {"type": "string", "pattern": f"^([0-9]+|{'|'.join(NPROC_WORDS)})$"}, {"type": "integer", "minimum": 1}]},
+            "elastic": {"type": "object"}})
     if plan.framework == "mpi":
         properties["mpi"] = _obj({"implementation": {"enum": list(MPI_IMPLEMENTATIONS)},
-                                  "slotsPerWorker": {"type": "integer", "minimum": 1}})
+                                  "slotsPerWorker": {"type": "integer", "minimum": 1},
+                                  "sshAuthMountPath": {"type": "string", "pattern": "^/"}})
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": f"values of the trainspec chart {plan.name}",

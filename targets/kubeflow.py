@@ -117,6 +117,18 @@ def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]
     }
 
 
+def elastic_policy(plan: JobPlan) -> dict:
+    """pytorch.elastic as the operator's elasticPolicy (it then injects PET_RDZV_* and PET_NNODES=min:max)."""
+    elastic = plan.elastic
+    out: dict = {}
+    for key, value in (("minReplicas", elastic.min_replicas), ("maxReplicas", elastic.max_replicas),
+                       ("rdzvBackend", elastic.rdzv_backend), ("rdzvPort", elastic.rdzv_port),
+                       ("maxRestarts", elastic.max_restarts)):
+        if value is not None:
+            out[key] = value
+    return out
+
+
 def run_policy(plan: JobPlan) -> dict:
     out: dict = {}
     clean = plan.cleanup.pods or ("None" if plan.framework == "mpi" else None)
@@ -151,6 +163,8 @@ def job(plan: JobPlan) -> dict:
         spec["jobMode"] = "MXTrain"
     if plan.framework == "pytorch" and plan.nproc_per_node:
         spec["nprocPerNode"] = plan.nproc_per_node
+    if plan.framework == "pytorch" and plan.elastic is not None:
+        spec["elasticPolicy"] = elastic_policy(plan)
     if plan.framework == "tensorflow" and plan.success_policy == "AllWorkers":
         spec["successPolicy"] = "AllWorkers"
     if plan.framework == "mpi":

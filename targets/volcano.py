@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from trainspec.compiler import frameworks
 from trainspec.compiler.frameworks import HOSTFILE_KEY, TF_CLUSTER_KEY, MPI_HOSTFILE_PATH, mpi_hostfile, tf_config
-from trainspec.compiler.plan import JobPlan, Restart, RolePlan
+from trainspec.compiler.plan import EnvVar, JobPlan, Restart, RolePlan
 from trainspec.compiler.schemes import scheme_for
 
 from . import common
@@ -97,6 +97,8 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool
                     {"name": "TF_CONFIG", "value": tf_config(f"$({TF_CLUSTER_KEY})", role.name, index or 0,
                                                              environment=False)}]
         return []
+    if fw == "pytorch" and (plan.elastic is not None or plan.role("master") is None):
+        return _elastic_env(plan, role, index, split)
     if fw == "pytorch":
         master = plan.role("master")
         master_host = f"{job}-master-0.{job}"
@@ -137,6 +139,23 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool
     return env
 
 
+def _elastic_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool) -> list[dict]:
+    """Elastic torchrun: the rendezvous on worker-0 (the plugin's master variables when there is a master)."""
+    job = plan.name
+    counts = {r.name: r.count for r in plan.roles}
+    master_env = []
+    master = plan.role("master")
+    if master is not None:
+        rank = 0 if role.name == "master" else (index or 0) + 1
+        host = f"{job}-master-0.{job}"
+        master_env = [EnvVar("PET_MASTER_ADDR", host), EnvVar("PET_MASTER_PORT", str(master.port))]
+        if role.name == "master" or split:
+            master_env.append(EnvVar("PET_NODE_RANK", str(rank)))
+    env = frameworks.pytorch_elastic_env(plan.elastic, f"{job}-worker-0.{job}", counts,
+                                         {r.name: r.port for r in plan.roles}, plan.nproc_per_node, master_env)
+    return common.env_list(env, "")
+
+
 def _count(plan: JobPlan, name: str) -> int:
     role = plan.role(name)
     return role.count if role else 0
@@ -167,6 +186,8 @@ def plugins(plan: JobPlan, split: bool) -> dict:
     if plan.framework == "tensorflow":
         args = [f"--{name}={name}" for name in ("ps", "worker", "chief", "evaluator") if name in names]
         out["tensorflow"] = args + [f"--port={plan.roles[0].port}"]
+    elif plan.framework == "pytorch" and plan.role("master") is None:
+        pass  # the plugin needs a master task; the elastic rendezvous variables are written per task
     elif plan.framework == "pytorch":
         out["pytorch"] = ["--master=master", "--worker=worker", f"--port={plan.role('master').port}"]
     else:

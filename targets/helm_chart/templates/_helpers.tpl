@@ -191,6 +191,8 @@ The parts are the spec's `{{ ... }}` templates, compiled to data by trainspec.
 {{- $out = append $out (dict "name" $e.name "valueFrom" (dict "secretKeyRef" (dict "name" $e.secretKeyRef.name "key" $e.secretKeyRef.key))) -}}
 {{- else if hasKey $e "configMapKeyRef" -}}
 {{- $out = append $out (dict "name" $e.name "valueFrom" (dict "configMapKeyRef" (dict "name" $e.configMapKeyRef.name "key" $e.configMapKeyRef.key))) -}}
+{{- else if or (hasKey $e "fieldRef") (hasKey $e "resourceFieldRef") -}}
+{{- $out = append $out (dict "name" $e.name "valueFrom" (omit $e "name")) -}}
 {{- else -}}
 {{- $out = append $out (dict "name" $e.name "value" (include "trainspec.escape" (include "trainspec.text" (dict "v" ($e.value | default "") "ctx" $ctx)))) -}}
 {{- end -}}
@@ -206,6 +208,8 @@ The parts are the spec's `{{ ... }}` templates, compiled to data by trainspec.
 {{- if hasKey $res "memory" -}}{{- $_ := set $amounts "memory" $res.memory -}}{{- end -}}
 {{- $limits := deepCopy $amounts -}}
 {{- if gt (int ($res.gpu | default 0)) 0 -}}{{- $_ := set $limits .accelerator (int $res.gpu) -}}{{- end -}}
+{{- $amounts = merge $amounts ($res.requests | default dict) -}}
+{{- $limits = merge $limits ($res.limits | default dict) -}}
 {{- $out := dict -}}
 {{- if $amounts -}}{{- $_ := set $out "requests" $amounts -}}{{- end -}}
 {{- if $limits -}}{{- $_ := set $out "limits" $limits -}}{{- end -}}

@@ -55,7 +55,9 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- if gt (int (get $counts "chief" | default 0)) 0 -}}{{- $rule = "chief-0 succeeds" -}}
 {{- else if eq (($v.tensorflow | default dict).successPolicy | default "") "AllWorkers" -}}{{- $rule = "all workers succeed" -}}
 {{- else -}}{{- $rule = "worker-0 succeeds" -}}{{- end -}}
-{{- else if eq $v.framework "pytorch" -}}{{- $rule = "master-0 succeeds" -}}
+{{- else if eq $v.framework "pytorch" -}}
+{{- if gt (int (get $counts "master" | default 0)) 0 -}}{{- $rule = "master-0 succeeds" -}}
+{{- else -}}{{- $rule = "all workers succeed" -}}{{- end -}}
 {{- else if eq $v.framework "mxnet" -}}{{- $rule = "scheduler-0 succeeds" -}}
 {{- else -}}{{- $rule = "launcher-0 succeeds" -}}{{- end -}}
 {{- $pin := list -}}
@@ -199,6 +201,8 @@ The parts are the spec's `{{ ... }}` templates, compiled to data by trainspec.
 {{- $out = append $out (dict "name" $e.name "valueFrom" (dict "secretKeyRef" (dict "name" $e.secretKeyRef.name "key" $e.secretKeyRef.key))) -}}
 {{- else if hasKey $e "configMapKeyRef" -}}
 {{- $out = append $out (dict "name" $e.name "valueFrom" (dict "configMapKeyRef" (dict "name" $e.configMapKeyRef.name "key" $e.configMapKeyRef.key))) -}}
+{{- else if or (hasKey $e "fieldRef") (hasKey $e "resourceFieldRef") -}}
+{{- $out = append $out (dict "name" $e.name "valueFrom" (omit $e "name")) -}}
 {{- else -}}
 {{- $out = append $out (dict "name" $e.name "value" (include "trainspec.escape" (include "trainspec.text" (dict "v" ($e.value | default "") "ctx" $ctx)))) -}}
 {{- end -}}
@@ -214,6 +218,8 @@ The parts are the spec's `{{ ... }}` templates, compiled to data by trainspec.
 {{- if hasKey $res "memory" -}}{{- $_ := set $amounts "memory" $res.memory -}}{{- end -}}
 {{- $limits := deepCopy $amounts -}}
 {{- if gt (int ($res.gpu | default 0)) 0 -}}{{- $_ := set $limits .accelerator (int $res.gpu) -}}{{- end -}}
+{{- $amounts = merge $amounts ($res.requests | default dict) -}}
+{{- $limits = merge $limits ($res.limits | default dict) -}}
 {{- $out := dict -}}
 {{- if $amounts -}}{{- $_ := set $out "requests" $amounts -}}{{- end -}}
 {{- if $limits -}}{{- $_ := set $out "limits" $limits -}}{{- end -}}
