@@ -290,3 +290,17 @@ def patched(plan: JobPlan, target: str, docs):
     from . import patches
 
     return patches.apply(plan, target, docs)
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def warn_dropped(plan: JobPlan, target: str, fields) -> None:
+    """Say once per spec and target, on stderr, which spec fields the target has no place for."""
+    import sys
+
+    if not fields or (plan.source, target) in _WARNED:
+        return
+    _WARNED.add((plan.source, target))
+    print(f"trainspec: warning: {os.path.basename(plan.source)}: target {target} has no equivalent for "
+          f"{', '.join(sorted(fields))}; dropped (see docs/spec.md)", file=sys.stderr)

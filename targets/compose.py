@@ -19,12 +19,12 @@ import re
 import shlex
 from decimal import ROUND_CEILING
 
-from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH
+from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH
 from trainspec.compiler.kube import parse_quantity
-from trainspec.compiler.model import ConfigMapRef, Probe, SecretRef
+from trainspec.compiler.model import ConfigMapRef, FieldRef, Probe, ResourceFieldRef, SecretRef
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan, resolved_env
 
-from . import common
+from . import common, compose_pod
 from .yamlout import dump
 
 FILE = "compose.yaml"
@@ -38,7 +38,10 @@ class Interpolation(str):
 
 
 def render(plan: JobPlan) -> dict[str, str]:
-    return {FILE: dump(escape(compose_document(plan)), common.header(plan, NOTE))}
+    dropped: set[str] = set()
+    doc = common.patched(plan, "compose", escape(compose_document(plan, dropped)))  # patches: Compose text as is
+    common.warn_dropped(plan, "compose", dropped)
+    return {FILE: dump(doc, common.header(plan, NOTE))}
 
 
 NOTE = ("Compose file: one service per replica. `$$` is a literal `$` (Compose interpolation); "
@@ -87,8 +90,9 @@ def aliases(plan: JobPlan, replica: Replica) -> list[str]:
 
 
 class _Context:
-    def __init__(self, plan: JobPlan):
+    def __init__(self, plan: JobPlan, dropped: set[str] | None = None):
         self.plan = plan
+        self.dropped: set[str] = set() if dropped is None else dropped  # v1.1 fields with no Compose equivalent
         self.next_gpu = 0
         self.named_volumes: dict[str, dict] = {}
         self.notes: list[str] = []
@@ -142,19 +146,24 @@ def _ref_value(ctx: _Context, name: str, ref) -> Interpolation:
     return Interpolation(f"${{{host}:?{host} must be set: the value of {kind} {ref.name} key {ref.key}}}")
 
 
-def compose_document(plan: JobPlan) -> dict:
-    ctx = _Context(plan)
+def compose_document(plan: JobPlan, dropped: set[str] | None = None) -> dict:
+    ctx = _Context(plan, dropped)
     services: dict[str, dict] = {}
     for role in plan.roles:
         for replica in role.replicas:
             name = service_name(role.name, replica.index)
             init_names: list[str] = []
+            sidecars: list[str] = []
             for init_index, init in enumerate(role.init_containers):
                 init_name = f"{name}-init-{init.name}"
                 services[init_name] = init_service(ctx, role, replica, init,
                                                    init_names[-1] if init_names else None)
-                init_names.append(init_name)
+                # a native sidecar runs beside the replica: started, not waited for to complete
+                (sidecars if init.restart_policy == "Always" else init_names).append(init_name)
             service = replica_service(ctx, role, replica, init_names[-1] if init_names else None)
+            for sidecar in sidecars:
+                services[sidecar]["restart"] = "always"
+                service.setdefault("depends_on", {})[sidecar] = {"condition": "service_started"}
             services[name] = service
     for rule in plan.start_order:  # e.g. mpirun reaches every worker over ssh: the launcher starts after them
         first = [service_name(r.name, rep.index) for r in plan.roles if r.name in rule.after for rep in r.replicas]
@@ -229,9 +238,14 @@ def _volumes(ctx: _Context, role: RolePlan, replica_service: str, shared: bool) 
     return out
 
 
-def _environment(ctx: _Context, pairs) -> dict:
+def _environment(ctx: _Context, pairs, replica_name: str = "") -> dict:
     env = {}
     for name, value in pairs:
+        if isinstance(value, (FieldRef, ResourceFieldRef)):
+            known = compose_pod.downward(ctx.plan, replica_name, value, ctx.dropped)
+            if known is not None:
+                env[name] = known
+            continue
         env[name] = _ref_value(ctx, name, value) if isinstance(value, (SecretRef, ConfigMapRef)) else value
     return env
 
@@ -248,6 +262,8 @@ def _limits(res) -> dict:
 def init_service(ctx: _Context, role: RolePlan, replica: Replica, init, previous: str | None) -> dict:
     plan = ctx.plan
     service: dict = {"image": init.image or role.image}
+    if role.pod.image_pull_policy:
+        service["pull_policy"] = compose_pod.PULL_POLICY[role.pod.image_pull_policy]
     if init.command is not None:
         service["entrypoint"] = list(init.command)
     if init.args is not None:
@@ -255,8 +271,9 @@ def init_service(ctx: _Context, role: RolePlan, replica: Replica, init, previous
     if init.working_dir:
         service["working_dir"] = init.working_dir
     if init.env:
-        service["environment"] = _environment(ctx, init.env)
-    service["labels"] = {**common.replica_labels(plan, replica), "trainspec.dev/init-container": init.name}
+        service["environment"] = _environment(ctx, init.env, replica.name)
+    service["labels"] = {**compose_pod.labels(role, common.replica_labels(plan, replica)),
+                         "trainspec.dev/init-container": init.name}
     limits = _limits(init.resources)
     if limits:
         service["deploy"] = {"resources": {"limits": limits}}
@@ -275,7 +292,7 @@ def init_service(ctx: _Context, role: RolePlan, replica: Replica, init, previous
 def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: str | None) -> dict:
     plan = ctx.plan
     service: dict = {"image": role.image, "hostname": replica.host}
-    env = dict(_environment(ctx, resolved_env(plan, replica)))
+    env = dict(_environment(ctx, resolved_env(plan, replica), replica.name))
     command, args = replica.command, replica.args
     if plan.framework == "mpi" and role.name == "launcher":
         # No file can be shipped inside a compose file portably: the launcher writes its hostfile from env.
@@ -295,9 +312,10 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
     if role.working_dir:
         service["working_dir"] = role.working_dir
     service["environment"] = env
-    service["labels"] = common.replica_labels(plan, replica)
+    service["labels"] = compose_pod.labels(role, common.replica_labels(plan, replica))
+    service.update(compose_pod.service_fields(plan, role, ctx.dropped))
     deploy: dict = {}
-    limits = _limits(role.resources)
+    limits, reservations = compose_pod.resources(role, _limits(role.resources), ctx.dropped)
     if limits:
         deploy["limits"] = limits
     if role.resources.gpu:
@@ -310,14 +328,16 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
         else:
             ctx.note(f"accelerator {accelerator}: Docker device requests know NVIDIA GPUs; check your runtime "
                      "maps device_ids for this vendor")
-        deploy["reservations"] = {"devices": [device]}
+        reservations["devices"] = [device]
+    if reservations:
+        deploy["reservations"] = reservations
     if deploy:
         service["deploy"] = {"resources": deploy}
     if role.resources.shm:
         service["shm_size"] = byte_size(role.resources.shm)
     volumes = _volumes(ctx, role, service_name(role.name, replica.index), bool(role.init_containers))
     if plan.framework == "mpi":
-        volumes.append({"type": "bind", "source": f"./secrets/{plan.name}-ssh", "target": MPI_SSH_PATH,
+        volumes.append({"type": "bind", "source": f"./secrets/{plan.name}-ssh", "target": plan.mpi_ssh_path,
                         "read_only": True})
         ctx.note(f"MPI ssh keys: put id_rsa, id_rsa.pub and authorized_keys (mode 0600) in ./secrets/{plan.name}-ssh/")
     if volumes:
