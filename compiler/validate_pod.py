@@ -283,7 +283,7 @@ def _patch_op(r: Reader, item, path: tuple) -> dict | None:
                         "e.g. /spec/template/spec/hostNetwork")
             ok = False
     if op in ("add", "replace", "test") and "value" not in body:
-        r.error(path, f"missing required field 'value'", f"a value for op {op}")
+        r.error(path, "missing required field 'value'", f"a value for op {op}")
         ok = False
     return dict(body) if ok else None
 

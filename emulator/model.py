@@ -15,6 +15,7 @@ from typing import Any
 
 from ..compiler.errors import UsageError
 from .expand import expand_command
+from .pod_rules import refuse_api_rejects
 from .quantity import parse_quantity
 
 FRAMEWORK_CONTAINERS = ("tensorflow", "pytorch", "mxnet", "mpi")
@@ -299,6 +300,7 @@ class _Reader:
                 continue  # onPodConditions (eviction, ...) cannot happen here
             rules.append(FailureRule(rule.get("action", "Count"), codes.get("operator", "In"),
                                      [int(v) for v in codes.get("values") or []]))
+        refuse_api_rejects(self, pod, where)
         volumes = {v.get("name"): v for v in pod.get("volumes") or []}
         containers = pod.get("containers") or []
         if not containers:
@@ -561,3 +563,4 @@ def _dedupe(xs: list[str]) -> list[str]:
         if x not in out:
             out.append(x)
     return out
+

@@ -26,8 +26,8 @@ import os
 
 from trainspec.compiler import kube
 from trainspec.compiler.model import (CLEAN_POD_POLICIES, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
-                                        RESTART_POLICIES, ROLE_LIMITS, TF_SUCCESS_POLICIES, ConfigMapRef, FieldRef,
-                                        ResourceFieldRef, SecretRef)
+                                      RESTART_POLICIES, ROLE_LIMITS, TF_SUCCESS_POLICIES, ConfigMapRef, FieldRef,
+                                      ResourceFieldRef, SecretRef)
 from trainspec.compiler.plan import HostList, JobPlan, RolePlan, Text
 
 from . import common, helm_pod
@@ -41,6 +41,8 @@ CHART_VERSION = "0.1.0"
 
 
 def render(plan: JobPlan) -> dict[str, str]:
+    if plan.patches.get("k8s"):
+        common.warn_dropped(plan, "helm", {"patches.k8s (the chart renders the unpatched k8s objects)"})
     values = chart_values(plan)
     files = {
         "helm/Chart.yaml": chart_yaml(plan),

@@ -23,9 +23,8 @@ could not be referenced from them.
 
 from __future__ import annotations
 
-
 from trainspec.compiler import frameworks
-from trainspec.compiler.frameworks import HOSTFILE_KEY, TF_CLUSTER_KEY, MPI_HOSTFILE_PATH, mpi_hostfile, tf_config
+from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, TF_CLUSTER_KEY, mpi_hostfile, tf_config
 from trainspec.compiler.plan import EnvVar, JobPlan, Restart, RolePlan
 from trainspec.compiler.schemes import scheme_for
 
