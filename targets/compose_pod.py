@@ -16,7 +16,7 @@ from __future__ import annotations
 from trainspec.compiler.model import FieldRef, ResourceFieldRef
 from trainspec.compiler.plan import JobPlan, RolePlan
 
-PULL_POLICY = {"Always": "always", "IfNotPresent": "missing", "Never": "never"}
+PULL_POLICY = {"Always": "always", "IfNotPresent": "if_not_present", "Never": "never"}
 SECURITY_KEYS = ("runAsUser", "runAsGroup", "readOnlyRootFilesystem", "privileged", "capabilities",
                  "allowPrivilegeEscalation", "supplementalGroups")
 

@@ -82,6 +82,9 @@ def _field(path: str, labels: dict[str, str], annotations: dict[str, str]) -> st
             if key not in source:
                 raise AssertionError(f"fieldRef {path}: the pod has no such key (labels {sorted(source)})")
             return source[key]
+    if path in ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
+                "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"):
+        return f"<pod {path}>"  # the user's downward-API variables: known only in a running pod
     raise AssertionError(f"fieldRef {path} is not modelled")
 
 
@@ -103,6 +106,10 @@ def kubelet_env(container: dict, labels: dict, annotations: dict, config_maps: d
             source = entry["valueFrom"]
             if "fieldRef" in source:
                 value = _field(source["fieldRef"]["fieldPath"], labels, annotations)
+            elif "resourceFieldRef" in source:
+                defined.pop(name, None)
+                out[name] = ("resource", source["resourceFieldRef"]["resource"])
+                continue
             elif "configMapKeyRef" in source:
                 ref = source["configMapKeyRef"]
                 if ref["name"] in config_maps:
@@ -204,7 +211,19 @@ def kubeflow_pods(docs: list[dict]) -> list[Pod]:
                     appended += [("MASTER_PORT", port), ("MASTER_ADDR", master),
                                  ("WORLD_SIZE", str(total * per_node)), ("RANK", rank),
                                  ("PET_MASTER_PORT", port), ("PET_MASTER_ADDR", master), ("PET_NODE_RANK", rank)]
-                appended += [("PET_NPROC_PER_NODE", nproc), ("PET_NNODES", str(total))]
+                elastic = job["spec"].get("elasticPolicy")
+                if elastic is None:
+                    appended += [("PET_NPROC_PER_NODE", nproc), ("PET_NNODES", str(total))]
+                else:  # pytorch/elastic.go: the rendezvous on worker-0, PET_NNODES = min:max
+                    workers = counts.get("worker", 0)
+                    port = elastic.get("rdzvPort", ports.get("worker"))
+                    appended += [("PET_NPROC_PER_NODE", nproc),
+                                 ("PET_RDZV_ENDPOINT", f"{name}-worker-0:{port}"),
+                                 ("PET_RDZV_BACKEND", elastic.get("rdzvBackend", "c10d")),
+                                 ("PET_NNODES", f"{elastic.get('minReplicas', workers)}:"
+                                                f"{elastic.get('maxReplicas', workers)}")]
+                    if "maxRestarts" in elastic:
+                        appended.append(("PET_MAX_RESTARTS", str(elastic["maxRestarts"])))
             elif kind == "MXJob":
                 cluster = {r: [{"url": f"{name}-{r}-{j}", "port": ports[r]} for j in range(n)]
                            for r, n in sorted(counts.items())}

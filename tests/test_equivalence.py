@@ -32,7 +32,7 @@ import yaml
 import operator_model
 from trainspec.compiler import load_plans
 from trainspec.compiler.frameworks import env_role
-from trainspec.compiler.model import ConfigMapRef, SecretRef
+from trainspec.compiler.model import ConfigMapRef, FieldRef, ResourceFieldRef, SecretRef
 from trainspec.compiler.plan import resolved_env
 from trainspec.targets import render
 
@@ -82,6 +82,10 @@ def view(plan, env: dict, command, args, files: dict, target: str) -> dict:
         config = json.loads(env["TF_CONFIG"])
         v["tf_task"] = config["task"]
         v["tf_cluster"] = {k: [c(h) for h in hosts] for k, hosts in config["cluster"].items() if k != "evaluator"}
+    elif fw == "pytorch" and plan.elastic is not None:
+        v["rank"] = int(env["PET_NODE_RANK"]) if "PET_NODE_RANK" in env else None
+        v["pet"] = {k: c(env[k]) for k in ("PET_RDZV_ENDPOINT", "PET_RDZV_BACKEND", "PET_NNODES",
+                                           "PET_NPROC_PER_NODE")}
     elif fw == "pytorch":
         nproc = plan.nproc_per_node or "auto"
         per_node = int(nproc) if nproc.isdigit() else 1
@@ -103,6 +107,10 @@ def view(plan, env: dict, command, args, files: dict, target: str) -> dict:
 
 
 def _ref(value):
+    if isinstance(value, FieldRef):
+        return f"<pod {value.field_path}>"
+    if isinstance(value, ResourceFieldRef):
+        return ("resource", value.resource)
     if isinstance(value, SecretRef):
         return ("secret", value.name, value.key)
     if isinstance(value, ConfigMapRef):
@@ -151,10 +159,10 @@ def test_every_replica_sees_the_same_topology(spec):
     for key in sorted(expected):
         (a, env_a), (b, env_b), (c, env_c) = k8s[key], kubeflow[key], volcano[key]
         assert a == b, f"kubeflow differs from k8s for {key}"
-        if plan.framework == "pytorch" and "PET_NODE_RANK" not in env_c:
+        if plan.framework == "pytorch" and "PET_NODE_RANK" not in env_c and plan.elastic is None:
             assert key[0] == "worker"  # documented: no PET_NODE_RANK for Volcano workers (one task per role)
         assert a == c, f"volcano differs from k8s for {key}"
-        if plan.framework == "pytorch":
+        if plan.framework == "pytorch" and plan.elastic is None:
             rank = str(a["rank"])
             assert env_a["PET_NODE_RANK"] == env_b["PET_NODE_RANK"] == rank
             assert env_c.get("PET_NODE_RANK", rank) == rank
