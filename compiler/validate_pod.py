@@ -14,7 +14,7 @@ from .reader import Reader, type_name
 POD_FIELDS = ("imagePullPolicy", "serviceAccountName", "nodeSelector", "tolerations", "affinity", "securityContext",
               "podSecurityContext", "podLabels", "podAnnotations")
 JOB_ONLY_FIELDS = ("imagePullSecrets", "patches")
-JOB_FIELDS = POD_FIELDS + JOB_ONLY_FIELDS
+JOB_FIELDS = POD_FIELDS + JOB_ONLY_FIELDS + ("priorityClassName",)
 ROLE_FIELDS = POD_FIELDS + JOB_ONLY_FIELDS + ("priorityClassName", "volumes")
 ELASTIC_FIELDS = ("minReplicas", "maxReplicas", "rdzvBackend", "rdzvPort", "maxRestarts")
 PATCH_TARGETS = ("k8s", "kubeflow", "volcano", "compose", "jobset", "trainjob")
@@ -38,7 +38,7 @@ def pod_settings(v, body: dict, path: tuple, role: bool) -> PodSettings:
         found["image_pull_policy"] = r.choice(body["imagePullPolicy"], path + ("imagePullPolicy",),
                                               IMAGE_PULL_POLICIES)
     for key, attr in (("serviceAccountName", "service_account_name"), ("priorityClassName", "priority_class_name")):
-        if body.get(key) is not None:
+        if body.get(key) is not None and (role or key != "priorityClassName"):
             text = r.string(body[key], path + (key,))
             if text is not None and (len(text) > 253 or not DNS1123_SUBDOMAIN.match(text)):
                 r.error(path + (key,), f"{text!r} is not a valid name", "a DNS-1123 subdomain")
@@ -58,6 +58,9 @@ def pod_settings(v, body: dict, path: tuple, role: bool) -> PodSettings:
                              ("podSecurityContext", "pod_security_context", "PodSecurityContext")):
         if body.get(key) is not None:
             found[attr] = check(r, body[key], path + (key,), shape)
+    if not role and "priorityClassName" in body:
+        r.error(path + ("priorityClassName",), "priorityClassName is a role field", "scheduling.priorityClassName",
+                "for every pod write spec.scheduling.priorityClassName; a role's own overrides it", at_key=True)
     if role:
         for key in JOB_ONLY_FIELDS:
             if key in body:
