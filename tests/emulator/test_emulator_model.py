@@ -230,3 +230,24 @@ def test_exec_probe_commands_expand_like_the_prober():
     container = from_k8s([job], source="inline").replicas[0].main
     assert container.liveness.command == ["test", "a", "", "$(A)", "$(UNKNOWN)"]
     assert container.post_start == ["echo", "$(A)"]
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda pod: pod["volumes"].append(dict(pod["volumes"][0])), "used twice"),
+    (lambda pod: pod["containers"][0]["volumeMounts"].append(dict(pod["containers"][0]["volumeMounts"][0])),
+     "mount path"),
+    (lambda pod: pod["containers"][0]["ports"].append({"name": "a-very-long-port-name", "containerPort": 1}),
+     "over 15 characters"),
+    (lambda pod: pod.setdefault("initContainers", []).append({"name": "side", "image": "i", "restartPolicy": "Always"}),
+     "native sidecar"),
+])
+def test_pods_the_api_server_rejects_are_refused(edit, message):
+    """Issue 11 item 2: what the API server would reject is refused before anything runs."""
+    docs = list(yaml.safe_load_all(FIXTURE.read_text()))
+    pod = next(d for d in docs if d.get("kind") == "Job")["spec"]["template"]["spec"]
+    pod.setdefault("volumes", [{"name": "v", "emptyDir": {}}])
+    pod["containers"][0].setdefault("volumeMounts", [{"name": pod["volumes"][0]["name"], "mountPath": "/v"}])
+    pod["containers"][0].setdefault("ports", [])
+    edit(pod)
+    with pytest.raises(UsageError, match=message):
+        from_k8s(docs, source="tf-ps.yaml")
