@@ -12,6 +12,7 @@ from trainspec.compiler.errors import ErrorSink
 from trainspec.compiler.kube_shapes import check, check_list
 from trainspec.compiler.kube_shapes_data import SHAPES
 from trainspec.compiler.reader import Reader
+
 from helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -7,6 +7,7 @@ import yaml
 
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.targets import compose, k8s, kubeflow, volcano
+
 from helpers import SPECS, run_cli
 
 BASE = """\
@@ -77,7 +78,8 @@ CASES = [
      "spec.roles.worker.imagePullSecrets", "is a job-level field", "move it to spec.imagePullSecrets"),
     ("service-account", job("  serviceAccountName: Trainer Account\n"), "Trainer Account",
      "spec.serviceAccountName", "is not a valid name", "DNS-1123"),
-    ("node-selector-list", job("  nodeSelector: [gpu]\n"), "nodeSelector:", "spec.nodeSelector", "is a list", "mapping"),
+    ("node-selector-list", job("  nodeSelector: [gpu]\n"), "nodeSelector:", "spec.nodeSelector", "is a list",
+     "mapping"),
     ("node-selector-value", worker("      nodeSelector: {pool: a b}\n"), "a b", "spec.roles.worker.nodeSelector.pool",
      "'a b' is not a valid label value", ""),
     ("tolerations-mapping", job("  tolerations: {key: a}\n"), "tolerations:", "spec.tolerations", "is a mapping",
@@ -95,7 +97,8 @@ CASES = [
     ("toleration-typo", job("  tolerations: [{key: a, tolerationSecond: 30}]\n"), "tolerationSecond:",
      "spec.tolerations[0].tolerationSecond", "unknown field", "did you mean 'tolerationSeconds'"),
     ("affinity-operator", job("  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
-                              "{nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Within, values: [x]}]}]}}}\n"),
+                              "{nodeSelectorTerms: [{matchExpressions: "
+                              "[{key: a, operator: Within, values: [x]}]}]}}}\n"),
      "Within", "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
      ".matchExpressions[0].operator", "'Within' is not allowed", "In, NotIn, Exists"),
     ("affinity-required", job("  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {}}}\n"),
@@ -107,7 +110,8 @@ CASES = [
      "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight", "200 is too large",
      "<= 100"),
     ("affinity-in-no-values", job("  affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
-                                  "[{topologyKey: zone, labelSelector: {matchExpressions: [{key: a, operator: In}]}}]}}\n"),
+                                  "[{topologyKey: zone, labelSelector: "
+                                  "{matchExpressions: [{key: a, operator: In}]}}]}}\n"),
      "{key: a, operator: In}", "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
      ".labelSelector.matchExpressions[0]", "operator In with no values", ""),
     ("security-user-string", job('  securityContext: {runAsUser: "1000"}\n'), '"1000"',
@@ -147,7 +151,8 @@ CASES = [
      '"bad name!"', "spec.roles.worker.resources.requests.bad name!", "is not a resource name", ""),
     ("role-volume-name", job("  volumes: [{name: data, mountPath: /data, source: {emptyDir: {}}}]\n",
                              worker("      volumes: [{name: data, mountPath: /other, source: {emptyDir: {}}}]\n")),
-     "data, mountPath: /other", "spec.roles.worker.volumes[0].name", "volume name 'data' is also used by spec.volumes[0]",
+     "data, mountPath: /other", "spec.roles.worker.volumes[0].name",
+     "volume name 'data' is also used by spec.volumes[0]",
      "rename"),
     ("role-volume-shm", BASE.replace("gpu: 1}", "gpu: 1, shm: 1Gi}\n      volumes: [{name: cache, mountPath: "
                                      "/dev/shm, source: {emptyDir: {}}}]"), "/dev/shm",
