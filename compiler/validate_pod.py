@@ -145,10 +145,20 @@ def resource_maps(v, body: dict, path: tuple, cpu, memory, gpu: int, accelerator
                 maps[key][name] = quantity
     for name, request in maps["requests"].items():
         limit = maps["limits"].get(name)
-        if limit is not None and parse_quantity(request) > parse_quantity(limit):
+        if _fixed(name) and (limit is None or parse_quantity(request) != parse_quantity(limit)):
+            # the API server: extended resources and hugepages cannot be overcommitted
+            r.error(path + ("requests", name), f"{name} cannot be overcommitted: its request needs an equal limit",
+                    f"limits.{name}: {request}", "or set only limits (the request defaults to it)")
+        elif limit is not None and parse_quantity(request) > parse_quantity(limit):
             r.error(path + ("requests", name), f"request {request} is more than the limit {limit}",
                     f"requests.{name} <= limits.{name}")
     return tuple(maps["requests"].items()), tuple(maps["limits"].items())
+
+
+def _fixed(name: str) -> bool:
+    """Resources the API server will not overcommit: extended resources (a domain other than
+    kubernetes.io) and hugepages."""
+    return name.startswith("hugepages-") or ("/" in name and not name.split("/", 1)[0].endswith("kubernetes.io"))
 
 
 def env_ref(r: Reader, item: dict, path: tuple):

@@ -25,20 +25,28 @@ def apply(plan: JobPlan, target: str, docs):
 
     whole = target in WHOLE_FILE or not isinstance(docs, list)
     doc = docs if whole else docs[-1]
+    where = "the file's objects" if whole and isinstance(docs, list) else \
+        ("the compose document" if whole else "the job object")
     for op in ops:
+        name = f"{op.op.get('op')} {op.op.get('path')}"
         try:
             doc = jsonpatch.apply_patch(doc, [op.op])
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, ValueError,
                 KeyError, IndexError) as exc:
-            where = "the file's objects" if whole and isinstance(docs, list) else "the job object"
-            name = f"{op.op.get('op')} {op.op.get('path')}"
-            raise SpecErrors([SpecError(plan.source, op.line, op.column, _dotted(op.path),
-                                        f"target {target}: patch op '{name}' does not apply to {where}: {exc}",
-                                        "a path that exists in the compiled output",
-                                        f"compile with --target {target} to see the output")]) from None
+            raise _error(plan, target, op, f"patch op '{name}' does not apply to {where}: {exc}") from None
+        objects = doc if whole and isinstance(docs, list) else [doc]
+        if not isinstance(objects, list) or not all(isinstance(item, dict) for item in objects):
+            raise _error(plan, target, op, f"patch op '{name}' leaves {where} without "
+                         f"{'a list of objects' if whole and isinstance(docs, list) else 'a mapping'}")
     if whole:
         return doc
     return list(docs[:-1]) + [doc]
+
+
+def _error(plan: JobPlan, target: str, op, message: str) -> SpecErrors:
+    return SpecErrors([SpecError(plan.source, op.line, op.column, _dotted(op.path), f"target {target}: {message}",
+                                 "an operation that applies to the compiled output",
+                                 f"compile with --target {target} to see it")])
 
 
 def _dotted(path: tuple) -> str:

@@ -145,6 +145,8 @@ CASES = [
     ("request-over-limit", BASE.replace('{cpu: "4", memory: 8Gi, gpu: 1}',
                                         "{requests: {memory: 16Gi}, limits: {memory: 8Gi}}"), "16Gi",
      "spec.roles.worker.resources.requests.memory", "request 16Gi is more than the limit 8Gi", ""),
+    ("request-extended", BASE.replace('{cpu: "4", memory: 8Gi, gpu: 1}', "{requests: {rdma/hca: 1}}"), "1}}",
+     "spec.roles.worker.resources.requests.rdma/hca", "rdma/hca cannot be overcommitted", "limits.rdma/hca: 1"),
     ("request-quantity", BASE.replace('{cpu: "4", memory: 8Gi, gpu: 1}', "{requests: {cpu: lots}}"), "lots",
      "spec.roles.worker.resources.requests.cpu", "'lots' is not a Kubernetes quantity", ""),
     ("request-name", BASE.replace('{cpu: "4", memory: 8Gi, gpu: 1}', '{requests: {"bad name!": 1}}'),
