@@ -43,6 +43,20 @@ def apply(plan: JobPlan, target: str, docs):
     return list(docs[:-1]) + [doc]
 
 
+def check(plan: JobPlan) -> list[SpecError]:
+    """`trainspec validate`: render each target the spec patches and return the ops that do not apply."""
+    from . import available, render
+
+    found: list[SpecError] = []
+    for target in plan.patches:
+        if plan.patches[target] and target in available():
+            try:
+                render(target, plan)
+            except SpecErrors as exc:
+                found.extend(exc.errors)
+    return found
+
+
 def _error(plan: JobPlan, target: str, op, message: str) -> SpecErrors:
     return SpecErrors([SpecError(plan.source, op.line, op.column, _dotted(op.path), f"target {target}: {message}",
                                  "an operation that applies to the compiled output",

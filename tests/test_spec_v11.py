@@ -373,6 +373,8 @@ def test_a_patch_that_does_not_apply_is_an_error_at_its_op(tmp_path):
     assert f"job.yaml:{line}:{column}: spec.patches.kubeflow[1]: target kubeflow: patch op " \
            f"'replace /spec/nothing/here' does not apply" in result.stderr, result.stderr
     assert result.stdout == ""
+    result = run_cli("validate", str(spec))
+    assert result.returncode == 2 and f"job.yaml:{line}:{column}: spec.patches.kubeflow[1]" in result.stderr
 
 
 def test_mpi_worker_default_command_only_when_command_and_args_are_unset(tmp_path):

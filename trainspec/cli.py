@@ -228,6 +228,12 @@ def cmd_validate(args) -> int:
     for spec in _validate_inputs(args):
         try:
             plans = _load_input(spec, args, warn)
+            if any(plan.patches for plan in plans):  # an op that does not apply is a spec error too
+                from trainspec.targets.patches import check
+
+                errors = [error for plan in plans for error in check(plan)]
+                if errors:
+                    raise SpecErrors(errors)
         except SpecErrors as exc:
             failed = True
             if args.format == "json":
