@@ -277,7 +277,7 @@ class _Validator:
         total = sum(counts.values())
         if total > MAX_REPLICAS:
             r.error(("spec", "roles"), f"{total} replicas in all", f"at most {MAX_REPLICAS}")
-        if framework == "tensorflow":
+        if framework == "tensorflow" and not (self.written_roles & set(ROLE_ORDER[framework])) - set(counts):
             if counts.get("ps", 0) > 0 and counts.get("worker", 0) == 0:
                 r.error(("spec", "roles", "ps"), "parameter servers without workers",
                         "a worker role with at least one replica", "add roles.worker")

@@ -278,6 +278,13 @@ def test_replica_typo_reports_the_cause_only(tmp_path):
     assert any("an mxnet job needs a 'server' role" in e for e in missing), missing
 
 
+def test_a_broken_role_does_not_cascade_into_topology_errors(tmp_path):
+    text = BASE.replace("framework: pytorch", "framework: tensorflow").replace(
+        "    master:\n      replicas: 1\n", "    ps:\n      replicas: 1\n").replace("replicas: 2", "replica: 2")
+    errors = _errors(tmp_path, text)
+    assert len(errors) == 1 and "did you mean 'replicas'" in errors[0], errors
+
+
 def test_v11_fields_under_v1_are_accepted(tmp_path):
     spec = tmp_path / "job.yaml"
     spec.write_text(job("  imagePullPolicy: Always\n").replace("trainspec/v1.1", "trainspec/v1"))
