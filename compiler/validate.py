@@ -21,9 +21,10 @@ TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 METADATA_FIELDS = ("name", "namespace", "labels", "annotations")
 SPEC_FIELDS = ("framework", "image", "command", "args", "workingDir", "env", "volumes", "accelerator",
                "restartPolicy", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished",
-               "cleanPodPolicy", "scheduling", "port", "tensorflow", "pytorch", "mxnet", "mpi", "roles") + pod.JOB_FIELDS
+               "cleanPodPolicy", "scheduling", "port", "tensorflow", "pytorch", "mxnet", "mpi", "roles")
 ROLE_FIELDS = ("replicas", "image", "command", "args", "workingDir", "env", "restartPolicy", "resources",
-               "initContainers", "lifecycle", "probes", "port") + pod.ROLE_FIELDS
+               "initContainers", "lifecycle", "probes", "port")
+ALL_SPEC_FIELDS, ALL_ROLE_FIELDS = SPEC_FIELDS + pod.JOB_FIELDS, ROLE_FIELDS + pod.ROLE_FIELDS  # with spec v1.1's
 RESOURCE_FIELDS = ("cpu", "memory", "gpu", "shm", "requests", "limits")
 VOLUME_FIELDS = ("name", "mountPath", "readOnly", "source")
 VOLUME_SOURCES = ("persistentVolumeClaim", "hostPath", "emptyDir", "configMap", "secret")
@@ -74,7 +75,7 @@ class _Validator:
         labels = self.string_map(meta.get("labels"), ("metadata", "labels"), labels=True)
         annotations = self.string_map(meta.get("annotations"), ("metadata", "annotations"), labels=False)
 
-        spec = r.mapping(top.get("spec"), ("spec",), SPEC_FIELDS, required=("framework", "roles")) or {}
+        spec = r.mapping(top.get("spec"), ("spec",), ALL_SPEC_FIELDS, required=("framework", "roles")) or {}
         return self.job_spec(spec, name, namespace, labels, annotations)
 
     def job_name(self, value) -> str | None:
@@ -228,7 +229,7 @@ class _Validator:
 
     def role(self, name: str, body, path: tuple, accelerator: str = "nvidia.com/gpu") -> RoleSpec | None:
         r = self.r
-        body = r.mapping(body, path, ROLE_FIELDS, required=("replicas",))
+        body = r.mapping(body, path, ALL_ROLE_FIELDS, required=("replicas",))
         if body is None:
             return None
         replicas = None
