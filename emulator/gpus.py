@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from ..compiler.errors import UsageError
-from .model import JobModel
+from .runmodel import JobModel
 
 NVIDIA = "nvidia.com/gpu"
 

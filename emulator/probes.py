@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 from typing import Callable
 
-from .model import Probe
+from .runmodel import Probe
 
 
 def check_once(probe: Probe, ip: str, ports: dict[str, int],

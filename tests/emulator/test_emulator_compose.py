@@ -6,8 +6,8 @@ import pytest
 from emuhelpers import ROOT, trainspec
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import loader
-from trainspec.emulator.compose import interpolate
+from trainspec.emulator import inputs
+from trainspec.emulator.from_compose import interpolate
 
 
 @pytest.fixture
@@ -20,13 +20,13 @@ def full_compose(tmp_path):
 
 def test_missing_bind_sources_point_at_the_notes(full_compose):
     with pytest.raises(UsageError, match=r"bind source .*configmaps/finetune-config does not exist .*notes"):
-        loader.load(str(full_compose))
+        inputs.load(str(full_compose))
 
 
 def test_init_services_hooks_healthchecks_and_policies(full_compose, tmp_path):
     (tmp_path / "configmaps" / "finetune-config").mkdir(parents=True)
     (tmp_path / "secrets" / "internal-ca").mkdir(parents=True)
-    job = loader.load(str(full_compose), state_dir=str(tmp_path / "st"))
+    job = inputs.load(str(full_compose), state_dir=str(tmp_path / "st"))
     assert job.name == "bert-finetune" and job.framework == "pytorch" and job.active_deadline == 86400
     assert [r.display for r in job.replicas] == ["master-0", "worker-0", "worker-1"]
     master, worker = job.replicas[0], job.replicas[1]

@@ -10,8 +10,8 @@ import subprocess
 import pytest
 from emuhelpers import run_containers, spec, trainspec
 
-from trainspec.emulator import loader
-from trainspec.emulator.supervisor import Run, RunOptions
+from trainspec.emulator import inputs
+from trainspec.emulator.run import Run, RunOptions
 
 pytestmark = pytest.mark.docker
 
@@ -26,7 +26,7 @@ def _gpu_spec(tmp_path, per_worker: int = 2):
 
 
 def test_device_requests_give_each_replica_its_own_gpus(tmp_path, docker_client, test_image, leak_check):
-    job = loader.load(str(_gpu_spec(tmp_path)), state_dir=str(tmp_path / ".trainspec"))
+    job = inputs.load(str(_gpu_spec(tmp_path)), state_dir=str(tmp_path / ".trainspec"))
     run = Run(job, RunOptions(gpus="0,1,2,3,4", assume_gpu_runtime=True, offline=True,
                               state_dir=str(tmp_path / ".trainspec"), quiet=True))
     try:

@@ -9,7 +9,7 @@ import os
 import pytest
 from emuhelpers import spec, trainspec
 
-from trainspec.emulator.supervisor import denied_host_path
+from trainspec.emulator.hostpaths import denied_host_path
 
 
 @pytest.mark.parametrize("path", ["/", "/etc", "/etc/", "/etc/ssl/private", "/proc", "/proc/1/root", "/sys",

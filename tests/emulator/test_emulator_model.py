@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import gpus, loader, policy
-from trainspec.emulator.model import from_k8s
+from trainspec.emulator import gpus, inputs, policy
+from trainspec.emulator.from_k8s import from_k8s
 from trainspec.emulator.podenv import command_and_args, container_env
 from trainspec.emulator.quantity import parse_quantity
 
@@ -19,7 +19,7 @@ FIXTURE = HERE / "fixtures" / "tf-ps.yaml"
 
 
 def load_spec(name: str, **kw):
-    return loader.load(str(ROOT / "specs" / name), state_dir="/state", **kw)
+    return inputs.load(str(ROOT / "specs" / name), state_dir="/state", **kw)
 
 
 def test_fixture_reads_roles_env_and_order():
@@ -86,7 +86,7 @@ def test_secret_and_configmap_options(tmp_path):
     certs = next(m for m in master.main.mounts if m.target == "/etc/certs")
     assert certs.secret and certs.files[0].data == b"CERT"
     with pytest.raises(UsageError, match="expected NAME=PATH or NAME:KEY=VALUE"):
-        loader.parse_key_options(["nonsense"], "--secret")
+        inputs.parse_key_options(["nonsense"], "--secret")
 
 
 @pytest.mark.parametrize("doc_patch,message", [
@@ -116,12 +116,12 @@ def test_not_a_manifest_and_bad_yaml(tmp_path):
     p = tmp_path / "x.yaml"
     p.write_text("a: [1\n")
     with pytest.raises(UsageError, match="not valid YAML"):
-        loader.load(str(p))
+        inputs.load(str(p))
     p.write_text("kind: Deployment\nmetadata: {name: web}\n")
     with pytest.raises(UsageError, match="no trainspec workloads"):
-        loader.load(str(p))
+        inputs.load(str(p))
     with pytest.raises(UsageError, match="no such file"):
-        loader.load(str(tmp_path / "missing.yaml"))
+        inputs.load(str(tmp_path / "missing.yaml"))
 
 
 def test_command_expansion_like_the_kubelet():
@@ -208,9 +208,9 @@ def test_the_compile_path_does_not_import_docker():
     import subprocess
     import sys
 
-    code = ("import sys, argparse; from trainspec.emulator.cli import register; "
+    code = ("import sys, argparse; from trainspec.emulator.commands import register; "
             "p = argparse.ArgumentParser(); register(p.add_subparsers()); "
-            "from trainspec.emulator import loader, model, policy, gpus, expand; "
+            "from trainspec.emulator import inputs, from_k8s, runmodel, policy, gpus, expand; "
             "assert 'docker' not in sys.modules, 'docker imported'")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

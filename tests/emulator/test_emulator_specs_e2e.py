@@ -14,8 +14,8 @@ import pytest
 from emuhelpers import ROOT, norm, trainspec
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import loader
-from trainspec.emulator.supervisor import Run, RunOptions
+from trainspec.emulator import inputs
+from trainspec.emulator.run import Run, RunOptions
 
 pytestmark = pytest.mark.docker
 SPECS = ROOT / "specs"
@@ -113,8 +113,8 @@ def test_full_features_spec_is_ready_to_run_once_given_its_cluster_objects(tmp_p
     """Everything a pod can carry: it needs the Secrets and ConfigMaps a cluster
     would hold; given them (and local images), every check before starting passes."""
     with pytest.raises(UsageError, match="--secret"):
-        loader.load(str(SPECS / "full-features.yaml"))
-    job = loader.load(str(SPECS / "full-features.yaml"), state_dir=str(tmp_path),
+        inputs.load(str(SPECS / "full-features.yaml"))
+    job = inputs.load(str(SPECS / "full-features.yaml"), state_dir=str(tmp_path),
                       secret_options=["hf-credentials:token=t", "internal-ca:ca.crt=c"],
                       configmap_options=["tracking:project=p", "finetune-config:a=b"])
     run = Run(job, RunOptions(cpu_only=True, images=["busybox:1.36=" + test_image, test_image],

@@ -21,8 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from ..compiler.errors import UsageError
-from .loader import ssh_keypair
-from .model import (Container, EnvSource, FailureRule, FileEntry, JobModel, Mount, Probe, Replica, _order)
+from .inputs import ssh_keypair
+from .runmodel import (
+    Container,
+    EnvSource,
+    FailureRule,
+    FileEntry,
+    JobModel,
+    Mount,
+    Probe,
+    Replica,
+    start_order,
+)
 
 _UNITS = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
 
@@ -104,7 +114,7 @@ class _Compose:
             success_policy=self.meta.get("successPolicy"), clean_pod_policy=clean,
             backoff_limit=self.meta.get("backoffLimit"),
             active_deadline=self.meta.get("activeDeadlineSeconds"),
-            replicas=_order(replicas), configmaps={}, secrets={}, source=self.path)
+            replicas=start_order(replicas), configmaps={}, secrets={}, source=self.path)
 
     def _init_services(self, replicas: set[str]) -> dict[str, list[str]]:
         """replica service → its init services, in dependency order."""

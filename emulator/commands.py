@@ -121,8 +121,9 @@ def _state(args) -> Path:
 
 
 def build_run(args, stream=None):
-    from .loader import load
-    from .supervisor import Run, RunOptions
+    from .inputs import load
+    from .run import Run
+    from .runtypes import RunOptions
 
     state = _state(args)
     job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
@@ -194,8 +195,8 @@ def _supervise_detached(run, notify_fd: int) -> int:
     import signal
     import threading
 
-    from .state import supervisor_id
     from . import docker_backend as db
+    from .state import supervisor_id
 
     os.setsid()  # no terminal signals; `trainspec down` sends SIGTERM
     _retitle(f"trainspec run supervisor {run.run_id}")  # the CLI's argv may hold --secret values

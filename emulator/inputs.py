@@ -9,11 +9,13 @@ run's containers).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..compiler.errors import SpecErrors, UsageError
-from .model import JobModel, from_k8s
+from .from_k8s import from_k8s
+from .runmodel import JobModel
 
 SPEC_API = "trainspec/v1"
 
@@ -68,7 +70,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         objects, job = compile_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
         source = f"{path} (compiled to k8s)"
     elif len(docs or []) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
-        from .compose import from_compose
+        from .from_compose import from_compose
 
         return from_compose(docs[0], path, state_dir)
     else:

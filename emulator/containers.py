@@ -1,0 +1,71 @@
+"""From a replica's container in the run model to a created (not started) Docker container.
+
+Env, command, mounts, limits, GPUs, the run's network address and hosts file,
+configMap/secret files; and the per-pod emptyDir volumes.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from . import docker_backend as db
+from .podenv import command_and_args, container_env
+from .runmodel import Container, Replica
+from .tarfiles import files_tar
+
+if TYPE_CHECKING:
+    from .run import Run
+
+
+def create_container(run: Run, r: Replica, c: Container, kind: str, emptydirs: dict[str, str]) -> str:
+    ip = run.ips[r.name]
+    env = container_env(c, r, run.job.namespace, ip, run.gateway)
+    # Only containers that ask for the accelerator see the pod's GPUs (not e.g. a busybox init step).
+    ids = run.gpu_ids.get(r.name) if c.accelerators else None
+    if ids:
+        env["NVIDIA_VISIBLE_DEVICES"] = ",".join(ids)
+        env.setdefault("NVIDIA_DRIVER_CAPABILITIES", "compute,utility")
+    else:
+        # A replica without GPUs sees none, even where nvidia is the default runtime.
+        env.setdefault("NVIDIA_VISIBLE_DEVICES", "void")
+    command, args = command_and_args(c, env)
+    binds: list[str] = []
+    tmpfs: dict[str, str] = {}
+    for m in c.mounts:
+        if m.kind == "bind":
+            binds.append(f"{m.source}:{m.target}:{'ro' if m.read_only else 'rw'}")
+        elif m.kind == "emptydir":
+            binds.append(f"{emptydirs[m.source]}:{m.target}:{'ro' if m.read_only else 'rw'}")
+        elif m.kind == "tmpfs":
+            tmpfs[m.target] = f"size={m.size}" if m.size else ""
+    cpu = c.cpu
+    if cpu is not None and run.ncpu and cpu > run.ncpu:
+        cpu = Decimal(run.ncpu)  # Docker refuses a quota above the machine's CPUs
+    suffix = "" if kind == "main" else f"-init-{c.name}"
+    name = f"{run.run_id}-{r.role}-{r.index}{suffix}"
+    ports = {p: hp for p, _proto, hp in c.ports if hp} if kind == "main" else {}
+    dns, dns_opt = (["127.0.0.1"], ["timeout:1", "attempts:1"]) if run.opts.offline else (None, None)
+    cid = db.create_container(
+        run.client, name=name, image=c.image, entrypoint=command, cmd=args, env=env,
+        working_dir=c.working_dir, hostname=r.hostname,
+        label_map=run.labels(**{db.REPLICA: r.display, db.CONTAINER: c.name}),
+        network=run.run_id, ip=ip, aliases=r.aliases, extra_hosts=run.extra_hosts, binds=binds,
+        mounts=[], tmpfs=tmpfs,
+        nano_cpus=int(cpu * 10**9) if cpu else None, mem_limit=c.memory,
+        gpu_ids=ids, port_bindings=ports, dns=dns, dns_opt=dns_opt)
+    files = [m for m in c.mounts if m.kind == "files"]
+    if files:
+        run.client.api.put_archive(cid, "/", files_tar(files))
+    return cid
+
+def emptydir_volumes(run: Run, r: Replica, attempt: int) -> dict[str, str]:
+    """A fresh emptyDir per pod (a restarted container keeps its pod's)."""
+    out: dict[str, str] = {}
+    for c in [*r.init_containers, r.main]:
+        for m in c.mounts:
+            if m.kind == "emptydir" and m.source not in out:
+                name = f"{run.run_id}-{r.role}-{r.index}-{m.source}-{attempt}"
+                run.client.api.create_volume(name, labels=run.labels(**{db.REPLICA: r.display}))
+                out[m.source] = name
+    return out
