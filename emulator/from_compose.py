@@ -22,6 +22,7 @@ from typing import Any
 
 from ..compiler.errors import UsageError
 from .inputs import ssh_keypair
+from .interpolation import InterpolationError, compose_env, interpolate_tree
 from .runmodel import (
     Container,
     EnvSource,
@@ -38,24 +39,13 @@ _UNITS = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024*
 
 
 def from_compose(doc: dict, path: str, state_dir: str) -> JobModel:
+    # Interpolated as a whole first, as Compose does: a `${VAR:?msg}` with VAR unset fails here,
+    # before anything starts.
+    try:
+        doc = interpolate_tree(doc, compose_env(path))
+    except InterpolationError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     return _Compose(doc, path, state_dir).read()
-
-
-def interpolate(value: str) -> str:
-    """Compose interpolation: `$$` is `$`, ${VAR}, ${VAR:-default} and $VAR from the environment."""
-    def sub(m: re.Match) -> str:
-        if m.group(0) == "$$":
-            return "$"
-        name = m.group(1) or m.group(3)
-        default = m.group(2)
-        val = os.environ.get(name)
-        if default is not None:
-            op, dflt = default[:2] if default.startswith(":") else default[:1], default.lstrip(":")[1:]
-            if val is None or (op == ":-" and val == ""):
-                return dflt
-        return val or ""
-
-    return re.sub(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, value)
 
 
 def _mem(value: Any) -> int:
@@ -201,10 +191,10 @@ class _Compose:
         x = svc.get("x-trainspec") or {}
         lifecycle = x.get("lifecycle") or {}
         return Container(
-            name=name, image=interpolate(str(svc["image"])),
+            name=name, image=str(svc["image"]),
             command=self._words(svc.get("entrypoint")), args=self._words(svc.get("command")),
             working_dir=svc.get("working_dir"),
-            env=[EnvSource(str(k), interpolate(str(v if v is not None else "")), literal=False) for k, v in env.items()],
+            env=[EnvSource(str(k), str(v if v is not None else ""), literal=False) for k, v in env.items()],
             ports=ports, cpu=cpu, memory=memory, accelerators={"nvidia.com/gpu": accel} if accel else {},
             mounts=mounts,
             post_start=self._hook(lifecycle.get("postStart")), pre_stop=self._hook(lifecycle.get("preStop")),
@@ -216,8 +206,8 @@ class _Compose:
         if value is None:
             return None
         if isinstance(value, str):
-            return [interpolate(w) for w in shlex.split(value)]
-        return [interpolate(str(w)) for w in value]
+            return shlex.split(value)
+        return [str(w) for w in value]
 
     @staticmethod
     def _hook(h: dict | None) -> list[str] | None:

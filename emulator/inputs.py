@@ -21,17 +21,21 @@ SPEC_API = "trainspec/v1"
 
 
 def read_documents(path: str) -> list[Any]:
-    import yaml
+    """The file's YAML (or JSON) documents, read with the compiler's loader and its limits
+    (file size, alias expansion, nesting depth): a compiled file is input like a spec."""
+    from ..compiler.loader import load_file
 
     p = Path(path)
     if not p.exists():
         raise UsageError(f"{path}: no such file")
     if p.is_dir():
         raise UsageError(f"{path} is a directory; name a spec, a compiled k8s.yaml or a compose.yaml")
+    if p.suffix.lower() == ".jsonnet":
+        raise UsageError(f"{path}: a .jsonnet file is a spec")  # never reached: load() compiles it
     try:
-        return [d for d in yaml.safe_load_all(p.read_text(encoding="utf-8")) if d is not None]
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        return [d.data for d in load_file(path) if d.data is not None]
+    except SpecErrors as exc:
+        raise UsageError(str(exc)) from None
 
 
 def is_spec(path: str, docs: list[Any] | None) -> bool:
