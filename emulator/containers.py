@@ -9,9 +9,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from docker.types import Mount as DockerMount
+
+from ..compiler.errors import UsageError
 from . import docker_backend as db
+from .hostpaths import resolve_bind
 from .podenv import command_and_args, container_env
-from .runmodel import Container, Replica
+from .runmodel import Container, Mount, Replica
 from .tarfiles import files_tar
 
 if TYPE_CHECKING:
@@ -30,13 +34,18 @@ def create_container(run: Run, r: Replica, c: Container, kind: str, emptydirs: d
         # A replica without GPUs sees none, even where nvidia is the default runtime.
         env.setdefault("NVIDIA_VISIBLE_DEVICES", "void")
     command, args = command_and_args(c, env)
-    binds: list[str] = []
+    mounts: list[DockerMount] = []
+    checked: list[tuple[Mount, str]] = []
     tmpfs: dict[str, str] = {}
     for m in c.mounts:
         if m.kind == "bind":
-            binds.append(f"{m.source}:{m.target}:{'ro' if m.read_only else 'rw'}")
+            # The final real path, checked now; Docker gets that path (never a link to follow), and
+            # the mount API, which refuses a missing source instead of creating it as root.
+            real = resolve_bind(m, str(run.state), run.opts.allow_host_path)
+            checked.append((m, real))
+            mounts.append(DockerMount(m.target, real, type="bind", read_only=m.read_only))
         elif m.kind == "emptydir":
-            binds.append(f"{emptydirs[m.source]}:{m.target}:{'ro' if m.read_only else 'rw'}")
+            mounts.append(DockerMount(m.target, emptydirs[m.source], type="volume", read_only=m.read_only))
         elif m.kind == "tmpfs":
             tmpfs[m.target] = f"size={m.size}" if m.size else ""
     cpu = c.cpu
@@ -50,10 +59,11 @@ def create_container(run: Run, r: Replica, c: Container, kind: str, emptydirs: d
         run.client, name=name, image=c.image, entrypoint=command, cmd=args, env=env,
         working_dir=c.working_dir, hostname=r.hostname,
         label_map=run.labels(**{db.REPLICA: r.display, db.CONTAINER: c.name}),
-        network=run.run_id, ip=ip, aliases=r.aliases, extra_hosts=run.extra_hosts, binds=binds,
-        mounts=[], tmpfs=tmpfs,
+        network=run.run_id, ip=ip, aliases=r.aliases, extra_hosts=run.extra_hosts, binds={},
+        mounts=mounts, tmpfs=tmpfs,
         nano_cpus=int(cpu * 10**9) if cpu else None, mem_limit=c.memory,
         gpu_ids=ids, port_bindings=ports, dns=dns, dns_opt=dns_opt)
+    run.bind_sources[cid] = checked
     files = [m for m in c.mounts if m.kind == "files"]
     if files:
         run.client.api.put_archive(cid, "/", files_tar(files))
@@ -69,3 +79,13 @@ def emptydir_volumes(run: Run, r: Replica, attempt: int) -> dict[str, str]:
                 run.client.api.create_volume(name, labels=run.labels(**{db.REPLICA: r.display}))
                 out[m.source] = name
     return out
+
+
+def recheck_binds(run: Run, cid: str) -> None:
+    """Right before start: every bind source must still lead where it did at create (a
+    container of the run may have swapped a folder for a symlink in between)."""
+    for m, real in run.bind_sources.get(cid, []):
+        now = resolve_bind(m, str(run.state), run.opts.allow_host_path)
+        if now != real:
+            raise UsageError(f"bind source {m.source} changed between create and start (it led to {real}, "
+                             f"now to {now}); refusing to start the container")

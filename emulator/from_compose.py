@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compiler.errors import UsageError
+from .hostpaths import safe_name
 from .inputs import ssh_keypair
 from .interpolation import InterpolationError, compose_env, interpolate_tree
 from .runmodel import (
@@ -246,7 +247,9 @@ class _Compose:
                 return Mount(target, "emptydir", target.strip("/").replace("/", "-") or "anon", ro)
             vol = ((self.doc.get("volumes") or {}).get(src) or {})
             claim = vol.get("name", src) if isinstance(vol, dict) else src
-            return Mount(target, "bind", f"{self.state_dir}/volumes/{claim}", ro)
+            claim = safe_name(claim, "volume name", f"{self.path}: {where}.volumes")
+            root = f"{self.state_dir}/volumes/{claim}"
+            return Mount(target, "bind", root, ro, root=root)
         if kind == "bind":
             host = Path(os.path.expanduser(src))
             host = host if host.is_absolute() else (self.base / host)

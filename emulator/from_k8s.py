@@ -13,6 +13,7 @@ from typing import Any
 
 from ..compiler.errors import UsageError
 from .expand import expand_command
+from .hostpaths import safe_name, safe_subpath
 from .quantity import parse_quantity
 from .runmodel import (
     Container,
@@ -323,11 +324,13 @@ class _Reader:
         if vol is None:
             raise self.fail(f"{where} volumeMounts", f"volume {vname!r} is not in the pod's volumes")
         ro = bool(m.get("readOnly", False))
-        sub = m.get("subPath") or ""
+        sub = safe_subpath(m.get("subPath"), f"{self.source}: {where} volumeMounts {vname}")
         if "persistentVolumeClaim" in vol:
-            claim = vol["persistentVolumeClaim"].get("claimName")
-            src = f"{self.state_dir}/volumes/{claim}" + (f"/{sub}" if sub else "")
-            return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")))
+            claim = safe_name(vol["persistentVolumeClaim"].get("claimName"), "claimName",
+                              f"{self.source}: {where} volume {vname}")
+            root = f"{self.state_dir}/volumes/{claim}"
+            src = root + (f"/{sub}" if sub else "")
+            return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")), root=root)
         if "hostPath" in vol:
             src = vol["hostPath"].get("path", "") + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro, host_path=True)

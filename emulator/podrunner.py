@@ -18,6 +18,7 @@ import requests.exceptions
 
 from ..compiler.errors import UsageError
 from . import docker_backend as db
+from .containers import recheck_binds
 from .policy import FAILED, SUCCEEDED
 from .probes import ProbeLoop, check_once
 from .runmodel import Container, Replica
@@ -247,6 +248,7 @@ class PodRunner(threading.Thread):
         if self.stop_ev.is_set():
             return None
         label = self.r.display if kind == "main" else f"{self.r.display}:{c.name}"
+        recheck_binds(run, cid)
         try:
             api.start(cid)
         except docker.errors.APIError as exc:

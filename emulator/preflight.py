@@ -15,7 +15,7 @@ from typing import Any
 from ..compiler.errors import UsageError
 from . import docker_backend as db
 from . import gpus as gpu_mod
-from .hostpaths import check_host_paths
+from .hostpaths import check_host_paths, make_dir_inside
 from .inputs import missing_objects_error
 from .runmodel import JobModel
 from .runtypes import RunOptions
@@ -74,8 +74,8 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
     for r in job.replicas:
         for c in [*r.init_containers, r.main]:
             for m in c.mounts:
-                if m.kind == "bind" and m.source.startswith(str(state / "volumes")):
-                    Path(m.source).mkdir(parents=True, exist_ok=True)
+                if m.kind == "bind" and m.root:  # claim folders: only ever inside the state folder
+                    make_dir_inside(str(state / "volumes"), m.source)
     return out
 
 

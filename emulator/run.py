@@ -26,7 +26,7 @@ from .events import Events
 from .podrunner import PodRunner
 from .policy import FAILED, SUCCEEDED, Decision, decide
 from .preflight import preflight
-from .runmodel import Container, JobModel, Replica
+from .runmodel import Container, JobModel, Mount, Replica
 from .runtypes import (
     PENDING,
     RUNNING,
@@ -76,6 +76,8 @@ class Run:
         self.network: Any = None
         self.extra_hosts: dict[str, str] = {}   # every replica's names, in every hosts file
         self._drawn_at = 0.0                    # when the live table was last drawn
+        # container id -> its bind mounts and the real paths checked at create (checked again at start)
+        self.bind_sources: dict[str, list[tuple[Mount, str]]] = {}
 
     def make_console(self, stream: TextIO | None, colour: str | None, quiet: bool) -> Console:
         console = Console([r.display for r in self.job.replicas] + self._init_names(), stream, colour, quiet=quiet)

@@ -44,6 +44,7 @@ class Mount:
     single_file: bool = False       # subPath of a configMap/secret: target is one file
     size: int | None = None         # emptyDir sizeLimit (memory medium → tmpfs size)
     host_path: bool = False         # a hostPath / compose bind the user chose (checked against a denylist)
+    root: str = ""                  # a volume folder under the state folder the source must stay inside
 
 
 @dataclass

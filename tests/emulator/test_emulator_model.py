@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from emuhelpers import trainspec as trainspec_cli
 
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator import gpus, inputs, policy
@@ -115,7 +116,7 @@ def test_two_jobs_need_a_choice():
 def test_not_a_manifest_and_bad_yaml(tmp_path):
     p = tmp_path / "x.yaml"
     p.write_text("a: [1\n")
-    with pytest.raises(UsageError, match="not valid YAML"):
+    with pytest.raises(UsageError, match="x.yaml:2:1: .*YAML syntax error"):
         inputs.load(str(p))
     p.write_text("kind: Deployment\nmetadata: {name: web}\n")
     with pytest.raises(UsageError, match="no trainspec workloads"):
@@ -230,3 +231,20 @@ def test_exec_probe_commands_expand_like_the_prober():
     container = from_k8s([job], source="inline").replicas[0].main
     assert container.liveness.command == ["test", "a", "", "$(A)", "$(UNKNOWN)"]
     assert container.post_start == ["echo", "$(A)"]
+
+
+def test_compiled_files_get_the_compilers_yaml_limits(tmp_path):
+    """An alias bomb or deep nesting in a compiled file is a clear error at once, not a hang or
+    a RecursionError (the emulator reads them with the compiler's loader)."""
+    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    bomb += [f"a{i}: &a{i} [*a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}]"
+             for i in range(1, 12)]
+    p = tmp_path / "bomb.yaml"
+    p.write_text("\n".join(bomb) + "\n")
+    with pytest.raises(UsageError, match="expands to more than"):
+        inputs.load(str(p))
+    p.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(UsageError, match="nesting"):
+        inputs.load(str(p))
+    r = trainspec_cli("run", p, cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "nesting" in r.stderr, r.stderr
