@@ -86,6 +86,9 @@ def _denied(real: str) -> str | None:
     if any(_inside(real, a) for a in ALLOWED_INSIDE) and real not in ALLOWED_INSIDE:
         return None
     homes = _homes()
+    parts = real.split("/")
+    if len(parts) > 2 and parts[1] == "home" and f"/home/{parts[2]}" not in homes:
+        homes.append(f"/home/{parts[2]}")
     trees = list(DENIED_TREES) + [os.path.realpath(t) for t in DENIED_TREES]
     host = os.environ.get("DOCKER_HOST", "")
     if host.startswith("unix://"):
@@ -124,7 +127,19 @@ def rw_allowed(real: str) -> bool:
     return any(real != r and _inside(real, r) for r in roots if r != "/")
 
 
-def check_host_paths(job: JobModel) -> None:
+def in_state_folder(source: str, state: str) -> str | None:
+    """A hostPath into the state folder (as written or where it leads) would see the claim
+    folders the run's containers write — and follow any symlink they plant there."""
+    state_real, state_abs = os.path.realpath(state), os.path.abspath(state)
+    for p in {os.path.abspath(source), os.path.realpath(source)}:
+        for s in {state_real, state_abs}:
+            if _inside(p, s) or s.startswith(p.rstrip("/") + "/"):
+                return (f"it is inside (or contains) the emulator's state folder {s}, where the run's containers "
+                        "write (claim folders)")
+    return None
+
+
+def check_host_paths(job: JobModel, state: str | None = None) -> None:
     """Refuse hostPath mounts (and compose binds) of the host's system folders, the Docker
     socket and the like — and read-write ones outside the data roots — before anything
     is created; --allow-host-path lifts this."""
@@ -133,7 +148,7 @@ def check_host_paths(job: JobModel) -> None:
         for c in [*r.init_containers, r.main]:
             for m in c.mounts:
                 if m.kind == "bind" and m.host_path:
-                    why = host_path_problem(m.source, m.read_only)
+                    why = host_path_problem(m.source, m.read_only) or (state and in_state_folder(m.source, state))
                     if why:
                         name = r.display if c is r.main else f"{r.display}:{c.name}"
                         bad.append(f"{name} mounts host path {m.source} at {m.target} ({why})")
@@ -211,11 +226,7 @@ def resolve_bind(m: Mount, state: str, allow_host_path: bool) -> str:
                              "by a container?); refusing to mount it")
         return real
     if m.host_path and not allow_host_path:
-        why = host_path_problem(real, m.read_only)
-        state_real = os.path.realpath(state)
-        if why is None and (_inside(real, state_real) or state_real.startswith(real.rstrip("/") + "/")):
-            why = (f"it is inside (or contains) the emulator's state folder {state_real}, where the run's "
-                   "containers write (claim folders)")
+        why = host_path_problem(real, m.read_only) or in_state_folder(m.source, state)
         if why:
             raise UsageError(f"refusing to mount host path {m.source} (resolved: {real}) at {m.target}: {why}")
     if not os.path.exists(real):

@@ -9,7 +9,6 @@ import subprocess
 
 import pytest
 from emuhelpers import run_containers, spec, trainspec
-
 from trainspec.emulator import inputs
 from trainspec.emulator.run import Run, RunOptions
 

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 import yaml
 from emuhelpers import trainspec as trainspec_cli
-
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator import gpus, inputs, policy
 from trainspec.emulator.from_k8s import from_k8s

@@ -12,7 +12,6 @@ import tarfile
 
 import pytest
 from emuhelpers import ROOT, norm, trainspec
-
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator import inputs
 from trainspec.emulator.run import Run, RunOptions
