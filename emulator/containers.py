@@ -13,10 +13,10 @@ from docker.types import Mount as DockerMount
 
 from ..compiler.errors import UsageError
 from . import docker_backend as db
+from .filesvol import LABEL as FILES_LABEL
 from .hostpaths import resolve_bind
 from .podenv import command_and_args, container_env
 from .runmodel import Container, Mount, Replica
-from .tarfiles import files_tar
 
 if TYPE_CHECKING:
     from .run import Run
@@ -46,8 +46,13 @@ def create_container(run: Run, r: Replica, c: Container, kind: str, emptydirs: d
             mounts.append(DockerMount(m.target, real, type="bind", read_only=m.read_only))
         elif m.kind == "emptydir":
             mounts.append(DockerMount(m.target, emptydirs[m.source], type="volume", read_only=m.read_only))
+        elif m.kind == "files":
+            # configMap/secret files on a tmpfs, bound read-only: never on the host's disk
+            host = run.files.write(f"{r.display}-{c.name}", m)
+            mounts.append(DockerMount(m.target, host, type="bind", read_only=True))
         elif m.kind == "tmpfs":
             tmpfs[m.target] = f"size={m.size}" if m.size else ""
+    sec = c.security
     cpu = c.cpu
     if cpu is not None and run.ncpu and cpu > run.ncpu:
         cpu = Decimal(run.ncpu)  # Docker refuses a quota above the machine's CPUs
@@ -58,15 +63,15 @@ def create_container(run: Run, r: Replica, c: Container, kind: str, emptydirs: d
     cid = db.create_container(
         run.client, name=name, image=c.image, entrypoint=command, cmd=args, env=env,
         working_dir=c.working_dir, hostname=r.hostname,
-        label_map=run.labels(**{db.REPLICA: r.display, db.CONTAINER: c.name}),
+        label_map=run.labels(**{db.REPLICA: r.display, db.CONTAINER: c.name},
+                              **({FILES_LABEL: run.files.path} if run.files.path else {})),
         network=run.run_id, ip=ip, aliases=r.aliases, extra_hosts=run.extra_hosts, binds={},
         mounts=mounts, tmpfs=tmpfs,
         nano_cpus=int(cpu * 10**9) if cpu else None, mem_limit=c.memory,
-        gpu_ids=ids, port_bindings=ports, dns=dns, dns_opt=dns_opt)
+        gpu_ids=ids, port_bindings=ports, dns=dns, dns_opt=dns_opt,
+        user=sec.user, read_only=sec.read_only_root, cap_drop=sec.cap_drop, group_add=sec.group_add,
+        security_opt=["no-new-privileges"] if sec.no_new_privileges else None)
     run.bind_sources[cid] = checked
-    files = [m for m in c.mounts if m.kind == "files"]
-    if files:
-        run.client.api.put_archive(cid, "/", files_tar(files))
     return cid
 
 def emptydir_volumes(run: Run, r: Replica, attempt: int) -> dict[str, str]:
@@ -89,3 +94,4 @@ def recheck_binds(run: Run, cid: str) -> None:
         if now != real:
             raise UsageError(f"bind source {m.source} changed between create and start (it led to {real}, "
                              f"now to {now}); refusing to start the container")
+

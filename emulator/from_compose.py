@@ -35,6 +35,7 @@ from .runmodel import (
     Replica,
     start_order,
 )
+from .security import compose_security
 
 _UNITS = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
 
@@ -200,7 +201,7 @@ class _Compose:
             mounts=mounts,
             post_start=self._hook(lifecycle.get("postStart")), pre_stop=self._hook(lifecycle.get("preStop")),
             readiness=self._healthcheck(svc.get("healthcheck")) if main else None,
-            expand=False)
+            expand=False, security=compose_security(svc, f"{self.path}: {where}"))
 
     @staticmethod
     def _words(value: Any) -> list[str] | None:

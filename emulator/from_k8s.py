@@ -26,6 +26,7 @@ from .runmodel import (
     Replica,
     start_order,
 )
+from .security import k8s_security
 
 FRAMEWORK_CONTAINERS = ("tensorflow", "pytorch", "mxnet", "mpi")
 # Limit keys that are not accelerators (anything else is: the resource name
@@ -194,9 +195,9 @@ class _Reader:
             backoff_limit=int(spec.get("backoffLimit", 6)) if kind == "Job" else 0,
             active_deadline=_opt_float(spec.get("activeDeadlineSeconds") or pod.get("activeDeadlineSeconds")),
             failure_rules=rules, hostname=hostname, aliases=_dedupe(aliases), labels=labels,
-            init_containers=[self.container(c, volumes, f"{ctx} initContainer {c.get('name')}")
+            init_containers=[self.container(c, volumes, f"{ctx} initContainer {c.get('name')}", pod)
                              for c in pod.get("initContainers") or []],
-            main=self.container(main, volumes, f"{ctx} container {main.get('name')}"),
+            main=self.container(main, volumes, f"{ctx} container {main.get('name')}", pod),
             grace=grace)
 
     def add_service_aliases(self, replicas: list[Replica], services: list[dict]) -> None:
@@ -214,7 +215,7 @@ class _Reader:
             r.aliases = _dedupe(r.aliases + [n, f"{n}.{ns}", f"{n}.{ns}.svc", f"{n}.{ns}.svc.cluster.local"])
 
     # -- containers ------------------------------------------------------
-    def container(self, c: dict, volumes: dict[str, dict], where: str) -> Container:
+    def container(self, c: dict, volumes: dict[str, dict], where: str, pod: dict) -> Container:
         image = c.get("image")
         if not image:
             raise self.fail(where, "has no image")
@@ -254,6 +255,7 @@ class _Reader:
             liveness=self.probe(c.get("livenessProbe"), f"{where} livenessProbe", static),
             readiness=self.probe(c.get("readinessProbe"), f"{where} readinessProbe", static),
             startup=self.probe(c.get("startupProbe"), f"{where} startupProbe", static),
+            security=k8s_security(pod, c, f"{self.source}: {where}"),
         )
 
     def env(self, c: dict, where: str) -> list[EnvSource]:

@@ -10,6 +10,7 @@ run's containers).
 from __future__ import annotations
 
 from collections.abc import Iterable
+import os
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,14 @@ def missing_objects_error(model: JobModel) -> None:
 # -- secrets ------------------------------------------------------------------
 
 def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, bytes]]:
-    """--secret/--configmap NAME=PATH (a directory of key files or a KEY=VALUE file) | NAME:KEY=VALUE."""
+    """--secret/--configmap values, in forms that keep secrets off the command line:
+
+    NAME=PATH or NAME=@PATH   a directory of key files, or a KEY=VALUE env file
+    NAME:KEY=@FILE            the key's value is the file's bytes
+    NAME:KEY=@env:VAR         the key's value is the environment variable VAR
+    NAME:KEY=VALUE            inline (visible in the process list until the run hides it);
+                              a value that starts with @ is written @@...
+    """
     out: dict[str, dict[str, bytes]] = {}
     for opt in options:
         colon, eq = opt.find(":"), opt.find("=")
@@ -114,13 +122,15 @@ def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, 
         shown = repr(opt) if flag != "--secret" else f"{name_part} (value not shown)" if name_part != opt \
             else "(option not shown)"
         if eq <= 0:
-            raise UsageError(f"{flag} {shown}: expected NAME=PATH or NAME:KEY=VALUE")
+            raise UsageError(f"{flag} {shown}: expected NAME=PATH, NAME:KEY=@FILE, NAME:KEY=@env:VAR or "
+                             "NAME:KEY=VALUE")
         if 0 < colon < eq:
             name, rest = opt[:colon], opt[colon + 1:]
             key, value = rest.split("=", 1)
-            out.setdefault(name, {})[key] = value.encode()
+            out.setdefault(name, {})[key] = _indirect_value(value, f"{flag} {name}:{key}")
             continue
-        name, path = opt[:eq], Path(opt[eq + 1:])
+        name, raw = opt[:eq], opt[eq + 1:]
+        path = Path(raw[1:] if raw.startswith("@") else raw)
         data = out.setdefault(name, {})
         if path.is_dir():
             for f in sorted(path.iterdir()):
@@ -140,6 +150,22 @@ def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, 
             raise UsageError(f"{flag} {name}: {where} is neither a file nor a directory "
                              f"(expected NAME=PATH or NAME:KEY=VALUE)")
     return out
+
+
+def _indirect_value(value: str, where: str) -> bytes:
+    if value.startswith("@@"):
+        return value[1:].encode()
+    if value.startswith("@env:"):
+        var = value[len("@env:"):]
+        if var not in os.environ:
+            raise UsageError(f"{where}: environment variable {var} is not set")
+        return os.environ[var].encode()
+    if value.startswith("@"):
+        try:
+            return Path(value[1:]).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"{where}: cannot read {value[1:]}: {exc.strerror}") from None
+    return value.encode()
 
 
 def _referenced_secrets(obj: Any, out: set[str]) -> None:

@@ -23,6 +23,7 @@ from ..compiler.errors import UsageError
 from . import docker_backend as db
 from .containers import create_container, emptydir_volumes
 from .events import Events
+from .filesvol import FilesDir
 from .podrunner import PodRunner
 from .policy import FAILED, SUCCEEDED, Decision, decide
 from .preflight import preflight
@@ -78,6 +79,7 @@ class Run:
         self._drawn_at = 0.0                    # when the live table was last drawn
         # container id -> its bind mounts and the real paths checked at create (checked again at start)
         self.bind_sources: dict[str, list[tuple[Mount, str]]] = {}
+        self.files = FilesDir(self.run_id)     # configMap/secret volumes, on a tmpfs
 
     def make_console(self, stream: TextIO | None, colour: str | None, quiet: bool) -> Console:
         console = Console([r.display for r in self.job.replicas] + self._init_names(), stream, colour, quiet=quiet)
@@ -196,6 +198,7 @@ class Run:
             self.events.close()
         if self.client is not None:
             db.remove_run(self.client, self.run_id)
+        self.files.remove()
 
     def labels(self, **extra: str) -> dict[str, str]:
         return db.labels(self.run_id, self.job.name, self.supervisor, str(self.state), **extra)
@@ -284,6 +287,7 @@ class Run:
             self.events.close()
         if not self.opts.keep and self.client is not None:
             self._remove_everything()
+            self.files.remove()  # also when no container was created to carry its label
         elif self.opts.keep:
             self.console.note(f"--keep: containers and network of {self.run_id} left in place; "
                               f"remove them with `trainspec down {self.run_id}`")

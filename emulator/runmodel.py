@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from .security import Security
+
 
 @dataclass
 class Probe:
@@ -76,6 +78,7 @@ class Container:
     readiness: Probe | None = None
     startup: Probe | None = None
     expand: bool = True             # Kubernetes $(VAR) expansion (not for compose input)
+    security: Security = field(default_factory=Security)   # user, read-only root, ... (security.py)
 
 
 @dataclass

@@ -85,8 +85,22 @@ def test_secret_and_configmap_options(tmp_path):
     assert env["HF_TOKEN"] == "s3cr3t" and env["WANDB_PROJECT"] == "squad"
     certs = next(m for m in master.main.mounts if m.target == "/etc/certs")
     assert certs.secret and certs.files[0].data == b"CERT"
-    with pytest.raises(UsageError, match="expected NAME=PATH or NAME:KEY=VALUE"):
+    with pytest.raises(UsageError, match="expected NAME=PATH, NAME:KEY=@FILE, .* or NAME:KEY=VALUE"):
         inputs.parse_key_options(["nonsense"], "--secret")
+
+
+def test_secret_values_need_not_be_on_the_command_line(tmp_path, monkeypatch):
+    """`--secret NAME:KEY=@FILE`, `NAME:KEY=@env:VAR` and `NAME=@PATH`: the value never is in argv."""
+    (tmp_path / "tok").write_bytes(b"from-file\n")
+    (tmp_path / "s.env").write_text("a=1\n")
+    monkeypatch.setenv("MY_TOKEN", "from-env")
+    got = inputs.parse_key_options([f"s:file=@{tmp_path / 'tok'}", "s:env=@env:MY_TOKEN", "s:lit=@@at",
+                                    f"t=@{tmp_path / 's.env'}"], "--secret")
+    assert got == {"s": {"file": b"from-file\n", "env": b"from-env", "lit": b"@at"}, "t": {"a": b"1"}}
+    with pytest.raises(UsageError, match="environment variable NOPE_UNSET is not set"):
+        inputs.parse_key_options(["s:k=@env:NOPE_UNSET"], "--secret")
+    with pytest.raises(UsageError, match="cannot read"):
+        inputs.parse_key_options([f"s:k=@{tmp_path / 'missing'}"], "--secret")
 
 
 @pytest.mark.parametrize("doc_patch,message", [
