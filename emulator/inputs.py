@@ -9,8 +9,8 @@ run's containers).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 

@@ -19,11 +19,11 @@ import requests.exceptions
 from ..compiler.errors import UsageError
 from . import docker_backend as db
 from .containers import recheck_binds
+from .logstream import IDLE_LIMIT, LogPump
 from .policy import FAILED, SUCCEEDED
 from .probes import ProbeLoop, check_once
 from .runmodel import Container, Replica
 from .runtypes import INIT, PENDING, RUNNING, TERMINATED
-from .ui import Console
 
 if TYPE_CHECKING:
     from .run import Run
@@ -46,6 +46,7 @@ class PodRunner(threading.Thread):
         self.lock = threading.Lock()
         self.log_path = run.dir / f"{replica.display}.log"
         self.log_file: TextIO | None = None
+        self.pumps: list[LogPump] = []          # this replica's log streams (one per container started)
 
     # -- control from the supervisor ------------------------------------
     def terminate(self) -> None:
@@ -254,7 +255,9 @@ class PodRunner(threading.Thread):
         except docker.errors.APIError as exc:
             raise UsageError(db.start_error_message(f"{label} ({c.image})", exc)) from None
         self.started.set()
-        logs = threading.Thread(target=self._stream_logs, args=(cid, label), daemon=True)
+        logs = LogPump(run.client, cid, label, run.console, self.log_file, run.mask)
+        with self.lock:
+            self.pumps.append(logs)
         logs.start()
         probe_stop = threading.Event()
         if self.stop_ev.is_set():  # the run began to stop while this one was starting
@@ -272,7 +275,7 @@ class PodRunner(threading.Thread):
         probe_stop.set()
         if not self.abandoned:
             # The exit can be seen before the last lines: let the stream finish.
-            logs.join(1 if self.run_.daemon_lost else 10)
+            logs.drain(1 if self.run_.daemon_lost else IDLE_LIMIT)
         return code
 
     def _wait_exit(self, cid: str, waiter: threading.Event) -> int | None:
@@ -342,25 +345,7 @@ class PodRunner(threading.Thread):
         except docker.errors.APIError:
             pass
 
-    def _stream_logs(self, cid: str, label: str) -> None:
-        console = self.run_.console
-        prefix = "" if ":" not in label else f"[{label.split(':', 1)[1]}] "
-        try:
-            stream = self.run_.client.api.logs(cid, stream=True, follow=True, stdout=True, stderr=True)
-            buf = b""
-            for chunk in stream:
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    self._emit(console, label, prefix, line)
-            if buf:
-                self._emit(console, label, prefix, buf)
-        except Exception:  # noqa: BLE001 - a removed container ends its stream
-            pass
-
-    def _emit(self, console: Console, label: str, prefix: str, raw: bytes) -> None:
-        text = self.run_.mask(raw.decode("utf-8", errors="replace").rstrip("\r"))
-        console.log(label, text)
-        if self.log_file:
-            self.log_file.write(prefix + text + "\n")
-            self.log_file.flush()
+    def logs_moving(self) -> bool:
+        """A log stream of this replica is still delivering lines (the run waits for it)."""
+        with self.lock:
+            return any(p.moving() for p in self.pumps)

@@ -277,7 +277,10 @@ class Run:
             else:
                 rn.terminate()
         deadline = time.time() + (5 if self.daemon_lost else self.opts.max_grace + 15)
-        while time.time() < deadline and any(rn.is_alive() for rn in self.runners.values()):
+        # Past the deadline only while a replica's logs are still streaming: its last lines matter.
+        while any(rn.is_alive() for rn in self.runners.values()) and (
+                time.time() < deadline or (not self.daemon_lost and any(rn.logs_moving()
+                                                                          for rn in self.runners.values()))):
             if self.hurry:
                 break  # a second Ctrl-C: no more waiting, force-remove below
             for rn in self.runners.values():
