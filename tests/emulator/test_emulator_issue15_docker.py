@@ -159,12 +159,13 @@ def test_secret_volumes_are_on_a_tmpfs_and_gone_after(tmp_path, test_image, leak
         pod["containers"][0]["securityContext"] = {"readOnlyRootFilesystem": True}
         _command(pod, "m = [l.split() for l in open('/proc/mounts')]\n"
                       "print('fs', [x[2] for x in m if x[1].startswith('/etc/creds')])\n"
-                      "print('token', open('/etc/creds/token').read(), open('/etc/creds/key').read())")
+                      "print('values', open('/etc/creds/token').read() == 's3cr3t-on-tmpfs',\n"
+                      "      open('/etc/creds/key').read() == 'k3y-from-env')")
     before = set(glob.glob("/dev/shm/trainspec-files-*"))
     r = trainspec("run", _k8s(tmp_path, edit), "--offline", "--secret", f"creds:token=@{tmp_path / 'token'}",
                   "--secret", "creds:key=@env:MY_KEY", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     out = norm(r.stdout)
     assert "fs ['tmpfs']" in out or "fs ['tmpfs', 'tmpfs']" in out, out
-    assert "token ******** ********" in out or "token s3cr3t-on-tmpfs k3y-from-env" in out, out
+    assert "values True True" in out, out
     assert set(glob.glob("/dev/shm/trainspec-files-*")) == before  # removed with the run
