@@ -70,6 +70,7 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
             f"image{'s' if len(missing) > 1 else ''} not present locally: {', '.join(missing)}; the emulator "
             "never pulls (that could hang or fetch the wrong thing): `docker pull`/`docker build`/`docker load` "
             "it first, or map it to a local image with --image OLD=NEW (or --image NEW for every role)")
+    check_run_as_non_root(client, job)
     check_host_ports(job)
     for r in job.replicas:
         for c in [*r.init_containers, r.main]:
@@ -108,3 +109,20 @@ def check_host_ports(job: JobModel) -> None:
             seen[host_port] = r.display
             if not db.host_port_free(int(host_port)):
                 raise UsageError(f"{r.display} publishes host port {host_port}, which is already in use")
+
+
+def check_run_as_non_root(client: Any, job: JobModel) -> None:
+    """runAsNonRoot without runAsUser: the kubelet checks the image's user; so does the emulator."""
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            if not c.security.run_as_non_root or c.security.user is not None:
+                continue
+            user = str((client.api.inspect_image(c.image).get("Config") or {}).get("User") or "")
+            uid = user.split(":", 1)[0]
+            if uid in ("", "root", "0"):
+                raise UsageError(f"{r.display} ({c.name}): runAsNonRoot is true but image {c.image} runs as root "
+                                 "(the kubelet refuses to start it); set runAsUser")
+            if not uid.isdigit():
+                raise UsageError(f"{r.display} ({c.name}): runAsNonRoot is true but image {c.image} has the "
+                                 f"non-numeric user {uid!r}, which cannot be verified (the kubelet refuses it too); "
+                                 "set runAsUser")

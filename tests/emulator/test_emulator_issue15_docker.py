@@ -169,3 +169,11 @@ def test_secret_volumes_are_on_a_tmpfs_and_gone_after(tmp_path, test_image, leak
     assert "fs ['tmpfs']" in out or "fs ['tmpfs', 'tmpfs']" in out, out
     assert "values True True" in out, out
     assert set(glob.glob("/dev/shm/trainspec-files-*")) == before  # removed with the run
+
+
+@pytest.mark.docker
+def test_run_as_non_root_checks_the_images_user(tmp_path, test_image, leak_check):
+    def edit(pod):
+        pod["securityContext"] = {"runAsNonRoot": True}
+    r = trainspec("run", _k8s(tmp_path, edit), "--offline", cwd=tmp_path)
+    assert r.returncode == 2 and "runAsNonRoot is true but image" in r.stderr, r.stderr
