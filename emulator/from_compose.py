@@ -252,6 +252,8 @@ class _Compose:
             root = f"{self.state_dir}/volumes/{claim}"
             return Mount(target, "bind", root, ro, root=root)
         if kind == "bind":
+            if "\0" in src:
+                raise self.fail(f"{where}.volumes", f"bind source {src!r} holds a NUL byte")
             host = Path(os.path.expanduser(src))
             host = host if host.is_absolute() else (self.base / host)
             if not host.exists():

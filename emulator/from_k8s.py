@@ -334,7 +334,11 @@ class _Reader:
             src = root + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")), root=root)
         if "hostPath" in vol:
-            src = vol["hostPath"].get("path", "") + (f"/{sub}" if sub else "")
+            host = (vol["hostPath"] or {}).get("path")
+            if not isinstance(host, str) or not host.startswith("/") or "\0" in host:
+                raise self.fail(f"{where} volume {vname}", f"hostPath path {host!r} is not an absolute path",
+                                "Kubernetes requires an absolute hostPath")
+            src = host + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro, host_path=True)
         if "emptyDir" in vol:
             if (vol["emptyDir"] or {}).get("medium") == "Memory":
@@ -352,6 +356,7 @@ class _Reader:
             files: list[FileEntry] = []
             if items:
                 for it in items:
+                    safe_subpath(it.get("path", it.get("key")), f"{self.source}: {where} volume {vname} items path")
                     if it.get("key") in data:
                         files.append(FileEntry(it.get("path", it["key"]), data[it["key"]], int(it.get("mode", mode))))
                     elif oname not in self.secret_missing and oname not in self.configmap_missing \

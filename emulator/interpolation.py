@@ -103,7 +103,10 @@ def _braced(body: str, env: Mapping[str, str], where: str) -> str:
 def interpolate_tree(doc: Any, env: Mapping[str, str], path: str = "") -> Any:
     """Every string in a parsed compose file, interpolated (keys are left as written)."""
     if isinstance(doc, str):
-        return interpolate(doc, env, path or "<top>")
+        try:
+            return interpolate(doc, env, path or "<top>")
+        except RecursionError:
+            raise InterpolationError(f"{path}: interpolation nested too deeply") from None
     if isinstance(doc, dict):
         return {k: interpolate_tree(v, env, f"{path}.{k}" if path else str(k)) for k, v in doc.items()}
     if isinstance(doc, list):

@@ -42,6 +42,20 @@ def _refuse(where: str, what: str) -> UsageError:
                       f"or hand the container the host); hint: {_REFUSE_HINT}")
 
 
+def _mapping(value: Any, where: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _id(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**31 - 1:
+        raise UsageError(f"{where}: {value!r} is not a user or group id; expected an integer 0..2147483647")
+    return value
+
+
 def _seccomp(value: Any, where: str) -> None:
     kind = (value or {}).get("type") if isinstance(value, dict) else None
     if kind not in (None, "RuntimeDefault"):
@@ -60,8 +74,16 @@ def k8s_security(pod: dict, container: dict, where: str) -> Security:
             raise _refuse(where, f"{key}: true")
     if pod.get("hostUsers") is False:
         raise _refuse(where, "hostUsers: false (a user namespace)")
-    psc = pod.get("securityContext") or {}
-    csc = container.get("securityContext") or {}
+    psc = _mapping(pod.get("securityContext"), f"{where} securityContext")
+    csc = _mapping(container.get("securityContext"), f"{where} container securityContext")
+    for sc, name in ((psc, "securityContext"), (csc, "container securityContext")):
+        for key in ("runAsUser", "runAsGroup", "fsGroup"):
+            if key in sc:
+                _id(sc[key], f"{where} {name}.{key}")
+        for g in sc.get("supplementalGroups") or []:
+            _id(g, f"{where} {name}.supplementalGroups")
+    if not isinstance(csc.get("capabilities") or {}, dict):
+        raise UsageError(f"{where} container securityContext.capabilities: expected a mapping")
     for key in psc:
         if key in _IGNORED_POD or key in ("runAsUser", "runAsGroup", "runAsNonRoot", "supplementalGroups",
                                           "fsGroup", "seccompProfile", "appArmorProfile"):

@@ -232,3 +232,26 @@ def test_a_symlink_planted_by_a_container_is_not_followed(tmp_path, test_image, 
     assert r.returncode == 2 and "symlink" in r.stderr and "mounted" not in r.stdout, r.stdout + r.stderr
     r = trainspec("run", _with_host_path(tmp_path, str(link), out="hp2.yaml"), "--offline", cwd=tmp_path)
     assert r.returncode == 2 and "refusing" in r.stderr, r.stderr
+
+
+# -- second adversarial pass (docs/reliability.md) ------------------------------------------
+
+@pytest.mark.parametrize("case", ["relative", "nul", "uid-text", "uid-bool", "sc-text", "item-path"])
+def test_hostile_compiled_fields_are_clear_errors(tmp_path, case):
+    def edit(pod):
+        c = pod["containers"][0]
+        if case in ("relative", "nul"):
+            pod["volumes"].append({"name": "h", "hostPath": {"path": "data" if case == "relative" else "/tmp/a\0b"}})
+            c["volumeMounts"].append({"name": "h", "mountPath": "/h"})
+        elif case == "uid-text":
+            pod["securityContext"] = {"runAsUser": "0; rm -rf /"}
+        elif case == "uid-bool":
+            c["securityContext"] = {"runAsUser": True}
+        elif case == "sc-text":
+            pod["securityContext"] = "privileged"
+        else:
+            pod["volumes"].append({"name": "c", "configMap": {"name": "cm", "items": [{"key": "k", "path": "../x"}]}})
+            c["volumeMounts"].append({"name": "c", "mountPath": "/c"})
+    r = trainspec("run", _k8s(tmp_path, edit), "--offline", "--configmap", "cm:k=v", cwd=tmp_path, env=NO_DAEMON)
+    assert r.returncode == 2 and "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "cannot reach the Docker daemon" not in r.stderr  # refused while reading, before Docker
