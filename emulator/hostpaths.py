@@ -139,19 +139,31 @@ def in_state_folder(source: str, state: str) -> str | None:
     return None
 
 
-def check_host_paths(job: JobModel, state: str | None = None) -> None:
+def check_host_paths(job: JobModel, state: str | None = None, allow: bool = False) -> None:
     """Refuse hostPath mounts (and compose binds) of the host's system folders, the Docker
     socket and the like — and read-write ones outside the data roots — before anything
-    is created; --allow-host-path lifts this."""
-    bad = []
+    is created (--allow-host-path lifts this); and missing ones (never created here)."""
+    bad: list[str] = []
+    missing: list[str] = []
     for r in job.replicas:
         for c in [*r.init_containers, r.main]:
             for m in c.mounts:
+                if m.kind == "bind" and m.host_path and allow:
+                    if not os.path.exists(m.source):
+                        name = r.display if c is r.main else f"{r.display}:{c.name}"
+                        missing.append(f"{name}: {m.source}")
+                    continue
                 if m.kind == "bind" and m.host_path:
                     why = host_path_problem(m.source, m.read_only) or (state and in_state_folder(m.source, state))
+                    if not why and not os.path.exists(m.source):
+                        name = r.display if c is r.main else f"{r.display}:{c.name}"
+                        missing.append(f"{name}: {m.source}")
                     if why:
                         name = r.display if c is r.main else f"{r.display}:{c.name}"
                         bad.append(f"{name} mounts host path {m.source} at {m.target} ({why})")
+    if missing and not bad:
+        raise UsageError("host path" + ("s" if len(missing) > 1 else "") + " not found: " + "; ".join(missing[:5])
+                         + "; the emulator never creates host folders outside its state folder: create them first")
     if bad:
         more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
         raise UsageError("refusing to mount host system paths into the job's containers: "

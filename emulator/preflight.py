@@ -31,8 +31,7 @@ class Preflight:
 
 
 def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) -> Preflight:
-    if not opts.allow_host_path:
-        check_host_paths(job, str(state))
+    check_host_paths(job, str(state), allow=opts.allow_host_path)
     map_images(job, opts.images)
     missing_objects_error(job)
     if opts.cpu_only:

@@ -255,3 +255,11 @@ def test_hostile_compiled_fields_are_clear_errors(tmp_path, case):
     r = trainspec("run", _k8s(tmp_path, edit), "--offline", "--configmap", "cm:k=v", cwd=tmp_path, env=NO_DAEMON)
     assert r.returncode == 2 and "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert "cannot reach the Docker daemon" not in r.stderr  # refused while reading, before Docker
+
+
+def test_a_missing_host_path_is_refused_not_created(tmp_path):
+    missing = tmp_path / "not-there" / "deeper"
+    for extra in ([], ["--allow-host-path"]):
+        r = trainspec("run", _with_host_path(tmp_path, str(missing)), "--offline", *extra, cwd=tmp_path, env=NO_DAEMON)
+        assert r.returncode == 2 and "host path not found" in r.stderr and "create them first" in r.stderr, r.stderr
+    assert not (tmp_path / "not-there").exists()
