@@ -130,7 +130,7 @@ def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, 
             out.setdefault(name, {})[key] = _indirect_value(value, f"{flag} {name}:{key}")
             continue
         name, raw = opt[:eq], opt[eq + 1:]
-        path = Path(raw[1:] if raw.startswith("@") else raw)
+        path = Path(raw.removeprefix("@"))
         data = out.setdefault(name, {})
         if path.is_dir():
             for f in sorted(path.iterdir()):

@@ -18,7 +18,7 @@ import socket
 import threading
 import urllib.error
 import urllib.request
-from typing import Callable
+from collections.abc import Callable
 
 from .runmodel import Probe
 
@@ -47,7 +47,7 @@ def check_once(probe: Probe, ip: str, ports: dict[str, int],
     url = f"{probe.scheme.lower()}://{host}:{port}{probe.path if probe.path.startswith('/') else '/' + probe.path}"
     req = urllib.request.Request(url, headers=dict(probe.headers))
     try:
-        with urllib.request.urlopen(req, timeout=probe.timeout) as resp:  # noqa: S310 - our own container
+        with urllib.request.urlopen(req, timeout=probe.timeout) as resp:
             ok = 200 <= resp.status < 400
             return ok, "" if ok else f"HTTP {resp.status}"
     except urllib.error.HTTPError as exc:
