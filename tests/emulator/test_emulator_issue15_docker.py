@@ -124,6 +124,7 @@ def test_a_loopback_probe_means_the_replicas_loopback(tmp_path, test_image, leak
 # -- 6. logs drained completely ------------------------------------------------------------
 
 @pytest.mark.docker
+@pytest.mark.slow  # ~2 minutes on 2 cores: a million lines through the console and the saved log
 def test_the_last_line_after_a_million_survives(tmp_path, test_image, leak_check):
     def edit(pod):
         _command(pod, "import sys\nw = sys.stdout.write\nfor i in range(1_000_000):\n    w('line %d\\n' % i)\n"
