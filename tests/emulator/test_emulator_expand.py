@@ -1,6 +1,7 @@
 """Kubernetes $(VAR) expansion: cases from the kubelet's own expansion tests."""
 
 import pytest
+
 from trainspec.emulator.expand import expand, expand_command, expand_env, mapping_for
 
 CTX = {"VAR_A": "A", "VAR_B": "B", "VAR_C": "C", "VAR_REF": "$(VAR_A)", "VAR_EMPTY": ""}

@@ -14,6 +14,7 @@ import time
 
 import pytest
 from emuhelpers import norm, run_containers, spec, start, trainspec, wait_for
+
 from trainspec.emulator.state import supervisor_alive, supervisor_id, supervisor_pid
 
 pytestmark = pytest.mark.docker

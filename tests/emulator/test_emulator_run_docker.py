@@ -7,16 +7,7 @@ import signal
 import time
 
 import pytest
-from emuhelpers import (
-    HERE,
-    SPECS,
-    norm,
-    run_containers,
-    spec,
-    start,
-    trainspec,
-    wait_for,
-)
+from emuhelpers import HERE, SPECS, norm, run_containers, spec, start, trainspec, wait_for
 
 pytestmark = pytest.mark.docker
 
