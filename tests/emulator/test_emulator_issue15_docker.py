@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from emuhelpers import spec, trainspec
+from emuhelpers import spec, start, trainspec, wait_for
 
 NO_DAEMON = {"DOCKER_HOST": "unix:///nonexistent/trainspec-test.sock"}
 
@@ -179,3 +179,21 @@ def test_run_as_non_root_checks_the_images_user(tmp_path, test_image, leak_check
         pod["securityContext"] = {"runAsNonRoot": True}
     r = trainspec("run", _k8s(tmp_path, edit), "--offline", cwd=tmp_path)
     assert r.returncode == 2 and "runAsNonRoot is true but image" in r.stderr, r.stderr
+
+
+@pytest.mark.docker
+def test_an_inline_secret_leaves_the_process_list_once_the_run_starts(tmp_path, test_image, leak_check):
+    value = "inl1ne-s3cr3t-9d2"
+
+    def edit(doc):
+        doc["spec"]["env"]["MODE"] = "sleep"
+        doc["spec"]["env"]["TOKEN"] = {"secretKeyRef": {"name": "creds", "key": "token"}}
+    proc = start("run", spec("flaky.yaml", tmp_path, edit), "--offline", "--grace", "1",
+                 "--secret", f"creds:token={value}", cwd=tmp_path)
+    try:
+        wait_for(lambda: (tmp_path / ".trainspec/volumes/flaky-out/running").exists(), what="the worker to run")
+        cmdline = open(f"/proc/{proc.pid}/cmdline", "rb").read().decode(errors="replace")
+        assert value not in cmdline and cmdline.startswith("trainspec run "), cmdline
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
