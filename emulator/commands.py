@@ -7,6 +7,7 @@ module level: the compile path imports this module to build its parser.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -232,7 +233,7 @@ def cmd_logs(args) -> int:
                              f"(replicas: {', '.join(p.stem for p in sorted(d.glob('*.log')) if p.stem != 'supervisor')})")
     console = Console([p.stem for p in files], sys.stdout, None if args.colour == "auto" else args.colour, live=False)
     single = len(files) == 1 and bool(args.replica)
-    handles = {p: open(p, encoding="utf-8", errors="replace") for p in files}
+    handles = {p: open(p, encoding="utf-8", errors="replace") for p in files}  # noqa: SIM115 - closed below
     try:
         while True:
             got = False
@@ -252,7 +253,7 @@ def cmd_logs(args) -> int:
             new = [p for p in d.glob("*.log") if p not in handles and p.name != "supervisor.log"
                    and (not args.replica or p.stem == args.replica)]
             for p in new:
-                handles[p] = open(p, encoding="utf-8", errors="replace")
+                handles[p] = open(p, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
             if not got:
                 time.sleep(0.3)
     except KeyboardInterrupt:
@@ -330,10 +331,8 @@ def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | N
 
 
 def _quiet(fn, *a, **kw) -> None:
-    try:
+    with contextlib.suppress(Exception):  # gone already
         fn(*a, **kw)
-    except Exception:  # noqa: BLE001 - gone already
-        pass
 
 
 def cmd_gc(args) -> int:

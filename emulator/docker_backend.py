@@ -12,8 +12,9 @@ import os
 import random
 import socket
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable
+from typing import Any
 
 import docker
 import docker.errors

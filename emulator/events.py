@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -63,8 +64,6 @@ class Events(threading.Thread):
 
     def close(self) -> None:
         self.closing = True
-        try:
+        with contextlib.suppress(Exception):  # closed already, or the daemon is gone
             if self.stream is not None:
                 self.stream.close()
-        except Exception:  # noqa: BLE001
-            pass

@@ -54,8 +54,8 @@ def split_jobs(docs: list[dict], source: str) -> dict[str, list[dict]]:
     if not jobs:
         raise UsageError(f"{source}: no trainspec workloads found (Jobs or Deployments labelled "
                          "trainspec.dev/job); is this the output of `trainspec compile --target k8s`?")
-    for name in jobs:
-        jobs[name] = jobs[name] + shared
+    for name, objs in jobs.items():
+        jobs[name] = objs + shared
     return jobs
 
 
@@ -382,13 +382,13 @@ class _Reader:
     def probe(self, p: dict | None, where: str, static_env: dict[str, str] | None = None) -> Probe | None:
         if not p:
             return None
-        common = dict(
-            initial_delay=float(p.get("initialDelaySeconds", 0)),
-            period=float(p.get("periodSeconds", 10)),
-            timeout=float(p.get("timeoutSeconds", 1)),
-            success_threshold=int(p.get("successThreshold", 1)),
-            failure_threshold=int(p.get("failureThreshold", 3)),
-        )
+        common = {
+            "initial_delay": float(p.get("initialDelaySeconds", 0)),
+            "period": float(p.get("periodSeconds", 10)),
+            "timeout": float(p.get("timeoutSeconds", 1)),
+            "success_threshold": int(p.get("successThreshold", 1)),
+            "failure_threshold": int(p.get("failureThreshold", 3)),
+        }
         if "exec" in p:
             command = _strs((p["exec"] or {}).get("command"))
             if command is not None:

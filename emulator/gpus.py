@@ -22,7 +22,7 @@ def detect_host_gpus() -> list[str]:
         return []
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
+                             capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return []
     if out.returncode != 0:

@@ -8,6 +8,7 @@ podFailurePolicy, whether to restart in place, start a new pod, or fail.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import traceback
@@ -76,18 +77,16 @@ class PodRunner(threading.Thread):
                 and not self.run_.daemon_lost:
             db.exec_in(self.run_.client, cid, self.r.main.pre_stop, grace)
             grace = min(self.r.grace, self.run_.opts.max_grace)  # `down -t 0` while the hook ran
-        try:
+        with contextlib.suppress(Exception):  # gone already, or the daemon went away: nothing to stop
             if grace <= 0:
                 api.kill(cid)  # no grace period: what `docker stop -t 0` does, without its wait
             else:
                 api.stop(cid, timeout=int(grace))
-        except Exception:  # noqa: BLE001 - gone already, or the daemon went away: nothing to stop
-            pass
 
     # -- the pod's life -------------------------------------------------
     def run(self) -> None:
         try:
-            self.log_file = open(self.log_path, "a", encoding="utf-8")
+            self.log_file = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
         except OSError:
             self.log_file = None
         try:

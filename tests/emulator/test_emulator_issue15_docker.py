@@ -192,7 +192,7 @@ def test_an_inline_secret_leaves_the_process_list_once_the_run_starts(tmp_path, 
                  "--secret", f"creds:token={value}", cwd=tmp_path)
     try:
         wait_for(lambda: (tmp_path / ".trainspec/volumes/flaky-out/running").exists(), what="the worker to run")
-        cmdline = open(f"/proc/{proc.pid}/cmdline", "rb").read().decode(errors="replace")
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode(errors="replace")
         assert value not in cmdline and cmdline.startswith("trainspec run "), cmdline
     finally:
         proc.terminate()

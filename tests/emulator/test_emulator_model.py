@@ -42,7 +42,7 @@ def test_fixture_reads_roles_env_and_order():
 def test_compiled_spec_gives_operator_env_and_policy():
     job = load_spec("pytorch-ddp.yaml")
     assert job.framework == "pytorch"
-    master, worker = job.replicas
+    _master, worker = job.replicas
     env = container_env(worker.main, worker, job.namespace, "10.1.1.3")
     assert env["MASTER_ADDR"] == "pytorch-ddp-master-0"
     assert env["RANK"] == "1" and env["WORLD_SIZE"] == "2"
@@ -226,7 +226,7 @@ def test_the_compile_path_does_not_import_docker():
             "p = argparse.ArgumentParser(); register(p.add_subparsers()); "
             "from trainspec.emulator import inputs, from_k8s, runmodel, policy, gpus, expand; "
             "assert 'docker' not in sys.modules, 'docker imported'")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
 
 
