@@ -10,6 +10,7 @@ from .plan import JobPlan
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
                jpath: list[str] | None = None) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems."""
+    from .limits import report as report_limits
     from .planner import build_plan
     from .validate import validate
 
@@ -30,6 +31,7 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
             names[spec.name] = 1
             plan = build_plan(spec, sink) if not sink.errors else None
             if plan is not None:
+                report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
         errors.extend(sink.errors)
     if errors:
@@ -37,4 +39,4 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     return plans
 
 
-__all__ = ["load_plans", "JobPlan", "SpecError", "SpecErrors", "UsageError", "ErrorSink"]
+__all__ = ["ErrorSink", "JobPlan", "SpecError", "SpecErrors", "UsageError", "load_plans"]

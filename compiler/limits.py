@@ -2,7 +2,8 @@
 
 Each check is a pure function of the plan and the target name and returns `LimitProblem`s:
 the number that breaks the limit, the limit, and which target (if any) avoids it.  `check`
-turns them into spec errors at the field that causes them.
+turns them into spec errors at the field that causes them (before a target renders);
+`report` adds the target-independent ones to validation (`load_plans`).
 
 - Linux MAX_ARG_STRLEN (all targets): no argument or `NAME=value` environment string of a
   process may exceed 131,072 bytes, whoever sets it (a literal, a ConfigMap reference the
@@ -69,6 +70,17 @@ def check(plan, target: str, source: str) -> None:
         errors.append(SpecError(source, line, column, _dotted(path), f"target {target}: {problem.message}",
                                 problem.expected, problem.hint))
     raise SpecErrors(errors)
+
+
+def report(plan, sink) -> None:
+    """Add the target-independent problems (Linux's per-string limit) to a validation ErrorSink.
+
+    Called by `load_plans`, so `validate`, every target and `trainspec run` see them."""
+    found = exec_string_problems(plan)
+    _last_exec[:] = [plan, found]
+    for problem in found:
+        path = next((p for p in problem.paths if sink.prefix + p in sink.positions), problem.paths[0])
+        sink.add(path, problem.message, problem.expected, problem.hint)
 
 
 # --- Linux: one argument or environment string ----------------------------------------------------
