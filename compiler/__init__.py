@@ -17,6 +17,7 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     for every target, and leave those problems to each target's render (JobPlan.check).
     `documents`: already loaded (stdin, or a folder walk that skipped other tools' YAML).
     """
+    from .limits import report as report_limits
     from .planner import build_plan
     from .validate import validate
 
@@ -37,6 +38,7 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
             names[spec.name] = 1
             plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
+                report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
                 for target in targets or ():
                     errors.extend(plan.target_errors.get(target, ()))
