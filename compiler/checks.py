@@ -81,6 +81,32 @@ def volcano(plan: JobPlan) -> list[Problem]:
     return []
 
 
+def lingering_roles(plan: JobPlan) -> list[str]:
+    """Roles of this job that nothing stops on a plain cluster when the decider succeeds."""
+    from .frameworks import LINGERING_ROLES
+
+    return [role.name for role in plan.roles if role.count and role.name in LINGERING_ROLES.get(plan.framework, ())]
+
+
+def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
+    """k8s / helm: no controller ends the job, so servers outlive it (a warning, not an error)."""
+    roles = lingering_roles(plan)
+    if not roles or plan.active_deadline_seconds is not None:
+        return []
+    return [Problem(("spec", "roles", roles[0]),
+                    f"on a plain cluster nothing stops the {' and '.join(roles)} replicas when "
+                    f"{plan.success.text}: they keep running, and holding their resources, forever",
+                    "spec.activeDeadlineSeconds, or a target whose controller ends the job",
+                    "compile for jobset, kubeflow or volcano, or set activeDeadlineSeconds")]
+
+
+# Warnings per target: the output is valid, but the user should know (printed once per job).
+WARNINGS: dict[str, Callable[[JobPlan], list[Problem]]] = {
+    "k8s": plain_kubernetes_caveat,
+    "helm": plain_kubernetes_caveat,
+}
+
+
 CHECKS: dict[str, Callable[[JobPlan], list[Problem]]] = {
     "kubeflow": kubeflow,
     "volcano": volcano,

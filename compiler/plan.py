@@ -271,6 +271,7 @@ class JobPlan:
     slots_per_worker: int | None = None  # mpi, as written
     mpi_slots: int | None = None  # mpi: the slots in effect (slotsPerWorker, else the worker's gpu, else 1)
     target_errors: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # what a target cannot express
+    target_warnings: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # valid, but worth knowing
     targets: tuple[str, ...] | None = None  # the targets planned for (their schemes and checks); None: all
 
     def role(self, name: str) -> RolePlan | None:

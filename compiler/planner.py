@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .checks import CHECKS
+from .checks import CHECKS, WARNINGS
 from .limits import LIMIT_TARGETS
 from .limits import problems as limit_problems
 from .errors import ErrorSink, SpecErrors
@@ -83,6 +83,13 @@ def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, Error
             path = next((p for p in limit.paths if sink.prefix + p in sink.positions), limit.paths[0])
             targets.setdefault(target, _sink_like(sink)).add(path, f"target {target}: {limit.message}",
                                                               limit.expected, limit.hint)
+    for target, warn in WARNINGS.items():
+        if plan.targets is None or target in plan.targets:
+            warn_sink = _sink_like(sink)
+            for problem in warn(plan):
+                warn_sink.add(problem.path, f"target {target}: {problem.message}", problem.expected, problem.hint)
+            if warn_sink.errors:
+                plan.target_warnings[target] = tuple(warn_sink.errors)
     for target, target_sink in targets.items():
         if target_sink.errors:
             # SpecErrors sorts and drops duplicates (one template can fail once per role)

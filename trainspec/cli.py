@@ -164,7 +164,28 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _load(path: str, args, targets: tuple[str, ...] | None = None):
+def _warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:
+    """Print each job's target warnings once (`validate`, targets None: those of plain k8s)."""
+    seen: set[tuple[str, str]] = set()
+    for plan in plans:
+        for target in targets if targets is not None else ("k8s",):
+            for warning in plan.target_warnings.get(target, ()):
+                if (plan.name, warning.path) in seen:
+                    continue  # k8s and helm give the same advice
+                seen.add((plan.name, warning.path))
+                if warn is not None:
+                    warn(warning)
+                else:
+                    print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
+
+
+def _load(path: str, args, targets: tuple[str, ...] | None = None, warn=None):
+    plans = _load_plans(path, args, targets)
+    _warn_targets(plans, targets, warn)
+    return plans
+
+
+def _load_plans(path: str, args, targets: tuple[str, ...] | None = None):
     from trainspec.compiler import load_plans
 
     if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
@@ -178,10 +199,10 @@ def _print_warning(file: str, line: int, message: str) -> None:
     print(f"trainspec: warning: {file}:{line}: {message}", file=sys.stderr)
 
 
-def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None):
+def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, warn_target=None):
     """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
     if not spec.walked:
-        return _load(spec.path, args, targets)
+        return _load(spec.path, args, targets, warn_target)
     from trainspec.compiler import load_plans
     from trainspec.compiler.loader import JsonnetOptions
     from trainspec.inputs import walked_documents
@@ -190,7 +211,9 @@ def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None):
     jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
                              tuple(options["jpath"]))
     docs = walked_documents(spec.path, jsonnet, warn or _print_warning)
-    return load_plans(spec.path, documents=docs, targets=targets, **options) if docs else []
+    plans = load_plans(spec.path, documents=docs, targets=targets, **options) if docs else []
+    _warn_targets(plans, targets, warn_target)
+    return plans
 
 
 def _validate_inputs(args):
@@ -225,9 +248,15 @@ def cmd_validate(args) -> int:
         problems.append({"file": file, "line": line, "column": 1, "path": "", "message": message,
                          "expected": "", "hint": "", "severity": "warning"})
 
+    def warn_target(warning) -> None:
+        if args.format != "json":
+            print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
+            return
+        problems.append(dict(vars(warning), severity="warning"))
+
     for spec in _validate_inputs(args):
         try:
-            plans = _load_input(spec, args, warn)
+            plans = _load_input(spec, args, warn, warn_target=warn_target)
         except SpecErrors as exc:
             failed = True
             if args.format == "json":
@@ -358,7 +387,8 @@ def _build_locked(args, out: str, specs, targets) -> int:
 
     options = json.dumps(spec_options(args), sort_keys=True)
     with locked(out, exclusive=not args.check):
-        build, cache, keys = run_build(specs, out, targets, lambda spec: _load_input(spec, args, targets=targets), options,
+        build, cache, keys = run_build(specs, out, targets,
+                                       lambda spec: _load_input(spec, args, targets=targets), options,
                                        use_cache=not args.no_cache)
         marker, orphans = ownership(out, build, specs)
         fresh = [o for o in build.outputs if o.texts is not None]
@@ -428,7 +458,7 @@ def cmd_diff(args) -> int:
 def cmd_graph(args) -> int:
     from trainspec.graph import render_graph
 
-    plans = _load(args.spec, args)
+    plans = _load_plans(args.spec, args)
     sys.stdout.write(render_graph(plans, args.format))
     return EXIT_OK
 
