@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 # Order is the order `build` writes them in and `--help` lists them.
-TARGETS = ("k8s", "kubeflow", "volcano", "helm", "compose")
+TARGETS = ("k8s", "kubeflow", "volcano", "helm", "compose", "jobset", "trainjob")
 
 
 def available() -> tuple[str, ...]:
@@ -18,3 +18,13 @@ def available() -> tuple[str, ...]:
 def render(target: str, plan) -> dict[str, str]:
     module = importlib.import_module(f"trainspec.targets.{target}")
     return module.render(plan)
+
+
+def unsupported(target: str, plan) -> str | None:
+    """Why `target` cannot express this job at all (e.g. trainjob for TensorFlow), or None.
+
+    A build over all targets skips such targets for such jobs; asking for one by name is an error.
+    """
+    module = importlib.import_module(f"trainspec.targets.{target}")
+    check = getattr(module, "unsupported", None)
+    return check(plan) if check is not None else None

@@ -131,14 +131,17 @@ class BuildCache:
             pass  # a cache we cannot write only costs time
 
 
-def compile_spec(path: str, targets: tuple[str, ...], load) -> SpecOutput:
-    from trainspec.targets import render
+def compile_spec(path: str, targets: tuple[str, ...], load, skip_unsupported: bool = True) -> SpecOutput:
+    """With skip_unsupported, a target that cannot express a job's framework at all is left out for it."""
+    from trainspec.targets import render, unsupported
 
     plans = load(path)
     texts: dict[str, str] = {}
     owned: list[str] = []
     for plan in plans:
         for target in targets:
+            if skip_unsupported and unsupported(target, plan):
+                continue
             for rel, text in render(target, plan).items():
                 texts[os.path.join(plan.name, rel)] = text
             if target == "helm":
@@ -148,11 +151,11 @@ def compile_spec(path: str, targets: tuple[str, ...], load) -> SpecOutput:
 
 
 def run_build(paths: list[str], out_dir: str, targets: tuple[str, ...], load, options_text: str,
-              use_cache: bool = True) -> tuple[Build, BuildCache, dict[str, str | None]]:
+              use_cache: bool = True, skip_unsupported: bool = True) -> tuple[Build, BuildCache, dict[str, str | None]]:
     """Compile (or take from the cache) every spec; raises SpecErrors with all problems."""
     from trainspec.compiler import SpecError, SpecErrors
 
-    salt = _digest(f"{tool_digest()}|{','.join(targets)}|{options_text}".encode())
+    salt = _digest(f"{tool_digest()}|{','.join(targets)}|{skip_unsupported}|{options_text}".encode())
     cache = BuildCache(out_dir, salt, use_cache)
     build = Build(out_dir)
     keys: dict[str, str | None] = {}
@@ -166,7 +169,7 @@ def run_build(paths: list[str], out_dir: str, targets: tuple[str, ...], load, op
             out = SpecOutput(path, entry["jobs"], {rel: f[0] for rel, f in entry["files"].items()}, entry["owned"])
         else:
             try:
-                out = compile_spec(path, targets, load)
+                out = compile_spec(path, targets, load, skip_unsupported)
             except SpecErrors as exc:
                 errors.extend(exc.errors)
                 continue
