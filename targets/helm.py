@@ -149,7 +149,7 @@ def _env_value(name: str, value) -> dict:
     return {"name": name, "value": value}
 
 
-def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: "_Converter") -> dict:
+def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Converter) -> dict:
     spec = plan.spec
     role_spec = spec.role(role.name)
     out: dict = {"replicas": role.count, "port": role.port}

@@ -30,11 +30,24 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, TF_CLUSTER_KEY, mpi_hostfile, tf_cluster
+from trainspec.compiler.frameworks import (
+    HOSTFILE_KEY,
+    MPI_HOSTFILE_PATH,
+    TF_CLUSTER_KEY,
+    mpi_hostfile,
+    tf_cluster,
+)
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from . import common
-from .kubeflow_common import base_env, field_ref, role_container, role_labels, spec_error, topology_data
+from .kubeflow_common import (
+    base_env,
+    field_ref,
+    role_container,
+    role_labels,
+    spec_error,
+    topology_data,
+)
 from .yamlout import dump_all
 
 FILE = "jobset.yaml"
@@ -151,7 +164,7 @@ def _count(plan: JobPlan, name: str) -> int:
 
 def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dict]:
     """What the operator would inject, written for JobSet hosts; per-replica parts via $(TRAINSPEC_INDEX)."""
-    job, fw = plan.name, plan.framework
+    fw = plan.framework
     names = host_names(plan)
     if fw == "tensorflow":
         task = f'{{"type":{json.dumps(role.name)},"index":$(TRAINSPEC_INDEX)}}'

@@ -31,7 +31,14 @@ from trainspec.compiler.plan import JobPlan, RolePlan
 
 from . import common
 from .jobset import INDEX_ANNOTATION, Settings, _role_texts, _settings, _user_env_names
-from .kubeflow_common import base_env, field_ref, role_container, role_labels, spec_error, topology_data
+from .kubeflow_common import (
+    base_env,
+    field_ref,
+    role_container,
+    role_labels,
+    spec_error,
+    topology_data,
+)
 from .yamlout import dump_all
 
 FILE = "trainjob.yaml"

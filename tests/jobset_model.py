@@ -17,7 +17,13 @@ Not modelled: start order, success, failure, restarts.
 
 from __future__ import annotations
 
-from operator_model import Pod, _config_maps, _mounted_files, kubelet_command, kubelet_env
+from operator_model import (
+    Pod,
+    _config_maps,
+    _mounted_files,
+    kubelet_command,
+    kubelet_env,
+)
 
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 PREFIX = "jobset.sigs.k8s.io/"

@@ -68,7 +68,7 @@ def served_schema(crd: dict, version: str) -> dict:
     raise KeyError(f"{crd['metadata']['name']} does not serve {version}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator(api_version: str, kind: str):
     """A strict Draft 7 validator for that kind, from its CRD's served version."""
     import jsonschema

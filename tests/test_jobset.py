@@ -6,7 +6,6 @@ import textwrap
 
 import kubernetes_validate
 import pytest
-
 import schemas
 from helpers import SPECS, compiled_docs, run_cli
 from trainspec.compiler import SpecErrors, load_plans
@@ -56,7 +55,7 @@ def test_schema_checks_are_strict():
     assert any("ttlSecondsAfterFinished" in e for e in found), found
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"},
            "spec": js["spec"]["replicatedJobs"][0]["template"]["spec"]}
-    with pytest.raises(Exception):
+    with pytest.raises(kubernetes_validate.ValidationError, match="imagee"):
         kubernetes_validate.validate(job, K8S_VERSION, strict=True)
 
 
@@ -155,7 +154,7 @@ def test_output_size_grows_with_roles_not_replicas(tmp_path):
         (plan,) = load_plans(str(write_spec(tmp_path, SCALED % n, f"s{n}.yaml")))
         text = render("jobset", plan)["jobset.yaml"]
         # the host lists live once in the ConfigMap; everything else is per role
-        config, rest = text.split("kind: JobSet", 1)
+        _, rest = text.split("kind: JobSet", 1)
         sizes[n] = len(rest)
     assert abs(sizes[4096] - sizes[16]) < 64, sizes
 

@@ -6,9 +6,8 @@ import textwrap
 
 import kubernetes_validate
 import pytest
-import yaml
-
 import schemas
+import yaml
 from helpers import SPECS, compiled_docs, run_cli
 from operator_model import _config_maps, kubelet_env
 from trainspec.compiler import SpecErrors, load_plans
