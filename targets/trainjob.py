@@ -103,6 +103,18 @@ def _env_path(plan: JobPlan, role: str, name: str) -> tuple:
     return _role_path(role, "env") + (name,) if any(n == name for n, _ in rspec.env) else ("spec", "env", name)
 
 
+def _source_path(plan: JobPlan, role: str, key: str, env_name: str | None = None) -> tuple:
+    """Where the role's command / args / env var were written (the job's or the role's own)."""
+    from trainspec.compiler.planner import role_sources
+
+    sources = role_sources(plan.spec, plan.spec.role(role))
+    if key == "command":
+        return sources.command_path
+    if key == "args":
+        return sources.args_path
+    return next((path for name, _, path in sources.env if name == env_name), _role_path(role, "env"))
+
+
 def _role_path(role: str, key: str) -> tuple:
     return ("spec", "roles", role, key)
 
@@ -152,24 +164,31 @@ def _check(plan: JobPlan, settings: Settings) -> None:
 
 
 def _texts(plan: JobPlan, role: RolePlan, hosts):
-    values, command, args, env = _role_texts(plan, role, hosts, target="trainjob")
-    return values, command, args, env
+    return _role_texts(plan, role, hosts, target="trainjob")
 
 
 def _torch_texts(plan: JobPlan, hosts):
-    """The one text every node runs: master's and workers' renderings must agree."""
+    """The one text every node runs: the master's and the workers' renderings must agree."""
     first = _texts(plan, plan.role("master"), hosts)
     worker = plan.role("worker")
     if worker and worker.count:
         other = _texts(plan, worker, hosts)
-        if other[1:] != first[1:] or (other[0].command, other[0].args) != (first[0].command, first[0].args):
-            fields = ("command", "args", "env")
-            bad = next((f for f, a, b in zip(fields, (first[0].command, first[0].args, first[3]),
-                                             (other[0].command, other[0].args, other[3])) if a != b), "env")
-            _fail(plan, _role_path("worker", bad),
-                  f"Trainer v2 runs the PyTorch master and workers from one pod template, but their {bad} "
-                  "render differently (a {{ role }} or {{ index }} template, or a per-role value)",
-                  "the same text for master and worker", "use the jobset or kubeflow target")
+
+        def effective(texts):  # (command, args, env) as the pod would get them
+            values, command, args, env = texts
+            return (("command", values.command if command is None else command),
+                    ("args", values.args if args is None else args), ("env", env))
+
+        for (key, a), (_, b) in zip(effective(first), effective(other)):
+            if a != b:
+                name = None
+                if key == "env":
+                    differing = [x for x, y in zip(a, b) if x != y] + b[len(a):] + a[len(b):]
+                    name = differing[0]["name"]
+                _fail(plan, _source_path(plan, "worker", key, name),
+                      f"Trainer v2 runs the PyTorch master and workers from one pod template, but their {key} "
+                      "render differently (a {{ role }} or {{ index }} template, or a per-role value)",
+                      "the same text for master and worker", "use the jobset or kubeflow target")
     return first
 
 

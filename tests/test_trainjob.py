@@ -161,3 +161,21 @@ def test_kueue_queue_label_on_the_trainjob_only(tmp_path):
     assert docs[2]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
     assert "kueue.x-k8s.io/queue-name" not in docs[1]["metadata"]["labels"]
     assert schemas.errors(docs[2]) == []
+
+
+def test_role_dependent_text_is_an_error_at_its_field(tmp_path):
+    path = write_spec(tmp_path, """\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: ptx}
+        spec:
+          framework: pytorch
+          image: torch:1
+          command: [torchrun, train.py]
+          env: {A: "1", B: "{{ role }}"}
+          roles:
+            master: {replicas: 1}
+            worker: {replicas: 2}
+        """)
+    r = run_cli("compile", str(path), "-t", "trainjob")
+    assert r.returncode == 2 and "job.yaml:8:" in r.stderr and "spec.env.B: target trainjob:" in r.stderr, r.stderr
