@@ -224,3 +224,12 @@ def test_long_job_names_are_refused_before_the_webhook_would(tmp_path):
     with pytest.raises(SpecErrors) as exc:
         render("jobset", plan)
     assert "metadata.name" in str(exc.value) and "63" in str(exc.value)
+
+
+def test_the_worker_zero_rule_needs_the_job_success_policy_api():
+    """Why the README says Kubernetes >= 1.33 (GA; beta and on by default from 1.31, absent before 1.30)."""
+    worker = rjobs(jobset_of("tf-ps.yaml"))["worker"]
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": worker["template"]["spec"]}
+    kubernetes_validate.validate(job, K8S_VERSION, strict=True)
+    with pytest.raises(kubernetes_validate.ValidationError, match="successPolicy"):
+        kubernetes_validate.validate(job, "1.29", strict=True)
