@@ -16,19 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from helpers import unavailable
+
 ROOT = Path(__file__).resolve().parents[1]
 TEST_IMAGE = os.environ.get("TRAINSPEC_TEST_IMAGE", "trainspec-test:py3")
 TORCH_IMAGE = os.environ.get("TRAINSPEC_TORCH_IMAGE", "trainspec-test:torch")
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "docker: needs a Docker engine (fails under CI=true when none is available)")
-
-
-def _unavailable(reason: str):
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and {reason}", pytrace=False)
-    pytest.skip(reason)
+_unavailable = unavailable
 
 
 def _script(*args: str, timeout: float) -> subprocess.CompletedProcess:

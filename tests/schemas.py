@@ -1,7 +1,7 @@
 """The reference CRD schemas (shared/reference/crds), as strict jsonschema validators.
 
-The folder is `../shared/reference` beside the repository (the `shared` folder
-next to the checkout), or `$TRAINSPEC_REFERENCE`.  As the reference README
+The folder comes from helpers.reference_dir() (`$TRAINSPEC_REFERENCE` or
+`../shared/reference`; tests skip without it, and fail under CI=true).  As the reference README
 describes, plain CRD schemas accept unknown fields; to match
 `kubectl apply --validate=strict`, every `type: object` that has `properties`
 but neither `additionalProperties` nor `x-kubernetes-preserve-unknown-fields`
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 from pathlib import Path
 
 import yaml
+
+from helpers import reference_dir
 
 CRD_FILES = {
     ("kubeflow.org/v1", "TFJob"): "crds/kubeflow/kubeflow.org_tfjobs.yaml",
@@ -29,17 +30,6 @@ CRD_FILES = {
     ("trainer.kubeflow.org/v1alpha1", "TrainJob"): "crds/trainer/trainer.kubeflow.org_trainjobs.yaml",
     ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"): "crds/trainer/trainer.kubeflow.org_trainingruntimes.yaml",
 }
-
-
-def reference_dir() -> Path:
-    """shared/reference: beside the repository, else $TRAINSPEC_REFERENCE."""
-    here = Path(__file__).resolve().parents[2] / "shared" / "reference"
-    if here.is_dir():
-        return here
-    env = os.environ.get("TRAINSPEC_REFERENCE")
-    if env and Path(env).is_dir():
-        return Path(env)
-    raise FileNotFoundError(f"no reference schemas at {here}; set TRAINSPEC_REFERENCE to the reference folder")
 
 
 def strict(schema):

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import yaml
 
 from helpers import run_cli
@@ -41,6 +42,7 @@ def _versions(out) -> set[str]:
     return seen
 
 
+@pytest.mark.slow
 def test_sigkill_during_build_never_tears_a_job_folder(tmp_path):
     specs = tmp_path / "specs"
     specs.mkdir()

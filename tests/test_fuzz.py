@@ -28,11 +28,15 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from trainspec.compiler import SpecErrors
+from trainspec.targets import render
+
 import fuzzing
 from helpers import run_cli
 from tools import compose_config, compose_v2_binary
-from trainspec.compiler import SpecErrors
-from trainspec.targets import render
+
+# Thousands of generated specs: the slow set (`pytest -m "not slow"` leaves them out).
+pytestmark = pytest.mark.slow
 
 # Examples per run (see docs/reliability.md); one test per framework, so xdist spreads them.
 MUTATED_EXAMPLES = 100  # x 4 frameworks, each example MUTANTS_PER_EXAMPLE mutants of one valid spec

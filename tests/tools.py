@@ -10,17 +10,12 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from helpers import reference_dir
+from helpers import reference_dir, unavailable
 
 
 def require(condition: bool, reason: str) -> None:
-    if condition:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true and {reason}", pytrace=False)
-    pytest.skip(reason)
+    if not condition:
+        unavailable(reason)
 
 
 def compose_v2_binary() -> str | None:
