@@ -143,7 +143,7 @@ def _fail(plan: JobPlan, path: tuple, message: str, expected: str = "", hint: st
 
 def _check(plan: JobPlan, settings: Settings) -> None:
     if plan.framework not in RUNTIMES:
-        _fail(plan, ("spec", "framework"), unsupported(plan), "a framework with a Trainer v2 runtime",
+        _fail(plan, ("spec", "framework"), unsupported(plan) or "", "a framework with a Trainer v2 runtime",
               f"use the {OTHER_TARGETS} target")
     for role in plan.roles:
         if role.restart_policy == "Always":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from pathlib import Path
 
 import yaml
 

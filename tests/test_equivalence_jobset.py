@@ -20,6 +20,7 @@ import jobset_model
 import pytest
 import yaml
 from test_equivalence import k8s_views, view
+
 from trainspec.compiler import load_plans
 from trainspec.targets import jobset, render
 
@@ -52,8 +53,11 @@ def jobset_canon(text: str, plan) -> str:
 
 def jobset_views(plan) -> dict:
     out = {}
+
+    def c(text: str) -> str:
+        return jobset_canon(text, plan)
+
     for pod in jobset_model.jobset_pods(_docs(plan)):
-        c = lambda s: jobset_canon(s, plan)
         env = {k: (c(v) if isinstance(v, str) else v) for k, v in pod.env.items()}
         files = {k: c(v) for k, v in pod.files.items()}
         command = None if pod.command is None else [c(s) for s in pod.command]

@@ -11,15 +11,19 @@ from __future__ import annotations
 import os
 import tempfile
 
-import fuzzing
 import pytest
-import schemas
 import yaml
 from hypothesis import HealthCheck, given, settings
+
 from trainspec.compiler import SpecErrors
 from trainspec.targets import render
 
+import fuzzing
+import schemas
+
 EXAMPLES = 40  # x 4 frameworks
+# Generated specs: the slow set (`pytest -m "not slow"` leaves them out), as tests/test_fuzz.py.
+pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("framework", sorted(fuzzing.TOPOLOGIES))

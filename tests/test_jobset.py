@@ -6,10 +6,12 @@ import textwrap
 
 import kubernetes_validate
 import pytest
-import schemas
-from helpers import SPECS, compiled_docs, run_cli
+
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.targets import jobset, render
+
+import schemas
+from helpers import SPECS, compiled_docs, run_cli
 
 EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))
 K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (CONVENTIONS-V2 §2)

@@ -6,13 +6,15 @@ import textwrap
 
 import kubernetes_validate
 import pytest
-import schemas
 import yaml
-from helpers import SPECS, compiled_docs, run_cli
-from operator_model import _config_maps, kubelet_env
+
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.compiler.plan import resolved_env
 from trainspec.targets import render, trainjob
+
+import schemas
+from helpers import SPECS, compiled_docs, run_cli
+from operator_model import _config_maps, kubelet_env
 
 K8S_VERSION = "1.33"
 SUPPORTED = ("pytorch-ddp.yaml", "mpi-horovod.yaml")
