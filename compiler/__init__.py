@@ -8,14 +8,23 @@ from .plan import JobPlan
 
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
-               jpath: list[str] | None = None) -> list[JobPlan]:
-    """Every job in one spec file, validated and planned; raises SpecErrors with all problems."""
+               jpath: list[str] | None = None, targets: tuple[str, ...] | None = None,
+               documents: list | None = None, skip_unsupported: bool = False) -> list[JobPlan]:
+    """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
+
+    `targets`: plan for those targets only (their naming schemes and checks) and raise
+    what they cannot express (compiler/checks.py) with the spec's errors.  None: plan
+    for every target, and leave those problems to each target's render (JobPlan.check).
+    `documents`: already loaded (stdin, or a folder walk that skipped other tools' YAML).
+    `skip_unsupported`: do not raise the problems of a target that cannot run a job at all
+    (`JobPlan.unsupported`); the caller leaves that target out for the job (`build`).
+    """
     from .planner import build_plan
     from .validate import validate
 
     options = JsonnetOptions(tuple(sorted((tla or {}).items())), tuple(sorted((ext_vars or {}).items())),
                              tuple(jpath or ()))
-    docs = load_file(path, options)
+    docs = load_file(path, options) if documents is None else documents
     if not docs:
         raise SpecErrors([SpecError(path, 1, 1, "", "no job in this file", "a TrainingJob document")])
     errors: list[SpecError] = []
@@ -28,13 +37,16 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
                 sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file",
                          "one document per job name")
             names[spec.name] = 1
-            plan = build_plan(spec, sink) if not sink.errors else None
+            plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
                 plans.append(plan)
+                for target in targets or ():
+                    if not (skip_unsupported and target in plan.unsupported):
+                        errors.extend(plan.target_errors.get(target, ()))
         errors.extend(sink.errors)
     if errors:
         raise SpecErrors(errors)
     return plans
 
 
-__all__ = ["load_plans", "JobPlan", "SpecError", "SpecErrors", "UsageError", "ErrorSink"]
+__all__ = ["ErrorSink", "JobPlan", "SpecError", "SpecErrors", "UsageError", "load_plans"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from .plan import EnvVar
+from .plan import EnvVar, StartAfter, SuccessRule
 
 CONTAINER_NAME = {"tensorflow": "tensorflow", "pytorch": "pytorch", "mxnet": "mxnet", "mpi": "mpi"}
 DEFAULT_RESTART = {
@@ -35,10 +35,26 @@ def env_role(role: str) -> str:
     return role.upper().replace("-", "_")
 
 
-def tf_cluster(addresses: dict[str, list[str]]) -> str:
-    # Go's json.Marshal (the operator) sorts map keys and writes compactly.
-    cluster = {role: hosts for role, hosts in sorted(addresses.items()) if hosts and role != "evaluator"}
-    return json.dumps(cluster, separators=(",", ":"), sort_keys=True)
+# Volcano's tensorflow plugin marshals a Go struct: its fields' order, not sorted keys.
+TF_STRUCT_ORDER = ("ps", "worker", "chief", "evaluator")
+
+
+def tf_cluster(addresses: dict[str, list[str]], evaluator: bool = False, struct_order: bool = False) -> str:
+    """The TF_CONFIG cluster as compact JSON: role -> ["host:port", ...], roles without replicas left out.
+
+    Keys sorted (Go's json.Marshal of a map: the training operator), or in the Volcano
+    plugin's struct order.  `evaluator`: list the evaluator too (the operators do;
+    PRODUCT.md and TensorFlow's docs do not, so the plan's own cluster leaves it out).
+    """
+    roles = [r for r in TF_STRUCT_ORDER if r in addresses] if struct_order else sorted(addresses)
+    cluster = {role: addresses[role] for role in roles if addresses[role] and (evaluator or role != "evaluator")}
+    return json.dumps(cluster, separators=(",", ":"))
+
+
+def tf_config(cluster: str, role: str, index: int, environment: bool = True) -> str:
+    """TF_CONFIG around a cluster given as JSON text (or a `$(VAR)` reference that expands to it)."""
+    task = json.dumps({"type": role, "index": index}, separators=(",", ":"))
+    return f'{{"cluster":{cluster},"task":{task}' + (',"environment":"cloud"}' if environment else "}")
 
 
 def mpi_hostfile(hosts: list[str], slots: int, implementation: str) -> str:
@@ -47,28 +63,42 @@ def mpi_hostfile(hosts: list[str], slots: int, implementation: str) -> str:
     return "".join(f"{host}:{slots}\n" for host in hosts)
 
 
-def success_rule(framework: str, roles: dict[str, int], success_policy: str | None) -> tuple[str, str]:
-    """(deciding role, human description) of the job's success rule."""
-    if framework == "tensorflow":
-        if roles.get("chief"):
-            return "chief", "chief-0 succeeds"
-        if success_policy == "AllWorkers":
-            return "worker", "all workers succeed"
-        return "worker", "worker-0 succeeds"
-    if framework == "pytorch":
-        return "master", "master-0 succeeds"
-    if framework == "mxnet":
-        return "scheduler", "scheduler-0 succeeds"
-    return "launcher", "launcher-0 succeeds"
+# The operators' success rules, as data: per framework, the first entry whose condition holds.
+# (condition, rule); a condition is ("has", role): the job has replicas of role, ("policy", p): the
+# tensorflow successPolicy is p, or None: always.  The Helm chart's copy is generated from this table
+# (targets/helm_rules.py), the emulator and the Volcano target read the plan's SuccessRule.
+SUCCESS_RULES: dict[str, tuple[tuple[tuple[str, str] | None, SuccessRule], ...]] = {
+    "tensorflow": ((("has", "chief"), SuccessRule("chief")),
+                   (("policy", "AllWorkers"), SuccessRule("worker", "all")),
+                   (None, SuccessRule("worker"))),
+    "pytorch": ((None, SuccessRule("master")),),
+    "mxnet": ((None, SuccessRule("scheduler")),),
+    "mpi": ((None, SuccessRule("launcher")),),
+}
+
+
+def success_rule(framework: str, roles: dict[str, int], success_policy: str | None) -> SuccessRule:
+    """The job's success rule (Kubeflow training operator / mpi-operator semantics)."""
+    for condition, rule in SUCCESS_RULES[framework]:
+        if condition is None or (condition[0] == "has" and roles.get(condition[1])) or \
+                (condition[0] == "policy" and success_policy == condition[1]):
+            return rule
+    raise AssertionError(f"no success rule for {framework}")  # every table ends with an unconditional rule
+
+
+def start_order(framework: str, roles: dict[str, int]) -> tuple[StartAfter, ...]:
+    """Roles that must be up before another starts: mpirun reaches every worker over ssh at once."""
+    if framework == "mpi" and roles.get("worker"):
+        return (StartAfter("launcher", ("worker",)),)
+    return ()
 
 
 def framework_env(framework: str, job: str, role: str, index: int, counts: dict[str, int],
                   ports: dict[str, int], nproc: str | None, implementation: str, slots: int | None) -> list[EnvVar]:
     if framework == "tensorflow":
-        task = json.dumps({"type": role, "index": index}, separators=(",", ":"))
         return [
             EnvVar(TF_CLUSTER_KEY, topology=TF_CLUSTER_KEY),
-            EnvVar("TF_CONFIG", expand=f'{{"cluster":$({TF_CLUSTER_KEY}),"task":{task},"environment":"cloud"}}'),
+            EnvVar("TF_CONFIG", expand=tf_config(f"$({TF_CLUSTER_KEY})", role, index)),
         ]
     if framework == "pytorch":
         nproc_text = nproc or "auto"
@@ -104,16 +134,20 @@ def framework_env(framework: str, job: str, role: str, index: int, counts: dict[
     # mpi
     env = [EnvVar("K_MPI_JOB_ROLE", role)]
     if role == "launcher":
-        slots_text = str(slots or 1)
-        if implementation == "OpenMPI":
-            env += [
-                EnvVar("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
-                EnvVar("OMPI_MCA_orte_default_hostfile", MPI_HOSTFILE_PATH),
-                EnvVar("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),
-                EnvVar("OMPI_MCA_orte_set_default_slots", slots_text),
-            ]
-        elif implementation == "Intel":
-            env += [EnvVar("I_MPI_HYDRA_HOST_FILE", MPI_HOSTFILE_PATH), EnvVar("I_MPI_PERHOST", slots_text)]
-        else:
-            env += [EnvVar("HYDRA_HOST_FILE", MPI_HOSTFILE_PATH)]
+        env += mpi_launcher_env(implementation, slots)
     return env
+
+
+def mpi_launcher_env(implementation: str, slots: int | None) -> list[EnvVar]:
+    """What mpi-operator gives the launcher for its MPI implementation (the hostfile and slots)."""
+    slots_text = str(slots or 1)
+    if implementation == "OpenMPI":
+        return [
+            EnvVar("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
+            EnvVar("OMPI_MCA_orte_default_hostfile", MPI_HOSTFILE_PATH),
+            EnvVar("OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"),
+            EnvVar("OMPI_MCA_orte_set_default_slots", slots_text),
+        ]
+    if implementation == "Intel":
+        return [EnvVar("I_MPI_HYDRA_HOST_FILE", MPI_HOSTFILE_PATH), EnvVar("I_MPI_PERHOST", slots_text)]
+    return [EnvVar("HYDRA_HOST_FILE", MPI_HOSTFILE_PATH)]

@@ -20,6 +20,15 @@ def _confined(path: str, roots: list[str]) -> bool:
 
 TIMEOUT_SECONDS = float(os.environ.get("TRAINSPEC_JSONNET_TIMEOUT", "60"))
 MEMORY_BYTES = int(os.environ.get("TRAINSPEC_JSONNET_MEMORY", str(4 << 30)))
+# The evaluated JSON is a spec like any other: no bigger than a spec file may be (loader.MAX_FILE_BYTES).
+MAX_OUTPUT_BYTES = int(os.environ.get("TRAINSPEC_JSONNET_MAX_OUTPUT", str(16 << 20)))
+
+
+def _too_large(path: str, size: str) -> SpecErrors:
+    return SpecErrors([SpecError(path, 1, 1, "", f"Jsonnet output is {size} bytes",
+                                 f"at most {MAX_OUTPUT_BYTES} bytes of JSON (the limit for a spec file)",
+                                 "a spec describes roles, not one entry per replica; "
+                                 "TRAINSPEC_JSONNET_MAX_OUTPUT sets the limit")])
 
 
 def evaluate(path: str, options) -> str:
@@ -42,7 +51,7 @@ def evaluate(path: str, options) -> str:
             cap = MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(MEMORY_BYTES, hard)
             resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
             try:
-                payload = b"O" + _evaluate_here(path, options).encode("utf-8")
+                payload = _payload(_evaluate_here(path, options))
             except SpecErrors as exc:
                 payload = b"E" + str(exc.errors[0].message).encode() + b"\0" + \
                     f"{exc.errors[0].line}:{exc.errors[0].column}".encode() + b"\0" + exc.errors[0].hint.encode()
@@ -56,6 +65,7 @@ def evaluate(path: str, options) -> str:
             os._exit(status)
     os.close(write_end)
     chunks: list[bytes] = []
+    received = 0
     deadline = time.monotonic() + TIMEOUT_SECONDS
     try:
         with os.fdopen(read_end, "rb", buffering=0) as pipe:
@@ -70,18 +80,30 @@ def evaluate(path: str, options) -> str:
                 chunk = pipe.read(1 << 20)
                 if not chunk:
                     break
+                received += len(chunk)
+                if received > MAX_OUTPUT_BYTES + 1:  # the child checks too; this holds even if it did not
+                    os.kill(pid, signal.SIGKILL)
+                    raise _too_large(path, f"more than {MAX_OUTPUT_BYTES}")
                 chunks.append(chunk)
     finally:
         os.waitpid(pid, 0)
     data = b"".join(chunks)
     if data[:1] == b"O":
         return data[1:].decode("utf-8")
+    if data[:1] == b"L":
+        raise _too_large(path, data[1:].decode())
     if data[:1] == b"E":
         message, where, hint = data[1:].decode("utf-8", "replace").split("\0", 2)
         line, column = (int(x) for x in where.split(":"))
         raise SpecErrors([SpecError(path, line, column, "", message, "", hint)])
     raise SpecErrors([SpecError(path, 1, 1, "", "Jsonnet evaluation failed (out of memory or crashed)", "",
                                 "look for unbounded recursion or huge arrays")])
+
+
+def _payload(text: str) -> bytes:
+    """What the child sends: b"O" + the JSON, or b"L" + its size when it is over the limit."""
+    data = text.encode("utf-8")
+    return b"L" + str(len(data)).encode() if len(data) > MAX_OUTPUT_BYTES else b"O" + data
 
 
 def _evaluate_here(path: str, options) -> str:

@@ -18,6 +18,17 @@ DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mxnet": 9091, "mpi": 22}
 
 RESTART_POLICIES = ("Never", "OnFailure", "Always", "ExitCode")
 CLEAN_POD_POLICIES = ("Running", "All", "None")
+MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
+TF_SUCCESS_POLICIES = ("ChiefOrWorker0", "AllWorkers")
+NPROC_WORDS = ("auto", "cpu", "gpu")  # pytorch nprocPerNode besides an integer
+MAX_REPLICAS = 100_000
+# (min, max) replicas per role; None = unbounded.
+ROLE_LIMITS: dict[str, dict[str, tuple[int, int | None]]] = {
+    "tensorflow": {"chief": (0, 1), "ps": (0, None), "worker": (0, None), "evaluator": (0, 1)},
+    "pytorch": {"master": (1, 1), "worker": (0, None)},
+    "mxnet": {"scheduler": (1, 1), "server": (1, None), "worker": (1, None)},
+    "mpi": {"launcher": (1, 1), "worker": (1, None)},
+}
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,51 @@
 """The replica plan: the one intermediate form every target and the emulator read.
 
 It says, for each replica, its name, DNS name, port, full environment, command
-and args after templating, and the role-wide pod settings.  Environment values
-that depend on the whole topology (host lists, the TF cluster, the MPI hostfile)
-are not copied into every replica: they live once in the job's topology map and
-replicas refer to them, which keeps every target's output linear in the replica
-count.  `resolved_env` expands those references for targets (and the emulator)
-that need literal values.
+and args after templating, and the role-wide pod settings; for the job, every
+setting a target writes (labels, restart and success semantics, start order,
+cleanup, scheduling, framework options), typed.  Nothing here points back to the
+spec: the plan is complete.
+
+Environment values that depend on the whole topology (host lists, the TF
+cluster, the MPI hostfile) are not copied into every replica: they live once in
+the job's topology map and replicas refer to them, which keeps every target's
+output linear in the replica count.  `resolved_env` expands those references for
+targets (and the emulator) that need literal values.
+
+Host names differ by target (see compiler/schemes.py): the replicas' `host` is
+the per-replica Service scheme; `RolePlan.renders[scheme]` holds the role's
+command, args and env rendered with another scheme's host names, and whether one
+pod template can serve every replica.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from .model import ConfigMapRef, JobSpec, Lifecycle, Probes, Resources, SecretRef, Volume, InitContainer
+from .errors import SpecError, SpecErrors
+from .kube import PERMANENT_EXIT_CODES, expand_references
+from .model import ConfigMapRef, InitContainer, Lifecycle, Probes, Resources, Scheduling, SecretRef, Volume
+
+__all__ = [
+    "Cleanup",
+    "EnvVar",
+    "HostList",
+    "JobPlan",
+    "Rendered",
+    "Replica",
+    "Restart",
+    "RolePlan",
+    "RoleRender",
+    "StartAfter",
+    "SuccessRule",
+    "Text",
+    "TopologyVar",
+    "expand_references",
+    "resolved_env",
+    "user_var",
+]
 
 
 @dataclass(frozen=True)
@@ -39,9 +71,9 @@ class Replica:
     role: str
     index: int
     name: str  # <job>-<role>-<index>: pod, Service and container name
-    host: str  # the DNS name peers use (== name: the per-replica headless Service)
+    host: str  # the DNS name peers use in the "service" scheme (== name: the per-replica headless Service)
     port: int
-    command: tuple[str, ...] | None
+    command: tuple[str, ...] | None  # rendered with the "service" scheme's host names
     args: tuple[str, ...] | None
     env: tuple[EnvVar, ...]
 
@@ -50,28 +82,171 @@ class Replica:
         return f"{self.host}:{self.port}"
 
 
+# --- job and role semantics, as data ----------------------------------------------------------
+# Small immutable values are NamedTuples, not dataclasses: a frozen dataclass costs ~1.5 ms to
+# create at import, and every `trainspec` command imports this module.
+
+@dataclass(frozen=True)
+class SuccessRule:
+    """When the job has succeeded: `role`'s replica `index` exits 0 (scope "one"), or every replica does ("all")."""
+
+    role: str
+    scope: str = "one"  # "one" | "all"
+    index: int = 0
+
+    @property
+    def text(self) -> str:
+        """For messages and annotations only: "chief-0 succeeds", "all workers succeed"."""
+        return f"all {self.role}s succeed" if self.scope == "all" else f"{self.role}-{self.index} succeeds"
+
+    def decided_by(self, role: str, index: int) -> bool:
+        """Whether replica (role, index) is one whose success the rule waits for."""
+        return role == self.role and (self.scope == "all" or index == self.index)
+
+
+class Restart(NamedTuple):
+    """What happens when a replica's program exits non-zero.
+
+    policy: Never | OnFailure | Always | ExitCode, as the spec means them (Always
+    also restarts after exit 0).  backoff_limit: the job's retry budget as written
+    (None: the target's default).  permanent_exit_codes: the exit codes that fail
+    the job instead of being retried.
+    """
+
+    policy: str
+    backoff_limit: int | None = None
+
+    @property
+    def permanent_exit_codes(self) -> range:
+        if self.policy == "ExitCode":
+            return PERMANENT_EXIT_CODES
+        if self.policy == "Never":
+            return range(1, 256)
+        return range(0)  # OnFailure / Always: every failure is retried
+
+    @property
+    def in_place(self) -> bool:
+        """The container restarts inside its pod (the kubelet), not as a new pod."""
+        return self.policy in ("OnFailure", "Always")
+
+
+class Cleanup(NamedTuple):
+    """What is left when the job ends: pods (Kubeflow's cleanPodPolicy as written, None: the
+    target's default) and how long the finished job's objects stay."""
+
+    pods: str | None = None  # Running | All | None
+    ttl_seconds_after_finished: int | None = None
+
+
+class StartAfter(NamedTuple):
+    """`role` starts only once every replica of each role in `after` is up (e.g. mpirun needs sshd)."""
+
+    role: str
+    after: tuple[str, ...]
+
+
+# --- the spec's text, and its renderings per naming scheme ------------------------------------
+
+class TopologyVar(NamedTuple):
+    """A template part that is one of the topology names: index, replicas, port, job.name, job.namespace."""
+
+    name: str
+
+
+class HostList(NamedTuple):
+    """A template part `{{ hosts.<role> | join(sep) }}`: the role's host:port list, joined."""
+
+    role: str
+    separator: str = ""
+
+
+class Text(NamedTuple):
+    """A command/args item or env value as written in the spec, with where it is.
+
+    For a template: `parts` is the template as literal text, TopologyVar and
+    HostList parts when it is only that (None otherwise: filters, arithmetic...),
+    and `names` the top-level names it reads (None when it does not parse).
+    """
+
+    source: str
+    path: tuple
+    templated: bool = False
+    parts: tuple[str | TopologyVar | HostList, ...] | None = None
+    names: frozenset[str] | None = None
+
+
+class RoleSources(NamedTuple):
+    """A role's command, args and env as written (before templating): the job's env, then the role's over it."""
+
+    command: tuple[Text, ...] | None
+    args: tuple[Text, ...] | None
+    env: tuple[tuple[str, Text | SecretRef | ConfigMapRef], ...]
+
+    @property
+    def templated(self) -> bool:
+        texts = list(self.command or ()) + list(self.args or ()) + [v for _, v in self.env if isinstance(v, Text)]
+        return any(t.templated for t in texts)
+
+
+class Rendered(NamedTuple):
+    """What a replica's templates rendered to: command, args and the user's env (in order)."""
+
+    command: tuple[str, ...] | None
+    args: tuple[str, ...] | None
+    env: tuple[EnvVar, ...]
+
+
+class RoleRender(NamedTuple):
+    """A role's templates rendered with one naming scheme's host names.
+
+    uniform: every replica got the same text; `per_replica` then has one entry.
+    Otherwise `per_replica[i]` is replica i's, and `shared` is one rendering for
+    a pod template shared by all replicas, in kubelet text: `$(TRAINSPEC_INDEX)`
+    where the index goes, `$` escaped (command/args items as is, env values as
+    EnvVar.expand).  `shared` is None when some text cannot be rebuilt that way;
+    `unshared` is then the spec path of the first such field.
+    """
+
+    uniform: bool
+    per_replica: tuple[Rendered, ...]
+    shared: Rendered | None = None
+    unshared: tuple | None = None
+
+    def of(self, index: int) -> Rendered:
+        return self.per_replica[0] if self.uniform else self.per_replica[index]
+
+
+# --- roles and the job ------------------------------------------------------------------------
+
 @dataclass(frozen=True)
 class RolePlan:
     name: str
     image: str
     working_dir: str | None
     port: int
-    restart_policy: str  # Never | OnFailure | Always | ExitCode
+    restart: Restart
     resources: Resources
     volumes: tuple[Volume, ...]
     init_containers: tuple[InitContainer, ...]
     lifecycle: Lifecycle | None
     probes: Probes
     replicas: tuple[Replica, ...]
+    sources: RoleSources
+    restart_path: tuple = ()  # where the restart policy was written (for messages)
+    renders: dict[str, RoleRender] = field(default_factory=dict)  # naming scheme -> rendering
 
     @property
     def count(self) -> int:
         return len(self.replicas)
 
+    @property
+    def restart_policy(self) -> str:
+        return self.restart.policy
+
 
 @dataclass(frozen=True)
 class JobPlan:
-    spec: JobSpec
+    source: str  # the spec file, for messages and generated-file headers only
     name: str
     namespace: str
     framework: str
@@ -79,10 +254,27 @@ class JobPlan:
     topology_name: str
     topology: dict[str, str]
     roles: tuple[RolePlan, ...]
-    success_role: str  # the role whose replica 0 decides success (see success_rule)
-    success_rule: str  # human text: "chief", "worker-0", "all workers", "master", ...
-    mpi_slots: int | None = None
-    annotations: dict[str, str] = field(default_factory=dict)
+    success: SuccessRule
+    labels: dict[str, str] = field(default_factory=dict)  # the user's, on every object
+    annotations: dict[str, str] = field(default_factory=dict)  # the user's, on every object
+    image: str | None = None  # the job's default image as written (roles may override it)
+    accelerator: str = "nvidia.com/gpu"  # the extended resource resources.gpu counts
+    volumes: tuple[Volume, ...] = ()
+    scheduling: Scheduling = field(default_factory=Scheduling)
+    backoff_limit: int | None = None
+    active_deadline_seconds: int | None = None
+    cleanup: Cleanup = field(default_factory=Cleanup)
+    start_order: tuple[StartAfter, ...] = ()
+    success_policy: str | None = None  # tensorflow, as written (ChiefOrWorker0 | AllWorkers)
+    nproc_per_node: str | None = None  # pytorch, as written (None: auto)
+    mpi_implementation: str = "OpenMPI"
+    slots_per_worker: int | None = None  # mpi, as written
+    mpi_slots: int | None = None  # mpi: the slots in effect (slotsPerWorker, else the worker's gpu, else 1)
+    target_errors: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # what a target cannot express
+    # target -> why it cannot run this job at all (e.g. trainjob for TensorFlow): `build` over all
+    # targets leaves it out for the job instead of failing (its problems are in target_errors too)
+    unsupported: dict[str, str] = field(default_factory=dict)
+    targets: tuple[str, ...] | None = None  # the targets planned for (their schemes and checks); None: all
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)
@@ -91,9 +283,34 @@ class JobPlan:
     def total_replicas(self) -> int:
         return sum(role.count for role in self.roles)
 
-    def replicas(self):
+    @property
+    def success_role(self) -> str:
+        return self.success.role
+
+    @property
+    def success_rule(self) -> str:
+        return self.success.text
+
+    def replicas(self) -> Iterator[Replica]:
         for role in self.roles:
             yield from role.replicas
+
+    def hosts(self, scheme: str) -> dict[str, list[str]]:
+        """role -> ["host:port", ...] in a naming scheme (compiler/schemes.py)."""
+        from .schemes import SCHEMES
+
+        host, port = SCHEMES[scheme].host, SCHEMES[scheme].port
+        return {role.name: [f"{host(self.name, role.name, i)}:{port or role.port}" for i in range(role.count)]
+                for role in self.roles}
+
+    def check(self, target: str) -> None:
+        """Raise SpecErrors (with positions) when `target` cannot express this job."""
+        if self.targets is not None and target not in self.targets:
+            raise ValueError(f"this plan was made for {', '.join(self.targets) or 'no target'}, not {target}: "
+                             f"load_plans(..., targets=) must name it")
+        errors = self.target_errors.get(target)
+        if errors:
+            raise SpecErrors(list(errors))
 
 
 def user_var(name: str, value) -> EnvVar:
@@ -103,37 +320,6 @@ def user_var(name: str, value) -> EnvVar:
     if isinstance(value, ConfigMapRef):
         return EnvVar(name, config_map=value)
     return EnvVar(name, value)
-
-
-def expand_references(text: str, defined: dict[str, str]) -> str:
-    """Kubernetes' `$(VAR)` expansion (k8s.io/kubernetes third_party/forked/golang/expansion).
-
-    `$$` is an escaped `$`; `$(NAME)` becomes NAME's value when NAME was defined
-    earlier, and is left as written otherwise.
-    """
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "$" and i + 1 < n:
-            nxt = text[i + 1]
-            if nxt == "$":
-                out.append("$")
-                i += 2
-                continue
-            if nxt == "(":
-                close = text.find(")", i + 2)
-                if close != -1:
-                    name = text[i + 2:close]
-                    out.append(defined.get(name, text[i:close + 1]))
-                    i = close + 1
-                    continue
-            out.append(ch)
-            i += 1
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 def resolved_env(plan: JobPlan, replica: Replica) -> list[tuple[str, object]]:

@@ -2,36 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .errors import ErrorSink
+from .checks import CHECKS
+from .limits import LIMIT_TARGETS
+from .limits import problems as limit_problems
+from .errors import ErrorSink, SpecErrors
 from .frameworks import (CONTAINER_NAME, DEFAULT_RESTART, FRAMEWORK_DEFAULT_RESTART, HOSTFILE_KEY, MPI_WORKER_COMMAND,
-                         TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, success_rule, tf_cluster)
-from .model import DEFAULT_PORT, JobSpec, RoleSpec
-from .plan import EnvVar, JobPlan, Replica, RolePlan, user_var
-from .templating import TemplateError, Templates, has_template
+                         TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, start_order, success_rule,
+                         tf_cluster)
+from .model import DEFAULT_PORT, ConfigMapRef, JobSpec, RoleSpec, SecretRef
+from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
+from .rendering import JobContext, describe, render_role
+from .schemes import BASE, SCHEMES, schemes_for, targets_using
+from .templating import Templates
+
+__all__ = ["JobContext", "build_plan", "role_sources"]
 
 
-class JobContext:
-    """The `job` object templates see (`job.name`, `job.namespace`)."""
-
-    def __init__(self, name: str, namespace: str):
-        self.name = name
-        self.namespace = namespace
-
-
-def build_plan(spec: JobSpec, sink: ErrorSink) -> JobPlan | None:
+def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None = None) -> JobPlan | None:
+    """The plan, or None with the problems in `sink`; `targets`: only those targets' schemes and checks."""
     framework = spec.framework
     job = spec.name
     counts = {role.name: role.replicas for role in spec.roles}
     ports = {role.name: role.port or spec.port or DEFAULT_PORT[framework] for role in spec.roles}
-    hosts = {role.name: [f"{job}-{role.name}-{i}:{ports[role.name]}" for i in range(role.replicas)]
-             for role in spec.roles}
+    schemes = schemes_for(framework, targets)
+    hosts = {}
+    for scheme in schemes:
+        host, port = SCHEMES[scheme].host, SCHEMES[scheme].port
+        hosts[scheme] = {role.name: [f"{host(job, role.name, i)}:{port or ports[role.name]}"
+                                     for i in range(role.replicas)] for role in spec.roles}
 
-    topology: dict[str, str] = {hosts_key(role): ",".join(addresses) for role, addresses in hosts.items()}
+    topology: dict[str, str] = {hosts_key(role): ",".join(addresses) for role, addresses in hosts[BASE].items()}
     slots = None
     if framework == "tensorflow":
-        topology[TF_CLUSTER_KEY] = tf_cluster(hosts)
+        topology[TF_CLUSTER_KEY] = tf_cluster(hosts[BASE])
     if framework == "mpi":
         worker = spec.role("worker")
         slots = spec.slots_per_worker or (worker.resources.gpu if worker and worker.resources.gpu else 1)
@@ -40,37 +43,71 @@ def build_plan(spec: JobSpec, sink: ErrorSink) -> JobPlan | None:
 
     templates = Templates()
     job_ctx = JobContext(job, spec.namespace)
+    scheme_sinks = {scheme: _sink_like(sink) for scheme in schemes[1:]}
     role_plans = []
     for role in spec.roles:
-        role_plans.append(_role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink))
+        role_plans.append(_role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink, scheme_sinks))
     if sink.errors:
         return None
-    decider, rule = success_rule(framework, counts, spec.success_policy)
-    return JobPlan(
-        spec=spec, name=job, namespace=spec.namespace, framework=framework,
+    plan = JobPlan(
+        source=spec.source, name=job, namespace=spec.namespace, framework=framework,
         container_name=CONTAINER_NAME[framework], topology_name=f"{job}-topology", topology=topology,
-        roles=tuple(role_plans), success_role=decider, success_rule=rule, mpi_slots=slots)
+        roles=tuple(role_plans), success=success_rule(framework, counts, spec.success_policy),
+        labels=dict(spec.labels), annotations=dict(spec.annotations), image=spec.image,
+        accelerator=spec.accelerator, volumes=spec.volumes, scheduling=spec.scheduling,
+        backoff_limit=spec.backoff_limit, active_deadline_seconds=spec.active_deadline_seconds,
+        cleanup=Cleanup(spec.clean_pod_policy, spec.ttl_seconds_after_finished),
+        start_order=start_order(framework, counts), success_policy=spec.success_policy,
+        nproc_per_node=spec.nproc_per_node, mpi_implementation=spec.mpi_implementation,
+        slots_per_worker=spec.slots_per_worker, mpi_slots=slots, targets=targets)
+    _target_errors(plan, sink, scheme_sinks)
+    return plan
 
 
-def _restart_policy(spec: JobSpec, role: RoleSpec) -> str:
-    return (role.restart_policy or spec.restart_policy
-            or DEFAULT_RESTART[spec.framework].get(role.name) or FRAMEWORK_DEFAULT_RESTART[spec.framework])
+def _sink_like(sink: ErrorSink) -> ErrorSink:
+    return ErrorSink(sink.file, sink.positions, sink.key_positions, prefix=sink.prefix)
 
 
-@dataclass(frozen=True)
-class RoleSources:
-    """A role's command, args and env as written in the spec (before templating), and where each is."""
+def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, ErrorSink]) -> None:
+    """Fill plan.target_errors: templates that fail with a target's host names, and CHECKS."""
+    targets: dict[str, ErrorSink] = {}
+    for scheme, scheme_sink in scheme_sinks.items():
+        for target in targets_using(scheme, plan.framework):
+            targets.setdefault(target, _sink_like(sink)).errors.extend(scheme_sink.errors)
+    for target, check in CHECKS.items():
+        if plan.targets is not None and target not in plan.targets:
+            continue
+        target_sink = targets.setdefault(target, _sink_like(sink))
+        for problem in check(plan):
+            target_sink.add(problem.path, problem.message, problem.expected, problem.hint)
+            if problem.unsupported:
+                plan.unsupported.setdefault(target, problem.message)
+    for target in LIMIT_TARGETS if plan.targets is None else plan.targets:
+        for limit in limit_problems(plan, target):
+            path = next((p for p in limit.paths if p in sink.positions), limit.paths[0])
+            targets.setdefault(target, _sink_like(sink)).add(path, f"target {target}: {limit.message}",
+                                                              limit.expected, limit.hint)
+    for target, target_sink in targets.items():
+        if target_sink.errors:
+            # SpecErrors sorts and drops duplicates (one template can fail once per role)
+            plan.target_errors[target] = tuple(SpecErrors(target_sink.errors).errors)
 
+
+def _restart(spec: JobSpec, role: RoleSpec) -> tuple[Restart, tuple]:
+    policy = (role.restart_policy or spec.restart_policy
+              or DEFAULT_RESTART[spec.framework].get(role.name) or FRAMEWORK_DEFAULT_RESTART[spec.framework])
+    path = ("spec", "roles", role.name, "restartPolicy") if role.restart_policy else ("spec", "restartPolicy")
+    return Restart(policy, spec.backoff_limit), path
+
+
+def role_sources(spec: JobSpec, role: RoleSpec, templates: Templates | None = None) -> RoleSources:
+    """Which command, args and env a role runs, as written, with where each is."""
+    templates = templates or Templates()
+    names = tuple(r.name for r in spec.roles)
+    role_path: tuple = ("spec", "roles", role.name)
     command: tuple[str, ...] | None
     command_path: tuple
-    args: tuple[str, ...] | None
     args_path: tuple
-    env: list[tuple[str, object, tuple]]  # (name, value, path): the job's env, then the role's over it
-
-
-def role_sources(spec: JobSpec, role: RoleSpec) -> RoleSources:
-    """Which command, args and env a role runs; every target that re-renders templates uses this."""
-    role_path = ("spec", "roles", role.name)
     if spec.framework == "mpi" and role.name == "worker":
         # mpi-operator: workers run sshd unless the role says otherwise; the job's command is the launcher's.
         command, command_path = role.command or MPI_WORKER_COMMAND, role_path + ("command",)
@@ -84,19 +121,35 @@ def role_sources(spec: JobSpec, role: RoleSpec) -> RoleSources:
         merged[name] = (value, ("spec", "env", name))
     for name, value in role.env:
         merged[name] = (value, role_path + ("env", name))
-    env = [(name, value, path) for name, (value, path) in merged.items()]
-    return RoleSources(command, command_path, args, args_path, env)
+
+    def texts(items, path):
+        return None if items is None else tuple(describe(templates, s, path + (i,), role.name, names)
+                                                for i, s in enumerate(items))
+
+    env: tuple[tuple[str, Text | SecretRef | ConfigMapRef], ...] = tuple(
+        (name, describe(templates, value, path, role.name, names) if isinstance(value, str) else value)  # type: ignore[misc]
+        for name, (value, path) in merged.items())
+    return RoleSources(texts(command, command_path), texts(args, args_path), env)
 
 
-def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink) -> RolePlan:
+def _reporter(sink: ErrorSink):
+    def report(path: tuple, message: str, hint: str) -> None:
+        sink.add(path, message, "", hint)
+    return report
+
+
+def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink, scheme_sinks) -> RolePlan:
     framework = spec.framework
     job = spec.name
-    sources = role_sources(spec, role)
-    command, command_path, args, args_path = sources.command, sources.command_path, sources.args, sources.args_path
-    user_env = sources.env
-    user_names = {name for name, _, _ in user_env}
-    templated = (any(has_template(s) for s in command or ()) or any(has_template(s) for s in args or ())
-                 or any(isinstance(v, str) and has_template(v) for _, v, _ in user_env))
+    sources = role_sources(spec, role, templates)
+    user_names = {name for name, _ in sources.env}
+    renders = {}
+    for scheme, role_hosts in hosts.items():
+        scheme_sink = sink if scheme == BASE else scheme_sinks[scheme]
+        render = render_role(sources, role.name, role.replicas, ports[role.name], job_ctx, role_hosts, templates,
+                             _reporter(scheme_sink))
+        if render is not None:
+            renders[scheme] = render
 
     base_env = [EnvVar("TRAINSPEC_JOB", job), EnvVar("TRAINSPEC_ROLE", role.name)]
     counts_env = []
@@ -104,62 +157,22 @@ def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink
         counts_env.append(EnvVar(f"TRAINSPEC_NUM_{env_role(other.name)}", str(counts[other.name])))
         counts_env.append(EnvVar(hosts_key(other.name), topology=hosts_key(other.name)))
 
-    static_user_env = None if templated else [user_var(name, value) for name, value, _ in user_env]
+    base = renders.get(BASE)
     replicas = []
-    failed = False
     for index in range(role.replicas):
         name = f"{job}-{role.name}-{index}"
-        if templated and not failed:
-            context = {"job": job_ctx, "role": role.name, "index": index, "replicas": role.replicas,
-                       "hosts": hosts, "port": ports[role.name]}
-            try:
-                r_command = _render_list(templates, command, context, command_path)
-                r_args = _render_list(templates, args, context, args_path)
-                r_env = _render_env(templates, user_env, context)
-            except _PathedError as exc:
-                sink.add(exc.path, exc.error.message, "", exc.error.hint)
-                failed = True
-                r_command, r_args, r_env = command, args, []
-        else:
-            r_command, r_args, r_env = command, args, static_user_env or []
+        values = base.of(index) if base is not None else None
         fw_env = [v for v in framework_env(framework, job, role.name, index, counts, ports, spec.nproc_per_node,
                                            spec.mpi_implementation, slots) if v.name not in user_names]
-        env = tuple(base_env + [EnvVar("TRAINSPEC_INDEX", str(index))] + counts_env + fw_env + r_env)
+        env = tuple(base_env + [EnvVar("TRAINSPEC_INDEX", str(index))] + counts_env + fw_env
+                    + list(values.env if values else ()))
         replicas.append(Replica(role=role.name, index=index, name=name, host=name, port=ports[role.name],
-                                command=r_command, args=r_args, env=env))
+                                command=values.command if values else None, args=values.args if values else None,
+                                env=env))
 
+    restart, restart_path = _restart(spec, role)
     return RolePlan(
         name=role.name, image=role.image or spec.image or "", working_dir=role.working_dir or spec.working_dir,
-        port=ports[role.name], restart_policy=_restart_policy(spec, role), resources=role.resources,
+        port=ports[role.name], restart=restart, resources=role.resources,
         volumes=spec.volumes, init_containers=role.init_containers, lifecycle=role.lifecycle, probes=role.probes,
-        replicas=tuple(replicas))
-
-
-class _PathedError(Exception):
-    def __init__(self, path: tuple, error: TemplateError):
-        self.path = path
-        self.error = error
-
-
-def _render_list(templates: Templates, items, context: dict, path: tuple):
-    if items is None:
-        return None
-    out = []
-    for i, item in enumerate(items):
-        try:
-            out.append(templates.render(item, context))
-        except TemplateError as exc:
-            raise _PathedError(path + (i,), exc) from None
-    return tuple(out)
-
-
-def _render_env(templates: Templates, user_env, context: dict) -> list[EnvVar]:
-    out = []
-    for name, value, path in user_env:
-        if isinstance(value, str):
-            try:
-                value = templates.render(value, context)
-            except TemplateError as exc:
-                raise _PathedError(path, exc) from None
-        out.append(user_var(name, value))
-    return out
+        replicas=tuple(replicas), sources=sources, restart_path=restart_path, renders=renders)

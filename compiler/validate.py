@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
+from . import validate_parts as parts
 from .errors import ErrorSink
-from .k8s_formats import (CONFIG_KEY, DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, QUANTITY,
-                          label_key_problem, label_value_problem)
+from .kube import (CONFIG_KEY, DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, MAX_NAME, QUANTITY,
+                   label_key_problem, label_value_problem)
 from .loader import Document
-from .model import (CLEAN_POD_POLICIES, DEFAULT_PORT, FRAMEWORKS, RESTART_POLICIES, ROLE_ORDER, ConfigMapRef,
-                    Handler, InitContainer, JobSpec, Lifecycle, Probe, Probes, Resources, RoleSpec, Scheduling,
-                    SecretRef, Volume)
+from .model import (CLEAN_POD_POLICIES, DEFAULT_PORT, FRAMEWORKS, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
+                    RESTART_POLICIES, ROLE_LIMITS, ROLE_ORDER, TF_SUCCESS_POLICIES, ConfigMapRef, InitContainer,
+                    JobSpec, Resources, RoleSpec, SecretRef, Volume)
 from .reader import Reader, type_name
 
 API_VERSION = "trainspec/v1"
 KIND = "TrainingJob"
-MAX_REPLICAS = 100_000
-MAX_NAME = 63
 
 TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 METADATA_FIELDS = ("name", "namespace", "labels", "annotations")
@@ -26,27 +25,14 @@ ROLE_FIELDS = ("replicas", "image", "command", "args", "workingDir", "env", "res
 RESOURCE_FIELDS = ("cpu", "memory", "gpu", "shm")
 VOLUME_FIELDS = ("name", "mountPath", "readOnly", "source")
 VOLUME_SOURCES = ("persistentVolumeClaim", "hostPath", "emptyDir", "configMap", "secret")
-SCHEDULING_FIELDS = ("gang", "minAvailable", "queue", "priorityClassName", "schedulerName")
 INIT_FIELDS = ("name", "image", "command", "args", "workingDir", "env", "resources")
-PROBE_FIELDS = ("exec", "httpGet", "tcpSocket", "initialDelaySeconds", "periodSeconds", "timeoutSeconds",
-                "successThreshold", "failureThreshold")
-HANDLER_KINDS = ("exec", "httpGet", "tcpSocket")
 FRAMEWORK_BLOCKS = {
     "tensorflow": ("successPolicy",),
     "pytorch": ("nprocPerNode",),
     "mxnet": (),
     "mpi": ("slotsPerWorker", "implementation"),
 }
-MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
-TF_SUCCESS_POLICIES = ("ChiefOrWorker0", "AllWorkers")
 RESERVED_ENV_PREFIX = "TRAINSPEC_"
-# (min, max) replicas per role; None = unbounded.
-ROLE_LIMITS: dict[str, dict[str, tuple[int, int | None]]] = {
-    "tensorflow": {"chief": (0, 1), "ps": (0, None), "worker": (0, None), "evaluator": (0, 1)},
-    "pytorch": {"master": (1, 1), "worker": (0, None)},
-    "mxnet": {"scheduler": (1, 1), "server": (1, None), "worker": (1, None)},
-    "mpi": {"launcher": (1, 1), "worker": (1, None)},
-}
 
 
 def validate(doc: Document) -> tuple[JobSpec | None, ErrorSink]:
@@ -123,8 +109,9 @@ class _Validator:
             text = self.r.string(item, path + (key,), non_empty=False)
             if text is None:
                 continue
-            if labels and label_value_problem(text):
-                self.r.error(path + (key,), f"{text!r} is not a valid label value", label_value_problem(text))
+            problem = label_value_problem(text) if labels else None
+            if problem:
+                self.r.error(path + (key,), f"{text!r} is not a valid label value", problem)
                 continue
             out.append((key, text))
         return tuple(out)
@@ -165,17 +152,17 @@ class _Validator:
                         "remove it, or change spec.framework", at_key=True)
         if framework and spec.get(framework) is not None:
             path = ("spec", framework)
-            block = r.mapping(spec[framework], path, FRAMEWORK_BLOCKS[framework]) or {}
-            if framework == "tensorflow" and block.get("successPolicy") is not None:
-                success_policy = r.choice(block["successPolicy"], path + ("successPolicy",), TF_SUCCESS_POLICIES)
-            if framework == "pytorch" and block.get("nprocPerNode") is not None:
-                nproc = self.nproc(block["nprocPerNode"], path + ("nprocPerNode",))
+            options: dict = r.mapping(spec[framework], path, FRAMEWORK_BLOCKS[framework]) or {}
+            if framework == "tensorflow" and options.get("successPolicy") is not None:
+                success_policy = r.choice(options["successPolicy"], path + ("successPolicy",), TF_SUCCESS_POLICIES)
+            if framework == "pytorch" and options.get("nprocPerNode") is not None:
+                nproc = self.nproc(options["nprocPerNode"], path + ("nprocPerNode",))
             if framework == "mpi":
-                slots = self.opt_int(block, "slotsPerWorker", path, 1, 1024)
-                implementation = self.opt_choice(block, "implementation", path, MPI_IMPLEMENTATIONS) or "OpenMPI"
+                slots = self.opt_int(options, "slotsPerWorker", path, 1, 1024)
+                implementation = self.opt_choice(options, "implementation", path, MPI_IMPLEMENTATIONS) or "OpenMPI"
 
         roles = self.roles(spec.get("roles"), framework)
-        scheduling = self.scheduling(spec.get("scheduling"), sum(role.replicas for role in roles))
+        scheduling = parts.scheduling(self.r, spec.get("scheduling"), sum(role.replicas for role in roles))
         if framework and roles:
             self.framework_rules(framework, roles)
             if image is None:
@@ -201,7 +188,7 @@ class _Validator:
         path = ("spec", "roles")
         if value is None:
             return []
-        allowed = ROLE_ORDER.get(framework, ())
+        allowed = ROLE_ORDER.get(framework or "", ())
         mapping = r.mapping(value, path, tuple(value) if isinstance(value, dict) else (), what="roles")
         if mapping is None:
             return []
@@ -244,8 +231,8 @@ class _Validator:
             restart_policy=self.opt_choice(body, "restartPolicy", path, RESTART_POLICIES),
             resources=resources,
             init_containers=self.init_containers(body.get("initContainers"), path + ("initContainers",)),
-            lifecycle=self.lifecycle(body.get("lifecycle"), path + ("lifecycle",)),
-            probes=self.probes(body.get("probes"), path + ("probes",)),
+            lifecycle=parts.lifecycle(self.r, body.get("lifecycle"), path + ("lifecycle",)),
+            probes=parts.probes(self.r, body.get("probes"), path + ("probes",)),
             port=self.opt_int(body, "port", path, 1, 65535),
         )
         return role if replicas is not None else None
@@ -322,7 +309,7 @@ class _Validator:
     def nproc(self, value, path: tuple) -> str | None:
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value) if self.r.integer(value, path, 1, 1024) is not None else None
-        if isinstance(value, str) and (value in ("auto", "cpu", "gpu") or value.isdigit() and int(value) >= 1):
+        if isinstance(value, str) and (value in NPROC_WORDS or value.isdigit() and int(value) >= 1):
             return value
         self.r.error(path, f"{value!r} is not allowed", "an integer >= 1, or auto, cpu or gpu")
         return None
@@ -473,98 +460,6 @@ class _Validator:
             return None
         return kind, text, "", None
 
-    def scheduling(self, value, total: int) -> Scheduling:
-        r = self.r
-        path = ("spec", "scheduling")
-        body = r.mapping(value, path, SCHEDULING_FIELDS) or {}
-        gang = r.boolean(body["gang"], path + ("gang",)) if body.get("gang") is not None else False
-        min_available = self.opt_int(body, "minAvailable", path, 1, MAX_REPLICAS)
-        if min_available is not None and total and min_available > total:
-            r.error(path + ("minAvailable",), f"{min_available} is more than the job's {total} replicas",
-                    f"an integer <= {total}")
-        names = {}
-        for key in ("queue", "priorityClassName", "schedulerName"):
-            text = self.opt_string(body, key, path)
-            if text is not None and not DNS1123_SUBDOMAIN.match(text):
-                r.error(path + (key,), f"{text!r} is not a valid name", "a DNS-1123 subdomain")
-                text = None
-            names[key] = text
-        return Scheduling(gang=bool(gang), min_available=min_available, queue=names["queue"],
-                          priority_class_name=names["priorityClassName"], scheduler_name=names["schedulerName"])
-
-    def handler(self, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tuple[Handler, dict] | None:
-        r = self.r
-        body = r.mapping(value, path, kinds + extra)
-        if body is None:
-            return None
-        present = [k for k in kinds if k in body]
-        if len(present) != 1:
-            r.error(path, f"has {len(present)} actions", "exactly one of " + ", ".join(kinds))
-            return None
-        kind = present[0]
-        kp = path + (kind,)
-        if kind == "exec":
-            command = r.string_list(body[kind], kp, example="[cat, /tmp/healthy]")
-            return (Handler(exec=command), body) if command else None
-        fields = ("path", "port", "scheme", "host") if kind == "httpGet" else ("port", "host")
-        spec = r.mapping(body[kind], kp, fields, required=("port",))
-        if not spec or spec.get("port") is None:
-            return None
-        port = spec["port"]
-        if isinstance(port, str):
-            if not DNS1035_LABEL.match(port) or len(port) > 15:
-                r.error(kp + ("port",), f"{port!r} is not a port", "a number 1-65535 or a port name")
-                return None
-        elif r.integer(port, kp + ("port",), 1, 65535) is None:
-            return None
-        cleaned = {"port": port}
-        for key in fields[:-1] if kind == "httpGet" else ():
-            if key != "port" and spec.get(key) is not None:
-                text = r.string(spec[key], kp + (key,))
-                if key == "scheme" and text not in (None, "HTTP", "HTTPS"):
-                    r.error(kp + (key,), f"{text!r} is not allowed", "HTTP or HTTPS")
-                    return None
-                if text is not None:
-                    cleaned[key] = text
-        if spec.get("host") is not None:
-            host = r.string(spec["host"], kp + ("host",))
-            if host is not None:
-                cleaned["host"] = host
-        return (Handler(http_get=cleaned) if kind == "httpGet" else Handler(tcp_socket=cleaned)), body
-
-    def probes(self, value, path: tuple) -> Probes:
-        body = self.r.mapping(value, path, ("liveness", "readiness", "startup")) or {}
-        found = {}
-        for key in ("liveness", "readiness", "startup"):
-            if body.get(key) is None:
-                continue
-            kp = path + (key,)
-            result = self.handler(body[key], kp, extra=PROBE_FIELDS[3:])
-            if result is None:
-                continue
-            handler, raw = result
-            numbers = {}
-            for field_name, low in (("initialDelaySeconds", 0), ("periodSeconds", 1), ("timeoutSeconds", 1),
-                                    ("successThreshold", 1), ("failureThreshold", 1)):
-                numbers[field_name] = self.opt_int(raw, field_name, kp, low, 2**31 - 1)
-            if key in ("liveness", "startup") and numbers["successThreshold"] not in (None, 1):
-                self.r.error(kp + ("successThreshold",), f"{numbers['successThreshold']} for a {key} probe", "1")
-            found[key] = Probe(handler, numbers["initialDelaySeconds"], numbers["periodSeconds"],
-                               numbers["timeoutSeconds"], numbers["successThreshold"], numbers["failureThreshold"])
-        return Probes(**found)
-
-    def lifecycle(self, value, path: tuple) -> Lifecycle | None:
-        body = self.r.mapping(value, path, ("postStart", "preStop"))
-        if not body:
-            return None
-        hooks = {}
-        for key, attr in (("postStart", "post_start"), ("preStop", "pre_stop")):
-            if body.get(key) is not None:
-                result = self.handler(body[key], path + (key,), kinds=("exec", "httpGet"))
-                if result is not None:
-                    hooks[attr] = result[0]
-        return Lifecycle(**hooks) if hooks else None
-
     def init_containers(self, value, path: tuple) -> tuple[InitContainer, ...]:
         r = self.r
         if value is None:
@@ -580,7 +475,9 @@ class _Validator:
             if body is None or body.get("name") is None:
                 continue
             name = r.string(body["name"], ip + ("name",))
-            if name is not None and (len(name) > 63 or not DNS1123_LABEL.match(name)):
+            if name is None:
+                continue
+            if len(name) > 63 or not DNS1123_LABEL.match(name):
                 r.error(ip + ("name",), f"{name!r} is not a valid container name", "a DNS-1123 label")
                 continue
             if name in seen or name in FRAMEWORKS:

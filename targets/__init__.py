@@ -21,10 +21,9 @@ def render(target: str, plan) -> dict[str, str]:
 
 
 def unsupported(target: str, plan) -> str | None:
-    """Why `target` cannot express this job at all (e.g. trainjob for TensorFlow), or None.
+    """Why `target` cannot run this job at all (e.g. trainjob for TensorFlow), or None.
 
-    A build over all targets skips such targets for such jobs; asking for one by name is an error.
+    Decided by the target's check in compiler/checks.py (`Problem.unsupported`), recorded by the
+    planner.  A build over all targets skips such targets for such jobs; naming one is an error.
     """
-    module = importlib.import_module(f"trainspec.targets.{target}")
-    check = getattr(module, "unsupported", None)
-    return check(plan) if check is not None else None
+    return plan.unsupported.get(target)

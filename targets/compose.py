@@ -15,12 +15,12 @@ docs/targets-helm-compose.md.
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING
 
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH
+from trainspec.compiler.kube import parse_quantity
 from trainspec.compiler.model import ConfigMapRef, Probe, SecretRef
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan, resolved_env
 
@@ -29,12 +29,6 @@ from .yamlout import dump
 
 FILE = "compose.yaml"
 RESTART = {"Never": "no", "OnFailure": "on-failure", "Always": "always", "ExitCode": "on-failure"}
-_BINARY = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
-_DECIMAL = {"m": Decimal("0.001"), "": 1, "k": 10 ** 3, "M": 10 ** 6, "G": 10 ** 9, "T": 10 ** 12, "P": 10 ** 15,
-            "E": 10 ** 18}
-_QUANTITY = re.compile(r"^([+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
-
-
 MAX_DURATION_SECONDS = (2 ** 63 - 1) // 10 ** 9
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -53,17 +47,7 @@ NOTE = ("Compose file: one service per replica. `$$` is a literal `$` (Compose i
 
 # --- quantities ---------------------------------------------------------------------------------
 
-def quantity(text: str) -> Decimal:
-    """A Kubernetes quantity (`8Gi`, `500m`, `1e3`) as a number."""
-    match = _QUANTITY.match(str(text).strip())
-    if not match:
-        raise ValueError(f"not a Kubernetes quantity: {text!r}")
-    number, suffix = Decimal(match.group(1)), match.group(2) or ""
-    if suffix in _BINARY:
-        return number * _BINARY[suffix]
-    if suffix[:1] in ("e", "E"):
-        return number * (Decimal(10) ** int(suffix[1:]))
-    return number * _DECIMAL[suffix]
+quantity = parse_quantity  # `8Gi`, `500m`, `1e3` as a Decimal; ValueError otherwise
 
 
 def cpus(text: str) -> str:
@@ -161,12 +145,10 @@ def _ref_value(ctx: _Context, name: str, ref) -> Interpolation:
 def compose_document(plan: JobPlan) -> dict:
     ctx = _Context(plan)
     services: dict[str, dict] = {}
-    worker_names: list[str] = []
-    worker_healthy = False
     for role in plan.roles:
         for replica in role.replicas:
             name = service_name(role.name, replica.index)
-            init_names = []
+            init_names: list[str] = []
             for init_index, init in enumerate(role.init_containers):
                 init_name = f"{name}-init-{init.name}"
                 services[init_name] = init_service(ctx, role, replica, init,
@@ -174,17 +156,15 @@ def compose_document(plan: JobPlan) -> dict:
                 init_names.append(init_name)
             service = replica_service(ctx, role, replica, init_names[-1] if init_names else None)
             services[name] = service
-            if plan.framework == "mpi" and role.name == "worker":
-                worker_names.append(name)
-                worker_healthy = "healthcheck" in service
-    if plan.framework == "mpi":
-        # mpirun reaches every worker over ssh: start the launcher after the workers.
-        condition = "service_healthy" if worker_healthy else "service_started"
-        for name, service in services.items():
-            if service.get("labels", {}).get("trainspec.dev/role") == "launcher":
+    for rule in plan.start_order:  # e.g. mpirun reaches every worker over ssh: the launcher starts after them
+        first = [service_name(r.name, rep.index) for r in plan.roles if r.name in rule.after for rep in r.replicas]
+        healthy = bool(first) and all("healthcheck" in services[name] for name in first)
+        condition = "service_healthy" if healthy else "service_started"
+        for service in services.values():  # the role's replicas and their init services
+            if service.get("labels", {}).get("trainspec.dev/role") == rule.role:
                 depends = service.setdefault("depends_on", {})
-                for worker in worker_names:
-                    depends[worker] = {"condition": condition}
+                for name in first:
+                    depends[name] = {"condition": condition}
     doc: dict = {"services": services, "networks": {network_key(plan): {"driver": "bridge"}}}
     if ctx.named_volumes:
         doc["volumes"] = ctx.named_volumes
@@ -193,19 +173,19 @@ def compose_document(plan: JobPlan) -> dict:
 
 
 def job_metadata(ctx: _Context) -> dict:
-    plan, spec = ctx.plan, ctx.plan.spec
+    plan = ctx.plan
     meta: dict = {"job": plan.name, "namespace": plan.namespace, "framework": plan.framework,
-                  "successRole": plan.success_role, "successRule": plan.success_rule,
+                  "successRole": plan.success.role, "successRule": plan.success.text,
                   "roles": {role.name: {"replicas": role.count, "restartPolicy": role.restart_policy,
                                         "services": [service_name(role.name, r.index) for r in role.replicas]}
                             for role in plan.roles}}
-    for key, value in (("backoffLimit", spec.backoff_limit), ("activeDeadlineSeconds", spec.active_deadline_seconds),
-                       ("ttlSecondsAfterFinished", spec.ttl_seconds_after_finished),
-                       ("cleanPodPolicy", spec.clean_pod_policy)):
+    for key, value in (("backoffLimit", plan.backoff_limit), ("activeDeadlineSeconds", plan.active_deadline_seconds),
+                       ("ttlSecondsAfterFinished", plan.cleanup.ttl_seconds_after_finished),
+                       ("cleanPodPolicy", plan.cleanup.pods)):
         if value is not None:
             meta[key] = value
-    if spec.active_deadline_seconds is not None:
-        ctx.note(f"activeDeadlineSeconds ({spec.active_deadline_seconds}) has no Compose equivalent: "
+    if plan.active_deadline_seconds is not None:
+        ctx.note(f"activeDeadlineSeconds ({plan.active_deadline_seconds}) has no Compose equivalent: "
                  "`trainspec run` enforces it")
     if any(r.restart_policy == "ExitCode" for r in plan.roles):
         ctx.note("restartPolicy ExitCode is `on-failure` here: Docker cannot restart on signals (>= 128) only")
@@ -214,8 +194,8 @@ def job_metadata(ctx: _Context) -> dict:
     return meta
 
 
-def _volumes(ctx: _Context, role: RolePlan, replica_service: str, shared: bool) -> tuple[list, list]:
-    """(volumes, tmpfs) entries of a replica's containers; `shared`: emptyDirs shared with init services."""
+def _volumes(ctx: _Context, role: RolePlan, replica_service: str, shared: bool) -> list[dict]:
+    """The volume entries of a replica's containers (a Memory emptyDir is a tmpfs entry); `shared`: emptyDirs shared with init services."""
     out = []
     for v in role.volumes:
         if v.kind == "persistentVolumeClaim":
@@ -324,7 +304,7 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
         ids = [str(i) for i in range(ctx.next_gpu, ctx.next_gpu + role.resources.gpu)]
         ctx.next_gpu += role.resources.gpu
         device: dict = {"capabilities": ["gpu"], "device_ids": ids}
-        accelerator = plan.spec.accelerator
+        accelerator = plan.accelerator
         if accelerator.startswith("nvidia.com/"):
             device = {"driver": "nvidia", **device}
         else:
@@ -348,8 +328,9 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
     if check:
         service["healthcheck"] = check
     restart = RESTART[role.restart_policy]
-    if restart == "on-failure" and plan.spec.backoff_limit is not None:
-        restart = f"on-failure:{plan.spec.backoff_limit}" if plan.spec.backoff_limit else "no"
+    backoff = role.restart.backoff_limit
+    if restart == "on-failure" and backoff is not None:
+        restart = f"on-failure:{backoff}" if backoff else "no"
     service["restart"] = restart
     if last_init:
         service["depends_on"] = {last_init: {"condition": "service_completed_successfully"}}
@@ -399,29 +380,46 @@ def _port(role: RolePlan, port) -> int | None:
     return None  # a named port: only the container's own port has a name, and that is common.PORT_NAMES
 
 
+# bash opens /dev/tcp/HOST/PORT itself; host and port come in as $1 and $2, never as script text.
+_BASH_TCP = 'exec 3<>"/dev/tcp/$1/$2"'
+
+
 def _probe_test(ctx: _Context, role: RolePlan, probe: Probe) -> list | None:
+    """The probe as a CMD-SHELL test.  Host, port and URL reach the shell only as quoted words
+    (never inside code or another shell's script), and the URL is built so the path cannot
+    change its authority."""
     h = probe.handler
     if h.exec is not None:
         return ["CMD", *h.exec]
+    ctx.note("tcpSocket/httpGet probes run `python3`, else `bash`, else `wget` inside the image")
     if h.tcp_socket is not None:
         port = _port(role, h.tcp_socket.get("port"))
         if port is None:
             port = role.port
         host = h.tcp_socket.get("host") or "localhost"
-        ctx.note("tcpSocket/httpGet probes run `python3`, else `bash`, else `wget` inside the image")
-        code = f"import socket; socket.create_connection(({json.dumps(host)}, {port}), 2).close()"
-        return ["CMD-SHELL", f"python3 -c {shlex.quote(code)} 2>/dev/null"
-                             f" || bash -c {shlex.quote(f'exec 3<>/dev/tcp/{host}/{port}')}"]
+        code = "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 2).close()"
+        words = f"{shlex.quote(host)} {port}"
+        return ["CMD-SHELL", (f"python3 -c {shlex.quote(code)} {words} 2>/dev/null"
+                              f" || bash -c {shlex.quote(_BASH_TCP)} probe {words}")]
     get = h.http_get or {}
     port = _port(role, get.get("port"))
     if port is None:
         port = role.port
-    scheme = str(get.get("scheme") or "HTTP").lower()
-    host = get.get("host") or "localhost"
-    url = f"{scheme}://{host}:{port}{get.get('path') or '/'}"
-    ctx.note("tcpSocket/httpGet probes run `python3`, else `bash`, else `wget` inside the image")
-    code = f"import urllib.request; urllib.request.urlopen({json.dumps(url)}, timeout=2)"
-    return ["CMD-SHELL", f"python3 -c {shlex.quote(code)} 2>/dev/null || wget -q -O /dev/null {shlex.quote(url)}"]
+    url = probe_url(str(get.get("scheme") or "HTTP"), get.get("host") or "localhost", port, get.get("path") or "/")
+    code = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)"
+    return ["CMD-SHELL", (f"python3 -c {shlex.quote(code)} {shlex.quote(url)} 2>/dev/null"
+                          f" || wget -q -O /dev/null {shlex.quote(url)}")]
+
+
+def probe_url(scheme: str, host: str, port: int, path: str) -> str:
+    """scheme://host:port/path with the authority fixed: the path always starts at a `/` and
+    characters that could end it (`@`, `\\`, spaces, controls) are percent-encoded."""
+    from urllib.parse import quote
+
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 address
+    path = path if path.startswith("/") else "/" + path
+    return f"{scheme.lower()}://{host}:{port}{quote(path, safe='/?=&%:!$()*+,;~-._')}"
 
 
 # --- escaping -----------------------------------------------------------------------------------

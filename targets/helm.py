@@ -24,20 +24,19 @@ from __future__ import annotations
 import json
 import os
 
-from trainspec.compiler.model import ConfigMapRef, SecretRef
-from trainspec.compiler.plan import JobPlan, RolePlan
-from trainspec.compiler.planner import role_sources
-from trainspec.compiler.templating import Templates, has_template
-from trainspec.compiler.validate import MAX_REPLICAS, ROLE_LIMITS
+from trainspec.compiler import kube
+from trainspec.compiler.model import (CLEAN_POD_POLICIES, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
+                                        RESTART_POLICIES, ROLE_LIMITS, TF_SUCCESS_POLICIES, ConfigMapRef, SecretRef)
+from trainspec.compiler.plan import HostList, JobPlan, RolePlan, Text
 
 from . import common
+from .helm_rules import fill
 from .yamlout import dump
 
 CHART_DIR = os.path.join(os.path.dirname(__file__), "helm_chart")
 TEMPLATE_FILES = ("_helpers.tpl", "topology.yaml", "services.yaml", "jobs.yaml", "NOTES.txt")
 CHART_VERSION = "0.1.0"
 
-TOPOLOGY_VARS = ("index", "replicas", "port")
 
 
 def render(plan: JobPlan) -> dict[str, str]:
@@ -49,25 +48,24 @@ def render(plan: JobPlan) -> dict[str, str]:
     }
     for name in TEMPLATE_FILES:
         with open(os.path.join(CHART_DIR, "templates", name), encoding="utf-8") as handle:
-            files[f"helm/templates/{name}"] = handle.read()
+            files[f"helm/templates/{name}"] = fill(name, handle.read())
     return files
 
 
 # --- Chart.yaml ---------------------------------------------------------------------------------
 
 def chart_yaml(plan: JobPlan) -> str:
-    spec = plan.spec
     image = _top_image(plan)
     chart = {
         "apiVersion": "v2",
         "name": plan.name,
-        "description": f"{spec.framework} training job {plan.name} "
+        "description": f"{plan.framework} training job {plan.name} "
                        f"({', '.join(f'{r.name} x{r.count}' for r in plan.roles)}), compiled by trainspec",
         "type": "application",
         "version": CHART_VERSION,
         "appVersion": split_image(image)["tag"] or "latest",
-        "keywords": ["trainspec", "distributed-training", spec.framework],
-        "annotations": {"trainspec.dev/framework": spec.framework, "trainspec.dev/success-rule": plan.success_rule},
+        "keywords": ["trainspec", "distributed-training", plan.framework],
+        "annotations": {"trainspec.dev/framework": plan.framework, "trainspec.dev/success-rule": plan.success.text},
     }
     return dump(chart, common.header(plan))
 
@@ -85,36 +83,35 @@ def split_image(ref: str) -> dict[str, str]:
 
 
 def _top_image(plan: JobPlan) -> str:
-    return plan.spec.image or (plan.roles[0].image if plan.roles else "")
+    return plan.image or (plan.roles[0].image if plan.roles else "")
 
 
 def chart_values(plan: JobPlan) -> dict:
-    spec = plan.spec
     top_image = _top_image(plan)
     values: dict = {"name": plan.name, "framework": plan.framework, "image": split_image(top_image),
-                    "accelerator": spec.accelerator, "labels": dict(spec.labels),
-                    "annotations": dict(spec.annotations)}
-    for key, value in (("backoffLimit", spec.backoff_limit), ("activeDeadlineSeconds", spec.active_deadline_seconds),
-                       ("ttlSecondsAfterFinished", spec.ttl_seconds_after_finished),
-                       ("cleanPodPolicy", spec.clean_pod_policy)):
+                    "accelerator": plan.accelerator, "labels": dict(plan.labels),
+                    "annotations": dict(plan.annotations)}
+    for key, value in (("backoffLimit", plan.backoff_limit), ("activeDeadlineSeconds", plan.active_deadline_seconds),
+                       ("ttlSecondsAfterFinished", plan.cleanup.ttl_seconds_after_finished),
+                       ("cleanPodPolicy", plan.cleanup.pods)):
         if value is not None:
             values[key] = value
     scheduling = common.scheduling_fields(plan)
-    if spec.scheduling.queue:
-        scheduling["queue"] = spec.scheduling.queue  # Kueue's label on each Job / Deployment, as the k8s target
+    if plan.scheduling.queue:
+        scheduling["queue"] = plan.scheduling.queue  # Kueue's label on each Job / Deployment, as the k8s target
     if scheduling:
         values["scheduling"] = scheduling
-    if plan.framework == "tensorflow" and spec.success_policy:
-        values["tensorflow"] = {"successPolicy": spec.success_policy}
+    if plan.framework == "tensorflow" and plan.success_policy:
+        values["tensorflow"] = {"successPolicy": plan.success_policy}
     if plan.framework == "pytorch":
-        values["pytorch"] = {"nprocPerNode": spec.nproc_per_node or "auto"}
+        values["pytorch"] = {"nprocPerNode": plan.nproc_per_node or "auto"}
     if plan.framework == "mpi":
-        mpi = {"implementation": spec.mpi_implementation}
-        if spec.slots_per_worker:
-            mpi["slotsPerWorker"] = spec.slots_per_worker
+        mpi: dict = {"implementation": plan.mpi_implementation}
+        if plan.slots_per_worker:
+            mpi["slotsPerWorker"] = plan.slots_per_worker
         values["mpi"] = mpi
     volumes = []
-    for v in spec.volumes:
+    for v in plan.volumes:
         entry = {"name": v.name, "mountPath": v.mount_path}
         if v.read_only:
             entry["readOnly"] = True
@@ -150,12 +147,10 @@ def _env_value(name: str, value) -> dict:
 
 
 def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Converter) -> dict:
-    spec = plan.spec
-    role_spec = spec.role(role.name)
     out: dict = {"replicas": role.count, "port": role.port}
     if role.image != top_image:
         out["image"] = split_image(role.image)
-    sources = role_sources(spec, role_spec)
+    sources = role.sources
     command, args = sources.command, sources.args
     replicas = role.replicas
     if command is not None:
@@ -165,8 +160,8 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
     if role.working_dir:
         out["workingDir"] = role.working_dir
     env = []
-    for name, value, _path in sources.env:
-        if isinstance(value, str):
+    for name, value in sources.env:
+        if isinstance(value, Text):
             rendered = [next(v.value for v in r.env if v.name == name) for r in replicas]
             value = converter.text(role, value, rendered)
         env.append(_env_value(name, value))
@@ -210,84 +205,29 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
 
 
 class _Converter:
-    """Spec templates -> chart parts (data), checked against the plan's rendering."""
+    """Spec templates -> chart parts (data), checked against the plan's rendering.
+
+    The planner described each template (compiler/rendering.py: `Text.parts`, `Text.names`);
+    here they become the chart's part objects, kept only when the chart would rebuild
+    every replica's text exactly.
+    """
 
     def __init__(self, plan: JobPlan):
         self.plan = plan
-        self.templates = Templates()
         self.pin = ",".join(f"{r.name}={r.count}:{r.port}" for r in plan.roles)
         self.hosts = {r.name: [rep.address for rep in r.replicas] for r in plan.roles}
 
-    def text(self, role: RolePlan, source: str, rendered: list[str]):
-        if not has_template(source):
-            return source
-        parsed = self._parse(source)
-        parts = self._parts(parsed, role) if parsed is not None else None
+    def text(self, role: RolePlan, source: Text, rendered: list[str]):
+        if not source.templated:
+            return source.source
+        parts = None if source.parts is None else [_part(p) for p in source.parts]
         if parts is not None and all(self.assemble(parts, role, i) == text for i, text in enumerate(rendered)):
             return parts[0] if len(parts) == 1 and isinstance(parts[0], str) else parts
-        pin_namespace = True
-        if parsed is not None:
-            from jinja2 import meta
-
-            pin_namespace = "job" in meta.find_undeclared_variables(parsed)
-        part = {"byIndex": list(rendered), "pin": self.pin + (f"@{self.plan.namespace}" if pin_namespace else "")}
+        pin_namespace = source.names is None or "job" in source.names
+        part: dict = {"byIndex": list(rendered), "pin": self.pin + (f"@{self.plan.namespace}" if pin_namespace else "")}
         if pin_namespace:
             part["pinNamespace"] = True
         return [part]
-
-    def _parse(self, source: str):
-        try:
-            return self.templates._environment().parse(source)
-        except Exception:  # the planner rendered it, so this does not happen; be safe anyway
-            return None
-
-    def _parts(self, tree, role: RolePlan) -> list | None:
-        from jinja2 import nodes
-
-        parts: list = []
-
-        def add(part) -> None:
-            if isinstance(part, str) and parts and isinstance(parts[-1], str):
-                parts[-1] += part
-            elif part != "":
-                parts.append(part)
-
-        for node in tree.body:
-            if not isinstance(node, nodes.Output):
-                return None
-            for child in node.nodes:
-                if isinstance(child, nodes.TemplateData):
-                    add(child.data)
-                    continue
-                part = self._expr(child, role)
-                if part is None:
-                    return None
-                add(part)
-        return parts or [""]
-
-    def _expr(self, node, role: RolePlan):
-        from jinja2 import nodes
-
-        if isinstance(node, nodes.Const) and isinstance(node.value, str):
-            return node.value
-        if isinstance(node, nodes.Const) and type(node.value) is int:
-            return str(node.value)
-        if isinstance(node, nodes.Name) and node.ctx == "load":
-            if node.name == "role":
-                return role.name  # constant for the role
-            if node.name in TOPOLOGY_VARS:
-                return {"var": node.name}
-            return None
-        if (isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name == "job"
-                and node.attr in ("name", "namespace")):
-            return {"var": f"job.{node.attr}"}
-        if (isinstance(node, nodes.Filter) and node.name == "join" and not node.kwargs and node.dyn_args is None
-                and node.dyn_kwargs is None and isinstance(node.node, nodes.Getattr)
-                and isinstance(node.node.node, nodes.Name) and node.node.node.name == "hosts"
-                and node.node.attr in self.hosts and len(node.args) <= 1
-                and all(isinstance(a, nodes.Const) and isinstance(a.value, str) for a in node.args)):
-            return {"hosts": node.node.attr, "join": node.args[0].value if node.args else ""}
-        return None
 
     def assemble(self, parts: list, role: RolePlan, index: int) -> str:
         """What the chart's `trainspec.text` makes of `parts` for one replica (at the compiled topology)."""
@@ -301,6 +241,15 @@ class _Converter:
             else:
                 out.append(part["join"].join(self.hosts[part["hosts"]]))
         return "".join(out)
+
+
+def _part(part) -> str | dict:
+    """A template part as chart data: text, {var: name} or {hosts: role, join: separator}."""
+    if isinstance(part, str):
+        return part
+    if isinstance(part, HostList):
+        return {"hosts": part.role, "join": part.separator}
+    return {"var": part.name}
 
 
 # --- values.yaml text ---------------------------------------------------------------------------
@@ -355,12 +304,12 @@ def values_yaml(plan: JobPlan, values: dict) -> str:
 
 # --- values.schema.json -------------------------------------------------------------------------
 
-QUANTITY = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
-DNS1035 = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
-DNS1123 = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-RESOURCE_NAME = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                 r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-ENV_NAME = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"
+# The schema's patterns and enums are the validator's own (compiler.kube, compiler.model), not copies.
+QUANTITY = kube.QUANTITY_SCHEMA
+DNS1035 = kube.DNS1035_LABEL.pattern
+DNS1123 = kube.DNS1123_SUBDOMAIN.pattern
+RESOURCE_NAME = kube.RESOURCE_NAME.pattern
+ENV_NAME = kube.ENV_NAME.pattern
 
 
 def _obj(properties: dict, required=(), additional=False) -> dict:
@@ -422,7 +371,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
             "args": strings,
             "workingDir": {"type": "string", "pattern": "^/"},
             "env": env,
-            "restartPolicy": {"enum": ["Never", "OnFailure", "Always", "ExitCode"]},
+            "restartPolicy": {"enum": list(RESTART_POLICIES)},
             "resources": resources,
             "initContainers": {"type": "array", "items": init},
             "lifecycle": _obj({"postStart": any_object, "preStop": any_object}),
@@ -434,7 +383,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
                   required=("name", "mountPath", "source"))
     nonneg = {"type": "integer", "minimum": 0}
     properties = {
-        "name": {"type": "string", "pattern": DNS1035, "maxLength": 63},
+        "name": {"type": "string", "pattern": DNS1035, "maxLength": kube.MAX_NAME},
         "framework": {"const": plan.framework},
         "image": image,
         "accelerator": {"type": "string", "pattern": RESOURCE_NAME},
@@ -443,7 +392,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         "backoffLimit": nonneg,
         "activeDeadlineSeconds": {"type": "integer", "minimum": 1},
         "ttlSecondsAfterFinished": nonneg,
-        "cleanPodPolicy": {"enum": ["Running", "All", "None"]},
+        "cleanPodPolicy": {"enum": list(CLEAN_POD_POLICIES)},
         "scheduling": _obj({"schedulerName": {"type": "string", "pattern": DNS1123},
                             "priorityClassName": {"type": "string", "pattern": DNS1123},
                             "queue": {"type": "string", "minLength": 1, "maxLength": 63}}),
@@ -451,12 +400,12 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         "roles": _obj(roles, required=tuple(roles)),
     }
     if plan.framework == "tensorflow":
-        properties["tensorflow"] = _obj({"successPolicy": {"enum": ["ChiefOrWorker0", "AllWorkers"]}})
+        properties["tensorflow"] = _obj({"successPolicy": {"enum": list(TF_SUCCESS_POLICIES)}})
     if plan.framework == "pytorch":
         properties["pytorch"] = _obj({"nprocPerNode": {"oneOf": [
-            {"type": "string", "pattern": "^([0-9]+|auto|cpu|gpu)$"}, {"type": "integer", "minimum": 1}]}})
+            {"type": "string", "pattern": f"^([0-9]+|{'|'.join(NPROC_WORDS)})$"}, {"type": "integer", "minimum": 1}]}})
     if plan.framework == "mpi":
-        properties["mpi"] = _obj({"implementation": {"enum": ["OpenMPI", "Intel", "MPICH"]},
+        properties["mpi"] = _obj({"implementation": {"enum": list(MPI_IMPLEMENTATIONS)},
                                   "slotsPerWorker": {"type": "integer", "minimum": 1}})
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",

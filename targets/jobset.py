@@ -38,16 +38,10 @@ from trainspec.compiler.frameworks import (
     tf_cluster,
 )
 from trainspec.compiler.plan import JobPlan, RolePlan
+from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS, scheme_for
 
 from . import common
-from .kubeflow_common import (
-    base_env,
-    field_ref,
-    role_container,
-    role_labels,
-    spec_error,
-    topology_data,
-)
+from .kubeflow_common import base_env, field_ref, role_container, role_labels, topology_data
 from .yamlout import dump_all
 
 FILE = "jobset.yaml"
@@ -62,17 +56,14 @@ START_ORDER = {
     "mxnet": ("scheduler", "server", "worker"),
     "mpi": ("worker", "launcher"),
 }
-MAX_DNS_LABEL = 63
-POD_SUFFIX = len("-abcde")
 
 
 def render(plan: JobPlan) -> dict[str, str]:
+    plan.check("jobset")
     return {FILE: dump_all(objects(plan), common.header(plan))}
 
 
-# --- adapter: what this target reads from the spec and the template renderer -----------------------
-# (helper "plan" is lifting spec settings into typed plan fields and the rendering into host naming
-# schemes; everything that reads plan.spec or re-renders templates is in this section)
+# --- what this target reads from the plan ----------------------------------------------------------
 
 @dataclass(frozen=True)
 class Settings:
@@ -86,67 +77,46 @@ class Settings:
 
 
 def _settings(plan: JobPlan) -> Settings:
-    spec = plan.spec
-    return Settings(spec.backoff_limit, spec.active_deadline_seconds, spec.ttl_seconds_after_finished,
-                    spec.success_policy, spec.nproc_per_node, spec.mpi_implementation, spec.scheduling.queue)
+    return Settings(plan.backoff_limit, plan.active_deadline_seconds, plan.cleanup.ttl_seconds_after_finished,
+                    plan.success_policy, plan.nproc_per_node, plan.mpi_implementation, plan.scheduling.queue)
 
 
-def _restart_path(plan: JobPlan, role: RolePlan) -> tuple:
-    """Where the role's restartPolicy was written (for error positions)."""
-    rspec = plan.spec.role(role.name)
-    return ("spec", "roles", role.name, "restartPolicy") if rspec.restart_policy else ("spec", "restartPolicy")
+def _user_env_names(role: RolePlan) -> set[str]:
+    return {name for name, _ in role.sources.env}
 
 
-def _user_env_names(plan: JobPlan, role: RolePlan) -> set[str]:
-    from trainspec.compiler.planner import role_sources
-
-    return {name for name, _, _ in role_sources(plan.spec, plan.spec.role(role.name)).env}
-
-
-def _role_texts(plan: JobPlan, role: RolePlan, hosts: dict[str, list[str]], target: str = "jobset"):
+def _role_texts(plan: JobPlan, role: RolePlan, target: str = "jobset"):
     """(values, command, args, user env entries) for the role's one pod template.
 
-    `values` is replica 0's rendering (for common.main_container); command / args
-    are None when `values` already holds the right text, else kubelet text with
-    `$(TRAINSPEC_INDEX)`.  A per-replica text that cannot be written exactly is a
-    spec error at its field.
+    `values` is replica 0's rendering with `target`'s host names (for common.main_container);
+    command / args are None when `values` already holds the right text, else kubelet text with
+    `$(TRAINSPEC_INDEX)`.  A per-replica text with no such form was reported by
+    compiler/checks.py (`plan.check` raised it before rendering).
     """
-    from .kubeflow_common import per_replica_error, render_role, runtime_form
-
-    rendered = render_role(plan, role, hosts)
+    rendered = role.renders[scheme_for(target, plan.framework)]
     values = rendered.of(0)
     if rendered.uniform:
         return values, None, None, common.env_list(values.env, plan.topology_name)
-    form, bad = runtime_form(rendered)
-    if form is None:
-        raise per_replica_error(plan, role, bad, target,
-                                "a JobSet replicatedJob has one pod template for all of its replicas, and this "
-                                "text cannot be rebuilt at runtime from $(TRAINSPEC_INDEX)")
-    command, args, env = form
-    return values, command, args, env
+    shared = rendered.shared
+    assert shared is not None, "compiler/checks.py reports roles without a shared form"
+    return (values, None if shared.command is None else list(shared.command),
+            None if shared.args is None else list(shared.args), common.env_list(shared.env, plan.topology_name))
 
 
 # --- host names ------------------------------------------------------------------------------------
 
 def per_job(plan: JobPlan, role: RolePlan) -> bool:
     """True when the role is N one-pod Jobs (index from the Job) instead of one Indexed Job of N pods."""
-    return plan.framework == "pytorch" and role.name == "worker"
-
-
-def host_names(plan: JobPlan) -> dict[str, list[str]]:
-    out = {}
-    for role in plan.roles:
-        if per_job(plan, role):
-            out[role.name] = [f"{plan.name}-{role.name}-{i}-0.{plan.name}" for i in range(role.count)]
-        else:
-            out[role.name] = [f"{plan.name}-{role.name}-0-{i}.{plan.name}" for i in range(role.count)]
-    return out
+    return role.name in JOBSET_ONE_POD_JOBS.get(plan.framework, ())
 
 
 def jobset_hosts(plan: JobPlan) -> dict[str, list[str]]:
-    """role -> [host:port]: replica i of role r as the JobSet controller names it."""
-    names = host_names(plan)
-    return {role.name: [f"{name}:{role.port}" for name in names[role.name]] for role in plan.roles}
+    """role -> [host:port]: replica i of role r as the JobSet controller names it (compiler/schemes.py)."""
+    return plan.hosts(scheme_for("jobset", plan.framework))
+
+
+def host_names(plan: JobPlan) -> dict[str, list[str]]:
+    return {role: [h.rsplit(":", 1)[0] for h in hosts] for role, hosts in jobset_hosts(plan).items()}
 
 
 # --- per-role pieces --------------------------------------------------------------------------------
@@ -239,8 +209,8 @@ def _decides_alone_at_index_0(plan: JobPlan, settings: Settings) -> bool:
 def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: str) -> dict:
     from .k8s import mpi_mounts
 
-    values, command, args, user_env = _role_texts(plan, role, jobset_hosts(plan))
-    taken = _user_env_names(plan, role)
+    values, command, args, user_env = _role_texts(plan, role)
+    taken = _user_env_names(role)
     env = base_env(plan, role, _index_entry(plan, role), plan.topology_name)
     env += [e for e in framework_env(plan, role, settings) if e["name"] not in taken]
     env += user_env
@@ -263,12 +233,7 @@ def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: 
 
 
 def job_spec(plan: JobPlan, role: RolePlan, settings: Settings) -> dict:
-    policy = role.restart_policy
-    if policy == "Always":
-        raise spec_error(plan, _restart_path(plan, role),
-                         f"target jobset: the {role.name} pods are Job pods, which cannot use restartPolicy Always",
-                         "Never, OnFailure or ExitCode",
-                         "use OnFailure (restarts after a failure), or the k8s target (a one-pod Deployment)")
+    policy = role.restart_policy  # not Always: compiler/checks.py reports it
     pods = 1 if per_job(plan, role) else role.count
     spec: dict = {"completionMode": "Indexed", "completions": pods, "parallelism": pods}
     if policy == "Never":
@@ -281,7 +246,7 @@ def job_spec(plan: JobPlan, role: RolePlan, settings: Settings) -> dict:
         spec["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}
     if policy == "ExitCode":
         # podFailurePolicy needs pod restartPolicy Never (JobSet would default it to OnFailure)
-        spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(plan.container_name)]}
+        spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(plan.container_name, role.restart)]}
     pod_policy = "OnFailure" if policy == "OnFailure" else "Never"
     spec["template"] = pod_template(plan, role, settings, pod_policy)
     return spec
@@ -296,22 +261,9 @@ def _needs_in_order(plan: JobPlan) -> bool:
     return plan.framework in ("mxnet", "mpi") or (plan.framework == "tensorflow" and _count(plan, "ps") > 0)
 
 
-def _check_names(plan: JobPlan, roles: list[RolePlan]) -> None:
-    """JobSet's webhook: `<js>-<rj>-<j>-<i>-abcde` (the longest pod name) must be a DNS label."""
-    for role in roles:
-        jobs, pods = (role.count, 1) if per_job(plan, role) else (1, role.count)
-        longest = f"{plan.name}-{role.name}-{jobs - 1}-{pods - 1}"
-        if len(longest) + POD_SUFFIX > MAX_DNS_LABEL:
-            raise spec_error(plan, ("metadata", "name"),
-                             f"target jobset: pod names such as {longest}-abcde are longer than 63 characters",
-                             f"a job name of at most {MAX_DNS_LABEL - POD_SUFFIX - len(longest) + len(plan.name)} "
-                             "characters", "shorten metadata.name")
-
-
 def jobset(plan: JobPlan) -> dict:
     settings = _settings(plan)
     roles = _ordered_roles(plan)
-    _check_names(plan, roles)
     replicated = []
     for role in roles:
         replicated.append({"name": role.name, "replicas": role.count if per_job(plan, role) else 1,

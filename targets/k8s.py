@@ -27,17 +27,16 @@ def ssh_secret_name(plan: JobPlan) -> str:
 
 
 def topology_config_map(plan: JobPlan) -> dict:
-    spec = plan.spec
     annotations = {"trainspec.dev/framework": plan.framework,
-                   "trainspec.dev/success-rule": plan.success_rule}
-    if spec.success_policy:
-        annotations["trainspec.dev/success-policy"] = spec.success_policy
-    if spec.clean_pod_policy:
-        annotations["trainspec.dev/clean-pod-policy"] = spec.clean_pod_policy
-    if spec.backoff_limit is not None:
-        annotations["trainspec.dev/backoff-limit"] = str(spec.backoff_limit)
-    if spec.active_deadline_seconds is not None:
-        annotations["trainspec.dev/active-deadline-seconds"] = str(spec.active_deadline_seconds)
+                   "trainspec.dev/success-rule": plan.success.text}
+    if plan.success_policy:
+        annotations["trainspec.dev/success-policy"] = plan.success_policy
+    if plan.cleanup.pods:
+        annotations["trainspec.dev/clean-pod-policy"] = plan.cleanup.pods
+    if plan.backoff_limit is not None:
+        annotations["trainspec.dev/backoff-limit"] = str(plan.backoff_limit)
+    if plan.active_deadline_seconds is not None:
+        annotations["trainspec.dev/active-deadline-seconds"] = str(plan.active_deadline_seconds)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -93,9 +92,8 @@ def pod_template(plan: JobPlan, role: RolePlan, replica: Replica, restart_policy
 
 
 def workload(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:
-    spec = plan.spec
     labels = common.job_labels(plan, role.name)
-    labels.update(common.kueue_labels(spec.scheduling.queue))  # Kueue: on each top-level Job / Deployment
+    labels.update(common.kueue_labels(plan.scheduling.queue))  # Kueue: on each top-level Job / Deployment
     meta = common.metadata(plan, replica.name, labels)
     policy = role.restart_policy
     if policy == "Always":
@@ -114,14 +112,14 @@ def workload(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:
     job_spec: dict = {}
     if policy == "Never":
         job_spec["backoffLimit"] = 0
-    elif spec.backoff_limit is not None:
-        job_spec["backoffLimit"] = spec.backoff_limit
-    if spec.active_deadline_seconds is not None:
-        job_spec["activeDeadlineSeconds"] = spec.active_deadline_seconds
-    if spec.ttl_seconds_after_finished is not None:
-        job_spec["ttlSecondsAfterFinished"] = spec.ttl_seconds_after_finished
+    elif role.restart.backoff_limit is not None:
+        job_spec["backoffLimit"] = role.restart.backoff_limit
+    if plan.active_deadline_seconds is not None:
+        job_spec["activeDeadlineSeconds"] = plan.active_deadline_seconds
+    if plan.cleanup.ttl_seconds_after_finished is not None:
+        job_spec["ttlSecondsAfterFinished"] = plan.cleanup.ttl_seconds_after_finished
     if policy == "ExitCode":
-        job_spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(plan.container_name)]}
+        job_spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(plan.container_name, role.restart)]}
     pod_policy = "OnFailure" if policy == "OnFailure" else "Never"
     job_spec["template"] = pod_template(plan, role, replica, pod_policy)
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": job_spec}

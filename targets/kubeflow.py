@@ -18,13 +18,12 @@ replica is index 0) we write it, in the operator's own format.
 
 from __future__ import annotations
 
-import json
-
+from trainspec.compiler.frameworks import tf_cluster, tf_config
 from trainspec.compiler.plan import JobPlan, RolePlan
+from trainspec.compiler.schemes import scheme_for
 
 from . import common
-from .kubeflow_common import (base_env, field_ref, per_replica_error, render_role, role_container, role_labels,
-                             runtime_form, spec_error, topology_data)
+from .kubeflow_common import base_env, field_ref, role_container, role_labels, role_render, topology_data
 from .yamlout import dump_all
 
 FILE = "kubeflow.yaml"
@@ -45,30 +44,22 @@ REPLICA_TYPES = {
     "mxnet": {"scheduler": "Scheduler", "server": "Server", "worker": "Worker"},
     "mpi": {"launcher": "Launcher", "worker": "Worker"},
 }
-MPI_RESTART_POLICIES = ("Never", "OnFailure")  # mpi-operator's validation accepts no others
 
 
 def render(plan: JobPlan) -> dict[str, str]:
+    plan.check("kubeflow")
     note = MXJOB_NOTE if plan.framework == "mxnet" else ""
     return {FILE: dump_all(objects(plan), common.header(plan, note))}
 
 
 def hosts(plan: JobPlan) -> dict[str, list[str]]:
-    """host:port of every replica, as the operator names them.
+    """host:port of every replica, as the operator names them (compiler/schemes.py).
 
     training-operator: one headless Service per replica, `<job>-<rt>-<i>`.
     mpi-operator: pods with hostname `<job>-worker-<i>` / `<job>-launcher` and
     subdomain `<job>` (one headless Service `<job>`), so `<host>.<job>`.
     """
-    out = {}
-    for role in plan.roles:
-        if plan.framework == "mpi":
-            names = [f"{plan.name}-launcher.{plan.name}"] if role.name == "launcher" else \
-                [f"{plan.name}-{role.name}-{i}.{plan.name}" for i in range(role.count)]
-        else:
-            names = [f"{plan.name}-{role.name}-{i}" for i in range(role.count)]
-        out[role.name] = [f"{name}:{role.port}" for name in names]
-    return out
+    return plan.hosts(scheme_for("kubeflow", plan.framework))
 
 
 def topology_config_map(plan: JobPlan, host_lists: dict[str, list[str]]) -> dict:
@@ -80,30 +71,18 @@ def topology_config_map(plan: JobPlan, host_lists: dict[str, list[str]]) -> dict
     }
 
 
-def _check_restart(plan: JobPlan, role: RolePlan) -> None:
-    if plan.framework == "mpi" and role.restart_policy not in MPI_RESTART_POLICIES:
-        rspec = plan.spec.role(role.name)
-        path = ("spec", "roles", role.name, "restartPolicy") if rspec.restart_policy else ("spec", "restartPolicy")
-        raise spec_error(plan, path, f"target kubeflow: mpi-operator does not accept restartPolicy "
-                                     f"{role.restart_policy!r} for the {role.name}", "Never or OnFailure",
-                         "use OnFailure with backoffLimit, or the k8s / volcano target")
-
-
 def _framework_env(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]) -> list[dict]:
     """Variables the operator would not inject but the spec promises (see the module doc)."""
     if plan.framework == "tensorflow" and plan.total_replicas == 1:
         cluster = {r.name: [f"{h.rsplit(':', 1)[0]}.{plan.namespace}.svc:{r.port}" for h in host_lists[r.name]]
-                   for r in plan.roles if r.count}
-        config = {"cluster": dict(sorted(cluster.items())), "task": {"type": role.name, "index": 0},
-                  "environment": "cloud"}
-        return [{"name": "TF_CONFIG", "value": common.escape_k8s(json.dumps(config, separators=(",", ":"),
-                                                                           sort_keys=False))}]
+                   for r in plan.roles}
+        config = tf_config(tf_cluster(cluster, evaluator=True), role.name, 0)
+        return [{"name": "TF_CONFIG", "value": common.escape_k8s(config)}]
     return []
 
 
 def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]) -> dict:
-    _check_restart(plan, role)
-    rendered = render_role(plan, role, host_lists)
+    rendered = role_render(plan, role, "kubeflow")
     if plan.framework == "mpi" and role.name == "launcher":
         index = {"value": "0"}  # mpi-operator labels only the workers with their index
     else:
@@ -117,16 +96,12 @@ def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]
     else:
         # One template for all replicas: the index reaches the text at runtime, and only
         # where the kubelet's $(TRAINSPEC_INDEX) expansion gives every replica its exact text.
-        form, bad = runtime_form(rendered)
-        if form is None:
-            raise per_replica_error(plan, role, bad, "kubeflow",
-                                    "a Kubeflow replica spec has one pod template for all of its replicas, and "
-                                    "this text cannot be rebuilt at runtime from $(TRAINSPEC_INDEX)")
-        command, args, user_env = form
-        container = role_container(plan, role, env + user_env, values)
-        for key, items in (("command", command), ("args", args)):
+        # (compiler/checks.py reported a role without a shared form: plan.check above raised)
+        shared = rendered.shared
+        container = role_container(plan, role, env + common.env_list(shared.env, plan.topology_name), values)
+        for key, items in (("command", shared.command), ("args", shared.args)):
             if items is not None:
-                container[key] = items
+                container[key] = list(items)  # kubelet text already: not escaped again
     pod: dict = dict(common.scheduling_fields(plan))
     if role.init_containers:
         pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
@@ -142,18 +117,17 @@ def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]
 
 
 def run_policy(plan: JobPlan) -> dict:
-    spec = plan.spec
     out: dict = {}
-    clean = spec.clean_pod_policy or ("None" if plan.framework == "mpi" else None)
+    clean = plan.cleanup.pods or ("None" if plan.framework == "mpi" else None)
     if clean:
         out["cleanPodPolicy"] = clean
-    if spec.ttl_seconds_after_finished is not None:
-        out["ttlSecondsAfterFinished"] = spec.ttl_seconds_after_finished
-    if spec.active_deadline_seconds is not None:
-        out["activeDeadlineSeconds"] = spec.active_deadline_seconds
-    if spec.backoff_limit is not None:
-        out["backoffLimit"] = spec.backoff_limit
-    sched = spec.scheduling
+    if plan.cleanup.ttl_seconds_after_finished is not None:
+        out["ttlSecondsAfterFinished"] = plan.cleanup.ttl_seconds_after_finished
+    if plan.active_deadline_seconds is not None:
+        out["activeDeadlineSeconds"] = plan.active_deadline_seconds
+    if plan.backoff_limit is not None:
+        out["backoffLimit"] = plan.backoff_limit
+    sched = plan.scheduling
     policy: dict = {}
     if sched.min_available is not None:
         policy["minAvailable"] = sched.min_available
@@ -174,13 +148,13 @@ def job(plan: JobPlan) -> dict:
     spec: dict = {}
     if plan.framework == "mxnet":
         spec["jobMode"] = "MXTrain"
-    if plan.framework == "pytorch" and plan.spec.nproc_per_node:
-        spec["nprocPerNode"] = plan.spec.nproc_per_node
-    if plan.framework == "tensorflow" and plan.spec.success_policy == "AllWorkers":
+    if plan.framework == "pytorch" and plan.nproc_per_node:
+        spec["nprocPerNode"] = plan.nproc_per_node
+    if plan.framework == "tensorflow" and plan.success_policy == "AllWorkers":
         spec["successPolicy"] = "AllWorkers"
     if plan.framework == "mpi":
         spec["slotsPerWorker"] = plan.mpi_slots or 1
-        spec["mpiImplementation"] = plan.spec.mpi_implementation
+        spec["mpiImplementation"] = plan.mpi_implementation
         spec["sshAuthMountPath"] = "/root/.ssh"
     spec["runPolicy"] = run_policy(plan)
     types = REPLICA_TYPES[plan.framework]

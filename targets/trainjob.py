@@ -25,179 +25,40 @@ that fit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from trainspec.compiler.checks import TRAINER_RUNTIMES, TrainerRuntime
 from trainspec.compiler.plan import JobPlan, RolePlan
+from trainspec.compiler.schemes import TRAINER_PORT, scheme_for
 
 from . import common
 from .jobset import INDEX_ANNOTATION, Settings, _role_texts, _settings, _user_env_names
-from .kubeflow_common import (
-    base_env,
-    field_ref,
-    role_container,
-    role_labels,
-    spec_error,
-    topology_data,
-)
+from .kubeflow_common import base_env, field_ref, role_container, role_labels, topology_data
 from .yamlout import dump_all
 
 FILE = "trainjob.yaml"
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
-TRAINER_PORT = 29500  # Trainer's ContainerTrainerPort: PET_MASTER_PORT, JAX / XGBoost coordinator
 CONTAINER = "node"
-
-
-@dataclass(frozen=True)
-class Runtime:
-    """How one trainspec framework maps onto a Trainer v2 ML policy."""
-
-    policy: str  # mlPolicy key and trainer.kubeflow.org/framework label
-    node_roles: tuple[str, ...]  # spec roles whose replicas are the `node` Job's pods, in rank order
-    trainer_role: str  # the spec role whose container spec.trainer overrides (ancestor `trainer`)
-    reserved_env: tuple[str, ...] = ()  # names Trainer's webhook rejects in trainer.env
-
-
-# framework -> runtime.  jax (worker) and xgboost (master + worker) join as those frameworks are added.
-RUNTIMES: dict[str, Runtime] = {
-    "pytorch": Runtime("torch", ("master", "worker"), "master",
-                       ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT")),
-    "mpi": Runtime("mpi", ("worker",), "launcher",
-                   ("OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
-                    "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args")),
-}
-OTHER_TARGETS = "jobset, kubeflow, volcano, k8s, helm or compose"
+# framework -> Trainer v2 ML policy (compiler/checks.py reports the frameworks it has none for)
+RUNTIMES: dict[str, TrainerRuntime] = TRAINER_RUNTIMES
 
 
 def render(plan: JobPlan) -> dict[str, str]:
+    plan.check("trainjob")
     return {FILE: dump_all(objects(plan), common.header(plan))}
-
-
-def unsupported(plan: JobPlan) -> str | None:
-    """Why Trainer v2 cannot run this job at all (build over all targets then skips trainjob for it)."""
-    if plan.framework not in RUNTIMES:
-        known = ", ".join(sorted(r.policy for r in RUNTIMES.values()))
-        return (f"Kubeflow Trainer v2 has no runtime for {plan.framework} (trainspec maps: {known}; "
-                f"Trainer also ships jax and xgboost)")
-    from trainspec.compiler.errors import SpecErrors
-
-    try:
-        _check(plan, _settings(plan))
-    except SpecErrors as exc:
-        return str(exc)
-    return None
-
-
-# --- adapter: spec settings and positions (see targets/jobset.py; re-pointed with the plan refactor) ---
-
-def _role_fields(plan: JobPlan, role: RolePlan) -> dict:
-    """The role's pod settings that one shared `node` template must agree on (torch)."""
-    return {"image": role.image, "workingDir": role.working_dir, "restartPolicy": role.restart_policy,
-            "resources": role.resources, "volumes": role.volumes, "initContainers": role.init_containers,
-            "lifecycle": role.lifecycle, "probes": role.probes}
-
-
-def _env_path(plan: JobPlan, role: str, name: str) -> tuple:
-    rspec = plan.spec.role(role)
-    return _role_path(role, "env") + (name,) if any(n == name for n, _ in rspec.env) else ("spec", "env", name)
-
-
-def _source_path(plan: JobPlan, role: str, key: str, env_name: str | None = None) -> tuple:
-    """Where the role's command / args / env var were written (the job's or the role's own)."""
-    from trainspec.compiler.planner import role_sources
-
-    sources = role_sources(plan.spec, plan.spec.role(role))
-    if key == "command":
-        return sources.command_path
-    if key == "args":
-        return sources.args_path
-    return next((path for name, _, path in sources.env if name == env_name), _role_path(role, "env"))
-
-
-def _role_path(role: str, key: str) -> tuple:
-    return ("spec", "roles", role, key)
 
 
 # --- hosts -----------------------------------------------------------------------------------------
 
 def trainjob_hosts(plan: JobPlan) -> dict[str, list[str]]:
-    """role -> [host:port] as Trainer's JobSet names the pods."""
-    job = plan.name
-    if plan.framework == "pytorch":
-        workers = plan.role("worker").count if plan.role("worker") else 0
-        return {"master": [f"{job}-node-0-0.{job}:{TRAINER_PORT}"],
-                "worker": [f"{job}-node-0-{i + 1}.{job}:{TRAINER_PORT}" for i in range(workers)]}
-    out = {}
-    for role in plan.roles:
-        rj = "node" if role.name == "worker" else role.name
-        out[role.name] = [f"{job}-{rj}-0-{i}.{job}:{role.port}" for i in range(role.count)]
-    return out
+    """role -> [host:port] as Trainer's JobSet names the pods (compiler/schemes.py)."""
+    return plan.hosts(scheme_for("trainjob", plan.framework))
 
 
 # --- pieces ----------------------------------------------------------------------------------------
 
-def _fail(plan: JobPlan, path: tuple, message: str, expected: str = "", hint: str = ""):
-    raise spec_error(plan, path, f"target trainjob: {message}", expected, hint)
-
-
-def _check(plan: JobPlan, settings: Settings) -> None:
-    if plan.framework not in RUNTIMES:
-        _fail(plan, ("spec", "framework"), unsupported(plan) or "", "a framework with a Trainer v2 runtime",
-              f"use the {OTHER_TARGETS} target")
-    for role in plan.roles:
-        if role.restart_policy == "Always":
-            _fail(plan, _role_path(role.name, "restartPolicy"), "Trainer's Job pods cannot use restartPolicy Always",
-                  "Never, OnFailure or ExitCode", "use OnFailure")
-    if plan.framework == "mpi" and settings.mpi_implementation != "OpenMPI":
-        _fail(plan, ("spec", "mpi", "implementation"),
-              f"Trainer v2 implements only OpenMPI, not {settings.mpi_implementation}", "OpenMPI",
-              "use the kubeflow (mpi-operator) or jobset target")
-    if plan.framework == "pytorch" and plan.role("worker") and plan.role("worker").count:
-        master, worker = _role_fields(plan, plan.role("master")), _role_fields(plan, plan.role("worker"))
-        for key in master:
-            if master[key] != worker[key]:
-                _fail(plan, _role_path("worker", key),
-                      f"Trainer v2 runs the PyTorch master and workers from one pod template (its `node` Job), "
-                      f"but their {key} differ", "the same settings for master and worker",
-                      "set it at the job level, or use the jobset or kubeflow target")
-
-
-def _texts(plan: JobPlan, role: RolePlan, hosts):
-    return _role_texts(plan, role, hosts, target="trainjob")
-
-
-def _torch_texts(plan: JobPlan, hosts):
-    """The one text every node runs: the master's and the workers' renderings must agree."""
-    first = _texts(plan, plan.role("master"), hosts)
-    worker = plan.role("worker")
-    if worker and worker.count:
-        other = _texts(plan, worker, hosts)
-
-        def effective(texts):  # (command, args, env) as the pod would get them
-            values, command, args, env = texts
-            return (("command", values.command if command is None else command),
-                    ("args", values.args if args is None else args), ("env", env))
-
-        for (key, a), (_, b) in zip(effective(first), effective(other)):
-            if a != b:
-                name = None
-                if key == "env":
-                    differing = [x for x, y in zip(a, b) if x != y] + b[len(a):] + a[len(b):]
-                    name = differing[0]["name"]
-                _fail(plan, _source_path(plan, "worker", key, name),
-                      f"Trainer v2 runs the PyTorch master and workers from one pod template, but their {key} "
-                      "render differently (a {{ role }} or {{ index }} template, or a per-role value)",
-                      "the same text for master and worker", "use the jobset or kubeflow target")
-    return first
-
-
-def _reserved(plan: JobPlan, runtime: Runtime, env: list[dict], role: str) -> None:
-    for entry in env:
-        if entry["name"] in runtime.reserved_env:
-            _fail(plan, _env_path(plan, role, entry["name"]),
-                  f"Trainer v2 sets {entry['name']} itself and rejects it in the TrainJob's env",
-                  "another variable name")
+def _texts(plan: JobPlan, role: RolePlan):
+    return _role_texts(plan, role, target="trainjob")
 
 
 def _torch_env(plan: JobPlan, settings: Settings, taken: set[str]) -> list[dict]:
@@ -236,7 +97,7 @@ def _job_spec(plan: JobPlan, role: RolePlan, settings: Settings, pods: int, pod:
     if decide_at_0:
         spec["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}  # the master (node 0) decides
     if role.restart_policy == "ExitCode":
-        spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(CONTAINER)]}
+        spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(CONTAINER, role.restart)]}
     pod["restartPolicy"] = "OnFailure" if role.restart_policy == "OnFailure" else "Never"
     spec["template"] = {"metadata": {"labels": role_labels(plan, role)}, "spec": pod}
     return spec
@@ -257,13 +118,12 @@ def _strip(container: dict, *keys: str) -> dict:
     return {k: v for k, v in container.items() if k not in keys}
 
 
-def _torch(plan: JobPlan, settings: Settings, runtime: Runtime):
+def _torch(plan: JobPlan, settings: Settings, runtime: TrainerRuntime):
     """(runtime JobSet spec, trainer fields) for torch: one `node` Job of master + workers."""
-    hosts = trainjob_hosts(plan)
     master = plan.role("master")
-    values, command, args, user_env = _torch_texts(plan, hosts)
-    _reserved(plan, runtime, user_env, "master")
-    env = _torch_env(plan, settings, _user_env_names(plan, master))
+    # compiler/checks.py made sure the workers' settings and text are the master's
+    values, command, args, user_env = _texts(plan, master)
+    env = _torch_env(plan, settings, _user_env_names(master))
     container = _strip(role_container(plan, master, env, values, name=CONTAINER), "command", "args", "ports")
     nodes = plan.total_replicas
     job = _job_spec(plan, master, settings, nodes, _pod(plan, master, container, ""), decide_at_0=nodes > 1)
@@ -276,11 +136,10 @@ def _torch(plan: JobPlan, settings: Settings, runtime: Runtime):
     return template, trainer, {"torch": {}}, nodes
 
 
-def _mpi(plan: JobPlan, settings: Settings, runtime: Runtime):
-    hosts = trainjob_hosts(plan)
+def _mpi(plan: JobPlan, settings: Settings, runtime: TrainerRuntime):
     launcher, worker = plan.role("launcher"), plan.role("worker")
     # workers: their own text (sshd unless the spec says otherwise), in the runtime
-    w_values, w_command, w_args, w_env = _texts(plan, worker, hosts)
+    w_values, w_command, w_args, w_env = _texts(plan, worker)
     env = base_env(plan, worker, field_ref(f"metadata.annotations['{INDEX_ANNOTATION}']"), plan.topology_name)
     env += [{"name": "K_MPI_JOB_ROLE", "value": "worker"}] + w_env
     w_container = role_container(plan, worker, env, w_values, name=CONTAINER)
@@ -289,8 +148,7 @@ def _mpi(plan: JobPlan, settings: Settings, runtime: Runtime):
             w_container[key] = items
     node = _job_spec(plan, worker, settings, worker.count, _pod(plan, worker, w_container, ""), False)
     # launcher: the trainer step; its command, args and env come from the TrainJob
-    l_values, l_command, l_args, l_env = _texts(plan, launcher, hosts)
-    _reserved(plan, runtime, l_env, "launcher")
+    l_values, l_command, l_args, l_env = _texts(plan, launcher)
     env = base_env(plan, launcher, {"value": "0"}, plan.topology_name) + [{"name": "K_MPI_JOB_ROLE",
                                                                            "value": "launcher"}]
     l_container = _strip(role_container(plan, launcher, env, l_values, name=CONTAINER), "command", "args")
@@ -330,7 +188,6 @@ def topology_config_map(plan: JobPlan) -> dict:
 
 def objects(plan: JobPlan) -> list[dict]:
     settings = _settings(plan)
-    _check(plan, settings)
     runtime = RUNTIMES[plan.framework]
     build = _torch if plan.framework == "pytorch" else _mpi
     template, trainer, policy, nodes = build(plan, settings, runtime)

@@ -23,36 +23,33 @@ could not be referenced from them.
 
 from __future__ import annotations
 
-import json
 
-from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile
-from trainspec.compiler.plan import JobPlan, RolePlan
+from trainspec.compiler import frameworks
+from trainspec.compiler.frameworks import HOSTFILE_KEY, TF_CLUSTER_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile, tf_config
+from trainspec.compiler.plan import JobPlan, Restart, RolePlan
+from trainspec.compiler.schemes import scheme_for
 
 from . import common
-from .kubeflow_common import (base_env, field_ref, render_role, role_container, role_labels,
-                              spec_error, topology_data)
+from .kubeflow_common import base_env, field_ref, role_container, role_labels, role_render, topology_data
 from .yamlout import dump_all
 
 FILE = "volcano.yaml"
 INDEX_LABEL = "volcano.sh/task-index"
-TF_CLUSTER_KEY = "TRAINSPEC_TF_CLUSTER"
 PLUGIN_FRAMEWORKS = ("tensorflow", "pytorch", "mpi")  # Volcano has no MXNet plugin
-# Kubeflow's ExitCode rule: exit codes 1-127 are permanent, >= 128 (signals) are retried.
-PERMANENT_EXIT_CODES = range(1, 128)
 
 
 def render(plan: JobPlan) -> dict[str, str]:
+    plan.check("volcano")
     return {FILE: dump_all(objects(plan), common.header(plan))}
 
 
-def host_names(plan: JobPlan) -> dict[str, list[str]]:
-    return {role.name: [f"{plan.name}-{role.name}-{i}.{plan.name}" for i in range(role.count)]
-            for role in plan.roles}
-
-
 def hosts(plan: JobPlan) -> dict[str, list[str]]:
-    names = host_names(plan)
-    return {role.name: [f"{name}:{role.port}" for name in names[role.name]] for role in plan.roles}
+    """host:port per role: `<job>-<task>-<i>.<job>` (the svc plugin; compiler/schemes.py)."""
+    return plan.hosts(scheme_for("volcano", plan.framework))
+
+
+def host_names(plan: JobPlan) -> dict[str, list[str]]:
+    return {role: [address.rsplit(":", 1)[0] for address in addresses] for role, addresses in hosts(plan).items()}
 
 
 def tf_cluster(plan: JobPlan) -> str:
@@ -61,9 +58,7 @@ def tf_cluster(plan: JobPlan) -> str:
     Like the Kubeflow operator (1.x), the plugin lists the evaluator too; the k8s
     target does not (PRODUCT.md).  See docs/targets-kubeflow-volcano.md.
     """
-    addresses = hosts(plan)
-    cluster = {name: addresses[name] for name in ("ps", "worker", "chief", "evaluator") if addresses.get(name)}
-    return json.dumps(cluster, separators=(",", ":"))
+    return frameworks.tf_cluster(hosts(plan), evaluator=True, struct_order=True)
 
 
 class _Layout:
@@ -71,8 +66,7 @@ class _Layout:
 
     def __init__(self, plan: JobPlan):
         self.plan = plan
-        addresses = hosts(plan)
-        self.renders = {role.name: render_role(plan, role, addresses) for role in plan.roles}
+        self.renders = {role.name: role_render(plan, role, "volcano") for role in plan.roles}
         self.split = not all(r.uniform for r in self.renders.values())
 
     def tasks(self):
@@ -85,18 +79,6 @@ class _Layout:
                 yield role, None, role.name, role.count
 
 
-def _fail(plan: JobPlan, path: tuple, message: str, expected: str, hint: str):
-    raise spec_error(plan, path, f"target volcano: {message}", expected, hint)
-
-
-def _check(plan: JobPlan, layout: _Layout) -> None:
-    if plan.framework == "tensorflow" and not layout.split:
-        ports = {role.port for role in plan.roles}
-        if len(ports) > 1:
-            _fail(plan, ("spec", "roles"), "Volcano's tensorflow plugin gives every task the same port "
-                  f"(roles use {sorted(ports)})", "one port for every role", "remove the per-role ports")
-
-
 def _index_entry(index: int | None) -> dict:
     return {"value": str(index)} if index is not None else field_ref(f"metadata.labels['{INDEX_LABEL}']")
 
@@ -107,21 +89,22 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool
     if fw == "tensorflow":
         single = plan.total_replicas == 1 and len(plan.roles) == 1
         if split or single:
-            task = json.dumps({"type": role.name, "index": index or 0}, separators=(",", ":"))
+            # the plugin's format: no "environment"
             if single:
-                return [{"name": "TF_CONFIG", "value": f'{{"cluster":{tf_cluster(plan)},"task":{task}}}'}]
+                return [{"name": "TF_CONFIG", "value": tf_config(tf_cluster(plan), role.name, 0, environment=False)}]
             return [{"name": TF_CLUSTER_KEY, "valueFrom": {"configMapKeyRef": {"name": plan.topology_name,
                                                                                 "key": TF_CLUSTER_KEY}}},
-                    {"name": "TF_CONFIG", "value": f'{{"cluster":$({TF_CLUSTER_KEY}),"task":{task}}}'}]
+                    {"name": "TF_CONFIG", "value": tf_config(f"$({TF_CLUSTER_KEY})", role.name, index or 0,
+                                                             environment=False)}]
         return []
     if fw == "pytorch":
         master = plan.role("master")
         master_host = f"{job}-master-0.{job}"
         pods = sum(r.count for r in plan.roles)
-        nproc = plan.spec.nproc_per_node or "auto"
+        nproc = plan.nproc_per_node or "auto"
         env = []
         if split:
-            rank = index if role.name == "master" else index + 1
+            rank = (index or 0) + (role.name != "master")
             env += [{"name": "MASTER_ADDR", "value": master_host}, {"name": "MASTER_PORT", "value": str(master.port)},
                     {"name": "WORLD_SIZE", "value": str(pods)}, {"name": "RANK", "value": str(rank)}]
         env += [{"name": "PYTHONUNBUFFERED", "value": "1"},
@@ -130,7 +113,7 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool
                 {"name": "PET_NNODES", "value": str(pods)},
                 {"name": "PET_NPROC_PER_NODE", "value": nproc}]
         if role.name == "master" or split:
-            rank = 0 if role.name == "master" else index + 1
+            rank = 0 if role.name == "master" else (index or 0) + 1
             env.append({"name": "PET_NODE_RANK", "value": str(rank)})
         return env
     if fw == "mxnet":
@@ -150,18 +133,7 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool
         if split:
             workers = ",".join(host_names(plan).get("worker", []))
             env.append({"name": "MPI_HOST", "value": workers})
-        slots = str(plan.mpi_slots or 1)
-        impl = plan.spec.mpi_implementation
-        if impl == "OpenMPI":
-            env += [{"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "true"},
-                    {"name": "OMPI_MCA_orte_default_hostfile", "value": MPI_HOSTFILE_PATH},
-                    {"name": "OMPI_MCA_plm_rsh_args", "value": "-o ConnectionAttempts=10"},
-                    {"name": "OMPI_MCA_orte_set_default_slots", "value": slots}]
-        elif impl == "Intel":
-            env += [{"name": "I_MPI_HYDRA_HOST_FILE", "value": MPI_HOSTFILE_PATH},
-                    {"name": "I_MPI_PERHOST", "value": slots}]
-        else:
-            env += [{"name": "HYDRA_HOST_FILE", "value": MPI_HOSTFILE_PATH}]
+        env += common.env_list(frameworks.mpi_launcher_env(plan.mpi_implementation, plan.mpi_slots), "")
     return env
 
 
@@ -176,7 +148,7 @@ def topology_config_map(plan: JobPlan, split: bool) -> dict:
         data[TF_CLUSTER_KEY] = tf_cluster(plan)
     if plan.framework == "mpi":
         workers = host_names(plan).get("worker", [])
-        data[HOSTFILE_KEY] = mpi_hostfile(workers, plan.mpi_slots or 1, plan.spec.mpi_implementation)
+        data[HOSTFILE_KEY] = mpi_hostfile(workers, plan.mpi_slots or 1, plan.mpi_implementation)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -203,12 +175,12 @@ def plugins(plan: JobPlan, split: bool) -> dict:
     return out
 
 
-def _exit_code_policies() -> list[dict]:
-    """Kubeflow's ExitCode: fail on 1-127, restart on anything else (>= 128), up to maxRetry.
+def _exit_code_policies(restart: Restart) -> list[dict]:
+    """ExitCode: fail on the permanent exit codes (1-127), restart on anything else (>= 128), up to maxRetry.
 
     Volcano matches `exitCode` one code per policy, checked in order before the catch-all.
     """
-    rules = [{"exitCode": code, "action": "TerminateJob"} for code in PERMANENT_EXIT_CODES]
+    rules = [{"exitCode": code, "action": "TerminateJob"} for code in restart.permanent_exit_codes]
     return rules + [{"event": "PodFailed", "action": "RestartJob"}]
 
 
@@ -216,21 +188,23 @@ def _all_exit_code(plan: JobPlan) -> bool:
     return all(role.restart_policy == "ExitCode" for role in plan.roles)
 
 
-def _restart(plan: JobPlan, policy: str) -> tuple[str, list[dict]]:
-    """(pod restartPolicy, task policies) for the spec's restart policy."""
+def _restart(plan: JobPlan, restart: Restart) -> tuple[str, list[dict]]:
+    """(pod restartPolicy, task policies) for the role's restart semantics."""
+    policy = restart.policy
     if policy == "Never":
         return "Never", [{"event": "PodFailed", "action": "TerminateJob"}]
     if policy == "ExitCode":
         # When every role uses ExitCode the rules are written once, at the job level.
-        return "Never", [] if _all_exit_code(plan) else _exit_code_policies()
+        return "Never", [] if _all_exit_code(plan) else _exit_code_policies(restart)
     return policy, []  # OnFailure / Always: the kubelet restarts the container in place
 
 
 def _success_tasks(plan: JobPlan, split: bool) -> set[str]:
-    role = plan.success_role
-    if plan.framework == "tensorflow" and role == "worker" and plan.spec.success_policy == "AllWorkers":
-        return set() if split else {"worker"}
-    return {f"{role}-0" if split else role}
+    """The tasks whose TaskCompleted completes the job (plan.success); none when split and every replica counts."""
+    rule = plan.success
+    if rule.scope == "all":
+        return set() if split else {rule.role}
+    return {f"{rule.role}-{rule.index}" if split else rule.role}
 
 
 def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: int, layout: _Layout) -> dict:
@@ -246,11 +220,11 @@ def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: 
     container = role_container(plan, role, env, values)
     if extra_mounts:
         container["volumeMounts"] = container.get("volumeMounts", []) + extra_mounts
-    pod_policy, policies = _restart(plan, role.restart_policy)
+    pod_policy, policies = _restart(plan, role.restart)
     pod: dict = {"restartPolicy": pod_policy}
     pod.update(common.scheduling_fields(plan))
-    if plan.spec.active_deadline_seconds is not None:
-        pod["activeDeadlineSeconds"] = plan.spec.active_deadline_seconds
+    if plan.active_deadline_seconds is not None:
+        pod["activeDeadlineSeconds"] = plan.active_deadline_seconds
     if index is not None:
         pod["hostname"] = f"{plan.name}-{role.name}-{index}"  # keeps the host <job>-<role>-<i>.<job>
     if role.init_containers:
@@ -272,8 +246,7 @@ def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: 
 
 
 def job(plan: JobPlan, layout: _Layout) -> dict:
-    spec = plan.spec
-    sched = spec.scheduling
+    sched = plan.scheduling
     body: dict = {
         "schedulerName": sched.scheduler_name or "volcano",
         "minAvailable": sched.min_available if sched.min_available is not None else plan.total_replicas,
@@ -282,16 +255,16 @@ def job(plan: JobPlan, layout: _Layout) -> dict:
         body["queue"] = sched.queue
     if sched.priority_class_name:
         body["priorityClassName"] = sched.priority_class_name
-    if spec.backoff_limit is not None:
-        body["maxRetry"] = spec.backoff_limit
-    if spec.ttl_seconds_after_finished is not None:
-        body["ttlSecondsAfterFinished"] = spec.ttl_seconds_after_finished
+    if plan.backoff_limit is not None:
+        body["maxRetry"] = plan.backoff_limit
+    if plan.cleanup.ttl_seconds_after_finished is not None:
+        body["ttlSecondsAfterFinished"] = plan.cleanup.ttl_seconds_after_finished
     if layout.split and not _success_tasks(plan, True):
-        body["minSuccess"] = _count(plan, "worker")  # AllWorkers without a worker task to watch
+        body["minSuccess"] = _count(plan, plan.success.role)  # every replica counts, and no one task to watch
     body["plugins"] = plugins(plan, layout.split)
     body["policies"] = [{"event": "PodEvicted", "action": "RestartJob"}]
     if _all_exit_code(plan):
-        body["policies"] += _exit_code_policies()
+        body["policies"] += _exit_code_policies(plan.roles[0].restart)
     body["tasks"] = [task(plan, role, index, name, replicas, layout)
                      for role, index, name, replicas in layout.tasks()]
     return {
@@ -304,5 +277,4 @@ def job(plan: JobPlan, layout: _Layout) -> dict:
 
 def objects(plan: JobPlan) -> list[dict]:
     layout = _Layout(plan)
-    _check(plan, layout)
     return [topology_config_map(plan, layout.split), job(plan, layout)]

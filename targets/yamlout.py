@@ -11,6 +11,7 @@ holds the two equal), several times faster.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import yaml
 
@@ -60,7 +61,8 @@ _Dumper.add_implicit_resolver("tag:yaml.org,2002:float", _GO_FLOAT, list("-+0123
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(FlowList, _represent_flow)
 
-_OPTIONS = dict(Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=_WIDTH)
+_OPTIONS: dict[str, Any] = {"Dumper": _Dumper, "sort_keys": False, "default_flow_style": False,
+                           "allow_unicode": True, "width": _WIDTH}
 
 
 def reference_dump_all(documents: list) -> str:
@@ -182,7 +184,7 @@ def _emit_mapping(out: list[str], mapping: dict, indent: int, first_inline: bool
             if type(rendered) is str:
                 append(head + " " + rendered + "\n")
             else:
-                _literal(out, head, rendered, indent + 2)
+                _literal(out, head, rendered, indent + 2)  # type: ignore[arg-type]  # narrowed by `type() is`
         elif kind is dict:
             if value:
                 append(head + "\n")
@@ -245,7 +247,7 @@ def _emit_sequence(out: list[str], items: list, indent: int, first_inline: bool 
             if type(rendered) is str:
                 append(head + " " + rendered + "\n")
             else:
-                _literal(out, head, rendered, indent + 2)
+                _literal(out, head, rendered, indent + 2)  # type: ignore[arg-type]  # narrowed by `type() is`
         elif kind is list and item:
             append(head + " ")
             _emit_sequence(out, item, indent + 2, first_inline=True)

@@ -617,9 +617,9 @@ def check_k8s(plan, files: dict[str, str]) -> None:
         assert k8s_errors(doc) == [], (doc["kind"], doc["metadata"]["name"], k8s_errors(doc))
     for doc in docs:
         meta = doc["metadata"]
-        assert {k: meta["labels"][k] for k in dict(plan.spec.labels)} == dict(plan.spec.labels)
-        assert {k: meta.get("annotations", {}).get(k) for k in dict(plan.spec.annotations)} == \
-            dict(plan.spec.annotations)
+        assert {k: meta["labels"][k] for k in dict(plan.labels)} == dict(plan.labels)
+        assert {k: meta.get("annotations", {}).get(k) for k in dict(plan.annotations)} == \
+            dict(plan.annotations)
     config_maps = {d["metadata"]["name"]: d["data"] for d in docs if d["kind"] == "ConfigMap"}
     workloads = {d["metadata"]["name"]: d for d in docs if d["kind"] in ("Job", "Deployment")}
     assert set(workloads) == {r.name for r in plan.replicas()}

@@ -186,3 +186,29 @@ def test_incremental_build_compiles_only_what_changed(tmp_path):
     assert "kind: Job" in (out / "gamma" / "k8s.yaml").read_text()
     clean = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", "--check", env=env)
     assert clean.returncode == 0
+
+
+DOUBLING = "local d(s, n) = if n == 0 then s else d(s + s, n - 1); { apiVersion: d('x', 21) }"
+
+
+def test_jsonnet_output_over_the_limit_is_a_clear_error(tmp_path):
+    """Issue 15: a few bytes of Jsonnet must not hand the compiler gigabytes of JSON."""
+    spec = tmp_path / "big.jsonnet"
+    spec.write_text(DOUBLING)
+    result = run_cli("validate", str(spec), env={"TRAINSPEC_JSONNET_MAX_OUTPUT": "1000000"})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "Jsonnet output is 2097176 bytes; expected at most 1000000 bytes" in result.stderr
+
+
+def test_jsonnet_output_limit_holds_in_the_parent(tmp_path, monkeypatch):
+    """The parent stops reading and kills the child even if the child sends everything."""
+    from trainspec.compiler import SpecErrors, jsonnet_loader
+    from trainspec.compiler.loader import JsonnetOptions
+
+    spec = tmp_path / "big.jsonnet"
+    spec.write_text(DOUBLING)
+    monkeypatch.setattr(jsonnet_loader, "MAX_OUTPUT_BYTES", 1_000_000)
+    monkeypatch.setattr(jsonnet_loader, "_payload", lambda text: b"O" + text.encode())
+    with pytest.raises(SpecErrors) as info:
+        jsonnet_loader.evaluate(str(spec), JsonnetOptions((), (), ()))
+    assert "Jsonnet output is more than 1000000 bytes" in str(info.value)

@@ -58,8 +58,7 @@ def canon(text: str, plan) -> str:
 
 
 def _user_names(plan, role: str) -> list[str]:
-    names = [name for name, _ in plan.spec.env]
-    names += [name for name, _ in plan.spec.role(role).env if name not in names]
+    names = [name for name, _ in plan.role(role).sources.env]
     return names
 
 
@@ -84,7 +83,7 @@ def view(plan, env: dict, command, args, files: dict, target: str) -> dict:
         v["tf_task"] = config["task"]
         v["tf_cluster"] = {k: [c(h) for h in hosts] for k, hosts in config["cluster"].items() if k != "evaluator"}
     elif fw == "pytorch":
-        nproc = plan.spec.nproc_per_node or "auto"
+        nproc = plan.nproc_per_node or "auto"
         per_node = int(nproc) if nproc.isdigit() else 1
         world = int(env["WORLD_SIZE"])
         v["nodes"] = world if target == "volcano" else world // per_node

@@ -2,9 +2,15 @@
 
 A build cache (outside OUT, so it never lands in a repository) records, per spec,
 a fingerprint of its input (spec bytes, targets, Jsonnet options and trainspec's
-own code) and the digest and stat of every file it produced.  An unchanged spec
-whose files are still on disk as written is not compiled again; anything else
-is, so the cache can only save work, never change a result.
+own code) and the digest of every file it produced.  An unchanged spec whose
+files still have those digests (read again, never trusted from size and mtime)
+is not compiled again; anything else is, so the cache can only save work, never
+change a result.
+
+OUT/.trainspec.build (the marker) lists the job folders builds wrote and the spec
+each came from: folder walks skip any folder holding one, and a listed folder
+whose spec is gone is an orphan that `build` removes and `--check` reports.
+Folders not listed are never touched.  One build at a time holds OUT (flock).
 """
 
 from __future__ import annotations
@@ -12,10 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CACHE_VERSION = 1
+from trainspec.inputs import MARKER, SpecInput
+
+CACHE_VERSION = 2
+MARKER_NOTE = ("Written by `trainspec build`: the job folders it owns and their specs (relative to this "
+               "folder). A listed folder whose spec is gone is removed by the next build.")
 
 
 def _digest(data: bytes) -> str:
@@ -30,7 +42,7 @@ def tool_digest() -> str:
 
     h = hashlib.sha256()
     for package in (trainspec, trainspec.compiler, trainspec.targets):
-        root = Path(package.__file__).parent
+        root = Path(str(package.__file__)).parent
         for path in sorted(root.rglob("*")):
             if path.is_file() and path.suffix in (".py", ".tpl", ".json", ".txt", ".yaml"):
                 h.update(str(path.relative_to(root)).encode())
@@ -65,14 +77,6 @@ class Build:
         return {folder for out in self.outputs for folder in out.owned}
 
 
-def _stat(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns]
-
-
 class BuildCache:
     def __init__(self, out_dir: str, salt: str, enabled: bool = True):
         self.path = cache_path(out_dir)
@@ -88,12 +92,13 @@ class BuildCache:
             except (OSError, ValueError, AttributeError):
                 self.entries = {}
 
-    def key(self, spec_path: str) -> str | None:
-        if spec_path.endswith(".jsonnet"):
+    def key(self, spec: SpecInput) -> str | None:
+        if spec.path.endswith(".jsonnet"):
             return None  # its imports are inputs too; always compiled
         try:
-            with open(spec_path, "rb") as handle:
-                return _digest(handle.read())
+            with open(spec.path, "rb") as handle:
+                # A walked file skips other tools' documents; a named one validates them: not the same result.
+                return _digest(handle.read() + (b"|walked" if spec.walked else b"|named"))
         except OSError:
             return None
 
@@ -101,9 +106,10 @@ class BuildCache:
         entry = self.entries.get(os.path.abspath(spec_path))
         if not self.enabled or key is None or not entry or entry.get("key") != key:
             return None
-        for rel, recorded in entry["files"].items():
-            if _stat(os.path.join(self.out_dir, rel)) != recorded[1]:
-                return None  # someone changed or removed an output: compile and compare for real
+        from trainspec.output import digests_in
+
+        if digests_in(self.out_dir, entry["files"]) != entry["files"]:
+            return None  # someone changed or removed an output: compile and compare for real
         if entry["owned"]:
             from trainspec.output import owned_extras
 
@@ -119,7 +125,7 @@ class BuildCache:
             key = keys.get(out.path)
             if key is None:
                 continue
-            files = {rel: [digest, _stat(os.path.join(self.out_dir, rel))] for rel, digest in out.digests.items()}
+            files = dict(out.digests)
             self.entries[os.path.abspath(out.path)] = {"key": key, "jobs": out.jobs, "owned": out.owned,
                                                        "files": files}
         try:
@@ -131,8 +137,12 @@ class BuildCache:
             pass  # a cache we cannot write only costs time
 
 
-def compile_spec(path: str, targets: tuple[str, ...], load, skip_unsupported: bool = True) -> SpecOutput:
-    """With skip_unsupported, a target that cannot express a job's framework at all is left out for it."""
+def compile_spec(path: str, targets: tuple[str, ...], load, skip_unsupported: bool = False) -> SpecOutput:
+    """Every job of one spec file rendered for `targets`; `load(path)` gives its plans.
+
+    With skip_unsupported, a target that cannot run a job at all (`JobPlan.unsupported`, from
+    compiler/checks.py) is left out for that job; `load` must then not raise that target's problems.
+    """
     from trainspec.targets import render, unsupported
 
     plans = load(path)
@@ -150,8 +160,8 @@ def compile_spec(path: str, targets: tuple[str, ...], load, skip_unsupported: bo
     return SpecOutput(path, [plan.name for plan in plans], digests, owned, texts)
 
 
-def run_build(paths: list[str], out_dir: str, targets: tuple[str, ...], load, options_text: str,
-              use_cache: bool = True, skip_unsupported: bool = True) -> tuple[Build, BuildCache, dict[str, str | None]]:
+def run_build(specs: list[SpecInput], out_dir: str, targets: tuple[str, ...], load, options_text: str,
+              use_cache: bool = True, skip_unsupported: bool = False) -> tuple[Build, BuildCache, dict[str, str | None]]:
     """Compile (or take from the cache) every spec; raises SpecErrors with all problems."""
     from trainspec.compiler import SpecError, SpecErrors
 
@@ -161,15 +171,16 @@ def run_build(paths: list[str], out_dir: str, targets: tuple[str, ...], load, op
     keys: dict[str, str | None] = {}
     errors: list[SpecError] = []
     seen: dict[str, str] = {}
-    for path in paths:
-        key = cache.key(path)
+    for spec in specs:
+        path = spec.path
+        key = cache.key(spec)
         keys[path] = key
         entry = cache.lookup(path, key)
         if entry is not None:
-            out = SpecOutput(path, entry["jobs"], {rel: f[0] for rel, f in entry["files"].items()}, entry["owned"])
+            out = SpecOutput(path, entry["jobs"], dict(entry["files"]), entry["owned"])
         else:
             try:
-                out = compile_spec(path, targets, load, skip_unsupported)
+                out = compile_spec(path, targets, lambda _path, spec=spec: load(spec), skip_unsupported)
             except SpecErrors as exc:
                 errors.extend(exc.errors)
                 continue
@@ -185,3 +196,64 @@ def run_build(paths: list[str], out_dir: str, targets: tuple[str, ...], load, op
     if errors:
         raise SpecErrors(errors)
     return build, cache, keys
+
+
+# --- the marker: which job folders builds own ------------------------------------------
+
+def read_marker(out_dir: str) -> dict[str, str]:
+    """job -> its spec's path relative to OUT, as the last build recorded it ({} without a marker)."""
+    from trainspec.output import read_in
+
+    text = read_in(out_dir, MARKER)
+    if not isinstance(text, str):
+        return {}
+    try:
+        jobs = json.loads(text).get("jobs", {})
+    except (ValueError, AttributeError):
+        return {}
+    return {job: spec for job, spec in jobs.items()
+            if isinstance(job, str) and isinstance(spec, str) and job and os.sep not in job and job[0] != "."}
+
+
+def marker_text(jobs: dict[str, str]) -> str:
+    return json.dumps({"note": MARKER_NOTE, "jobs": dict(sorted(jobs.items()))}, indent=2) + "\n"
+
+
+def ownership(out_dir: str, build: Build, specs: list[SpecInput]) -> tuple[dict[str, str], dict[str, str]]:
+    """(the marker after this build, orphans: job -> spec that no longer makes it)."""
+    old = read_marker(out_dir)
+    new = {job: os.path.relpath(out.path, out_dir).replace(os.sep, "/") for out in build.outputs for job in out.jobs}
+    read_now = {os.path.realpath(spec.path) for spec in specs}
+    orphans: dict[str, str] = {}
+    for job, rel in old.items():
+        if job in new:
+            continue
+        spec = os.path.realpath(os.path.join(out_dir, rel))
+        if spec in read_now or not os.path.isfile(spec):
+            if os.path.isdir(os.path.join(out_dir, job)) and not os.path.islink(os.path.join(out_dir, job)):
+                orphans[job] = rel
+        else:
+            new[job] = rel  # built from a spec this run did not read: still owned, left alone
+    return new, orphans
+
+
+@contextmanager
+def locked(out_dir: str, exclusive: bool = True):
+    """Hold OUT for this build; a second build into the same OUT waits here (and says so)."""
+    import fcntl
+
+    try:
+        fd = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except FileNotFoundError:
+        yield  # --check of an OUT that is not there: nothing to guard
+        return
+    try:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"trainspec: waiting for another build into {out_dir} to finish", file=sys.stderr)
+            fcntl.flock(fd, mode)
+        yield
+    finally:
+        os.close(fd)  # releases the lock

@@ -15,7 +15,10 @@ TOP_EPILOG = """examples:
   trainspec validate specs/*.yaml
   trainspec compile specs/tf-ps.yaml --target kubeflow
   trainspec build specs/ -o build/            # build/<job>/<target>.yaml, build/<job>/helm/
-  trainspec build specs/ -o golden/ --check   # exit 1 and a diff when golden/ is stale
+  trainspec build specs/ -o golden/ --check   # exit 1, what changed and a diff when golden/ is stale
+  trainspec diff HEAD:specs/tf-ps.yaml specs/tf-ps.yaml   # what changed, per role and replica
+  trainspec graph specs/tf-ps.yaml            # the topology as a Mermaid picture
+  cat job.yaml | trainspec compile - -t k8s   # - is standard input
   trainspec run specs/pytorch-ddp.yaml        # run the job locally on Docker
 """
 
@@ -54,7 +57,7 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-COMPILE_COMMANDS = ("validate", "compile", "build")
+COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -69,7 +72,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        description="Check specs and report every problem with file:line:column.",
                        epilog="example:\n  trainspec validate specs/*.yaml",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("specs", nargs="+", metavar="SPEC")
+    p.add_argument("specs", nargs="+", metavar="SPEC",
+                   help="spec file, folder (other tools' YAML in it is skipped) or - for standard input")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="json: a list of {file, line, column, path, message, expected, hint, severity} on stdout")
+    p.add_argument("--exclude", metavar="GLOB", action="append", default=[],
+                   help="skip matching files and folders when walking a folder (repeatable)")
+    p.add_argument("--only-specs", action="store_true",
+                   help="skip other tools' documents in named files too, as a folder walk does "
+                        "(for hooks that pass every changed YAML file)")
     add_spec_options(p)
     p.set_defaults(func=cmd_validate)
 
@@ -78,9 +89,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        epilog="examples:\n  trainspec compile specs/tf-ps.yaml --target k8s\n"
                               "  trainspec compile specs/tf-ps.yaml --target helm -o charts/tf-ps",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("spec", metavar="SPEC")
+    p.add_argument("spec", metavar="SPEC", help="spec file, or - for standard input")
     p.add_argument("--target", "-t", required=True, metavar="TARGET", help=f"one of: {_targets_help()}")
-    p.add_argument("-o", "--output", metavar="PATH", help="file to write (a folder for helm)")
+    p.add_argument("-o", "--output", metavar="PATH",
+                   help="file to write, - for stdout, or DIR/ for DIR/<target>.yaml (helm: the chart folder)")
     add_spec_options(p)
     p.set_defaults(func=cmd_compile)
 
@@ -96,11 +108,49 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT")
     p.add_argument("--target", "-t", action="append", default=[], metavar="TARGET",
                    help=f"repeatable; default: all ({_targets_help()})")
-    p.add_argument("--check", action="store_true", help="compare with OUT instead of writing")
+    p.add_argument("--check", action="store_true",
+                   help="compare with OUT instead of writing: a summary, then a diff (committed vs compiled); "
+                        "exit 1 when OUT is stale or holds an orphaned job folder")
+    p.add_argument("--exclude", metavar="GLOB", action="append", default=[],
+                   help="skip matching files and folders when walking a spec folder (repeatable)")
     p.add_argument("--no-cache", action="store_true",
                    help="compile every spec even when its input and output are unchanged since the last build")
     add_spec_options(p)
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("diff", help="what changed between two specs or compiled files/folders, in words",
+                       description="Compare two specs (compiled to k8s), two compiled files or two compiled "
+                                   "folders and say per role and replica what changed. Exit 0 when they are "
+                                   "the same, 1 when they differ, 2 for bad input.",
+                       epilog="examples:\n  trainspec diff old/tf-ps.yaml specs/tf-ps.yaml\n"
+                              "  trainspec diff HEAD:specs/tf-ps.yaml specs/tf-ps.yaml   # a spec at a git revision\n"
+                              "  trainspec diff golden/ build/ --format json",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("old", metavar="A")
+    p.add_argument("new", metavar="B")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("graph", help="draw a job's topology (mermaid, dot or svg)",
+                       description="Roles, replica counts, host names and ports, GPUs per replica, and who "
+                                   "talks to whom, as a Mermaid or Graphviz picture.",
+                       epilog="examples:\n  trainspec graph specs/tf-ps.yaml\n"
+                              "  trainspec graph specs/tf-ps.yaml --format dot | dot -Tpng > tf-ps.png",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("spec", metavar="SPEC", help="spec file, or - for standard input")
+    p.add_argument("--format", choices=("mermaid", "dot", "svg"), default="mermaid",
+                   help="svg needs Graphviz's `dot` on PATH")
+    add_spec_options(p)
+    p.set_defaults(func=cmd_graph)
+
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)",
+                       description="Print a completion script for your shell.",
+                       epilog="examples:\n  trainspec completion bash > ~/.local/share/bash-completion/completions/"
+                              "trainspec\n  trainspec completion zsh > \"${fpath[1]}/_trainspec\"\n"
+                              "  trainspec completion fish > ~/.config/fish/completions/trainspec.fish",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("shell", choices=("bash", "zsh", "fish"))
+    p.set_defaults(func=cmd_completion)
 
     if command in COMPILE_COMMANDS:
         return parser
@@ -114,25 +164,84 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _load(path: str, args):
+def _load(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False):
     from trainspec.compiler import load_plans
 
-    return load_plans(path, **spec_options(args))
+    if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
+        from trainspec.inputs import STDIN_NAME, read_stdin_documents
+
+        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets,
+                          skip_unsupported=skip_unsupported, **spec_options(args))
+    return load_plans(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
+
+
+def _print_warning(file: str, line: int, message: str) -> None:
+    print(f"trainspec: warning: {file}:{line}: {message}", file=sys.stderr)
+
+
+def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False):
+    """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
+    if not spec.walked:
+        return _load(spec.path, args, targets, skip_unsupported)
+    from trainspec.compiler import load_plans
+    from trainspec.compiler.loader import JsonnetOptions
+    from trainspec.inputs import walked_documents
+
+    options = spec_options(args)
+    jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
+                             tuple(options["jpath"]))
+    docs = walked_documents(spec.path, jsonnet, warn or _print_warning)
+    return load_plans(spec.path, documents=docs, targets=targets, skip_unsupported=skip_unsupported,
+                      **options) if docs else []
+
+
+def _validate_inputs(args):
+    from trainspec.inputs import STDIN, SpecInput, collect, in_build_output
+
+    named = [item for item in args.specs if item == STDIN or not os.path.isdir(item)]
+    if args.specs.count(STDIN) > 1:
+        from trainspec.compiler import UsageError
+
+        raise UsageError("standard input (-) can be read once")
+    out = []
+    for item in args.specs:
+        if item in named:
+            if args.only_specs and item != STDIN and in_build_output(item):
+                continue  # compiled output, not specs
+            out.append(SpecInput(item, args.only_specs and item != STDIN))
+        else:
+            out.extend(collect([item], None, args.exclude))
+    return out
 
 
 def cmd_validate(args) -> int:
     from trainspec.compiler import SpecErrors
 
     failed = False
-    for path in args.specs:
+    problems: list[dict] = []
+
+    def warn(file: str, line: int, message: str) -> None:
+        if args.format != "json":
+            _print_warning(file, line, message)
+            return
+        problems.append({"file": file, "line": line, "column": 1, "path": "", "message": message,
+                         "expected": "", "hint": "", "severity": "warning"})
+
+    for spec in _validate_inputs(args):
         try:
-            plans = _load(path, args)
+            plans = _load_input(spec, args, warn)
         except SpecErrors as exc:
-            print(exc, file=sys.stderr)
             failed = True
+            if args.format == "json":
+                problems.extend(dict(vars(error), severity="error") for error in exc.errors)
+            else:
+                print(exc, file=sys.stderr)
             continue
-        names = ", ".join(plan.name for plan in plans)
-        print(f"{path}: ok ({names})")
+        if args.format == "text" and (plans or not spec.walked):
+            names = ", ".join(plan.name for plan in plans)
+            print(f"{spec.path}: ok ({names})")
+    if args.format == "json":
+        print(json.dumps(problems, indent=2))
     return EXIT_USAGE if failed else EXIT_OK
 
 
@@ -146,88 +255,192 @@ def _check_target(name: str) -> None:
         raise UsageError(f"target {name!r} is not available in this version")
 
 
+def _writing(path: str):
+    """OSErrors while writing become a clear OutputError (exit 2) naming the path."""
+    from contextlib import contextmanager
+
+    from trainspec.output import output_error
+
+    @contextmanager
+    def guard():
+        try:
+            yield
+        except OSError as exc:
+            raise output_error(path, exc) from None
+
+    return guard()
+
+
 def cmd_compile(args) -> int:
     from trainspec.compiler import UsageError
-    from trainspec.output import write_atomic
     from trainspec.targets import render
 
     _check_target(args.target)
-    plans = _load(args.spec, args)
+    to_stdout = args.output in (None, "-")
+    if args.target == "helm" and to_stdout:
+        raise UsageError("the helm target writes a chart folder: give -o DIR")
+    plans = _load(args.spec, args, (args.target,))
     outputs = [render(args.target, plan) for plan in plans]
     if args.target == "helm":
         if len(plans) != 1:
             raise UsageError(f"{args.spec} holds {len(plans)} jobs; a chart is one job: use `trainspec build`")
-        if not args.output:
-            raise UsageError("the helm target writes a chart folder: give -o DIR")
         from trainspec.output import write_files
 
+        if os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise UsageError(f"-o {args.output}: is a file; the helm target writes a chart folder")
         # The chart folder is swapped in as a whole, like a job folder in `build`.
         parent, name = os.path.split(os.path.abspath(args.output))
         files = {os.path.join(name, os.path.relpath(rel, "helm")): text for rel, text in outputs[0].items()}
-        write_files(parent, files, {os.path.join(name, "templates")})
+        with _writing(args.output):
+            write_files(parent, files, {os.path.join(name, "templates")})
         return EXIT_OK
     if args.target == "compose" and len(plans) != 1:
         raise UsageError(f"{args.spec} holds {len(plans)} jobs; a compose file is one job: use `trainspec build`")
     text = "".join(text for files in outputs for text in files.values())
-    if args.output:
-        write_atomic(args.output, text)
-    else:
+    if to_stdout:
         sys.stdout.write(text)
+        return EXIT_OK
+    from trainspec.output import write_atomic, write_stream
+
+    path = args.output
+    if not path:
+        raise UsageError("-o needs a path (or - for standard output)")
+    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+        path = os.path.join(path, f"{args.target}.yaml")
+    with _writing(path):
+        if not write_stream(path, text):
+            write_atomic(path, text)
     return EXIT_OK
 
 
 def collect_specs(inputs: list[str]) -> list[str]:
-    from trainspec.compiler import UsageError
-    from trainspec.compiler.loader import find_spec_files
+    """Spec paths under `inputs` (kept for callers outside the CLI)."""
+    from trainspec.inputs import collect
 
-    paths: list[str] = []
-    for item in inputs:
-        if os.path.isdir(item):
-            found = find_spec_files(item)
-            if not found:
-                raise UsageError(f"{item}: no spec files (*.yaml, *.yml, *.json, *.jsonnet)")
-            paths.extend(found)
-        elif os.path.exists(item):
-            paths.append(item)
-        else:
-            raise UsageError(f"{item}: no such file or folder")
-    return paths
+    return [spec.path for spec in collect(inputs)]
 
 
 def cmd_build(args) -> int:
-    from trainspec.build import run_build
-    from trainspec.output import diff_files, write_files
+    from trainspec.compiler import UsageError
+    from trainspec.inputs import collect
     from trainspec.targets import available
 
     targets = tuple(dict.fromkeys(args.target)) or available()
     for target in targets:
         _check_target(target)
+    out = args.output
+    if out == "-":
+        raise UsageError("`build` writes a folder of job folders: give -o DIR (`compile -o -` writes stdout)")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"-o {out}: is a file; `build` writes a folder of job folders")
+    specs = collect(args.inputs, out, args.exclude)
+    created: list[str] = []  # folders this build made for OUT: removed again if it fails
+    if not args.check:
+        folder = os.path.abspath(out)
+        while not os.path.exists(folder):
+            created.append(folder)
+            folder = os.path.dirname(folder)
+        with _writing(out):
+            os.makedirs(out, exist_ok=True)
+    try:
+        return _build_locked(args, out, specs, targets)
+    except BaseException:
+        for folder in created:  # innermost first; rmdir refuses anything not empty
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+        raise
 
-    def load(path: str):
-        return _load(path, args)
+
+def _build_locked(args, out: str, specs, targets) -> int:
+    from trainspec.build import locked, marker_text, ownership, run_build
+    from trainspec.inputs import MARKER
+    from trainspec.output import remove_jobs, write_atomic, write_files
 
     options = json.dumps(spec_options(args), sort_keys=True)
-    build, cache, keys = run_build(collect_specs(args.inputs), args.output, targets, load, options,
-                                   use_cache=not args.no_cache,
-                                   skip_unsupported=not args.target)  # a target named on purpose must fit
-    if args.check:
-        fresh = [out for out in build.outputs if out.texts is not None]
-        diff = diff_files(args.output, {rel: t for out in fresh for rel, t in out.texts.items()},
-                          {folder for out in fresh for folder in out.owned})
-        if diff:
-            sys.stdout.writelines(diff)
-            print(f"trainspec: {args.output} is stale; run `trainspec build {' '.join(args.inputs)} "
-                  f"-o {args.output}` and commit the result", file=sys.stderr)
-            return EXIT_FAILED
+    with locked(out, exclusive=not args.check):
+        skip = not args.target  # over all targets, skip those that cannot run a job; a target named must fit
+        build, cache, keys = run_build(specs, out, targets,
+                                       lambda spec: _load_input(spec, args, targets=targets, skip_unsupported=skip),
+                                       options, use_cache=not args.no_cache, skip_unsupported=skip)
+        marker, orphans = ownership(out, build, specs)
+        fresh = [o for o in build.outputs if o.texts is not None]
+        files = {rel: t for o in fresh for rel, t in (o.texts or {}).items()}
+        owned = {folder for o in fresh for folder in o.owned}
+        if args.check:
+            return _check(args, build, cache, keys, {**files, MARKER: marker_text(marker)}, owned, orphans)
+        with _writing(out):
+            changed = write_files(out, files, owned)
+            removed = remove_jobs(out, sorted(orphans))
+            write_atomic(os.path.join(out, MARKER), marker_text(marker))
         cache.record(build, keys)
-        print(f"{args.output} is up to date ({len(build.expected())} files)", file=sys.stderr)
-        return EXIT_OK
-    fresh = [out for out in build.outputs if out.texts is not None]
-    changed = write_files(args.output, {rel: t for out in fresh for rel, t in out.texts.items()},
-                          {folder for out in fresh for folder in out.owned})
-    cache.record(build, keys)
-    print(f"wrote {len(changed)} of {len(build.expected())} files to {args.output}"
+    print(f"wrote {len(changed)} of {len(build.expected())} files to {out}"
           f" ({len(fresh)} of {len(build.outputs)} specs compiled)", file=sys.stderr)
+    for job in removed:
+        print(f"removed {os.path.join(out, job)}/: its spec {orphans[job]} no longer defines job {job!r}",
+              file=sys.stderr)
+    return EXIT_OK
+
+
+def _check(args, build, cache, keys, files, owned, orphans) -> int:
+    from trainspec.output import compare, summary_lines, unified
+
+    out = args.output
+    changes = compare(out, files, owned)
+    if not changes and not orphans:
+        cache.record(build, keys)
+        print(f"{out} is up to date ({len(build.expected())} files)", file=sys.stderr)
+        return EXIT_OK
+    lines = [f"{out} is stale: {len(changes)} file(s) differ, {len(orphans)} orphaned job folder(s)\n"]
+    from trainspec.semdiff import check_summary
+
+    semantic = check_summary(out, changes)
+    if semantic:
+        lines.extend(["what changed:\n"] + semantic)
+    lines.append("files (lines added/removed, committed → compiled):\n")
+    lines.extend(summary_lines(out, changes))
+    for job, spec in sorted(orphans.items()):
+        lines.append(f"  {os.path.join(out, job)}/: orphaned (its spec {spec} no longer defines job {job!r}); "
+                     "`trainspec build` removes it\n")
+    if changes:
+        lines.append("\n")
+    sys.stdout.writelines(lines + unified(out, changes))
+    print(f"trainspec: {out} is stale; run `trainspec build {' '.join(args.inputs)} "
+          f"-o {out}` and commit the result", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def cmd_diff(args) -> int:
+    import tempfile
+
+    from trainspec.semdiff import diff_paths, git_revision_file, render_text
+
+    with tempfile.TemporaryDirectory(prefix="trainspec-diff-") as scratch:
+        old, new = (path if os.path.exists(path) else git_revision_file(path, scratch)
+                    for path in (args.old, args.new))
+        changes = diff_paths(old, new)
+    if args.format == "json":
+        print(json.dumps([c.as_json() for c in changes], indent=2, ensure_ascii=False, default=str))
+    elif changes:
+        sys.stdout.writelines(render_text(changes))
+    else:
+        print("no differences", file=sys.stderr)
+    return EXIT_FAILED if changes else EXIT_OK
+
+
+def cmd_graph(args) -> int:
+    from trainspec.graph import render_graph
+
+    plans = _load(args.spec, args)
+    sys.stdout.write(render_graph(plans, args.format))
+    return EXIT_OK
+
+
+def cmd_completion(args) -> int:
+    from trainspec.completion import script
+
+    sys.stdout.write(script(build_parser(), args.shell))
     return EXIT_OK
 
 
@@ -246,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     except SpecErrors as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    except UsageError as exc:
+    except UsageError as exc:  # OutputError is one too
         print(f"trainspec: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

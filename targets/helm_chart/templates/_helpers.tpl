@@ -13,7 +13,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- define "trainspec.topology" -}}
 {{- $v := .root.Values -}}
 {{- $out := .out -}}
-{{- $orders := dict "tensorflow" (list "chief" "ps" "worker" "evaluator") "pytorch" (list "master" "worker") "mxnet" (list "scheduler" "server" "worker") "mpi" (list "launcher" "worker") -}}
+{{- /* trainspec:role-order (generated from compiler/model.py ROLE_ORDER) */ -}}
 {{- $roles := list -}}
 {{- range $name := get $orders $v.framework -}}
 {{- if hasKey $v.roles $name -}}{{- $roles = append $roles $name -}}{{- end -}}
@@ -35,12 +35,10 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $_ := set $hosts $name $list -}}
 {{- $total = add $total $n -}}
 {{- $longest := printf "%s-%s-%d" $v.name $name (max (sub $n 1) 0) -}}
-{{- if gt (len $longest) 63 -}}
-{{- fail (printf "generated name %q is %d characters; Kubernetes allows 63: lower roles.%s.replicas or shorten name" $longest (len $longest) $name) -}}
+{{- /* trainspec:name-limit (generated from compiler/kube.py MAX_NAME) */ -}}
 {{- end -}}
 {{- end -}}
-{{- if gt $total 100000 -}}
-{{- fail (printf "%d replicas in all; trainspec allows at most 100000" $total) -}}
+{{- /* trainspec:replica-limit (generated from compiler/model.py MAX_REPLICAS) */ -}}
 {{- end -}}
 {{- if eq $v.framework "tensorflow" -}}
 {{- if and (gt (int (get $counts "ps" | default 0)) 0) (eq (int (get $counts "worker" | default 0)) 0) -}}
@@ -51,13 +49,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- end -}}
 {{- end -}}
 {{- $rule := "" -}}
-{{- if eq $v.framework "tensorflow" -}}
-{{- if gt (int (get $counts "chief" | default 0)) 0 -}}{{- $rule = "chief-0 succeeds" -}}
-{{- else if eq (($v.tensorflow | default dict).successPolicy | default "") "AllWorkers" -}}{{- $rule = "all workers succeed" -}}
-{{- else -}}{{- $rule = "worker-0 succeeds" -}}{{- end -}}
-{{- else if eq $v.framework "pytorch" -}}{{- $rule = "master-0 succeeds" -}}
-{{- else if eq $v.framework "mxnet" -}}{{- $rule = "scheduler-0 succeeds" -}}
-{{- else -}}{{- $rule = "launcher-0 succeeds" -}}{{- end -}}
+{{- /* trainspec:success-rule (generated from compiler/frameworks.py SUCCESS_RULES) */ -}}
 {{- $pin := list -}}
 {{- range $name := $roles -}}
 {{- $pin = append $pin (printf "%s=%d:%d" $name (get $counts $name) (get $ports $name)) -}}

@@ -1,0 +1,150 @@
+"""Kubernetes' own rules, in one place: names and labels, quantities, `$(VAR)` expansion, exit codes.
+
+The compiler validates with these, the targets write with them, and the emulator
+should run with them (see docs/architecture.md: emulator/quantity.py and
+emulator/expand.py are the same rules and are to be replaced by these).
+Everything here is plain data and functions: no Kubernetes client, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from decimal import Decimal, InvalidOperation
+
+# --- names and labels (k8s.io/apimachinery/pkg/util/validation) -------------------------------
+
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a ConfigMap / Secret data key
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+# An extended resource name such as nvidia.com/gpu: an optional DNS-subdomain prefix and a qualified name.
+RESOURCE_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                           r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+MAX_NAME = 63  # a DNS-1123 label: every object name that is also a host name
+
+
+def label_key_problem(key: str) -> str | None:
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix)):
+        return "its prefix must be a DNS subdomain"
+    if not name or len(name) > 63 or not LABEL_NAME.match(name):
+        return "its name must be 1-63 letters, digits, '-', '_' or '.', starting and ending alphanumeric"
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    if len(value) > 63 or not LABEL_VALUE.match(value):
+        return "a label value is at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric"
+    return None
+
+
+# --- quantities (k8s.io/apimachinery/pkg/api/resource) -----------------------------------------
+
+# What a spec may write for cpu, memory and sizes: non-negative, no n/u suffixes.
+QUANTITY = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
+# JSON-schema spelling of QUANTITY (no \d: schema regexes are ECMA-262 and read by Go and Python alike).
+QUANTITY_SCHEMA = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
+# Everything Kubernetes parses (a signed number, all suffixes): for reading compiled files.
+_ANY_QUANTITY = re.compile(r"^([+-]?(\d+(\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
+
+_SUFFIX: dict[str, Decimal] = {
+    "": Decimal(1), "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("0.001"),
+    "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9), "T": Decimal(10**12), "P": Decimal(10**15),
+    "E": Decimal(10**18),
+    "Ki": Decimal(2**10), "Mi": Decimal(2**20), "Gi": Decimal(2**30), "Ti": Decimal(2**40), "Pi": Decimal(2**50),
+    "Ei": Decimal(2**60),
+}
+
+
+def parse_quantity(value: object) -> Decimal:
+    """The value of a Kubernetes quantity (`500m` -> 0.5, `8Gi` -> 8589934592, `1e3` -> 1000).
+
+    Accepts what the API server accepts (also `n`/`u` suffixes, a sign, and JSON
+    numbers); raises ValueError otherwise.  The spec's own, stricter form is QUANTITY.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"not a Kubernetes quantity: {value!r}")  # noqa: TRY004 - callers catch ValueError
+    if isinstance(value, (int, float)):
+        return Decimal(str(value))
+    match = _ANY_QUANTITY.match(str(value).strip())
+    if not match:
+        raise ValueError(f"not a Kubernetes quantity: {value!r}")
+    number, suffix = match.group(1), match.group(4) or ""
+    try:
+        if suffix[:1] in ("e", "E"):
+            return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
+        return Decimal(number) * _SUFFIX[suffix]
+    except (InvalidOperation, KeyError, ValueError) as exc:
+        raise ValueError(f"not a Kubernetes quantity: {value!r}") from exc
+
+
+# --- $(VAR) expansion (k8s.io/kubernetes third_party/forked/golang/expansion) ------------------
+
+_DOLLAR = re.compile(r"\$(?=[$(])")
+
+
+def expand_references(text: str, defined: Mapping[str, str]) -> str:
+    """The kubelet's `$(VAR)` expansion of command, args and env values.
+
+    `$$` is an escaped `$`; `$(NAME)` becomes NAME's value when NAME is in
+    `defined` (for env values: defined earlier in the list; for command and args:
+    the container's whole environment), and is left as written otherwise; an
+    unterminated `$(` and a `$` before any other character are kept.
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "$" and i + 1 < n:
+            nxt = text[i + 1]
+            if nxt == "$":
+                out.append("$")
+                i += 2
+                continue
+            if nxt == "(":
+                close = text.find(")", i + 2)
+                if close != -1:
+                    name = text[i + 2:close]
+                    out.append(defined.get(name, text[i:close + 1]))
+                    i = close + 1
+                    continue
+            out.append(ch)
+            i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def expand_env(pairs: Iterable[tuple[str, str, bool]]) -> dict[str, str]:
+    """A container's environment as the kubelet builds it from (name, value, literal) in manifest order.
+
+    Only literal values are expanded (configMapKeyRef / secretKeyRef values are
+    used as they are), against the variables defined earlier; a later duplicate
+    replaces an earlier one.
+    """
+    env: dict[str, str] = {}
+    for name, value, literal in pairs:
+        env[name] = expand_references(value, env) if literal and value else value
+    return env
+
+
+def escape_references(text: str) -> str:
+    """Text that expand_references gives back unchanged (`$(` -> `$$(`, `$$` -> `$$$$`)."""
+    return _DOLLAR.sub("$$", text) if "$" in text else text
+
+
+# --- exit codes -------------------------------------------------------------------------------
+
+# Kubeflow's restartPolicy ExitCode (and trainspec's): a program's own failure (1-127) is permanent;
+# death by a signal (128 + n: OOM kill, preemption, SIGTERM) is retried.
+PERMANENT_EXIT_CODES = range(1, 128)
+
+
+def is_permanent_exit(code: int) -> bool:
+    """True for exit codes ExitCode does not retry; 0 is success, not a failure."""
+    return code in PERMANENT_EXIT_CODES

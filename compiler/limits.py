@@ -1,0 +1,230 @@
+"""Limits the cluster (or Linux, or Docker Compose) enforces, checked on the plan before a target renders.
+
+Each check is a pure function of the plan and the target name and returns `LimitProblem`s:
+the number that breaks the limit, the limit, and which target (if any) avoids it.  the planner
+turns them into the target's spec errors at the field that causes them (`JobPlan.check`).
+
+- Linux MAX_ARG_STRLEN (all targets): no argument or `NAME=value` environment string of a
+  process may exceed 131,072 bytes, whoever sets it (a literal, a ConfigMap reference the
+  kubelet resolves, or a training operator) — execve fails with "argument list too long".
+  Topology values grow with the replica count: TF_CONFIG carries the whole cluster, and
+  TRAINSPEC_HOSTS_<ROLE> every host of a role.
+- Kubernetes ConfigMap data, 1 MiB (k8s, helm: the whole topology; kubeflow, volcano: the
+  host lists).
+- Kubernetes annotations, 256 KiB in total per object (k8s, kubeflow, volcano, helm).
+- Compose file size (compose): every service carries the topology values literally, so the
+  file grows with the square of the replica count; past COMPOSE_MAX_BYTES it is refused
+  before it is rendered (estimated from the plan).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_ARG_STRLEN = 32 * 4096  # bytes, including the terminating NUL (linux/binfmts.h)
+CONFIG_MAP_MAX_BYTES = 1024 * 1024  # k8s.io/api core/v1 validation: sum of data values
+ANNOTATIONS_MAX_BYTES = 256 * 1024  # apimachinery ValidateAnnotationsSize: sum of keys and values
+ANNOTATIONS_RESERVE = 2048  # trainspec's own annotations (trainspec.dev/*) on top of the user's
+COMPOSE_MAX_BYTES = 64 * 1024 * 1024  # documented in docs/targets-helm-compose.md
+COMPOSE_SERVICE_BYTES = 1536  # a service without its environment (image, labels, network, healthcheck ...)
+
+KUBERNETES_TARGETS = ("k8s", "kubeflow", "volcano", "helm", "jobset", "trainjob")
+LIMIT_TARGETS = KUBERNETES_TARGETS + ("compose",)
+TOPOLOGY_IN_CONFIG_MAP = {"k8s": None, "helm": None, "jobset": None, "trainjob": None,
+                          "kubeflow": "TRAINSPEC_HOSTS_", "volcano": "TRAINSPEC_HOSTS_"}
+
+
+@dataclass(frozen=True)
+class LimitProblem:
+    paths: tuple[tuple, ...]  # where it is in the spec, best first (the error is put at the first one found)
+    message: str
+    expected: str
+    hint: str
+
+
+_last_exec: list = [None, []]  # (plan, its exec problems): `build` checks one plan for each target in turn
+
+
+def problems(plan, target: str) -> list[LimitProblem]:
+    """Every limit `target`'s output of `plan` would break."""
+    if _last_exec[0] is not plan:
+        _last_exec[:] = [plan, exec_string_problems(plan)]
+    found = list(_last_exec[1])
+    found += config_map_problems(plan, target)
+    found += annotation_problems(plan, target)
+    found += compose_size_problems(plan, target)
+    return found
+
+
+# --- Linux: one argument or environment string ----------------------------------------------------
+
+def _exec_bytes(name: str, value: str) -> int:
+    return len(name.encode("utf-8")) + 1 + len(value.encode("utf-8")) + 1  # NAME=value\0
+
+
+def _largest_role(plan):
+    return max(plan.roles, key=lambda role: role.count)
+
+
+def exec_string_problems(plan) -> list[LimitProblem]:
+    """Environment strings and arguments over MAX_ARG_STRLEN, for every target."""
+    from .plan import resolved_env
+
+    out: list[LimitProblem] = []
+    topology: list[tuple[int, str, LimitProblem]] = []  # (most replicas, name, problem)
+    seen: set[str] = set()
+    total = plan.total_replicas
+    for role in plan.roles:
+        if not role.replicas:
+            continue
+        # Topology values are the same for every replica but for the index's digits: the last is the longest.
+        last = role.replicas[-1]
+        generated = {var.name for var in last.env if var.value is None and (var.topology or var.expand)}
+        for name, value in resolved_env(plan, last):
+            if name not in generated or name in seen or not isinstance(value, str):
+                continue
+            size = _exec_bytes(name, value)
+            if size > MAX_ARG_STRLEN:
+                seen.add(name)
+                topology.append(_topology_env_problem(plan, role, last, name, size, total))
+        for replica in role.replicas:
+            for var in replica.env:
+                text = var.value
+                if text is not None and len(text) * 4 + len(var.name) + 2 > MAX_ARG_STRLEN and var.name not in seen:
+                    size = _exec_bytes(var.name, text)
+                    if size > MAX_ARG_STRLEN:
+                        seen.add(var.name)
+                        out.append(LimitProblem(
+                            (("spec", "roles", role.name, "env", var.name), ("spec", "env", var.name)),
+                            f"environment variable {var.name} of {replica.name} is {size} bytes "
+                            f"(as NAME=value), over Linux's {MAX_ARG_STRLEN} bytes per environment string "
+                            "(MAX_ARG_STRLEN): the container could not start (`argument list too long`)",
+                            f"at most {MAX_ARG_STRLEN - len(var.name) - 2} bytes of value",
+                            "no target avoids this; put large data in a file (a ConfigMap or Secret volume)"))
+            for key, words in (("command", replica.command), ("args", replica.args)):
+                for i, word in enumerate(words or ()):
+                    if len(word) * 4 + 1 > MAX_ARG_STRLEN and f"{key}:{role.name}" not in seen:
+                        size = len(word.encode("utf-8")) + 1
+                        if size > MAX_ARG_STRLEN:
+                            seen.add(f"{key}:{role.name}")
+                            out.append(LimitProblem(
+                                (("spec", "roles", role.name, key, i), ("spec", key, i)),
+                                f"{key}[{i}] of {replica.name} is {size} bytes, over Linux's {MAX_ARG_STRLEN} "
+                                "bytes per argument (MAX_ARG_STRLEN): the container could not start",
+                                f"at most {MAX_ARG_STRLEN - 1} bytes per argument",
+                                "no target avoids this; pass large data in a file"))
+    # One error per replica count that is too large: the variable that breaks first, naming the others.
+    by_path: dict[tuple, list] = {}
+    for most, name, problem in sorted(topology, key=lambda item: item[0]):
+        by_path.setdefault(problem.paths, []).append((name, problem))
+    for found in by_path.values():
+        name, first = found[0]
+        others = [other for other, _ in found[1:]]
+        message = first.message + (f" (and so are {', '.join(others)})" if others else "")
+        out.insert(0, LimitProblem(first.paths, message, first.expected, first.hint))
+    return out
+
+
+def _topology_env_problem(plan, role, replica, name: str, size: int, total: int) -> tuple[int, str, LimitProblem]:
+    hosts_role = next((r for r in plan.roles if name == f"TRAINSPEC_HOSTS_{_env_role(r.name)}"), None)
+    if hosts_role is not None:
+        grows_with, count, scope = hosts_role, hosts_role.count, f"{hosts_role.name} replicas"
+    else:  # TF_CONFIG, the TF cluster, the MPI hostfile: every replica of the job
+        grows_with, count, scope = _largest_role(plan), total, "replicas in the job"
+    most = max(1, count * (MAX_ARG_STRLEN - len(name) - 2) // size)
+    if name in ("TF_CONFIG", "TRAINSPEC_TF_CLUSTER"):
+        hint = ("no target avoids this: every TensorFlow replica's process gets the whole cluster in TF_CONFIG "
+                "(k8s and helm through the topology ConfigMap, kubeflow and volcano from the operator, compose "
+                "and `trainspec run` literally); use fewer, larger workers or split the job")
+    else:
+        hint = ("no target avoids this: every target gives each replica this variable (from the topology "
+                "ConfigMap, or literally in compose); use fewer, larger replicas or split the job")
+    return most, name, LimitProblem(
+        (("spec", "roles", grows_with.name, "replicas"),),
+        f"with {count} {scope}, {name} of {replica.name} is {size} bytes (as NAME=value), over Linux's "
+        f"{MAX_ARG_STRLEN} bytes per environment string (MAX_ARG_STRLEN): its containers could not start "
+        "(`argument list too long`)",
+        f"at most about {most} {scope}", hint)
+
+
+def _env_role(name: str) -> str:
+    from .frameworks import env_role
+
+    return env_role(name)
+
+
+# --- Kubernetes: ConfigMap size and annotations -----------------------------------------------------
+
+def config_map_problems(plan, target: str) -> list[LimitProblem]:
+    if target not in TOPOLOGY_IN_CONFIG_MAP:
+        return []
+    prefix = TOPOLOGY_IN_CONFIG_MAP[target]
+    size = sum(len(value.encode("utf-8")) for key, value in plan.topology.items()
+               if prefix is None or key.startswith(prefix))
+    if size <= CONFIG_MAP_MAX_BYTES:
+        return []
+    total = plan.total_replicas
+    role = _largest_role(plan)
+    return [LimitProblem(
+        (("spec", "roles", role.name, "replicas"),),
+        f"with {total} replicas the ConfigMap {plan.topology_name} holds {size} bytes of data, over the "
+        f"{CONFIG_MAP_MAX_BYTES} bytes (1 MiB) Kubernetes stores in one ConfigMap",
+        f"at most about {max(1, total * CONFIG_MAP_MAX_BYTES // size)} replicas in the job",
+        "kubeflow and volcano keep only the host lists in it" if prefix is None else
+        "no target avoids this; use fewer, larger replicas or split the job")]
+
+
+def _user_annotations(plan) -> dict:
+    return dict(plan.annotations)
+
+
+def annotation_problems(plan, target: str) -> list[LimitProblem]:
+    if target not in KUBERNETES_TARGETS:
+        return []
+    size = sum(len(k.encode("utf-8")) + len(str(v).encode("utf-8")) for k, v in _user_annotations(plan).items())
+    if size + ANNOTATIONS_RESERVE <= ANNOTATIONS_MAX_BYTES:
+        return []
+    return [LimitProblem(
+        (("metadata", "annotations"),),
+        f"the annotations are {size} bytes (keys and values) and trainspec adds up to {ANNOTATIONS_RESERVE} "
+        f"of its own; Kubernetes refuses an object with more than {ANNOTATIONS_MAX_BYTES} bytes (256 KiB) "
+        "of annotations",
+        f"at most {ANNOTATIONS_MAX_BYTES - ANNOTATIONS_RESERVE} bytes of annotations",
+        "compose has no such limit; put large data in a ConfigMap")]
+
+
+# --- Compose: file size --------------------------------------------------------------------------
+
+def compose_size_estimate(plan) -> int:
+    """Bytes of compose.yaml, estimated from one replica per role (within a few percent above 1 MiB)."""
+    from .plan import resolved_env
+
+    total = 0
+    for role in plan.roles:
+        if not role.replicas:
+            continue
+        last = role.replicas[-1]
+        env = sum(len(name) + 4 + (len(value) if isinstance(value, str) else 64)
+                  for name, value in resolved_env(plan, last))
+        words = sum(len(w) + 4 for w in (last.command or ()) + (last.args or ()))
+        total += role.count * (COMPOSE_SERVICE_BYTES + env + words)
+    return total
+
+
+def compose_size_problems(plan, target: str) -> list[LimitProblem]:
+    if target != "compose":
+        return []
+    size = compose_size_estimate(plan)
+    if size <= COMPOSE_MAX_BYTES:
+        return []
+    total = plan.total_replicas
+    # The file grows with the square of the replica count when topology values dominate.
+    most = max(1, int(total * (COMPOSE_MAX_BYTES / size) ** 0.5))
+    role = _largest_role(plan)
+    return [LimitProblem(
+        (("spec", "roles", role.name, "replicas"),),
+        f"with {total} replicas compose.yaml would be about {size >> 20} MiB (every service carries the "
+        f"topology literally), over the {COMPOSE_MAX_BYTES >> 20} MiB a compose file may have "
+        "(docs/targets-helm-compose.md)",
+        f"at most about {most} replicas for the compose target",
+        "compile this job for k8s, kubeflow, volcano or helm; compose is for running small jobs locally")]

@@ -1,0 +1,137 @@
+"""Spec v1 validation of the pod parts a role carries (probes, hooks) and of job scheduling."""
+
+from __future__ import annotations
+
+from .kube import DNS1035_LABEL, DNS1123_SUBDOMAIN
+from .model import MAX_REPLICAS, Handler, Lifecycle, Probe, Probes, Scheduling
+from .reader import Reader
+
+PROBE_FIELDS = ("exec", "httpGet", "tcpSocket", "initialDelaySeconds", "periodSeconds", "timeoutSeconds",
+                "successThreshold", "failureThreshold")
+HANDLER_KINDS = ("exec", "httpGet", "tcpSocket")
+SCHEDULING_FIELDS = ("gang", "minAvailable", "queue", "priorityClassName", "schedulerName")
+
+
+def _opt_int(r: Reader, body: dict, key: str, path: tuple, low: int, high: int) -> int | None:
+    return r.integer(body[key], path + (key,), low, high) if body.get(key) is not None else None
+
+
+def scheduling(r: Reader, value, total: int) -> Scheduling:
+    path = ("spec", "scheduling")
+    body = r.mapping(value, path, SCHEDULING_FIELDS) or {}
+    gang = r.boolean(body["gang"], path + ("gang",)) if body.get("gang") is not None else False
+    min_available = _opt_int(r, body, "minAvailable", path, 1, MAX_REPLICAS)
+    if min_available is not None and total and min_available > total:
+        r.error(path + ("minAvailable",), f"{min_available} is more than the job's {total} replicas",
+                f"an integer <= {total}")
+    names = {}
+    for key in ("queue", "priorityClassName", "schedulerName"):
+        text = r.string(body[key], path + (key,)) if body.get(key) is not None else None
+        if text is not None and not DNS1123_SUBDOMAIN.match(text):
+            r.error(path + (key,), f"{text!r} is not a valid name", "a DNS-1123 subdomain")
+            text = None
+        names[key] = text
+    return Scheduling(gang=bool(gang), min_available=min_available, queue=names["queue"],
+                      priority_class_name=names["priorityClassName"], scheduler_name=names["schedulerName"])
+
+
+def handler(r: Reader, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tuple[Handler, dict] | None:
+    body = r.mapping(value, path, kinds + extra)
+    if body is None:
+        return None
+    present = [k for k in kinds if k in body]
+    if len(present) != 1:
+        r.error(path, f"has {len(present)} actions", "exactly one of " + ", ".join(kinds))
+        return None
+    kind = present[0]
+    kp = path + (kind,)
+    if kind == "exec":
+        command = r.string_list(body[kind], kp, example="[cat, /tmp/healthy]")
+        return (Handler(exec=command), body) if command else None
+    fields = ("path", "port", "scheme", "host") if kind == "httpGet" else ("port", "host")
+    spec = r.mapping(body[kind], kp, fields, required=("port",))
+    if not spec or spec.get("port") is None:
+        return None
+    port = spec["port"]
+    if isinstance(port, str):
+        if not DNS1035_LABEL.match(port) or len(port) > 15:
+            r.error(kp + ("port",), f"{port!r} is not a port", "a number 1-65535 or a port name")
+            return None
+    elif r.integer(port, kp + ("port",), 1, 65535) is None:
+        return None
+    cleaned = {"port": port}
+    for key in fields[:-1] if kind == "httpGet" else ():
+        if key != "port" and spec.get(key) is not None:
+            text = r.string(spec[key], kp + (key,))
+            if key == "scheme" and text not in (None, "HTTP", "HTTPS"):
+                r.error(kp + (key,), f"{text!r} is not allowed", "HTTP or HTTPS")
+                return None
+            if key == "path" and text is not None and not _probe_path_ok(text):
+                r.error(kp + (key,), f"{text!r} is not a URL path", "a path starting with / and without "
+                        "spaces or control characters", "e.g. /healthz; the host goes in `host`")
+                return None
+            if text is not None:
+                cleaned[key] = text
+    if spec.get("host") is not None:
+        host = r.string(spec["host"], kp + ("host",))
+        if host is not None and not _probe_host_ok(host):
+            r.error(kp + ("host",), f"{host!r} is not a host name or IP address",
+                    "a DNS name (e.g. localhost, db.example.com) or an IPv4/IPv6 address",
+                    "leave host out to probe the replica itself")
+            return None
+        if host is not None:
+            cleaned["host"] = host
+    return (Handler(http_get=cleaned) if kind == "httpGet" else Handler(tcp_socket=cleaned)), body
+
+
+def probes(r: Reader, value, path: tuple) -> Probes:
+    body = r.mapping(value, path, ("liveness", "readiness", "startup")) or {}
+    found = {}
+    for key in ("liveness", "readiness", "startup"):
+        if body.get(key) is None:
+            continue
+        kp = path + (key,)
+        result = handler(r, body[key], kp, extra=PROBE_FIELDS[3:])
+        if result is None:
+            continue
+        action, raw = result
+        numbers = {}
+        for field_name, low in (("initialDelaySeconds", 0), ("periodSeconds", 1), ("timeoutSeconds", 1),
+                                ("successThreshold", 1), ("failureThreshold", 1)):
+            numbers[field_name] = _opt_int(r, raw, field_name, kp, low, 2**31 - 1)
+        if key in ("liveness", "startup") and numbers["successThreshold"] not in (None, 1):
+            r.error(kp + ("successThreshold",), f"{numbers['successThreshold']} for a {key} probe", "1")
+        found[key] = Probe(action, numbers["initialDelaySeconds"], numbers["periodSeconds"],
+                           numbers["timeoutSeconds"], numbers["successThreshold"], numbers["failureThreshold"])
+    return Probes(**found)
+
+
+def lifecycle(r: Reader, value, path: tuple) -> Lifecycle | None:
+    body = r.mapping(value, path, ("postStart", "preStop"))
+    if not body:
+        return None
+    hooks = {}
+    for key, attr in (("postStart", "post_start"), ("preStop", "pre_stop")):
+        if body.get(key) is not None:
+            result = handler(r, body[key], path + (key,), kinds=("exec", "httpGet"))
+            if result is not None:
+                hooks[attr] = result[0]
+    return Lifecycle(**hooks) if hooks else None
+
+
+def _probe_host_ok(text: str) -> bool:
+    """A probe host is put into a URL and a command line: only a DNS name or an IP address."""
+    import ipaddress
+
+    if len(text) <= 253 and DNS1123_SUBDOMAIN.match(text.lower()):
+        return True
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _probe_path_ok(text: str) -> bool:
+    # Starting with `/` keeps the path from continuing the URL's authority (`@evil.example/`).
+    return text.startswith("/") and not any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text)

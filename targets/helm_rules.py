@@ -1,0 +1,94 @@
+"""Chart template text generated from the compiler's rule tables, so the chart has no hand copy.
+
+The chart recomputes the topology from values (a changed replica count can remove
+the chief), so its templates hold Go-template code for rules the compiler also
+applies: the success rule, ExitCode's permanent exit codes, the role order and the
+name and replica limits.  That code is written here from the compiler's tables
+(the ones the planner and validator read) and put in place of marker lines
+(`{{- /* trainspec:... */ -}}`) in the template files.
+"""
+
+from __future__ import annotations
+
+from trainspec.compiler.frameworks import SUCCESS_RULES
+from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
+from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
+
+EXIT_CODES_MARKER = ("        {{- /* trainspec:permanent-exit-codes (generated from compiler/kube.py "
+                     "PERMANENT_EXIT_CODES) */ -}}\n")
+SUCCESS_MARKER = "{{- /* trainspec:success-rule (generated from compiler/frameworks.py SUCCESS_RULES) */ -}}\n"
+
+
+def _condition(framework: str, condition: tuple[str, str]) -> str:
+    kind, value = condition
+    if kind == "has":
+        return f'gt (int (get $counts "{value}" | default 0)) 0'
+    return f'eq (($v.{framework} | default dict).successPolicy | default "") "{value}"'
+
+
+def success_rule_code() -> str:
+    """Go-template lines that set `$rule` to the SuccessRule text for `$v.framework` and `$counts`."""
+    lines = []
+    frameworks = list(SUCCESS_RULES)
+    for n, framework in enumerate(frameworks):
+        last = n == len(frameworks) - 1
+        head = "{{- else -}}" if last else \
+            ("{{- if" if n == 0 else "{{- else if") + f' eq $v.framework "{framework}" -}}}}'
+        rules = SUCCESS_RULES[framework]
+        if len(rules) == 1:
+            lines.append(f'{head}{{{{- $rule = "{rules[0][1].text}" -}}}}' + ("{{- end -}}" if last else ""))
+            continue
+        lines.append(head)
+        for k, (condition, rule) in enumerate(rules):
+            assign = f'{{{{- $rule = "{rule.text}" -}}}}'
+            if condition is None:
+                lines.append(f"{{{{- else -}}}}{assign}{{{{- end -}}}}")
+            else:
+                lines.append(f"{{{{- {'if' if k == 0 else 'else if'} {_condition(framework, condition)} -}}}}{assign}")
+        if last:
+            lines.append("{{- end -}}")
+    return "".join(line + "\n" for line in lines)
+
+
+def exit_codes_code(codes: range = PERMANENT_EXIT_CODES) -> str:
+    """The podFailurePolicy `values:` line listing ExitCode's permanent exit codes."""
+    add = "add1 $c" if codes.start == 1 else f"add {codes.start} $c"
+    return f"        values: [{{{{ range $c := until {len(codes)} }}}}{{{{ if $c }}}}, {{{{ end }}}}{{{{ {add} }}}}{{{{ end }}}}]\n"
+
+
+ROLE_ORDER_MARKER = "{{- /* trainspec:role-order (generated from compiler/model.py ROLE_ORDER) */ -}}\n"
+NAME_LIMIT_MARKER = "{{- /* trainspec:name-limit (generated from compiler/kube.py MAX_NAME) */ -}}\n"
+REPLICA_LIMIT_MARKER = "{{- /* trainspec:replica-limit (generated from compiler/model.py MAX_REPLICAS) */ -}}\n"
+
+
+def role_order_code() -> str:
+    """`$orders`: framework -> its roles in the order every target lists them."""
+    pairs = " ".join(f'"{fw}" (list {" ".join(f"{chr(34)}{r}{chr(34)}" for r in roles)})'
+                     for fw, roles in ROLE_ORDER.items())
+    return f"{{{{- $orders := dict {pairs} -}}}}\n"
+
+
+def name_limit_code() -> str:
+    """Fail when the longest generated name `<job>-<role>-<i>` is not a DNS label."""
+    return (f"{{{{- if gt (len $longest) {MAX_NAME} -}}}}\n"
+            f'{{{{- fail (printf "generated name %q is %d characters; Kubernetes allows {MAX_NAME}: lower '
+            'roles.%s.replicas or shorten name" $longest (len $longest) $name) -}}\n')
+
+
+def replica_limit_code() -> str:
+    return (f"{{{{- if gt $total {MAX_REPLICAS} -}}}}\n"
+            f'{{{{- fail (printf "%d replicas in all; trainspec allows at most {MAX_REPLICAS}" $total) -}}}}\n')
+
+
+GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_MARKER, name_limit_code),
+                              (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code)),
+             "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code),)}
+
+
+def fill(name: str, text: str) -> str:
+    """A chart template file's text with the generated parts in place of their markers."""
+    for marker, code in GENERATED.get(name, ()):
+        if marker not in text:
+            raise AssertionError(f"the chart's {name} lost its marker {marker.strip()}")
+        text = text.replace(marker, code())
+    return text

@@ -1,0 +1,222 @@
+"""The plan is complete and target-neutral: typed settings, naming schemes, per-target checks with positions."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import schemes as schemes_module
+from trainspec.compiler.kube import (PERMANENT_EXIT_CODES, escape_references, expand_references, is_permanent_exit,
+                                     parse_quantity)
+from trainspec.compiler.plan import Cleanup, HostList, Restart, StartAfter, SuccessRule, TopologyVar
+from trainspec.compiler.schemes import NamingScheme, register, scheme_for
+from helpers import SPECS
+
+TARGETS_DIR = Path(__file__).resolve().parent.parent / "targets"
+
+
+def write(tmp_path, body: str, name: str = "job.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def test_job_settings_are_typed_plan_fields():
+    (plan,) = load_plans(str(SPECS / "full-features.yaml"))
+    assert not hasattr(plan, "spec")
+    assert plan.source.endswith("full-features.yaml")
+    assert plan.labels["team"] == "nlp" and plan.labels["cost-center"] == "4711"
+    assert plan.accelerator == "nvidia.com/gpu"
+    assert plan.backoff_limit == 4 and plan.active_deadline_seconds == 86400
+    assert plan.cleanup == Cleanup("Running", 3600)
+    assert plan.scheduling.queue == "research" and plan.scheduling.min_available == 3
+    assert plan.nproc_per_node == "2"
+    assert plan.success == SuccessRule("master") and plan.success.text == "master-0 succeeds"
+    restarts = {role.name: role.restart for role in plan.roles}
+    assert restarts["master"] == Restart("OnFailure", 4)
+    assert restarts["worker"].policy == "ExitCode"
+    assert restarts["worker"].permanent_exit_codes == PERMANENT_EXIT_CODES == range(1, 128)
+    assert restarts["master"].permanent_exit_codes == range(0) and restarts["master"].in_place
+
+
+@pytest.mark.parametrize(("spec", "rule"), [
+    ("tf-chief.yaml", SuccessRule("chief")),
+    ("tf-ps.yaml", SuccessRule("worker")),
+    ("mpi-horovod.yaml", SuccessRule("launcher")),
+    ("mxnet-ps.yaml", SuccessRule("scheduler")),
+])
+def test_success_rule_is_data(spec, rule):
+    (plan,) = load_plans(str(SPECS / spec))
+    assert plan.success == rule
+    assert plan.success.decided_by(rule.role, 0) and not plan.success.decided_by(rule.role, 1)
+
+
+def test_all_workers_success_rule(tmp_path):
+    (plan,) = load_plans(write(tmp_path, """\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: all}
+        spec:
+          framework: tensorflow
+          image: busybox
+          tensorflow: {successPolicy: AllWorkers}
+          roles: {worker: {replicas: 3}}
+        """))
+    assert plan.success == SuccessRule("worker", "all")
+    assert plan.success.text == "all workers succeed" and plan.success.decided_by("worker", 2)
+
+
+def test_mpi_start_order():
+    (plan,) = load_plans(str(SPECS / "mpi-horovod.yaml"))
+    assert plan.start_order == (StartAfter("launcher", ("worker",)),)
+    (plan,) = load_plans(str(SPECS / "pytorch-ddp.yaml"))
+    assert plan.start_order == ()
+
+
+def test_hosts_per_naming_scheme():
+    (plan,) = load_plans(str(SPECS / "mpi-horovod.yaml"))
+    job = plan.name
+    worker = plan.role("worker")
+    assert plan.hosts("service")["worker"][0] == f"{job}-worker-0:{worker.port}"
+    assert plan.hosts("mpi-operator")["launcher"] == [f"{job}-launcher.{job}:{plan.role('launcher').port}"]
+    assert plan.hosts("subdomain")["worker"][1] == f"{job}-worker-1.{job}:{worker.port}"
+    assert scheme_for("kubeflow", "mpi") == "mpi-operator" and scheme_for("kubeflow", "pytorch") == "service"
+    assert scheme_for("volcano", "tensorflow") == "subdomain"
+
+
+def test_templates_render_once_per_scheme_with_a_shared_form(tmp_path):
+    (plan,) = load_plans(write(tmp_path, """\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: sh}
+        spec:
+          framework: pytorch
+          image: busybox
+          command: [sh, -c, 'echo {{ index }} {{ hosts.master | join(",") }}']
+          roles: {master: {replicas: 1}, worker: {replicas: 2}}
+        """))
+    worker = plan.role("worker")
+    assert set(worker.renders) == {"service", "subdomain"}
+    service, subdomain = worker.renders["service"], worker.renders["subdomain"]
+    assert not service.uniform and service.of(1).command[2] == "echo 1 sh-master-0:23456"
+    assert subdomain.of(1).command[2] == "echo 1 sh-master-0.sh:23456"
+    assert service.shared.command[2] == "echo $(TRAINSPEC_INDEX) sh-master-0:23456"
+    text = worker.sources.command[2]
+    assert text.templated and text.path == ("spec", "command", 2)
+    assert text.parts == ("echo ", TopologyVar("index"), " ", HostList("master", ","))
+    assert text.names == frozenset({"index", "hosts"})
+
+
+def test_a_new_scheme_plugs_in(tmp_path):
+    register(NamingScheme("test-jobset", "<job>-<role>-0-<i>.<job>", lambda job, role, i: f"{job}-{role}-0-{i}.{job}"))
+    schemes_module.TARGET_SCHEMES["test-jobset"] = "test-jobset"
+    try:
+        (plan,) = load_plans(write(tmp_path, """\
+            apiVersion: trainspec/v1
+            kind: TrainingJob
+            metadata: {name: js}
+            spec:
+              framework: pytorch
+              image: busybox
+              command: [sh, -c, '{{ hosts.worker | join(" ") }}']
+              roles: {master: {replicas: 1}, worker: {replicas: 2}}
+            """))
+        assert plan.role("master").renders["test-jobset"].of(0).command[2] == "js-worker-0-0.js:23456 js-worker-0-1.js:23456"
+        assert plan.hosts("test-jobset")["master"] == ["js-master-0-0.js:23456"]
+    finally:
+        del schemes_module.TARGET_SCHEMES["test-jobset"]
+        del schemes_module.SCHEMES["test-jobset"]
+
+
+MPI_EXIT_CODE = """\
+    apiVersion: trainspec/v1
+    kind: TrainingJob
+    metadata: {name: mpi-exit}
+    spec:
+      framework: mpi
+      image: mpioperator/openmpi:0.6.0
+      command: [mpirun, hostname]
+      restartPolicy: ExitCode
+      roles:
+        launcher: {replicas: 1}
+        worker:
+          replicas: 2
+          args: ["--one={{ index + 1 }}"]
+    """
+
+
+def test_target_checks_are_raised_at_load_with_positions(tmp_path):
+    path = write(tmp_path, MPI_EXIT_CODE)
+    load_plans(path, targets=("k8s", "volcano"))  # they can express it
+    (plan,) = load_plans(path)  # every target: the problems are kept for kubeflow's render
+    assert set(plan.target_errors) == {"kubeflow"}
+    with pytest.raises(SpecErrors) as info:
+        load_plans(path, targets=("kubeflow",))
+    where = {(e.path, e.line, e.column) for e in info.value.errors}
+    assert ("spec.restartPolicy", 8, 18) in where
+    assert ("spec.roles.worker.args[0]", 13, 14) in where
+    assert all(e.message.startswith("target kubeflow: ") for e in info.value.errors)
+
+
+def test_kubernetes_rules():
+    assert parse_quantity("500m") == Decimal("0.5") and parse_quantity("8Gi") == 8 * 2**30
+    assert parse_quantity("1e3") == 1000 and parse_quantity("100u") == Decimal("0.0001") and parse_quantity(2) == 2
+    for bad in ("lots", "8GB", "", True):
+        with pytest.raises(ValueError):
+            parse_quantity(bad)
+    for text in ("a$(B)c", "$$", "$$(X)", "$(", "$"):
+        assert expand_references(escape_references(text), {"B": "b", "X": "x"}) == text
+    assert is_permanent_exit(1) and is_permanent_exit(127) and not is_permanent_exit(137) and not is_permanent_exit(0)
+
+
+FORBIDDEN = ("jinja2", "trainspec.compiler.planner", "trainspec.compiler.templating", "trainspec.compiler.loader",
+             "trainspec.compiler.jsonnet_loader", "trainspec.compiler.validate", "trainspec.compiler.rendering")
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in TARGETS_DIR.glob("*.py")))
+def test_targets_read_only_the_plan(module):
+    tree = ast.parse((TARGETS_DIR / module).read_text())
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        for name in names:
+            assert not any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN), (module, name)
+        if isinstance(node, ast.Attribute):
+            assert node.attr != "spec" or not (isinstance(node.value, ast.Name) and node.value.id == "plan"), module
+
+
+def test_a_plan_for_some_targets_renders_only_their_schemes(tmp_path):
+    path = write(tmp_path, MPI_EXIT_CODE)
+    (plan,) = load_plans(path, targets=("k8s",))
+    assert set(plan.role("worker").renders) == {"service"} and plan.target_errors == {}
+    plan.check("k8s")
+    with pytest.raises(ValueError, match="not volcano"):
+        plan.check("volcano")
+    (plan,) = load_plans(path, targets=("volcano",))
+    assert set(plan.role("worker").renders) == {"service", "subdomain"}
+
+
+def test_chart_rules_are_generated_from_the_compiler_tables():
+    from trainspec.compiler.frameworks import SUCCESS_RULES
+    from trainspec.targets import helm
+
+    (plan,) = load_plans(str(SPECS / "tf-chief.yaml"))
+    files = helm.render(plan)
+    assert not any("trainspec:" in text and "generated from" in text for text in files.values())
+    helpers = files["helm/templates/_helpers.tpl"]
+    for rules in SUCCESS_RULES.values():
+        for _, rule in rules:
+            assert f'$rule = "{rule.text}"' in helpers
+    assert "until 127 }}" in files["helm/templates/jobs.yaml"]  # PERMANENT_EXIT_CODES = 1..127
+    with pytest.raises(AssertionError, match="marker"):
+        from trainspec.targets.helm_rules import fill
+
+        fill("jobs.yaml", "no marker here")

@@ -1,0 +1,139 @@
+"""Which files a command reads as specs: standard input, named files, and folder walks.
+
+A folder walk is a guess about what is a spec, so it is forgiving: documents of
+other tools (a kustomization.yaml, a CI file) are skipped, and so is any folder a
+build wrote (it holds the build's marker file) and OUT itself.  A file named on
+the command line is what the user asked for, so every document in it is validated.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from dataclasses import dataclass
+
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+MARKER = ".trainspec.build"  # in OUT: the job folders a build wrote (see trainspec/build.py)
+SPEC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonnet")
+
+
+@dataclass(frozen=True)
+class SpecInput:
+    path: str
+    walked: bool  # found by walking a folder: other tools' documents are skipped, not errors
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _excluded(patterns: list[str], root: str, path: str) -> bool:
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    candidates = (rel, os.path.basename(path), path, os.path.join(root, rel).replace(os.sep, "/"))
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        if any(fnmatch.fnmatchcase(c, pattern) for c in candidates):
+            return True
+    return False
+
+
+def walk(root: str, out_dir: str | None, excludes: list[str]) -> list[str]:
+    """Spec-like files under root, sorted; skips hidden names, --exclude matches, OUT and marked folders."""
+    out_real = os.path.realpath(out_dir) if out_dir else None
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        keep = []
+        for name in sorted(dirnames):
+            path = os.path.join(dirpath, name)
+            if name.startswith(".") or _excluded(excludes, root, path):
+                continue
+            if os.path.realpath(path) == out_real or os.path.isfile(os.path.join(path, MARKER)):
+                continue  # a build's output is never read back as specs
+            keep.append(name)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            if name.lower().endswith(SPEC_SUFFIXES) and not name.startswith(".") \
+                    and not _excluded(excludes, root, path):
+                found.append(path)
+    return found
+
+
+def collect(inputs: list[str], out_dir: str | None = None, excludes: list[str] | None = None) -> list[SpecInput]:
+    """The spec files of a build; a UsageError for a missing input or an OUT that overlaps a spec folder."""
+    from trainspec.compiler import UsageError
+
+    excludes = excludes or []
+    out_real = os.path.realpath(out_dir) if out_dir else None
+    specs: list[SpecInput] = []
+    for item in inputs:
+        if item == STDIN:
+            raise UsageError("`build` reads files and folders; use `trainspec compile -` for standard input")
+        real = os.path.realpath(item)
+        if os.path.isdir(item):
+            if out_real and _inside(real, out_real):
+                raise UsageError(f"the output folder {out_dir} is (or contains) the spec folder {item}: "
+                                 "a build would read its own output; choose another -o")
+            # OUT inside the folder is fine: the walk skips it (and every folder holding a marker).
+            found = walk(item, out_dir, excludes)
+            if not found:
+                raise UsageError(f"{item}: no spec files (*.yaml, *.yml, *.json, *.jsonnet)")
+            specs.extend(SpecInput(path, True) for path in found)
+        elif os.path.exists(item):
+            specs.append(SpecInput(item, False))
+        else:
+            raise UsageError(f"{item}: no such file or folder")
+    return specs
+
+
+def in_build_output(path: str) -> bool:
+    """Whether a file lies inside a folder some build wrote (a parent holds the marker)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        if os.path.isfile(os.path.join(folder, MARKER)):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
+def is_trainspec(data) -> bool:
+    version = data.get("apiVersion") if isinstance(data, dict) else None
+    return isinstance(version, str) and version.startswith("trainspec/")
+
+
+def read_stdin_documents():
+    """The documents of a spec piped in; errors name the file `<stdin>`."""
+    from trainspec.compiler import SpecError, SpecErrors
+    from trainspec.compiler.loader import MAX_FILE_BYTES, _from_yaml_text
+
+    raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise SpecErrors([SpecError(STDIN_NAME, 1, 1, "", "input is too large", f"at most {MAX_FILE_BYTES} bytes")])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise SpecErrors([SpecError(STDIN_NAME, line, 1, "", f"byte 0x{raw[exc.start]:02x} is not UTF-8",
+                                    "UTF-8 text")]) from None
+    # YAML is a superset of the JSON a spec is written in, so one reader serves both.
+    return _from_yaml_text(STDIN_NAME, text)
+
+
+def walked_documents(path: str, options, warn) -> list:
+    """A walked file's trainspec documents; others skipped (warn(file, line, message) when no apiVersion)."""
+    from trainspec.compiler.loader import load_file
+
+    docs = load_file(path, options)
+    keep = []
+    for doc in docs:
+        if is_trainspec(doc.data):
+            keep.append(doc)
+        elif not (isinstance(doc.data, dict) and "apiVersion" in doc.data):
+            line = doc.positions.get((), (1, 1))[0] if doc.positions else 1
+            warn(path, line, "skipped a document with no apiVersion (not a trainspec spec; "
+                             "name the file to validate it)")
+    return keep
