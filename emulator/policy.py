@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import JobModel, Replica
+from .runmodel import JobModel, Replica
 
 SUCCEEDED, FAILED = "Succeeded", "Failed"
 

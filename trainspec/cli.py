@@ -155,9 +155,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if command in COMPILE_COMMANDS:
         return parser
     try:
-        from trainspec.emulator.cli import register
+        from trainspec.emulator.commands import register
     except ModuleNotFoundError as exc:
-        if exc.name != "trainspec.emulator.cli":
+        if exc.name != "trainspec.emulator.commands":
             raise
     else:
         register(sub)
