@@ -161,7 +161,8 @@ def compile_spec(path: str, targets: tuple[str, ...], load, skip_unsupported: bo
 
 
 def run_build(specs: list[SpecInput], out_dir: str, targets: tuple[str, ...], load, options_text: str,
-              use_cache: bool = True, skip_unsupported: bool = False) -> tuple[Build, BuildCache, dict[str, str | None]]:
+              use_cache: bool = True,
+              skip_unsupported: bool = False) -> tuple[Build, BuildCache, dict[str, str | None]]:
     """Compile (or take from the cache) every spec; raises SpecErrors with all problems."""
     from trainspec.compiler import SpecError, SpecErrors
 
