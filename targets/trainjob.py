@@ -6,7 +6,7 @@ the spec, so the file is self-contained: `<job>-topology` ConfigMap, the
 TrainingRuntime `<job>`, and the TrainJob `<job>` referencing it.
 
 Trainer v2 has runtimes (ML policies) for torch, mpi, jax and xgboost only
-(`RUNTIMES` below, as data); other frameworks are an error naming the targets
+(`TRAINER_RUNTIMES` in compiler/checks.py, as data); other frameworks are an error naming the targets
 that fit.
 
 * torch: Trainer runs N identical nodes from ONE pod template, the replicatedJob
@@ -64,7 +64,7 @@ def _texts(plan: JobPlan, role: RolePlan):
 def _torch_env(plan: JobPlan, settings: Settings, taken: set[str]) -> list[dict]:
     nproc = settings.nproc_per_node or "auto"
     per_node = int(nproc) if nproc.isdigit() else 1
-    master = f"{plan.name}-node-0-0.{plan.name}"
+    master = trainjob_hosts(plan)["master"][0].rsplit(":", 1)[0]
     env = [{"name": "TRAINSPEC_JOB", "value": plan.name}]
     env += [e for e in base_env(plan, plan.role("master"), {"value": "0"}, plan.topology_name)
             if e["name"].startswith(("TRAINSPEC_NUM_", "TRAINSPEC_HOSTS_"))]
