@@ -90,7 +90,8 @@ def jobset(plan: JobPlan) -> list[Problem]:
     out: list[Problem] = []
     for role in plan.roles:
         out += _job_pods_always(role, "jobset", f"the {role.name} pods are Job pods, which",
-                                "use OnFailure (restarts after a failure), or the k8s target (a one-pod Deployment)")
+                                "use OnFailure (restarts after a failure), or the k8s target (a one-pod Deployment)",
+                                unsupported=True)
     for role in plan.roles:
         if not role.count:
             continue

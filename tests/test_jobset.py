@@ -235,3 +235,25 @@ def test_the_worker_zero_rule_needs_the_job_success_policy_api():
     kubernetes_validate.validate(job, K8S_VERSION, strict=True)
     with pytest.raises(kubernetes_validate.ValidationError, match="successPolicy"):
         kubernetes_validate.validate(job, "1.29", strict=True)
+
+
+def test_a_full_build_leaves_jobset_out_for_restart_always(tmp_path):
+    path = tmp_path / "always.yaml"
+    path.write_text(textwrap.dedent("""\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: always}
+        spec:
+          framework: pytorch
+          image: torch:1
+          command: [torchrun, train.py]
+          restartPolicy: Always
+          roles: {master: {replicas: 1}, worker: {replicas: 2}}
+        """))
+    out = tmp_path / "out"
+    r = run_cli("build", str(path), "-o", str(out), "--no-cache")
+    assert r.returncode == 0, r.stderr
+    assert (out / "always" / "k8s.yaml").exists() and (out / "always" / "kubeflow.yaml").exists()
+    assert not (out / "always" / "jobset.yaml").exists() and not (out / "always" / "trainjob.yaml").exists()
+    r = run_cli("build", str(path), "-o", str(out), "-t", "jobset", "--no-cache")
+    assert r.returncode == 2 and "always.yaml:8:" in r.stderr and "spec.restartPolicy: target jobset:" in r.stderr
