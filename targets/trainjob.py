@@ -118,7 +118,7 @@ def _strip(container: dict, *keys: str) -> dict:
     return {k: v for k, v in container.items() if k not in keys}
 
 
-def _torch(plan: JobPlan, settings: Settings, runtime: TrainerRuntime):
+def _torch(plan: JobPlan, settings: Settings):
     """(runtime JobSet spec, trainer fields) for torch: one `node` Job of master + workers."""
     master = plan.role("master")
     # compiler/checks.py made sure the workers' settings and text are the master's
@@ -136,7 +136,7 @@ def _torch(plan: JobPlan, settings: Settings, runtime: TrainerRuntime):
     return template, trainer, {"torch": {}}, nodes
 
 
-def _mpi(plan: JobPlan, settings: Settings, runtime: TrainerRuntime):
+def _mpi(plan: JobPlan, settings: Settings):
     launcher, worker = plan.role("launcher"), plan.role("worker")
     # workers: their own text (sshd unless the spec says otherwise), in the runtime
     w_values, w_command, w_args, w_env = _texts(plan, worker)
@@ -190,7 +190,7 @@ def objects(plan: JobPlan) -> list[dict]:
     settings = _settings(plan)
     runtime = RUNTIMES[plan.framework]
     build = _torch if plan.framework == "pytorch" else _mpi
-    template, trainer, policy, nodes = build(plan, settings, runtime)
+    template, trainer, policy, nodes = build(plan, settings)
     labels = common.job_labels(plan)
     runtime_labels = dict(labels)
     runtime_labels[FRAMEWORK_LABEL] = runtime.policy
