@@ -19,6 +19,7 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     `skip_unsupported`: do not raise the problems of a target that cannot run a job at all
     (`JobPlan.unsupported`); the caller leaves that target out for the job (`build`).
     """
+    from .limits import report as report_limits
     from .planner import build_plan
     from .validate import validate
 
@@ -39,6 +40,7 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
             names[spec.name] = 1
             plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
+                report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
                 for target in targets or ():
                     if not (skip_unsupported and target in plan.unsupported):

@@ -84,7 +84,7 @@ def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, Error
                 plan.unsupported.setdefault(target, problem.message)
     for target in LIMIT_TARGETS if plan.targets is None else plan.targets:
         for limit in limit_problems(plan, target):
-            path = next((p for p in limit.paths if p in sink.positions), limit.paths[0])
+            path = next((p for p in limit.paths if sink.prefix + p in sink.positions), limit.paths[0])
             targets.setdefault(target, _sink_like(sink)).add(path, f"target {target}: {limit.message}",
                                                               limit.expected, limit.hint)
     for target, target_sink in targets.items():
