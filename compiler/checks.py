@@ -60,11 +60,20 @@ def kubeflow(plan: JobPlan) -> list[Problem]:
                                           "a Kubeflow replica spec has one pod template for all of its replicas")
 
 
-def volcano(plan: JobPlan) -> list[Problem]:
-    # A role whose text differs per replica becomes one task per replica, which gives up the plugins.
+def volcano_split(plan: JobPlan) -> bool:
+    """Whether the volcano target writes one task per replica instead of one per role.
+
+    Only when some role's text differs per replica and cannot be rebuilt from the task
+    index at runtime ($(TRAINSPEC_INDEX) from the pod's task-index label): one task per
+    replica gives up the framework plugins, so it is the last resort.
+    """
     scheme = scheme_for("volcano", plan.framework)
-    split = any(not r.renders[scheme].uniform for r in plan.roles if scheme in r.renders)
-    if plan.framework == "tensorflow" and not split:
+    return any(not render.uniform and render.shared is None
+               for render in (r.renders.get(scheme) for r in plan.roles) if render is not None)
+
+
+def volcano(plan: JobPlan) -> list[Problem]:
+    if plan.framework == "tensorflow" and not volcano_split(plan):
         ports = {role.port for role in plan.roles}
         if len(ports) > 1:
             return [Problem(("spec", "roles"), "target volcano: Volcano's tensorflow plugin gives every task the "
