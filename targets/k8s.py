@@ -104,7 +104,9 @@ def pod_template(plan: JobPlan, role: RolePlan, replica: Replica, restart_policy
 
 
 def workload(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:
-    meta = common.metadata(plan, replica.name, common.job_labels(plan, role.name))
+    labels = common.job_labels(plan, role.name)
+    labels.update(common.kueue_labels(plan.scheduling.queue))  # Kueue: on each top-level Job / Deployment
+    meta = common.metadata(plan, replica.name, labels)
     policy = role.restart_policy
     if policy == "Always":
         # A batch Job cannot restart a pod that exited 0; a one-pod Deployment can.

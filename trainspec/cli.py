@@ -169,6 +169,8 @@ def _warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:
     seen: set[tuple[str, str]] = set()
     for plan in plans:
         for target in targets if targets is not None else ("k8s",):
+            if target in plan.unsupported:
+                continue  # left out of the build for this job
             for warning in plan.target_warnings.get(target, ()):
                 if (plan.name, warning.path) in seen:
                     continue  # k8s and helm give the same advice
@@ -179,30 +181,32 @@ def _warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:
                     print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
 
 
-def _load(path: str, args, targets: tuple[str, ...] | None = None, warn=None):
-    plans = _load_plans(path, args, targets)
+def _load(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False, warn=None):
+    plans = _load_plans(path, args, targets, skip_unsupported)
     _warn_targets(plans, targets, warn)
     return plans
 
 
-def _load_plans(path: str, args, targets: tuple[str, ...] | None = None):
+def _load_plans(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False):
     from trainspec.compiler import load_plans
 
     if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
         from trainspec.inputs import STDIN_NAME, read_stdin_documents
 
-        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets, **spec_options(args))
-    return load_plans(path, targets=targets, **spec_options(args))
+        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets,
+                          skip_unsupported=skip_unsupported, **spec_options(args))
+    return load_plans(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
 
 
 def _print_warning(file: str, line: int, message: str) -> None:
     print(f"trainspec: warning: {file}:{line}: {message}", file=sys.stderr)
 
 
-def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, warn_target=None):
+def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False,
+                warn_target=None):
     """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
     if not spec.walked:
-        return _load(spec.path, args, targets, warn_target)
+        return _load(spec.path, args, targets, skip_unsupported, warn_target)
     from trainspec.compiler import load_plans
     from trainspec.compiler.loader import JsonnetOptions
     from trainspec.inputs import walked_documents
@@ -211,7 +215,8 @@ def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, w
     jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
                              tuple(options["jpath"]))
     docs = walked_documents(spec.path, jsonnet, warn or _print_warning)
-    plans = load_plans(spec.path, documents=docs, targets=targets, **options) if docs else []
+    plans = load_plans(spec.path, documents=docs, targets=targets, skip_unsupported=skip_unsupported,
+                       **options) if docs else []
     _warn_targets(plans, targets, warn_target)
     return plans
 
@@ -387,9 +392,10 @@ def _build_locked(args, out: str, specs, targets) -> int:
 
     options = json.dumps(spec_options(args), sort_keys=True)
     with locked(out, exclusive=not args.check):
+        skip = not args.target  # over all targets, skip those that cannot run a job; a target named must fit
         build, cache, keys = run_build(specs, out, targets,
-                                       lambda spec: _load_input(spec, args, targets=targets), options,
-                                       use_cache=not args.no_cache)
+                                       lambda spec: _load_input(spec, args, targets=targets, skip_unsupported=skip),
+                                       options, use_cache=not args.no_cache, skip_unsupported=skip)
         marker, orphans = ownership(out, build, specs)
         fresh = [o for o in build.outputs if o.texts is not None]
         files = {rel: t for o in fresh for rel, t in (o.texts or {}).items()}
