@@ -257,7 +257,8 @@ class PodImporter:
                     out.setdefault("limits", {})[name] = str(lim)
                 self.ctx.uses("resources.requests/limits")
         if out:
-            draft.body["resources"] = out
+            order = ("cpu", "memory", "gpu", "shm", "requests", "limits")
+            draft.body["resources"] = {k: out[k] for k in order if k in out}
 
     def ports(self, ports: list, path: tuple, base: str, draft: RoleDraft) -> None:
         for i, port in enumerate(ports):

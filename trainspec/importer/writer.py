@@ -6,6 +6,8 @@ import io
 
 from .context import Context
 
+FLOW_MAPS = ("resources", "source", "scheduling", "secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef",
+             "requests", "limits", "tcpSocket", "httpGet", "nodeSelector", "podLabels", "podAnnotations", "elastic")
 FLOW_KEYS = ("command", "args", "imagePullSecrets", "exec", "resources", "source")
 
 
@@ -16,7 +18,7 @@ def _node(value, key=None):
         out = CommentedMap()
         for k, v in value.items():
             out[k] = _node(v, k)
-        if key in ("resources", "source", "scheduling") and _flat(value):
+        if key in FLOW_MAPS and _flat(value):
             out.fa.set_flow_style()
         return out
     if isinstance(value, list):
