@@ -51,7 +51,10 @@ def import_job(ctx: Context, data: dict) -> dict:
         elif key == "minAvailable":
             if value != total:
                 sched["minAvailable"] = value
-        elif key in ("queue", "priorityClassName"):
+        elif key == "queue":
+            if value != "default":  # Volcano's default queue
+                sched[key] = value
+        elif key == "priorityClassName":
             sched[key] = value
         elif key == "maxRetry":
             job["backoffLimit"] = value
