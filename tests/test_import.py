@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import run_cli
 from manifest_semantics import job_object, semantic_diff
 
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.importer import import_text
+
+from helpers import run_cli
 
 HERE = Path(__file__).parent / "import_manifests"
 

@@ -51,6 +51,11 @@ def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], b
     """The spec as data: `job` holds the job-level fields the source module mapped (runPolicy, ...)."""
     names = [n for n in ROLE_ORDER[framework] if n in drafts]
     roles = {n: drafts[n].body for n in names}
+    job_labels = metadata(meta).get("labels", {})
+    for n in names:  # trainspec copies the job's labels onto every pod template
+        pod_labels = {k: v for k, v in roles[n].pop("podLabels", {}).items() if job_labels.get(k) != v}
+        if pod_labels:
+            roles[n]["podLabels"] = pod_labels
     spec: dict = {"framework": framework, **job}
     if framework in NEW_FRAMEWORKS:
         ctx.uses(f"framework {framework}")
@@ -157,7 +162,7 @@ def _ordered(data: dict, order: tuple) -> dict:
 
 
 def patches(ctx: Context) -> list[dict]:
-    return [u.op for u in ctx.unmapped]
+    return ctx.patch_ops()
 
 
 __all__ = ["assemble", "metadata", "patches", "pointer", "ROLE_ORDER", "DEFAULT_PORT"]

@@ -27,6 +27,9 @@ class Context:
     comments: list[tuple[tuple, str]] = field(default_factory=list)  # (spec path, comment)
     v11: set[str] = field(default_factory=set)  # the v1.1 features the spec uses
     role_paths: dict[str, tuple] = field(default_factory=dict)  # role -> manifest path of its replica spec/task
+    # Pointers the compiled output will not have (e.g. no volumeMounts when no volume maps): the first
+    # op into one adds it whole, so every op applies.
+    absent: set[str] = field(default_factory=set)
 
     def position(self, path: tuple) -> tuple[int, int]:
         return ErrorSink(self.doc.file, self.doc.positions, self.doc.key_positions).position(path, at_key=True)
@@ -36,6 +39,21 @@ class Context:
         if op != "remove":
             body["value"] = value
         self.unmapped.append(Unmapped(path, body, why))
+
+    def patch_ops(self) -> list[dict]:
+        """The ops in manifest order; an op into an absent list or object creates it instead."""
+        out = []
+        absent = set(self.absent)
+        for item in self.unmapped:
+            op = dict(item.op)
+            appends = op["path"].endswith("/-")
+            parent, _, key = op["path"].rpartition("/")
+            if op["op"] == "add" and parent in absent:
+                absent.discard(parent)
+                op["value"] = [op["value"]] if appends else {key: op["value"]}
+                op["path"] = parent
+            out.append(op)
+        return out
 
     def comment(self, spec_path: tuple, text: str) -> None:
         self.comments.append((spec_path, text))

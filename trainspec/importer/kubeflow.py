@@ -150,5 +150,7 @@ def _run_policy(ctx: Context, policy: dict, job: dict) -> None:
                     ctx.unmap(path + (k,), "add", f"/spec/runPolicy/schedulingPolicy/{k}", v)
             if sched:
                 job["scheduling"] = sched
+            else:
+                ctx.absent.add("/spec/runPolicy/schedulingPolicy")
         else:
             ctx.unmap(path, "add", f"/spec/runPolicy/{key}", value)

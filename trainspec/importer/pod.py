@@ -10,7 +10,7 @@ the training container is always `containers/0` in the compiled output.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .context import Context
 
@@ -80,6 +80,7 @@ class RoleDraft:
     accelerator: str | None = None
     port: int | None = None
     volumes: list | None = None  # spec volume entries (job-level candidates)
+    taken: dict = field(default_factory=dict)  # pod field -> (value, manifest path, pointer), see PodImporter.take
 
 
 class PodImporter:
@@ -90,6 +91,9 @@ class PodImporter:
         self.accelerator = accelerator
         self.dropped_env: list[str] = []
         self.main = 0
+        self.generated_volumes = False  # the target mounts a volume of its own (Volcano's MPI hostfile)
+        self.skip_volumes: tuple[str, ...] = ()  # volumes the target writes itself
+        self.take: tuple[str, ...] = ()  # pod fields the source module maps itself (draft.taken)
 
     # --- template ------------------------------------------------------------------------
     def template(self, tpl, path: tuple, base: str) -> RoleDraft:
@@ -119,7 +123,6 @@ class PodImporter:
                     kept = {k: v for k, v in kept.items() if not k.startswith("scheduling.k8s.io/")}
                 if kept:
                     draft.body["podLabels" if key == "labels" else "podAnnotations"] = kept
-                    self.ctx.uses("podLabels" if key == "labels" else "podAnnotations")
             elif key != "name":
                 self.ctx.unmap(path + (key,), "add", f"{base}/{key}", value)
 
@@ -143,6 +146,9 @@ class PodImporter:
             kp = path + (key,)
             if key in ("containers", "volumes", "restartPolicy"):
                 continue  # restartPolicy: the operators set the pod's from the replica's (see the source module)
+            if key in self.take:
+                draft.taken[key] = (value, kp, f"{base}/{key}")
+                continue
             if key == "initContainers":
                 self.init_containers(value, kp, f"{base}/{key}", draft, mounts)
             elif key in SPEC_POD_FIELDS and value not in (None, {}, []):
@@ -157,6 +163,15 @@ class PodImporter:
                 draft.body["priorityClassName"] = value
             else:
                 ctx.unmap(kp, "add", f"{base}/{key}", value)
+        shm = "shm" in draft.body.get("resources", {})
+        if not draft.volumes and not shm and not self.generated_volumes:
+            ctx.absent |= {f"{base}/volumes", f"{base}/containers/0/volumeMounts"}
+        if "initContainers" not in draft.body:
+            ctx.absent.add(f"{base}/initContainers")
+        if "lifecycle" not in draft.body:
+            ctx.absent.add(f"{base}/containers/0/lifecycle")
+        if not draft.body.get("resources"):
+            ctx.absent.add(f"{base}/containers/0/resources")
 
     # --- the training container -------------------------------------------------------------
     def container(self, c: dict, path: tuple, base: str, draft: RoleDraft) -> list[dict]:
@@ -244,11 +259,11 @@ class PodImporter:
         out: dict = {}
         for name in sorted(set(requests) | set(limits), key=lambda n: (n not in ("cpu", "memory"), n)):
             req, lim = requests.get(name), limits.get(name)
-            if name.endswith(GPU_SUFFIXES) and "/" in name and lim is not None and (req is None or str(req) == str(lim)) \
-                    and str(lim).isdigit() and name == (self.accelerator or name):
+            same = lim is not None and (req is None or str(req) == str(lim))
+            if same and name.endswith(GPU_SUFFIXES) and str(lim).isdigit() and name == (self.accelerator or name):
                 self.accelerator = draft.accelerator = name
                 out["gpu"] = int(lim)
-            elif name in ("cpu", "memory") and lim is not None and (req is None or str(req) == str(lim)):
+            elif name in ("cpu", "memory") and same:
                 out[name] = str(lim)
             else:
                 if req is not None:
@@ -307,7 +322,9 @@ class PodImporter:
 
     # --- volumes ---------------------------------------------------------------------------
     def volumes(self, volumes: list, mounts: list[dict], path: tuple, base: str, draft: RoleDraft) -> None:
-        by_name = {v.get("name"): (i, v) for i, v in enumerate(volumes) if isinstance(v, dict)}
+        by_name = {v.get("name"): (i, v) for i, v in enumerate(volumes) if isinstance(v, dict)
+                   and v.get("name") not in self.skip_volumes}
+        mounts = [m for m in mounts if m.get("name") not in self.skip_volumes]
         used: set = set()
         out = []
         for j, mount in enumerate(mounts):

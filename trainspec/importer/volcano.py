@@ -22,6 +22,9 @@ PLUGIN_ROLES = {  # plugin -> (framework, {flag: role}, {flag: default task name
 }
 PLUGIN_DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mpi": 22}
 JOB_FIELDS = ("schedulerName", "minAvailable", "queue", "priorityClassName", "maxRetry", "ttlSecondsAfterFinished")
+# Kubeflow's ExitCode as the volcano target writes it: 1-127 are permanent, anything else restarts.
+EXIT_CODE_POLICIES = [{"exitCode": code, "action": "TerminateJob"} for code in range(1, 128)] + [
+    {"event": "PodFailed", "action": "RestartJob"}]
 LAUNCHERS = ("mpirun", "mpiexec", "horovodrun")
 
 
@@ -67,6 +70,11 @@ def import_job(ctx: Context, data: dict) -> dict:
     _plugins(ctx, plugins, framework, port)
 
     decider = _decider(framework, order)
+    job_policies = list(spec.get("policies") or [])
+    job_exit_code = _exit_code(job_policies)
+    if job_exit_code:
+        job_policies = [p for p in job_policies if p not in EXIT_CODE_POLICIES]
+        ctx.comment(("spec", "restartPolicy"), "the job's exit-code policies (1-127 terminate, others restart)")
     drafts: dict[str, RoleDraft] = {}
     bases: dict[str, str] = {}
     restart: dict[str, str | None] = {}
@@ -83,14 +91,31 @@ def import_job(ctx: Context, data: dict) -> dict:
             if key not in ("name", "replicas", "template", "policies"):
                 ctx.unmap(path + (key,), "add", pointer("spec", "tasks", compiled, key), value)
         importer = PodImporter(ctx, framework, role, accelerator)
+        importer.generated_volumes = framework == "mpi" and role == "launcher"  # the hostfile ConfigMap
+        importer.take = ("activeDeadlineSeconds",)  # the volcano target writes the job's on every pod
+        if importer.generated_volumes:
+            importer.skip_volumes = ("mpi-job-config",)  # trainspec's own, when re-importing its output
         draft = importer.template(task.get("template"), path + ("template",), base)
         accelerator = importer.accelerator
         pod_policy = ((task.get("template") or {}).get("spec") or {}).get("restartPolicy") or "Always"
+        task_policies = list(task.get("policies") or [])
         restart[role] = pod_policy
+        if pod_policy == "Never" and (job_exit_code or _exit_code(task_policies)):
+            restart[role] = "ExitCode"
+            if not job_exit_code:
+                task_policies = [p for p in task_policies if p not in EXIT_CODE_POLICIES]
         replicas[role] = task.get("replicas", 1)
-        _task_policies(ctx, task.get("policies") or [], path, compiled, role == decider, pod_policy)
+        _task_policies(ctx, task_policies, path, compiled, role == decider, pod_policy)
+        if role != decider and pod_policy != "Never":
+            ctx.absent.add(pointer("spec", "tasks", compiled, "policies"))
         drafts[role] = draft
-    _job_policies(ctx, spec.get("policies") or [])
+    _job_policies(ctx, job_policies)
+    deadlines = [d.taken.get("activeDeadlineSeconds") for d in drafts.values()]
+    if all(deadlines) and len({d[0] for d in deadlines}) == 1:
+        job["activeDeadlineSeconds"] = deadlines[0][0]
+    else:
+        for taken in filter(None, deadlines):
+            ctx.unmap(taken[1], "add", taken[2], taken[0], "a deadline not the same for every task")
     if framework == "mpi" and "worker" in drafts and drafts["worker"].body.get("command") is None:
         ctx.comment(("spec", "roles", "worker"), "no command: trainspec runs /usr/sbin/sshd -De, as mpi-operator")
     if port and port != PLUGIN_DEFAULT_PORT.get(framework):
@@ -176,6 +201,10 @@ def _plugins(ctx: Context, plugins: dict, framework: str, port: int | None) -> N
             if extra:
                 ctx.unmap(path, "add", pointer("spec", "plugins", name) + "/-", extra[0] if len(extra) == 1
                           else extra, f"{name} plugin arguments trainspec does not write")
+
+
+def _exit_code(policies: list) -> bool:
+    return all(p in policies for p in EXIT_CODE_POLICIES)
 
 
 def _decider(framework: str, order: list[str]) -> str:
