@@ -187,8 +187,8 @@ class PodImporter:
                 if any(_KUBELET_REF.search(s) for s in value):
                     ctx.unmap(kp, "replace", f"{base}/{key}", value, "uses $(VAR), which the kubelet expands "
                               "and spec text cannot express")
-                    body[key] = [s.replace("$$", "$").replace("$(", "$ (") for s in value]
-                    ctx.comment(("spec", "roles", self.role, key), "placeholder: the patch sets the real text")
+                    body[key] = [spec_text(s) for s in value]
+                    ctx.comment(("spec", "roles", self.role, key), "a patch restores the $(VAR) references")
                 else:
                     body[key] = [spec_text(s) for s in value]
             elif key == "workingDir" and isinstance(value, str):

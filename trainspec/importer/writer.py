@@ -27,6 +27,11 @@ def _node(value, key=None):
                 sum(len(str(v)) for v in value) < 60:
             seq.fa.set_flow_style()
         return seq
+    if isinstance(value, str) and "\n" in value.rstrip("\n") and not any(
+            ord(c) < 32 and c != "\n" for c in value) and not value.endswith((" ", "\n\n")):
+        from ruamel.yaml.scalarstring import LiteralScalarString
+
+        return LiteralScalarString(value)  # scripts read better as a block
     return value
 
 
