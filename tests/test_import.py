@@ -16,7 +16,8 @@ import pytest
 import yaml
 from manifest_semantics import job_object, semantic_diff
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.cli import main
+from trainspec.compiler import load_plans
 from trainspec.importer import import_text
 
 from helpers import run_cli
@@ -176,20 +177,23 @@ def test_import_writes_the_expected_spec(name):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_round_trip_is_semantically_equal(name, tmp_path):
+def test_round_trip_is_semantically_equal(name, tmp_path, capsys):
+    """import, then `trainspec compile` to the source's target: the same job, semantically.
+
+    The capability check for spec v1.1 is `trainspec validate` of the imported spec:
+    until the compiler accepts the fields a gated manifest needs, its round trip is skipped.
+    """
     case = CASES[name]
     result = imported(name)
-    spec_path = tmp_path / "spec.yaml"
+    spec_path, out = tmp_path / "spec.yaml", tmp_path / "compiled.yaml"
     spec_path.write_text(result.text)
-    try:
-        (plan,) = load_plans(str(spec_path))
-    except SpecErrors as exc:
+    if main(["validate", str(spec_path)]) != 0:
+        first = capsys.readouterr().err.splitlines()[0]
         if case.gated:
-            pytest.skip(f"needs {case.gated}: {str(exc).splitlines()[0]}")
-        raise
-    from trainspec.targets import render
-
-    compiled = job_object([d for t in render(result.target, plan).values() for d in yaml.safe_load_all(t) if d])
+            pytest.skip(f"needs {case.gated}: {first}")
+        pytest.fail(f"the imported spec of a v1 manifest is invalid: {first}")
+    assert main(["compile", str(spec_path), "--target", result.target, "-o", str(out)]) == 0, capsys.readouterr().err
+    compiled = job_object(list(yaml.safe_load_all(out.read_text())))
     source = job_object(list(yaml.safe_load_all((HERE / name).read_text())))
     assert semantic_diff(source, compiled, case.task_roles, case.framework) == []
 

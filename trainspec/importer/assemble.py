@@ -63,15 +63,14 @@ def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], b
     hoisted = [k for k in HOISTED if not (framework == "mpi" and k in ("command", "args"))]
     for key in hoisted:
         values = [roles[n].get(key) for n in names]
-        if len(names) > 1 and _all_equal(values) or len(names) == 1 and values[0] is not None and \
-                key in ("image", "command", "args", "workingDir"):
+        if _all_equal(values):
             spec[key] = values[0]
             for n in names:
                 del roles[n][key]
 
     envs = [roles[n].get("env") or {} for n in names]
     shared = {k: v for k, v in envs[0].items() if all(k in e and e[k] == v for e in envs[1:])} if envs else {}
-    if shared and len(names) > 1 or len(names) == 1 and shared:
+    if shared:
         spec["env"] = shared
         for n in names:
             rest = {k: v for k, v in (roles[n].get("env") or {}).items() if k not in shared}
