@@ -17,7 +17,7 @@ import yaml
 from manifest_semantics import job_object, semantic_diff
 
 from trainspec.cli import main
-from trainspec.compiler import load_plans
+from trainspec.compiler import SpecErrors, load_plans
 from trainspec.importer import import_text
 
 from helpers import run_cli
@@ -313,3 +313,41 @@ def test_bad_input_is_a_clear_error(tmp_path, text, message):
     assert run.stderr.startswith(f"{path}:") or run.stderr.startswith("trainspec: error")
     assert "Traceback" not in run.stderr
     assert not out.exists()
+
+
+def _paths(data, path=()):
+    yield path
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        yield from _paths(value, path + (key,))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["tf-legacy-master.yaml", "pytorch-ddp-v1.yaml", "volcano-mpi-noplugin.yaml"])
+def test_a_field_of_the_wrong_shape_is_an_error_not_a_crash(name):
+    """Every field replaced by a value of another shape: a clean import or SpecErrors, never a traceback."""
+    import copy
+
+    base = yaml.safe_load((HERE / name).read_text())
+    for path in [p for p in _paths(base) if p]:
+        for odd in (None, 5, [{"name": 3}]):
+            data = copy.deepcopy(base)
+            node = data
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = odd
+            try:
+                import_text(yaml.safe_dump(data), "m.yaml")
+            except SpecErrors:
+                pass
+
+
+def test_wrong_shapes_are_listed_with_positions():
+    text = (HERE / "tf-dist-mnist.yaml").read_text().replace("replicas: 2", "replicas: two").replace(
+        "requests: {cpu: \"1\", memory: 2Gi}", "requests: [1]")
+    with pytest.raises(SpecErrors) as info:
+        import_text(text, "m.yaml")
+    assert [e.format() for e in info.value.errors] == [
+        "m.yaml:9:17: spec.tfReplicaSpecs.PS.replicas: is str; expected an integer",
+        "m.yaml:18:17: spec.tfReplicaSpecs.PS.template.spec.containers[0].resources.requests: is not a mapping; "
+        "expected a mapping"]

@@ -67,11 +67,12 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
 
     from . import kubeflow, volcano
     from .assemble import patches
+    from .shapes import checked
     from .writer import dump
 
     doc = select(_from_yaml_text(source, text), source, job)
-    data = doc.data
-    is_volcano = data["kind"] == "Job"
+    is_volcano = doc.data["kind"] == "Job"
+    data = checked(doc, None if is_volcano else kubeflow.KINDS[doc.data["kind"]][2])
     ctx = Context(doc, "volcano" if is_volcano else "kubeflow")
     meta = data.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):

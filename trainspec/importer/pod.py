@@ -333,7 +333,7 @@ class PodImporter:
             mp = path + ("containers", self.main, "volumeMounts", j)
             source = self.volume_source(entry[1]) if entry else None
             if entry is None or name in used or not set(mount) <= {"name", "mountPath", "readOnly"} or \
-                    source is None:
+                    "mountPath" not in mount or source is None:
                 self.ctx.unmap(mp, "add", f"{base}/containers/0/volumeMounts/-", mount,
                                "a mount spec volumes cannot express")
                 continue
