@@ -92,12 +92,13 @@ def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], b
         spec["imagePullSecrets"] = secrets[0]
     else:
         for n in names:
-            if drafts[n].image_pull_secrets is not None:
+            role_secrets = drafts[n].image_pull_secrets
+            if role_secrets is not None:
                 ctx.unmap(_role_path(ctx, n, "imagePullSecrets"), "add", bases[n] + "/spec/imagePullSecrets",
-                          [{"name": s} for s in drafts[n].image_pull_secrets],
+                          [{"name": s} for s in role_secrets],
                           "imagePullSecrets differ by role; the spec field is job-level")
 
-    accelerators = {drafts[n].accelerator for n in names} - {None}
+    accelerators = {a for a in (drafts[n].accelerator for n in names) if a is not None}
     if accelerators:
         first = sorted(accelerators)[0]
         if first != "nvidia.com/gpu":

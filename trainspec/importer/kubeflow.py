@@ -49,7 +49,7 @@ def import_job(ctx: Context, data: dict) -> dict:
     job: dict = {}
     block: dict = {}
     for key, value in spec.items():
-        path = ("spec", key)
+        path: tuple = ("spec", key)
         if key == field:
             continue
         if key == "runPolicy" and isinstance(value, dict):

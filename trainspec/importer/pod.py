@@ -262,7 +262,7 @@ class PodImporter:
             same = lim is not None and (req is None or str(req) == str(lim))
             if same and name.endswith(GPU_SUFFIXES) and str(lim).isdigit() and name == (self.accelerator or name):
                 self.accelerator = draft.accelerator = name
-                out["gpu"] = int(lim)
+                out["gpu"] = int(str(lim))
             elif name in ("cpu", "memory") and same:
                 out[name] = str(lim)
             else:

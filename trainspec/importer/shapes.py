@@ -12,7 +12,7 @@ from trainspec.compiler.errors import ErrorSink, SpecErrors
 from trainspec.compiler.loader import Document
 
 STR, INT, BOOL, SCALAR, QUANTITY = "a string", "an integer", "true or false", "a string or number", "a quantity"
-ANY_MAP = {}  # a mapping, keys not checked
+ANY_MAP: dict = {}  # a mapping, keys not checked
 
 
 def _list(item) -> list:

@@ -15,7 +15,7 @@ from .assemble import ROLE_ORDER, assemble, metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft, pointer
 
-PLUGIN_ROLES = {  # plugin -> (framework, {flag: role}, {flag: default task name})
+PLUGIN_ROLES = {  # plugin -> (framework, {flag: role}); a flag not given names the task after itself
     "tensorflow": ("tensorflow", {"ps": "ps", "worker": "worker", "chief": "chief", "evaluator": "evaluator"}),
     "pytorch": ("pytorch", {"master": "master", "worker": "worker"}),
     "mpi": ("mpi", {"master": "launcher", "worker": "worker"}),
@@ -32,11 +32,11 @@ def import_job(ctx: Context, data: dict) -> dict:
     if data.get("apiVersion") != "batch.volcano.sh/v1alpha1":
         raise ctx.fail(("apiVersion",), f"Volcano Job {data.get('apiVersion')!r} is not supported",
                        "'batch.volcano.sh/v1alpha1'")
-    spec = data.get("spec")
-    tasks = spec.get("tasks") if isinstance(spec, dict) else None
+    spec: dict = data.get("spec") or {}
+    tasks = spec.get("tasks")
     if not isinstance(tasks, list) or not tasks or not all(isinstance(t, dict) for t in tasks):
         raise ctx.fail(("spec", "tasks"), "a Volcano Job without tasks", "a list of tasks")
-    plugins = spec.get("plugins") if isinstance(spec.get("plugins"), dict) else {}
+    plugins: dict = spec.get("plugins") or {}
     framework, roles_of, port = _roles(ctx, tasks, plugins)
     names = [roles_of[i] for i in range(len(tasks))]
     order = [n for n in ROLE_ORDER[framework] if n in names]
@@ -45,7 +45,7 @@ def import_job(ctx: Context, data: dict) -> dict:
     sched: dict = {}
     total = sum(int(t.get("replicas", 1)) for t in tasks)
     for key, value in spec.items():
-        path = ("spec", key)
+        path: tuple = ("spec", key)
         if key in ("tasks", "plugins", "policies"):
             continue
         if key == "schedulerName":
@@ -111,8 +111,8 @@ def import_job(ctx: Context, data: dict) -> dict:
         drafts[role] = draft
     _job_policies(ctx, job_policies)
     deadlines = [d.taken.get("activeDeadlineSeconds") for d in drafts.values()]
-    if all(deadlines) and len({d[0] for d in deadlines}) == 1:
-        job["activeDeadlineSeconds"] = deadlines[0][0]
+    if all(deadlines) and len({d[0] for d in deadlines if d}) == 1:
+        job["activeDeadlineSeconds"] = deadlines[0][0]  # type: ignore[index]
     else:
         for taken in filter(None, deadlines):
             ctx.unmap(taken[1], "add", taken[2], taken[0], "a deadline not the same for every task")

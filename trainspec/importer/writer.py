@@ -41,7 +41,7 @@ def _flat(value: dict) -> bool:
 
 
 def _attach(root, path: tuple, text: str, header: list[str]) -> None:
-    node, parent, last = root, None, None
+    node, parent, last = root, None, None  # ruamel CommentedMaps
     for part in path:
         if isinstance(node, dict) and part in node:
             parent, last, node = node, part, node[part]
@@ -50,11 +50,11 @@ def _attach(root, path: tuple, text: str, header: list[str]) -> None:
     if parent is None:
         header.append(text)
         return
-    existing = parent.ca.items.get(last)
+    existing = parent.ca.items.get(last)  # type: ignore[attr-defined]
     comment = existing[2].value.strip().lstrip("#").strip() + "; " + text if existing and existing[2] else text
     if existing:
-        parent.ca.items.pop(last)
-    parent.yaml_add_eol_comment(comment, last)
+        parent.ca.items.pop(last)  # type: ignore[attr-defined]
+    parent.yaml_add_eol_comment(comment, last)  # type: ignore[attr-defined]
 
 
 def dump(spec: dict, ctx: Context, source: str) -> str:
