@@ -129,6 +129,8 @@ def import_job(ctx: Context, data: dict) -> dict:
             (drafts["worker"].body.get("resources") or {}).get("gpu"):
         block["slotsPerWorker"] = 1  # trainspec's default is the worker's gpu count; mpi-operator's is 1
         ctx.comment(("spec", "mpi", "slotsPerWorker"), "mpi-operator's default (trainspec's is the gpu count)")
+    if framework == "pytorch" and "master" not in drafts and "elastic" not in block:
+        ctx.comment(("spec", "roles"), "no Master: a PyTorch spec needs one unless pytorch.elastic is set")
     if block:
         job[framework] = block
     return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata")),
