@@ -57,7 +57,7 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph")
+COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -151,6 +151,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shell", choices=("bash", "zsh", "fish"))
     p.set_defaults(func=cmd_completion)
+
+    p = sub.add_parser("import", help="turn a Kubeflow v1 job, MPIJob or Volcano Job into a spec",
+                       description="Read a TFJob, PyTorchJob, MXJob, XGBoostJob, PaddleJob, JAXJob, MPIJob v2beta1 "
+                                   "or Volcano Job and write a spec. Fields with no spec field go to spec.patches "
+                                   "(one warning each); --strict makes them errors. '-' is stdin / stdout.",
+                       epilog="example:\n  trainspec import tfjob.yaml -o specs/mnist.yaml",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("manifest", metavar="MANIFEST")
+    p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
+    p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field with no spec field")
+    p.add_argument("-o", "--output", metavar="SPEC", default="-", help="file to write (default: stdout)")
+    p.set_defaults(func=cmd_import)
 
     if command in COMPILE_COMMANDS:
         return parser
@@ -343,6 +355,12 @@ def cmd_compile(args) -> int:
         if not write_stream(path, text):
             write_atomic(path, text)
     return EXIT_OK
+
+
+def cmd_import(args) -> int:
+    from trainspec.importer.cli import run
+
+    return run(args.manifest, args.job, args.strict, args.output)
 
 
 def collect_specs(inputs: list[str]) -> list[str]:
