@@ -100,6 +100,15 @@ def framework_names_code(framework: str | None = None) -> str:
             f'{{{{- $_ := set $portNames "{framework}" "{PORT_NAMES[framework]}" -}}}}\n')
 
 
+PORT_NAMES_MARKER = "{{- /* trainspec:port-names (generated from targets/common.py PORT_NAMES) */ -}}\n"
+
+
+def port_names_code(framework: str | None = None) -> str:
+    if framework is None or framework in BUILTIN:
+        return ""
+    return f'{{{{- $_ := set $portNames "{framework}" "{PORT_NAMES[framework]}" -}}}}\n'
+
+
 def framework_env_code(framework: str | None = None) -> str:
     """A later framework's `else if` branch of jobs.yaml's framework environment."""
     if framework is None or framework in BUILTIN:
@@ -123,7 +132,8 @@ def replica_limit_code(framework: str | None = None) -> str:
 GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_MARKER, name_limit_code),
                               (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code)),
              "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code), (FRAMEWORK_NAMES_MARKER, framework_names_code),
-                           (FRAMEWORK_ENV_MARKER, framework_env_code))}
+                           (FRAMEWORK_ENV_MARKER, framework_env_code)),
+             "services.yaml": ((PORT_NAMES_MARKER, port_names_code),)}
 
 
 def fill(name: str, text: str, framework: str | None = None) -> str:
