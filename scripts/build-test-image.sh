@@ -3,24 +3,14 @@
 # and no `docker pull` (nothing can be pulled on the project's machines).
 # Cached by tag: the image carries a label with a hash of this script, and is
 # rebuilt only when the script (the recipe) changes.
-#   usage: scripts/build-test-image.sh [--torch] [--xgboost] [--jax] [TAG]   (default trainspec-test:py3)
+#   usage: scripts/build-test-image.sh [--torch] [TAG]   (default trainspec-test:py3)
 # --torch also builds TAG's sibling trainspec-test:torch: the same image plus
 # the CPU wheel of torch (pip install --target on this host; Debian's Python
-# 3.11 runs it), for the real gloo all-reduce test.  --xgboost and --jax do the
-# same with xgboost-cpu (trainspec-test:xgboost, the collective tracker test) and
-# jax[cpu] (trainspec-test:jax, jax.distributed.initialize across 2 processes).
+# 3.11 runs it), for the real gloo all-reduce test.
 set -euo pipefail
 
 TORCH=0
-WHEELS=()
-while [ "${1:-}" = "--torch" ] || [ "${1:-}" = "--xgboost" ] || [ "${1:-}" = "--jax" ]; do
-  case "$1" in
-    --torch) TORCH=1 ;;
-    --xgboost) WHEELS+=("xgboost|${TRAINSPEC_XGBOOST_IMAGE:-trainspec-test:xgboost}|xgboost-cpu==${TRAINSPEC_XGBOOST_VERSION:-3.2.0}") ;;
-    --jax) WHEELS+=("jax|${TRAINSPEC_JAX_IMAGE:-trainspec-test:jax}|jax[cpu]==${TRAINSPEC_JAX_VERSION:-0.10.2}") ;;
-  esac
-  shift
-done
+if [ "${1:-}" = "--torch" ]; then TORCH=1; shift; fi
 TAG="${1:-${TRAINSPEC_TEST_IMAGE:-trainspec-test:py3}}"
 TORCH_TAG="${TRAINSPEC_TORCH_IMAGE:-trainspec-test:torch}"
 TORCH_VERSION="${TRAINSPEC_TORCH_VERSION:-2.13.0}"
@@ -53,32 +43,9 @@ build_torch() {
   echo "build-test-image: built $TORCH_TAG"
 }
 
-# One sibling image per wheel set: NAME|TAG|REQUIREMENT, installed to /opt/NAME (on PYTHONPATH).
-build_wheels() {
-  local entry name tag req dir cid
-  for entry in ${WHEELS[@]+"${WHEELS[@]}"}; do
-    IFS='|' read -r name tag req <<<"$entry"
-    if [ "$(recipe_of "$tag")" = "$RECIPE_HASH" ]; then
-      echo "build-test-image: $tag is up to date (recipe $RECIPE_HASH)"
-      continue
-    fi
-    echo "build-test-image: building $tag ($req) ..."
-    dir="$(mktemp -d)"
-    prlimit --as=8000000000 python3 -m pip install --quiet --no-warn-script-location --target "$dir/$name" "$req"
-    cid="$(docker create "$TAG" true)"
-    docker cp "$dir/$name" "$cid:/opt/$name" >/dev/null
-    docker commit -c "ENV PYTHONPATH=/opt/$name" -c "LABEL trainspec.dev/recipe=$RECIPE_HASH" \
-      "$cid" "$tag" >/dev/null
-    docker rm -f "$cid" >/dev/null
-    rm -rf "$dir"
-    echo "build-test-image: built $tag"
-  done
-}
-
 if [ "$(recipe_of "$TAG")" = "$RECIPE_HASH" ]; then
   echo "build-test-image: $TAG is up to date (recipe $RECIPE_HASH)"
   build_torch
-  build_wheels
   exit 0
 fi
 
@@ -111,4 +78,3 @@ mmdebstrap --variant=apt \
   - "$TAG" >/dev/null
 echo "build-test-image: built $TAG"
 build_torch
-build_wheels
