@@ -369,7 +369,8 @@ def _pod_fields(ctx: _Context, replica: Replica, env: dict, command, args):
             del env[name]
         elif isinstance(value, str) and any(f"$({f})" in value for f in fields):
             pieces = re.split(r"(\$\((?:" + "|".join(map(re.escape, fields)) + r")\))", value)
-            text = "".join(f'"${{{p[2:-1]}}}"' if i % 2 else (shlex.quote(p) if p else "") for i, p in enumerate(pieces))
+            text = "".join(f'"${{{p[2:-1]}}}"' if i % 2 else (shlex.quote(p) if p else "")
+                           for i, p in enumerate(pieces))
             lines.append(f"export {name}={text}")
             del env[name]
     if command is None:

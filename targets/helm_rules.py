@@ -89,7 +89,8 @@ def role_order_code(framework: str | None = None) -> str:
 
 FRAMEWORK_NAMES_MARKER = ("{{- /* trainspec:framework-names (generated from compiler/frameworks.py CONTAINER_NAME, "
                           "targets/common.py PORT_NAMES) */ -}}\n")
-FRAMEWORK_ENV_MARKER = "{{- /* trainspec:framework-env (generated from targets/helm_chart/frameworks/<framework>.tpl) */ -}}\n"
+FRAMEWORK_ENV_MARKER = ("{{- /* trainspec:framework-env (generated from targets/helm_chart/frameworks/<framework>.tpl) "
+                        "*/ -}}\n")
 
 
 def framework_names_code(framework: str | None = None) -> str:

@@ -28,10 +28,9 @@ could not be referenced from them.
 
 from __future__ import annotations
 
-
 from trainspec.compiler import frameworks
-from trainspec.compiler.frameworks import HOSTFILE_KEY, TF_CLUSTER_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile, tf_config
-from trainspec.compiler.frameworks import OPERATOR_ENV_FRAMEWORKS
+from trainspec.compiler.frameworks import (HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, OPERATOR_ENV_FRAMEWORKS,
+                                            TF_CLUSTER_KEY, mpi_hostfile, tf_config)
 from trainspec.compiler.plan import EnvVar, JobPlan, Restart, RolePlan
 from trainspec.compiler.schemes import scheme_for
 

@@ -10,6 +10,7 @@ import pytest
 from trainspec.compiler import load_plans
 from trainspec.compiler.errors import SpecErrors
 from trainspec.compiler.plan import FieldRef, resolved_env
+
 from helpers import SPECS
 
 INJECTED = ("MASTER_PORT", "MASTER_ADDR", "WORLD_SIZE", "RANK", "PYTHONUNBUFFERED", "WORKER_PORT", "WORKER_ADDRS",

@@ -17,8 +17,8 @@ import subprocess
 
 import pytest
 import yaml
-from emuhelpers import ROOT, norm, trainspec
 
+from emuhelpers import ROOT, norm, trainspec
 from helpers import unavailable
 
 pytestmark = pytest.mark.docker
