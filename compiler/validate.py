@@ -19,8 +19,7 @@ TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 METADATA_FIELDS = ("name", "namespace", "labels", "annotations")
 SPEC_FIELDS = ("framework", "image", "command", "args", "workingDir", "env", "volumes", "accelerator",
                "restartPolicy", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished",
-               "cleanPodPolicy", "scheduling", "port", "tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle",
-               "jax", "roles")
+               "cleanPodPolicy", "scheduling", "port", *FRAMEWORKS, "roles")  # each framework's options block
 ROLE_FIELDS = ("replicas", "image", "command", "args", "workingDir", "env", "restartPolicy", "resources",
                "initContainers", "lifecycle", "probes", "port")
 RESOURCE_FIELDS = ("cpu", "memory", "gpu", "shm")
@@ -32,9 +31,7 @@ FRAMEWORK_BLOCKS = {
     "pytorch": ("nprocPerNode",),
     "mxnet": (),
     "mpi": ("slotsPerWorker", "implementation"),
-    "xgboost": (),
-    "paddle": (),
-    "jax": (),
+    "xgboost": (), "paddle": (), "jax": (),
 }
 RESERVED_ENV_PREFIX = "TRAINSPEC_"
 
@@ -261,8 +258,7 @@ class _Validator:
         total = sum(counts.values())
         if total > MAX_REPLICAS:
             r.error(("spec", "roles"), f"{total} replicas in all", f"at most {MAX_REPLICAS}")
-        if framework == "paddle" and counts.get("master") == 0:
-            # the operator picks PS mode by the Master spec's presence: an empty one points every worker at nobody
+        if framework == "paddle" and counts.get("master") == 0:  # PS mode with no master: rendezvous at nobody
             r.error(("spec", "roles", "master", "replicas"), "0 master replicas in a paddle job",
                     "at least 1 master replica (PS mode)", "remove roles.master for collective mode")
         if framework == "tensorflow":
