@@ -31,6 +31,7 @@ from .model import ConfigMapRef, InitContainer, Lifecycle, Probes, Resources, Sc
 __all__ = [
     "Cleanup",
     "EnvVar",
+    "FieldRef",
     "HostList",
     "JobPlan",
     "Rendered",
@@ -56,6 +57,7 @@ class EnvVar:
     expand  generated text with Kubernetes `$(NAME)` references to earlier variables.
     topology  a key of the job's topology map.
     config_map / secret  a user's ConfigMap or Secret key.
+    field_ref  a downward-API field of the pod (`status.podIP`): known only once the pod runs.
     """
 
     name: str
@@ -64,6 +66,13 @@ class EnvVar:
     topology: str | None = None
     config_map: ConfigMapRef | None = None
     secret: SecretRef | None = None
+    field_ref: str | None = None
+
+
+class FieldRef(NamedTuple):
+    """A downward-API field (`status.podIP`), as `resolved_env` gives it."""
+
+    path: str
 
 
 @dataclass(frozen=True)
@@ -327,7 +336,9 @@ def resolved_env(plan: JobPlan, replica: Replica) -> list[tuple[str, object]]:
     """The replica's environment with topology references expanded.
 
     Literal values come back as `str`; a user's Secret or ConfigMap reference
-    comes back as the `SecretRef` / `ConfigMapRef` itself (its value is not ours).
+    comes back as the `SecretRef` / `ConfigMapRef` itself (its value is not ours),
+    a downward-API field as `FieldRef` (known only in the running pod; a value
+    that references it keeps its `$(NAME)`).
     """
     values: dict[str, str] = {}
     out: list[tuple[str, object]] = []
@@ -339,7 +350,7 @@ def resolved_env(plan: JobPlan, replica: Replica) -> list[tuple[str, object]]:
         elif var.topology is not None:
             text = plan.topology[var.topology]
         else:
-            ref = var.config_map or var.secret
+            ref = var.config_map or var.secret or FieldRef(var.field_ref or "")
             values.pop(var.name, None)
             out.append((var.name, ref))
             continue

@@ -19,7 +19,7 @@ TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 METADATA_FIELDS = ("name", "namespace", "labels", "annotations")
 SPEC_FIELDS = ("framework", "image", "command", "args", "workingDir", "env", "volumes", "accelerator",
                "restartPolicy", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished",
-               "cleanPodPolicy", "scheduling", "port", "tensorflow", "pytorch", "mxnet", "mpi", "roles")
+               "cleanPodPolicy", "scheduling", "port", *FRAMEWORKS, "roles")  # each framework's options block
 ROLE_FIELDS = ("replicas", "image", "command", "args", "workingDir", "env", "restartPolicy", "resources",
                "initContainers", "lifecycle", "probes", "port")
 RESOURCE_FIELDS = ("cpu", "memory", "gpu", "shm")
@@ -31,6 +31,7 @@ FRAMEWORK_BLOCKS = {
     "pytorch": ("nprocPerNode",),
     "mxnet": (),
     "mpi": ("slotsPerWorker", "implementation"),
+    "xgboost": (), "paddle": (), "jax": (),
 }
 RESERVED_ENV_PREFIX = "TRAINSPEC_"
 
@@ -257,6 +258,9 @@ class _Validator:
         total = sum(counts.values())
         if total > MAX_REPLICAS:
             r.error(("spec", "roles"), f"{total} replicas in all", f"at most {MAX_REPLICAS}")
+        if framework == "paddle" and counts.get("master") == 0:  # PS mode with no master: rendezvous at nobody
+            r.error(("spec", "roles", "master", "replicas"), "0 master replicas in a paddle job",
+                    "at least 1 master replica (PS mode)", "remove roles.master for collective mode")
         if framework == "tensorflow":
             if counts.get("ps", 0) > 0 and counts.get("worker", 0) == 0:
                 r.error(("spec", "roles", "ps"), "parameter servers without workers",

@@ -10,7 +10,8 @@ from trainspec.compiler.plan import EnvVar, JobPlan, Replica, Restart, RolePlan,
 
 from .yamlout import FlowList
 
-PORT_NAMES = {"tensorflow": "tfjob-port", "pytorch": "pytorchjob-port", "mxnet": "mxjob-port", "mpi": "mpijob-port"}
+PORT_NAMES = {"tensorflow": "tfjob-port", "pytorch": "pytorchjob-port", "mxnet": "mxjob-port", "mpi": "mpijob-port",
+              "xgboost": "xgboostjob-port", "paddle": "master", "jax": "jaxjob-port"}  # the operators' default names
 SHM_VOLUME = "dshm"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -78,6 +79,8 @@ def env_entry(var: EnvVar, topology_name: str) -> dict:
         return {"name": var.name, "value": var.expand}
     if var.topology is not None:
         return {"name": var.name, "valueFrom": {"configMapKeyRef": {"name": topology_name, "key": var.topology}}}
+    if var.field_ref is not None:
+        return {"name": var.name, "valueFrom": {"fieldRef": {"fieldPath": var.field_ref}}}
     if var.config_map is not None:
         return {"name": var.name, "valueFrom": {"configMapKeyRef": {"name": var.config_map.name,
                                                                       "key": var.config_map.key}}}

@@ -22,7 +22,7 @@ from decimal import ROUND_CEILING
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH
 from trainspec.compiler.kube import parse_quantity
 from trainspec.compiler.model import ConfigMapRef, Probe, SecretRef
-from trainspec.compiler.plan import JobPlan, Replica, RolePlan, resolved_env
+from trainspec.compiler.plan import FieldRef, JobPlan, Replica, RolePlan, resolved_env
 
 from . import common
 from .yamlout import dump
@@ -288,6 +288,8 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
         else:
             ctx.note(f"{replica.name}: the launcher has no command, so write $TRAINSPEC_HOSTFILE to "
                      f"{MPI_HOSTFILE_PATH} in the image's entry point")
+    if any(isinstance(v, FieldRef) for v in env.values()):
+        command, args = _pod_fields(ctx, replica, env, command, args)
     if command is not None:
         service["entrypoint"] = list(command)
     if args is not None:
@@ -347,6 +349,35 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
     if extra:
         service["x-trainspec"] = extra
     return service
+
+
+# Downward-API fields a container can read about itself at start (Docker writes its IP to /etc/hosts).
+POD_FIELDS = {"status.podIP": "$(hostname -i | cut -d' ' -f1)", "metadata.name": "$(hostname)"}
+
+
+def _pod_fields(ctx: _Context, replica: Replica, env: dict, command, args):
+    """Variables from the pod's own fields (Paddle's POD_IP_DUMMY), and those built on them
+    ($(POD_IP_DUMMY):port), are set by a shell in front of the command: Compose has no downward API."""
+    fields = [name for name, v in env.items() if isinstance(v, FieldRef)]
+    lines = []
+    for name in list(env):
+        value = env[name]
+        if isinstance(value, FieldRef):
+            if value.path not in POD_FIELDS:
+                raise ValueError(f"{replica.name}: env {name}: compose cannot give the pod field {value.path}")
+            lines.append(f'export {name}="{POD_FIELDS[value.path]}"')
+            del env[name]
+        elif isinstance(value, str) and any(f"$({f})" in value for f in fields):
+            pieces = re.split(r"(\$\((?:" + "|".join(map(re.escape, fields)) + r")\))", value)
+            text = "".join(f'"${{{p[2:-1]}}}"' if i % 2 else (shlex.quote(p) if p else "")
+                           for i, p in enumerate(pieces))
+            lines.append(f"export {name}={text}")
+            del env[name]
+    if command is None:
+        ctx.note(f"{replica.name}: set {', '.join(fields)} in the image's entry point (the container has no "
+                 "command to run behind a shell)")
+        return command, args
+    return ("sh", "-c", "; ".join(lines + ['exec "$0" "$@"'])), tuple(command) + tuple(args or ())
 
 
 # --- probes -> healthcheck ----------------------------------------------------------------------

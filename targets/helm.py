@@ -48,7 +48,7 @@ def render(plan: JobPlan) -> dict[str, str]:
     }
     for name in TEMPLATE_FILES:
         with open(os.path.join(CHART_DIR, "templates", name), encoding="utf-8") as handle:
-            files[f"helm/templates/{name}"] = fill(name, handle.read())
+            files[f"helm/templates/{name}"] = fill(name, handle.read(), plan.framework)
     return files
 
 

@@ -8,12 +8,21 @@ import kubernetes_validate
 import pytest
 
 from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler.checks import JOBSET_FRAMEWORKS
 from trainspec.targets import jobset, render
 
 import schemas
 from helpers import SPECS, compiled_docs, run_cli
 
-EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))
+def _framework(path) -> str:
+    import yaml
+
+    return yaml.safe_load(path.read_text())["spec"]["framework"]
+
+
+ALL_EXAMPLES = sorted(SPECS.glob("*.yaml"))
+EXAMPLES = [p.name for p in ALL_EXAMPLES if _framework(p) in JOBSET_FRAMEWORKS]
+OTHER_EXAMPLES = [p.name for p in ALL_EXAMPLES if _framework(p) not in JOBSET_FRAMEWORKS]
 K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (CONVENTIONS-V2 §2)
 
 
@@ -257,3 +266,10 @@ def test_a_full_build_leaves_jobset_out_for_restart_always(tmp_path):
     assert not (out / "always" / "jobset.yaml").exists() and not (out / "always" / "trainjob.yaml").exists()
     r = run_cli("build", str(path), "-o", str(out), "-t", "jobset", "--no-cache")
     assert r.returncode == 2 and "always.yaml:8:" in r.stderr and "spec.restartPolicy: target jobset:" in r.stderr
+
+
+@pytest.mark.parametrize("spec", OTHER_EXAMPLES)
+def test_frameworks_without_jobset_support_are_a_clear_error(spec):
+    result = run_cli("compile", str(SPECS / spec), "--target", "jobset")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "spec.framework: target jobset:" in result.stderr and "use the kubeflow" in result.stderr

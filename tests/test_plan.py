@@ -229,13 +229,21 @@ def test_chart_rules_are_generated_from_the_compiler_tables():
     from trainspec.compiler.frameworks import SUCCESS_RULES
     from trainspec.targets import helm
 
+    from trainspec.targets.helm_rules import chart_frameworks
+
     (plan,) = load_plans(str(SPECS / "tf-chief.yaml"))
     files = helm.render(plan)
     assert not any("trainspec:" in text and "generated from" in text for text in files.values())
     helpers = files["helm/templates/_helpers.tpl"]
-    for rules in SUCCESS_RULES.values():
-        for _, rule in rules:
+    for framework in chart_frameworks("tensorflow"):
+        for _, rule in SUCCESS_RULES[framework]:
             assert f'$rule = "{rule.text}"' in helpers
+    # a later framework's rules are in its own charts only (helm_rules.BUILTIN)
+    assert '"all masters succeed"' not in helpers
+    (paddle,) = load_plans(str(SPECS / "paddle-ps.yaml"))
+    paddle_files = helm.render(paddle)
+    assert '$rule = "all masters succeed"' in paddle_files["helm/templates/_helpers.tpl"]
+    assert 'PADDLE_MASTER' in paddle_files["helm/templates/jobs.yaml"]
     assert "until 127 }}" in files["helm/templates/jobs.yaml"]  # PERMANENT_EXIT_CODES = 1..127
     with pytest.raises(AssertionError, match="marker"):
         from trainspec.targets.helm_rules import fill
