@@ -38,6 +38,8 @@ API_VERSION = "trainspec/v1"
 KIND = "TrainingJob"
 INT32_MAX = 2**31 - 1
 ABSOLUTE_PATH = "^/"
+# An extended resource name with its domain prefix (nvidia.com/gpu): RESOURCE_NAME with the prefix required.
+ACCELERATOR = RESOURCE_NAME.pattern.replace("/)?", "/)", 1)
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
         *_container("every role's image (default)"),
         Field("volumes", "list", "mounted in every role's main and init containers", of="volume"),
         Field("accelerator", "string", "the extended resource resources.gpu maps to (default: nvidia.com/gpu)",
-              pattern=RESOURCE_NAME.pattern),
+              pattern=ACCELERATOR),
         _RESTART,
         Field("backoffLimit", "integer", "retries before the job is failed", minimum=0, maximum=INT32_MAX),
         Field("activeDeadlineSeconds", "integer", "seconds the job may run", minimum=1, maximum=INT32_MAX),

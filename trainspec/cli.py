@@ -57,7 +57,7 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph")
+COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "schema")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -151,6 +151,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("shell", choices=("bash", "zsh", "fish"))
     p.set_defaults(func=cmd_completion)
+
+    p = sub.add_parser("schema", help="print the spec's JSON Schema (for editors)",
+                       description="Print the JSON Schema (draft 2020-12) of a spec, generated from the "
+                                   "validator's field table.",
+                       epilog="example:\n  trainspec schema -o schema/trainspec.schema.json\n"
+                              "then start a spec with\n"
+                              "  # yaml-language-server: $schema=../schema/trainspec.schema.json",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: standard output)")
+    p.set_defaults(func=cmd_schema)
 
     if command in COMPILE_COMMANDS:
         return parser
@@ -430,6 +440,25 @@ def cmd_graph(args) -> int:
 
     plans = _load(args.spec, args)
     sys.stdout.write(render_graph(plans, args.format))
+    return EXIT_OK
+
+
+def cmd_schema(args) -> int:
+    from trainspec.compiler.schema import schema_text
+
+    text = schema_text()
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return EXIT_OK
+    from trainspec.output import write_atomic, write_stream
+
+    if args.output.endswith(("/", os.sep)) or os.path.isdir(args.output):
+        from trainspec.compiler import UsageError
+
+        raise UsageError(f"-o {args.output}: is a folder; give a file name, e.g. trainspec.schema.json")
+    with _writing(args.output):
+        if not write_stream(args.output, text):
+            write_atomic(args.output, text)
     return EXIT_OK
 
 
