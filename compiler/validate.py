@@ -317,7 +317,7 @@ class _Validator:
     def opt_choice(self, body: dict, key: str, path: tuple, choices) -> str | None:
         return self.r.choice(body[key], path + (key,), choices) if body.get(key) is not None else None
 
-    def opt_int(self, body: dict, key: str, path: tuple, low: int, high: int) -> int | None:
+    def opt_int(self, body: dict, key: str, path: tuple, low: int | None, high: int | None) -> int | None:
         return self.r.integer(body[key], path + (key,), low, high) if body.get(key) is not None else None
 
     def quantity(self, value, path: tuple, example: str) -> str | None:
