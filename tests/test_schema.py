@@ -136,3 +136,13 @@ def test_compile_path_does_not_import_the_schema_generator():
             "print(rc, 'trainspec.compiler.schema' in sys.modules, 'jsonschema' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split()[-3:] == ["0", "False", "False"]
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/spec.md"])
+def test_documented_modeline_points_at_the_schema_from_the_specs_folder(doc):
+    import re
+
+    lines = re.findall(r"^# yaml-language-server: \$schema=(\S+)$", (ROOT / doc).read_text(), re.M)
+    assert lines, f"{doc} shows no yaml-language-server line"
+    for target in lines:
+        assert (ROOT / "specs" / target).resolve() == SCHEMA_FILE
