@@ -40,7 +40,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
         topology[HOSTFILE_KEY] = mpi_hostfile(worker_hosts, slots, spec.mpi_implementation)
 
     templates = Templates()
-    job_ctx = JobContext(job, spec.namespace)
+    job_ctx = JobContext(job, spec.namespace, sum(counts.values()))
     scheme_sinks = {scheme: _sink_like(sink) for scheme in schemes[1:]}
     role_plans = []
     for role in spec.roles:
@@ -129,8 +129,8 @@ def role_sources(spec: JobSpec, role: RoleSpec, templates: Templates | None = No
 
 
 def _reporter(sink: ErrorSink):
-    def report(path: tuple, message: str, hint: str) -> None:
-        sink.add(path, message, "", hint)
+    def report(path: tuple, message: str, hint: str, where: tuple) -> None:
+        sink.add(path, message, "", hint, where=where)
     return report
 
 
