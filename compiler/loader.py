@@ -273,20 +273,33 @@ def _from_json_text(path: str, text: str, positions: bool) -> list[Document]:
     items = data if isinstance(data, list) else [data]
     docs: list[Document] = []
     position_docs: list[Document] = []
-    if positions and not isinstance(data, list):
+    if positions:
         try:
             position_docs = _from_yaml_text(path, text)
         except SpecErrors:
             position_docs = []
+    # A list of jobs: each job's positions are the list's under its index.
+    where = _split_positions(position_docs[0], len(items)) if position_docs and isinstance(data, list) else None
     for i, item in enumerate(items):
         if item is None:
             continue
         doc = Document(path, item)
-        if position_docs and i == 0:
+        if where is not None:
+            doc.positions, doc.key_positions = where[i]
+        elif position_docs and i == 0:
             doc.positions = position_docs[0].positions
             doc.key_positions = position_docs[0].key_positions
         docs.append(doc)
     return docs
+
+
+def _split_positions(doc: Document, count: int) -> list[tuple[dict, dict]]:
+    out: list[tuple[dict, dict]] = [({}, {}) for _ in range(count)]
+    for table, which in ((doc.positions, 0), (doc.key_positions, 1)):
+        for key, place in table.items():
+            if key and isinstance(key[0], int) and key[0] < count:
+                out[key[0]][which][key[1:]] = place
+    return out
 
 
 def find_spec_files(root: str) -> list[str]:
