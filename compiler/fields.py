@@ -16,8 +16,13 @@ reads its value in validate.py).  Types:
 - `strings`: a list of strings; `env`: NAME -> string or a secret/configMap reference;
   `roles`: role name -> role (names per framework from model.ROLE_ORDER).
 - `object` of=MAPPING: one nested mapping (`of=""`: any mapping, passed through);
-  `list` of=MAPPING or a scalar type: a list of those;
-  `map` of=MAPPING or a scalar type: string keys (`keys`: their pattern) to those.
+  `list` of=MAPPING, a scalar type or "object" (any mapping): a list of those;
+  `map` of=MAPPING, a scalar type or "object": string keys (`keys`: their pattern) to those.
+
+Examples: `Field("imagePullPolicy", "string", "...", enum=("Always", "IfNotPresent", "Never"))`,
+`Field("nodeSelector", "map", "...", of="string")`, `Field("requests", "map", "...", of="quantity")`,
+`Field("tolerations", "list", "...", of="toleration")` with a `Mapping("toleration", ...)` beside
+the others, `Field("affinity", "object", "...")` (passed through as written).
 """
 
 # No `from __future__ import annotations`: NamedTuple would compile each string annotation.

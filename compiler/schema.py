@@ -53,6 +53,8 @@ def _scalar(field: Field, kind: str) -> dict:
     if kind == "nproc":
         return {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 1024}, {"enum": list(NPROC_WORDS)},
                           {"type": "string", "pattern": "^[0-9]*[1-9][0-9]*$"}]}
+    if kind == "object":  # any mapping, passed through (e.g. a Kubernetes affinity)
+        return {"type": "object"}
     if kind == "strings":
         return {"type": "array", "items": {"type": "string"}}
     if kind == "env":

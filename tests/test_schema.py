@@ -146,3 +146,24 @@ def test_documented_modeline_points_at_the_schema_from_the_specs_folder(doc):
     assert lines, f"{doc} shows no yaml-language-server line"
     for target in lines:
         assert (ROOT / "specs" / target).resolve() == SCHEMA_FILE
+
+
+def test_every_field_type_has_a_schema():
+    """A field of each type the table knows (the ones a new spec field would use) gives a valid schema."""
+    from trainspec.compiler.fields import Field
+    from trainspec.compiler.schema import field_schema
+
+    samples = [Field("a", "string", enum=("x", "y")), Field("b", "string", pattern="^/", max_length=9),
+               Field("c", "integer", minimum=0, maximum=3), Field("d", "boolean"), Field("e", "quantity"),
+               Field("f", "port"), Field("g", "nproc"), Field("h", "strings"), Field("i", "env"),
+               Field("j", "object", of="resources"), Field("k", "object"), Field("l", "list", of="volume"),
+               Field("m", "list", of="object"), Field("n", "map", of="string", keys="^[a-z]+$"),
+               Field("o", "map", of="quantity"), Field("p", "list", of="string")]
+    for item in samples:
+        schema = {"$defs": json_schema()["$defs"], **field_schema(item)}
+        Draft202012Validator.check_schema(schema)
+    quantities = Draft202012Validator({"$defs": {}, **field_schema(Field("o", "map", of="quantity"))})
+    assert quantities.is_valid({"cpu": "500m", "memory": "1Gi", "nvidia.com/gpu": 1})
+    assert not quantities.is_valid({"memory": "1 GB"})
+    with pytest.raises(ValueError):
+        field_schema(Field("q", "stirng"))
