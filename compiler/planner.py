@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from .checks import CHECKS
+from .errors import ErrorSink, SpecErrors
+from .frameworks import (
+    CONTAINER_NAME,
+    DEFAULT_RESTART,
+    FRAMEWORK_DEFAULT_RESTART,
+    HOSTFILE_KEY,
+    MPI_WORKER_COMMAND,
+    TF_CLUSTER_KEY,
+    env_role,
+    framework_env,
+    hosts_key,
+    mpi_hostfile,
+    start_order,
+    success_rule,
+    tf_cluster,
+)
 from .limits import LIMIT_TARGETS
 from .limits import problems as limit_problems
-from .errors import ErrorSink, SpecErrors
-from .frameworks import (CONTAINER_NAME, DEFAULT_RESTART, FRAMEWORK_DEFAULT_RESTART, HOSTFILE_KEY, MPI_WORKER_COMMAND,
-                         TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, start_order, success_rule,
-                         tf_cluster)
 from .model import DEFAULT_PORT, ConfigMapRef, JobSpec, RoleSpec, SecretRef
 from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role

@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from trainspec.compiler import SpecErrors, load_plans
+
 from helpers import run_cli
 
 BASE = """\
@@ -91,9 +92,11 @@ CASES = [
      "a pytorch block in a tensorflow job", "only spec.tensorflow"),
     ("success-policy", spec_with("  roles:\n", "  tensorflow: {successPolicy: Chief}\n  roles:\n"), 9, 31,
      "spec.tensorflow.successPolicy", "'Chief' is not allowed", "ChiefOrWorker0"),
-    ("volume-relative-mount", spec_with("  roles:\n", "  volumes:\n    - {name: data, mountPath: data, source: {emptyDir: {}}}\n  roles:\n"),
+    ("volume-relative-mount", spec_with("  roles:\n", "  volumes:\n"
+                                        "    - {name: data, mountPath: data, source: {emptyDir: {}}}\n  roles:\n"),
      10, 31, "spec.volumes[0].mountPath", "'data' is not an absolute path", "/"),
-    ("volume-two-sources", spec_with("  roles:\n", "  volumes:\n    - name: d\n      mountPath: /d\n      source: {emptyDir: {}, hostPath: /x}\n  roles:\n"),
+    ("volume-two-sources", spec_with("  roles:\n", "  volumes:\n    - name: d\n      mountPath: /d\n"
+                                     "      source: {emptyDir: {}, hostPath: /x}\n  roles:\n"),
      12, 7, "spec.volumes[0].source", "has 2 sources", "exactly one of"),
     ("duplicate-key", spec_with("  image: tf:2.15\n", "  image: tf:2.15\n  image: tf:2.16\n"), 8, 3, "",
      "duplicate key 'image' (first at line 7)", "each key once"),

@@ -368,8 +368,8 @@ def _build_locked(args, out: str, specs, targets) -> int:
 
     options = json.dumps(spec_options(args), sort_keys=True)
     with locked(out, exclusive=not args.check):
-        build, cache, keys = run_build(specs, out, targets, lambda spec: _load_input(spec, args, targets=targets), options,
-                                       use_cache=not args.no_cache)
+        build, cache, keys = run_build(specs, out, targets, lambda spec: _load_input(spec, args, targets=targets),
+                                       options, use_cache=not args.no_cache)
         marker, orphans = ownership(out, build, specs)
         fresh = [o for o in build.outputs if o.texts is not None]
         files = {rel: t for o in fresh for rel, t in (o.texts or {}).items()}
