@@ -30,14 +30,18 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
         raise SpecErrors([SpecError(path, 1, 1, "", "no job in this file", "a TrainingJob document")])
     errors: list[SpecError] = []
     plans: list[JobPlan] = []
-    names: dict[str, int] = {}
-    for doc in docs:
+    names: dict[str, tuple[int, int, int]] = {}  # job name -> (line, column, number) of its first document
+    for number, doc in enumerate(docs, 1):
         spec, sink = validate(doc)
         if spec is not None:
             if spec.name in names:
-                sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file",
-                         "one document per job name")
-            names[spec.name] = 1
+                line, column, first = names[spec.name]
+                # Jsonnet output has no positions: say which jobs of the output instead
+                where = f"first at line {line}, column {column}" if doc.positions else \
+                    f"jobs {first} and {number} of the {len(docs)} it holds"
+                sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file ({where})",
+                         "one document per job name", "rename one of them")
+            names.setdefault(spec.name, sink.position(("metadata", "name")) + (number,))
             plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
                 report_limits(plan, sink)  # Linux's per-string limit, which no target can get past

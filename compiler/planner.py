@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from .checks import CHECKS, WARNINGS
+from .errors import ErrorSink, SpecErrors
+from .frameworks import (
+    CONTAINER_NAME,
+    DEFAULT_RESTART,
+    FRAMEWORK_DEFAULT_RESTART,
+    HOSTFILE_KEY,
+    MPI_WORKER_COMMAND,
+    TF_CLUSTER_KEY,
+    env_role,
+    framework_env,
+    hosts_key,
+    mpi_hostfile,
+    start_order,
+    success_rule,
+    tf_cluster,
+)
 from .limits import LIMIT_TARGETS
 from .limits import problems as limit_problems
-from .errors import ErrorSink, SpecErrors
-from .frameworks import (CONTAINER_NAME, DEFAULT_RESTART, FRAMEWORK_DEFAULT_RESTART, HOSTFILE_KEY, MPI_WORKER_COMMAND,
-                         TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, start_order, success_rule,
-                         tf_cluster)
 from .model import DEFAULT_PORT, ConfigMapRef, JobSpec, RoleSpec, SecretRef
 from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role
@@ -42,7 +54,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
         topology[HOSTFILE_KEY] = mpi_hostfile(worker_hosts, slots, spec.mpi_implementation)
 
     templates = Templates()
-    job_ctx = JobContext(job, spec.namespace)
+    job_ctx = JobContext(job, spec.namespace, sum(counts.values()))
     scheme_sinks = {scheme: _sink_like(sink) for scheme in schemes[1:]}
     role_plans = []
     for role in spec.roles:
@@ -140,8 +152,8 @@ def role_sources(spec: JobSpec, role: RoleSpec, templates: Templates | None = No
 
 
 def _reporter(sink: ErrorSink):
-    def report(path: tuple, message: str, hint: str) -> None:
-        sink.add(path, message, "", hint)
+    def report(path: tuple, message: str, hint: str, where: tuple) -> None:
+        sink.add(path, message, "", hint, where=where)
     return report
 
 

@@ -57,7 +57,7 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import")
+COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "schema")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -163,6 +163,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field with no spec field")
     p.add_argument("-o", "--output", metavar="SPEC", default="-", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("schema", help="print the spec's JSON Schema (for editors)",
+                       description="Print the JSON Schema (draft 2020-12) of a spec, generated from the "
+                                   "validator's field table.",
+                       epilog="example:\n  trainspec schema -o schema/trainspec.schema.json\n"
+                              "then start a spec with\n"
+                              "  # yaml-language-server: $schema=../schema/trainspec.schema.json",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: standard output)")
+    p.set_defaults(func=cmd_schema)
 
     if command in COMPILE_COMMANDS:
         return parser
@@ -484,6 +494,25 @@ def cmd_graph(args) -> int:
 
     plans = _load_plans(args.spec, args)
     sys.stdout.write(render_graph(plans, args.format))
+    return EXIT_OK
+
+
+def cmd_schema(args) -> int:
+    from trainspec.compiler.schema import schema_text
+
+    text = schema_text()
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return EXIT_OK
+    from trainspec.output import write_atomic, write_stream
+
+    if args.output.endswith(("/", os.sep)) or os.path.isdir(args.output):
+        from trainspec.compiler import UsageError
+
+        raise UsageError(f"-o {args.output}: is a folder; give a file name, e.g. trainspec.schema.json")
+    with _writing(args.output):
+        if not write_stream(args.output, text):
+            write_atomic(args.output, text)
     return EXIT_OK
 
 

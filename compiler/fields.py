@@ -1,0 +1,260 @@
+"""The spec's fields as one table: the validator reads it, `trainspec schema` turns it into JSON Schema.
+
+Each mapping of the spec (`spec`, a role, `resources`, a probe...) is a `Mapping`
+with one `Field` per key.  The validator takes from here which keys a mapping
+allows and requires, the enums and the integer bounds; compiler/schema.py writes
+the same table as JSON Schema for editors.  Rules that JSON Schema cannot say
+(replica counts per framework, generated-name lengths, label-key prefixes) stay
+in the validator; the schema is never stricter than the validator.
+
+Adding a field is one `Field(...)` line in its mapping below (and the code that
+reads its value in validate.py).  Types:
+
+- scalars: `string` (non-empty unless `empty=True`; `pattern`, `max_length`, `enum`),
+  `integer` (`minimum`, `maximum`), `boolean`, `quantity` (a Kubernetes quantity: a
+  string or a non-negative number), `port` (1-65535 or a port name), `nproc`.
+- `strings`: a list of strings; `env`: NAME -> string or a secret/configMap reference;
+  `roles`: role name -> role (names per framework from model.ROLE_ORDER).
+- `object` of=MAPPING: one nested mapping (`of=""`: any mapping, passed through);
+  `list` of=MAPPING, a scalar type or "object" (any mapping): a list of those;
+  `map` of=MAPPING, a scalar type or "object": string keys (`keys`: their pattern) to those.
+
+Examples: `Field("imagePullPolicy", "string", "...", enum=("Always", "IfNotPresent", "Never"))`,
+`Field("nodeSelector", "map", "...", of="string")`, `Field("requests", "map", "...", of="quantity")`,
+`Field("tolerations", "list", "...", of="toleration")` with a `Mapping("toleration", ...)` beside
+the others, `Field("affinity", "object", "...")` (passed through as written).
+"""
+
+# No `from __future__ import annotations`: NamedTuple would compile each string annotation.
+from typing import NamedTuple
+
+from .kube import CONFIG_KEY, DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, RESOURCE_NAME
+from .model import (
+    CLEAN_POD_POLICIES,
+    FRAMEWORKS,
+    MAX_REPLICAS,
+    MPI_IMPLEMENTATIONS,
+    RESTART_POLICIES,
+    TF_SUCCESS_POLICIES,
+)
+
+API_VERSION = "trainspec/v1"
+KIND = "TrainingJob"
+INT32_MAX = 2**31 - 1
+ABSOLUTE_PATH = "^/"
+# An extended resource name with its domain prefix (nvidia.com/gpu): RESOURCE_NAME with the prefix required.
+ACCELERATOR = RESOURCE_NAME.pattern.replace("/)?", "/)", 1)
+
+
+# NamedTuples, not dataclasses: the validator imports this table, and a NamedTuple class
+# costs a fraction of a dataclass's to create (compile start-up stays as it was).
+class Field(NamedTuple):
+    name: str
+    type: str
+    doc: str = ""
+    required: bool = False
+    enum: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    pattern: str = ""  # strings (and map values); ECMA-262 and Python alike
+    max_length: int | None = None
+    empty: bool = False  # a string may be ""
+    of: str = ""  # object/list/map: a Mapping's name or a scalar type
+    keys: str = ""  # map: pattern of the keys
+
+
+class Mapping(NamedTuple):
+    name: str
+    doc: str
+    fields: tuple[Field, ...]
+    exactly_one: tuple[str, ...] = ()  # of these keys, exactly one is set (a probe's action, a volume's source)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields if f.required)
+
+    def field(self, name: str) -> Field:
+        return next(f for f in self.fields if f.name == name)
+
+    def enum(self, name: str) -> tuple[str, ...]:
+        return self.field(name).enum
+
+    def bounds(self, name: str) -> tuple[int | None, int | None]:
+        item = self.field(name)
+        return item.minimum, item.maximum
+
+
+def _container(image: str, templated: bool = True) -> tuple[Field, ...]:
+    """The fields a job, a role and an init container share."""
+    note = " (`{{ }}` templates)" if templated else ""
+    return (
+        Field("image", "string", image),
+        Field("command", "strings", "command" + note),
+        Field("args", "strings", "arguments" + note),
+        Field("workingDir", "string", "absolute working directory", pattern=ABSOLUTE_PATH),
+        Field("env", "env", "NAME: value, or NAME: {secretKeyRef|configMapKeyRef: {name, key}}"),
+    )
+
+
+_PORT = Field("port", "integer", "the port the replicas listen on (default: the framework's)", minimum=1,
+              maximum=65535)
+_RESTART = Field("restartPolicy", "string", "Never | OnFailure | Always | ExitCode (default: the framework's)",
+                 enum=RESTART_POLICIES)
+
+MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
+    Mapping("TrainingJob", "A trainspec distributed-training job (spec v1).", (
+        Field("apiVersion", "string", "always trainspec/v1", required=True, enum=(API_VERSION,)),
+        Field("kind", "string", "always TrainingJob", required=True, enum=(KIND,)),
+        Field("metadata", "object", "name, namespace, labels, annotations", required=True, of="metadata"),
+        Field("spec", "object", "the job", required=True, of="spec"),
+    )),
+    Mapping("metadata", "The job's name and the labels and annotations of every generated object.", (
+        Field("name", "string", "job name: a DNS-1035 label; generated names are <name>-<role>-<index>",
+              required=True, pattern=DNS1035_LABEL.pattern, max_length=63),
+        Field("namespace", "string", "Kubernetes namespace (default: default)", pattern=DNS1123_LABEL.pattern,
+              max_length=63),
+        Field("labels", "map", "copied onto every generated object", of="string", keys=RESOURCE_NAME.pattern,
+              pattern=LABEL_VALUE.pattern, max_length=63, empty=True),
+        Field("annotations", "map", "copied onto every generated object", of="string",
+              keys=RESOURCE_NAME.pattern, empty=True),
+    )),
+    Mapping("spec", "The job: framework, defaults of every role, and the roles.", (
+        Field("framework", "string", "chooses the roles, the injected variables and the operator kinds",
+              required=True, enum=FRAMEWORKS),
+        *_container("every role's image (default)"),
+        Field("volumes", "list", "mounted in every role's main and init containers", of="volume"),
+        Field("accelerator", "string", "the extended resource resources.gpu maps to (default: nvidia.com/gpu)",
+              pattern=ACCELERATOR),
+        _RESTART,
+        Field("backoffLimit", "integer", "retries before the job is failed", minimum=0, maximum=INT32_MAX),
+        Field("activeDeadlineSeconds", "integer", "seconds the job may run", minimum=1, maximum=INT32_MAX),
+        Field("ttlSecondsAfterFinished", "integer", "seconds before a finished job is deleted", minimum=0,
+              maximum=INT32_MAX),
+        Field("cleanPodPolicy", "string", "which pods are stopped when the job ends", enum=CLEAN_POD_POLICIES),
+        Field("scheduling", "object", "gang scheduling, queue, priority, scheduler", of="scheduling"),
+        _PORT,
+        Field("tensorflow", "object", "TensorFlow options (only in a tensorflow job)", of="tensorflow"),
+        Field("pytorch", "object", "PyTorch options (only in a pytorch job)", of="pytorch"),
+        Field("mxnet", "object", "MXNet options (only in an mxnet job)", of="mxnet"),
+        Field("mpi", "object", "MPI options (only in an mpi job)", of="mpi"),
+        Field("xgboost", "object", "XGBoost options (none yet; only in an xgboost job)", of="xgboost"),
+        Field("paddle", "object", "Paddle options (none yet; only in a paddle job)", of="paddle"),
+        Field("jax", "object", "JAX options (none yet; only in a jax job)", of="jax"),
+        Field("roles", "roles", "role name -> role; the names depend on the framework", required=True),
+    )),
+    Mapping("tensorflow", "TensorFlow options.", (
+        Field("successPolicy", "string", "when the job succeeds", enum=TF_SUCCESS_POLICIES),
+    )),
+    Mapping("pytorch", "PyTorch options.", (
+        Field("nprocPerNode", "nproc", "torchrun processes per replica: an integer, auto, cpu or gpu"),
+    )),
+    Mapping("mxnet", "MXNet options (none in v1).", ()),
+    Mapping("xgboost", "XGBoost options (none yet).", ()),
+    Mapping("paddle", "Paddle options (none yet).", ()),
+    Mapping("jax", "JAX options (none yet).", ()),
+    Mapping("mpi", "MPI options.", (
+        Field("slotsPerWorker", "integer", "MPI slots per worker (default: the worker's gpu, else 1)", minimum=1,
+              maximum=1024),
+        Field("implementation", "string", "the MPI implementation (default: OpenMPI)", enum=MPI_IMPLEMENTATIONS),
+    )),
+    Mapping("role", "One role: its replica count and overrides of the job's defaults.", (
+        Field("replicas", "integer", "number of replicas", required=True, minimum=0, maximum=MAX_REPLICAS),
+        *_container("this role's image"),
+        _RESTART,
+        Field("resources", "object", "cpu, memory, gpu, shm per replica", of="resources"),
+        Field("initContainers", "list", "run in order before the main container", of="initContainer"),
+        Field("lifecycle", "object", "postStart and preStop hooks", of="lifecycle"),
+        Field("probes", "object", "liveness, readiness and startup probes", of="probes"),
+        Field("port", "integer", "this role's port", minimum=1, maximum=65535),
+    )),
+    Mapping("resources", "Resources per replica (requested and limited).", (
+        Field("cpu", "quantity", 'CPU, e.g. "500m" or 4'),
+        Field("memory", "quantity", "memory, e.g. 8Gi"),
+        Field("gpu", "integer", "accelerators (spec.accelerator) per replica", minimum=0, maximum=1024),
+        Field("shm", "quantity", "size of /dev/shm, e.g. 2Gi"),
+    )),
+    Mapping("volume", "A volume mounted in every container of every role.", (
+        Field("name", "string", "a DNS-1123 label", required=True, pattern=DNS1123_LABEL.pattern, max_length=63),
+        Field("mountPath", "string", "absolute path in the container", required=True, pattern=ABSOLUTE_PATH),
+        Field("readOnly", "boolean", "mount read-only"),
+        Field("source", "object", "exactly one source", required=True, of="volumeSource"),
+    )),
+    Mapping("volumeSource", "Where a volume's data comes from: exactly one source.", (
+        Field("persistentVolumeClaim", "string", "claim name", pattern=DNS1123_SUBDOMAIN.pattern, max_length=253),
+        Field("hostPath", "string", "absolute path on the node", pattern=ABSOLUTE_PATH),
+        Field("emptyDir", "object", "an empty folder for the pod's lifetime", of="emptyDir"),
+        Field("configMap", "string", "ConfigMap name", pattern=DNS1123_SUBDOMAIN.pattern, max_length=253),
+        Field("secret", "string", "Secret name", pattern=DNS1123_SUBDOMAIN.pattern, max_length=253),
+    ), exactly_one=("persistentVolumeClaim", "hostPath", "emptyDir", "configMap", "secret")),
+    Mapping("emptyDir", "An emptyDir volume.", (
+        Field("medium", "string", '"" (disk) or Memory', enum=("", "Memory"), empty=True),
+        Field("sizeLimit", "quantity", "size limit, e.g. 1Gi"),
+    )),
+    Mapping("initContainer", "A container run before the main one (not templated).", (
+        Field("name", "string", "a DNS-1123 label, unique in the role", required=True,
+              pattern=DNS1123_LABEL.pattern, max_length=63),
+        *_container("image (default: the role's)", templated=False),
+        Field("resources", "object", "cpu, memory, gpu, shm", of="resources"),
+    )),
+    Mapping("scheduling", "Gang scheduling and placement.", (
+        Field("gang", "boolean", "start all replicas together or none"),
+        Field("minAvailable", "integer", "replicas that must start together (at most the job's total)",
+              minimum=1, maximum=MAX_REPLICAS),
+        Field("queue", "string", "scheduler queue", pattern=DNS1123_SUBDOMAIN.pattern),
+        Field("priorityClassName", "string", "PriorityClass", pattern=DNS1123_SUBDOMAIN.pattern),
+        Field("schedulerName", "string", "scheduler (e.g. volcano)", pattern=DNS1123_SUBDOMAIN.pattern),
+    )),
+    Mapping("probes", "The main container's probes.", (
+        Field("liveness", "object", "restart the replica when it fails", of="probe"),
+        Field("readiness", "object", "ready to serve", of="probe"),
+        Field("startup", "object", "started (the other probes wait)", of="probe"),
+    )),
+    Mapping("probe", "A probe: exactly one of exec, httpGet, tcpSocket, and its timing.", (
+        Field("exec", "strings", "command run in the container; success is exit code 0"),
+        Field("httpGet", "object", "an HTTP GET that must answer 200-399", of="httpGet"),
+        Field("tcpSocket", "object", "a TCP port that must accept connections", of="tcpSocket"),
+        Field("initialDelaySeconds", "integer", "", minimum=0, maximum=INT32_MAX),
+        Field("periodSeconds", "integer", "", minimum=1, maximum=INT32_MAX),
+        Field("timeoutSeconds", "integer", "", minimum=1, maximum=INT32_MAX),
+        Field("successThreshold", "integer", "1 for liveness and startup probes", minimum=1, maximum=INT32_MAX),
+        Field("failureThreshold", "integer", "", minimum=1, maximum=INT32_MAX),
+    ), exactly_one=("exec", "httpGet", "tcpSocket")),
+    Mapping("lifecycle", "Container hooks.", (
+        Field("postStart", "object", "after the container starts", of="hook"),
+        Field("preStop", "object", "before the container is stopped", of="hook"),
+    )),
+    Mapping("hook", "A hook: exactly one of exec, httpGet.", (
+        Field("exec", "strings", "command run in the container"),
+        Field("httpGet", "object", "an HTTP GET", of="httpGet"),
+    ), exactly_one=("exec", "httpGet")),
+    Mapping("httpGet", "An HTTP GET against the replica.", (
+        Field("path", "string", "URL path, e.g. /healthz", pattern=ABSOLUTE_PATH),
+        Field("port", "port", "a number or a port name", required=True),
+        Field("scheme", "string", "HTTP or HTTPS", enum=("HTTP", "HTTPS")),
+        Field("host", "string", "host name or IP (default: the replica)"),
+    )),
+    Mapping("tcpSocket", "A TCP connection to the replica.", (
+        Field("port", "port", "a number or a port name", required=True),
+        Field("host", "string", "host name or IP (default: the replica)"),
+    )),
+    Mapping("envRef", "An environment value from a Secret or a ConfigMap: exactly one reference.", (
+        Field("secretKeyRef", "object", "a key of a Secret", of="keyRef"),
+        Field("configMapKeyRef", "object", "a key of a ConfigMap", of="keyRef"),
+    ), exactly_one=("secretKeyRef", "configMapKeyRef")),
+    Mapping("keyRef", "A key of a Secret or ConfigMap.", (
+        Field("name", "string", "object name", required=True, pattern=DNS1123_SUBDOMAIN.pattern, max_length=253),
+        Field("key", "string", "data key", required=True, pattern=CONFIG_KEY.pattern, max_length=253),
+    )),
+)}
+
+# The framework blocks of `spec` (spec.<framework>), each a mapping of the same name.
+FRAMEWORK_BLOCKS: dict[str, tuple[str, ...]] = {name: MAPPINGS[name].names for name in FRAMEWORKS}
+
+TOP = MAPPINGS["TrainingJob"]
+METADATA = MAPPINGS["metadata"]
+SPEC = MAPPINGS["spec"]
+ROLE = MAPPINGS["role"]
