@@ -9,14 +9,17 @@ from .plan import JobPlan
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
                jpath: list[str] | None = None, targets: tuple[str, ...] | None = None,
-               documents: list | None = None) -> list[JobPlan]:
+               documents: list | None = None, skip_unsupported: bool = False) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
 
     `targets`: plan for those targets only (their naming schemes and checks) and raise
     what they cannot express (compiler/checks.py) with the spec's errors.  None: plan
     for every target, and leave those problems to each target's render (JobPlan.check).
     `documents`: already loaded (stdin, or a folder walk that skipped other tools' YAML).
+    `skip_unsupported`: do not raise the problems of a target that cannot run a job at all
+    (`JobPlan.unsupported`); the caller leaves that target out for the job (`build`).
     """
+    from .limits import report as report_limits
     from .planner import build_plan
     from .validate import validate
 
@@ -27,19 +30,25 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
         raise SpecErrors([SpecError(path, 1, 1, "", "no job in this file", "a TrainingJob document")])
     errors: list[SpecError] = []
     plans: list[JobPlan] = []
-    names: dict[str, int] = {}
-    for doc in docs:
+    names: dict[str, tuple[int, int, int]] = {}  # job name -> (line, column, number) of its first document
+    for number, doc in enumerate(docs, 1):
         spec, sink = validate(doc)
         if spec is not None:
             if spec.name in names:
-                sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file",
-                         "one document per job name")
-            names[spec.name] = 1
+                line, column, first = names[spec.name]
+                # Jsonnet output has no positions: say which jobs of the output instead
+                where = f"first at line {line}, column {column}" if doc.positions else \
+                    f"jobs {first} and {number} of the {len(docs)} it holds"
+                sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file ({where})",
+                         "one document per job name", "rename one of them")
+            names.setdefault(spec.name, sink.position(("metadata", "name")) + (number,))
             plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
+                report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
                 for target in targets or ():
-                    errors.extend(plan.target_errors.get(target, ()))
+                    if not (skip_unsupported and target in plan.unsupported):
+                        errors.extend(plan.target_errors.get(target, ()))
         errors.extend(sink.errors)
     if errors:
         raise SpecErrors(errors)

@@ -67,8 +67,9 @@ class ErrorSink:
             full = full[:-1]
 
     def add(self, path: tuple, message: str, expected: str = "", hint: str = "",
-            at_key: bool = False) -> None:
-        line, column = self.position(path, at_key)
+            at_key: bool = False, where: tuple | None = None) -> None:
+        """`where`: a more precise position key than `path` (a template's `{{ }}`), when the loader has it."""
+        line, column = self.position(where or path, at_key)
         self.errors.append(SpecError(self.file, line, column, dotted(path), message, expected, hint))
 
     def raise_if_any(self) -> None:

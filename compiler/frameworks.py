@@ -3,23 +3,33 @@
 Rules and formats follow shared/reference/CONVENTIONS.md (Kubeflow training
 operator 1.9 / 1.8 for MXNet, mpi-operator v2beta1), except where PRODUCT.md
 differs: TF_CONFIG is given to every replica (also a single worker), and the
-evaluator is not listed in the cluster, as TensorFlow documents.
+evaluator is not listed in the cluster, as TensorFlow documents.  XGBoost,
+Paddle and JAX follow CONVENTIONS-V2.md §4 (training operator release-1.9,
+pkg/controller.v1/{xgboost,paddlepaddle,jax}): see `operator_env`.
 """
 
 from __future__ import annotations
 
 import json
 
-from .plan import EnvVar, StartAfter, SuccessRule
+from .plan import EnvVar, FieldRef, StartAfter, SuccessRule
 
-CONTAINER_NAME = {"tensorflow": "tensorflow", "pytorch": "pytorch", "mxnet": "mxnet", "mpi": "mpi"}
-DEFAULT_RESTART = {
+CONTAINER_NAME = {"tensorflow": "tensorflow", "pytorch": "pytorch", "mxnet": "mxnet", "mpi": "mpi",
+                  "xgboost": "xgboost", "paddle": "paddle", "jax": "jax"}
+DEFAULT_RESTART: dict[str, dict[str, str]] = {
     "tensorflow": {},
     "pytorch": {},
     "mxnet": {},
     "mpi": {"launcher": "OnFailure", "worker": "Never"},
+    "xgboost": {},
+    "paddle": {},
+    "jax": {},
 }
-FRAMEWORK_DEFAULT_RESTART = {"tensorflow": "Never", "pytorch": "OnFailure", "mxnet": "Never", "mpi": "Never"}
+FRAMEWORK_DEFAULT_RESTART = {"tensorflow": "Never", "pytorch": "OnFailure", "mxnet": "Never", "mpi": "Never",
+                             "xgboost": "Never", "paddle": "OnFailure", "jax": "Never"}
+# Frameworks whose operator (Kubeflow v1) injects `operator_env`'s variables.
+OPERATOR_ENV_FRAMEWORKS = ("xgboost", "paddle", "jax")
+POD_IP_VAR = "POD_IP_DUMMY"  # paddle: the rendezvous replica announces its own pod IP
 MPI_HOSTFILE_PATH = "/etc/mpi/hostfile"
 MPI_SSH_PATH = "/root/.ssh"
 MPI_WORKER_COMMAND = ("/usr/sbin/sshd", "-De")
@@ -76,6 +86,10 @@ SUCCESS_RULES: dict[str, tuple[tuple[tuple[str, str] | None, SuccessRule], ...]]
     "pytorch": ((("has", "master"), SuccessRule("master")), (None, SuccessRule("worker", "all"))),
     "mxnet": ((None, SuccessRule("scheduler")),),
     "mpi": ((None, SuccessRule("launcher")),),
+    "xgboost": ((None, SuccessRule("master")),),
+    # paddle: PS mode completes when every master has (expected == 0), collective mode when every worker has
+    "paddle": ((("has", "master"), SuccessRule("master", "all")), (None, SuccessRule("worker", "all"))),
+    "jax": ((None, SuccessRule("worker", "all")),),
 }
 
 
@@ -86,6 +100,16 @@ def success_rule(framework: str, roles: dict[str, int], success_policy: str | No
                 (condition[0] == "policy" and success_policy == condition[1]):
             return rule
     raise AssertionError(f"no success rule for {framework}")  # every table ends with an unconditional rule
+
+
+# Roles that serve the others and do not exit when the job's decider succeeds (a TF
+# parameter server joins forever, MXNet servers wait for the scheduler's shutdown, mpi-operator's
+# workers run `sshd -De`): only a controller (Kubeflow, Volcano, JobSet) stops them.
+LINGERING_ROLES: dict[str, tuple[str, ...]] = {
+    "tensorflow": ("ps",),
+    "mxnet": ("server",),
+    "mpi": ("worker",),
+}
 
 
 def start_order(framework: str, roles: dict[str, int]) -> tuple[StartAfter, ...]:
@@ -132,6 +156,8 @@ def framework_env(framework: str, job: str, role: str, index: int, counts: dict[
         if role == "worker":
             env.append(EnvVar("DMLC_WORKER_ID", str(index)))
         return env
+    if framework in OPERATOR_ENV_FRAMEWORKS:
+        return operator_env(framework, role, index, counts, ports, lambda r, i: f"{job}-{r}-{i}", job)
     # mpi
     env = [EnvVar("K_MPI_JOB_ROLE", role)]
     if role == "launcher":
@@ -171,3 +197,44 @@ def mpi_launcher_env(implementation: str, slots: int | None) -> list[EnvVar]:
     if implementation == "Intel":
         return [EnvVar("I_MPI_HYDRA_HOST_FILE", MPI_HOSTFILE_PATH), EnvVar("I_MPI_PERHOST", slots_text)]
     return [EnvVar("HYDRA_HOST_FILE", MPI_HOSTFILE_PATH)]
+
+
+def operator_env(framework: str, role: str, index: int, counts: dict[str, int], ports: dict[str, int],
+                 host, job: str) -> list[EnvVar]:
+    """What the Kubeflow v1 XGBoostJob / PaddleJob / JAXJob controller appends to a replica's env,
+    in its order (CONVENTIONS-V2.md §4).  `host(role, index)` names a replica (the operator's
+    `<job>-<role>-<i>`; Volcano's svc-plugin names there); `job` is the job's name.
+
+    xgboost (controller.v1/xgboost/xgboost.go SetPodEnv): RANK is the index, plus the master
+    count on workers; WORKER_* only when the job has more than one replica, listing
+    Σ-1 worker names (the master count is 1).
+    paddle (controller.v1/paddlepaddle/envvar.go): the rendezvous replica is master 0 (PS mode)
+    or worker 0 (collective mode, no master role); it gets its own pod IP, the others its name.
+    jax (controller.v1/jax/envvar.go): the coordinator is worker 0, its short name without port.
+    """
+    total = sum(counts.values())
+    if framework == "xgboost":
+        rank = index + (counts.get("master", 0) if role == "worker" else 0)
+        env = [EnvVar("MASTER_PORT", str(ports["master"])), EnvVar("MASTER_ADDR", host("master", 0)),
+               EnvVar("WORLD_SIZE", str(total)), EnvVar("RANK", str(rank)), EnvVar("PYTHONUNBUFFERED", "1")]
+        if total > 1:
+            env += [EnvVar("WORKER_PORT", str(ports["worker"])),
+                    EnvVar("WORKER_ADDRS", ",".join(host("worker", i) for i in range(total - 1)))]
+        return env
+    if framework == "paddle":
+        env = [EnvVar("PYTHONUNBUFFERED", "1"), EnvVar("PADDLE_JOB_ID", job), EnvVar("PADDLE_NNODES", str(total))]
+        ps = counts.get("master", 0) > 0
+        rendezvous = "master" if ps else "worker"
+        port = ports[rendezvous]
+        if role == rendezvous and index == 0:
+            env += [EnvVar(POD_IP_VAR, field=FieldRef("status.podIP")),
+                    EnvVar("PADDLE_MASTER", expand=f"$({POD_IP_VAR}):{port}")]
+        else:
+            env.append(EnvVar("PADDLE_MASTER", f"{host(rendezvous, 0)}:{port}"))
+        if ps:
+            env.append(EnvVar("PADDLE_SERVER_NUM" if role == "master" else "PADDLE_TRAINER_NUM", "1"))
+        return env
+    # jax
+    return [EnvVar("PYTHONUNBUFFERED", "1"), EnvVar("COORDINATOR_PORT", str(ports["worker"])),
+            EnvVar("COORDINATOR_ADDRESS", host("worker", 0)), EnvVar("NUM_PROCESSES", str(total)),
+            EnvVar("PROCESS_ID", str(index))]

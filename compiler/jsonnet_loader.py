@@ -10,7 +10,9 @@ import time
 
 from .errors import SpecError, SpecErrors
 
-_LOCATION = re.compile(r"(?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+)")
+# A place in a Jsonnet message: file:3:5, file:3:5-10 or file:(3:5)-(4:2) (a span over lines).
+_LOCATION = re.compile(r"(?P<file>[^\s:()]+):(?:\((?P<span_line>\d+):(?P<span_col>\d+)\)|(?P<line>\d+):(?P<col>\d+))"
+                       r"(?:-\(?\d+(?::\d+)?\)?)?:?")
 
 
 def _confined(path: str, roots: list[str]) -> bool:
@@ -134,14 +136,37 @@ def _evaluate_here(path: str, options) -> str:
             max_stack=500,
         )
     except RuntimeError as exc:
-        message = str(exc).strip()
-        first = message.splitlines()[0] if message else "Jsonnet evaluation failed"
-        line, column = 1, 1
-        match = _LOCATION.search(message)
-        if match and os.path.basename(match.group("file")) == os.path.basename(path):
-            line, column = int(match.group("line")), int(match.group("col"))
-        if "import" in first:
-            hint = "imports may come from the spec's folder and the -J folders only"
-        else:
-            hint = "pass top-level arguments with --tla NAME=VALUE and external variables with --ext-var NAME=VALUE"
-        raise SpecErrors([SpecError(path, line, column, "", f"Jsonnet error: {first}", "", hint)]) from None
+        line, column, message, hint = describe_error(str(exc), path)
+        raise SpecErrors([SpecError(path, line, column, "", message, "", hint)]) from None
+
+
+def describe_error(text: str, path: str) -> tuple[int, int, str, str]:
+    """(line, column, message, hint) of a libjsonnet error, at its place in the spec file.
+
+    The message's first line says what went wrong; the stack trace below it lists
+    places, innermost first.  The innermost place in the spec is the position; when
+    the error itself is in an imported file, the message names that place too.
+    """
+    text = text.strip()
+    first = text.splitlines()[0] if text else "Jsonnet evaluation failed"
+    places = [(m.group("file"), int(m.group("line") or m.group("span_line")),
+               int(m.group("col") or m.group("span_col"))) for m in _LOCATION.finditer(text)]
+    in_spec = [place for place in places if _same_file(place[0], path)]
+    what = _LOCATION.sub("", first, count=1).replace(":  ", ": ").strip() if places else first
+    line, column = in_spec[0][1:3] if in_spec else (1, 1)
+    if places and places[0] not in in_spec:
+        what += " (at {}:{}:{})".format(*places[0])
+    if "import" in first:
+        hint = "imports may come from the spec's folder and the -J folders only"
+    elif "external variable" in first:
+        hint = "pass external variables with --ext-var NAME=VALUE"
+    elif "not bound in call" in first or "Top-level" in text:
+        hint = "pass top-level arguments with --tla NAME=VALUE"
+    else:
+        hint = ""
+    return line, column, f"Jsonnet error: {what}", hint
+
+
+def _same_file(name: str, path: str) -> bool:
+    return os.path.realpath(name) == os.path.realpath(path) or (
+        not os.path.exists(name) and os.path.basename(name) == os.path.basename(path))

@@ -94,7 +94,7 @@ def _from_yaml_text(path: str, text: str) -> list[Document]:
         for node in yaml.compose_all(text, Loader=loader_cls):
             if node is None:
                 continue
-            builder = _Builder(path)
+            builder = _Builder(path, text)
             data = builder.build(node, (), 0)
             if data is None:
                 continue
@@ -115,9 +115,12 @@ def _from_yaml_text(path: str, text: str) -> list[Document]:
 class _Builder:
     """Turns a composed YAML node graph into Python data, recording positions."""
 
-    def __init__(self, file: str):
+    def __init__(self, file: str, text: str = ""):
         yaml = _yaml_module()
         self.file = file
+        self.text = text
+        self._lines: list[str] | None = None
+        self._expression_starts: dict[int, list[tuple[int, int]]] = {}  # per node: aliases repeat one
         self.positions: dict[tuple, tuple[int, int]] = {}
         self.key_positions: dict[tuple, tuple[int, int]] = {}
         self.nodes = 0
@@ -146,7 +149,49 @@ class _Builder:
             if node.tag != "tag:yaml.org,2002:seq":
                 self._bad_tag(node)
             return [self.build(item, path + (i,), depth + 1) for i, item in enumerate(node.value)]
-        return self._scalar(node)
+        value = self._scalar(node)
+        if isinstance(value, str) and ("{{" in value or "{%" in value) and self.text:
+            self._expressions(node, path, value)
+        return value
+
+    def _expressions(self, node, path: tuple, value: str) -> None:
+        """Where each `{{ }}` of a templated string starts, so a template error points at its expression.
+
+        Found in the scalar's own source text (quotes and escapes included); kept only when
+        the source shows the same expressions as the value.
+        """
+        from .templating import EXPRESSION_KEY
+
+        starts = self._expression_starts.get(id(node))
+        if starts is None:
+            starts = self._expression_starts[id(node)] = self._find_expressions(node, value)
+        for i, start in enumerate(starts):
+            self.positions[path + (EXPRESSION_KEY, i)] = start
+
+    def _find_expressions(self, node, value: str) -> list[tuple[int, int]]:
+        from .templating import EXPRESSION
+
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        start, end = node.start_mark, node.end_mark
+        lines = self._lines[start.line:end.line + 1]
+        if not lines:
+            return []
+        first = start.column
+        if len(lines) == 1:
+            raw = lines[0][first:end.column]
+        else:
+            raw = "\n".join([lines[0][first:]] + lines[1:-1] + [lines[-1][:end.column]])
+        spans = list(EXPRESSION.finditer(raw))
+        if [m.group() for m in spans] != [m.group() for m in EXPRESSION.finditer(value)]:
+            return []  # an escape inside an expression, a folded line: the expression's position is unclear
+        out = []
+        for match in spans:
+            before = raw[:match.start()]
+            line = start.line + before.count("\n")
+            column = (first + len(before)) if line == start.line else len(before) - before.rfind("\n") - 1
+            out.append((line + 1, column + 1))
+        return out
 
     def _mapping(self, node, path: tuple, depth: int) -> dict:
         result: dict = {}
@@ -228,20 +273,33 @@ def _from_json_text(path: str, text: str, positions: bool) -> list[Document]:
     items = data if isinstance(data, list) else [data]
     docs: list[Document] = []
     position_docs: list[Document] = []
-    if positions and not isinstance(data, list):
+    if positions:
         try:
             position_docs = _from_yaml_text(path, text)
         except SpecErrors:
             position_docs = []
+    # A list of jobs: each job's positions are the list's under its index.
+    where = _split_positions(position_docs[0], len(items)) if position_docs and isinstance(data, list) else None
     for i, item in enumerate(items):
         if item is None:
             continue
         doc = Document(path, item)
-        if position_docs and i == 0:
+        if where is not None:
+            doc.positions, doc.key_positions = where[i]
+        elif position_docs and i == 0:
             doc.positions = position_docs[0].positions
             doc.key_positions = position_docs[0].key_positions
         docs.append(doc)
     return docs
+
+
+def _split_positions(doc: Document, count: int) -> list[tuple[dict, dict]]:
+    out: list[tuple[dict, dict]] = [({}, {}) for _ in range(count)]
+    for table, which in ((doc.positions, 0), (doc.key_positions, 1)):
+        for key, place in table.items():
+            if key and isinstance(key[0], int) and key[0] < count:
+                out[key[0]][which][key[1:]] = place
+    return out
 
 
 def find_spec_files(root: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi")
+FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax")
 
 # Roles in the order every target lists them: servers before their clients.
 ROLE_ORDER: dict[str, tuple[str, ...]] = {
@@ -12,9 +12,14 @@ ROLE_ORDER: dict[str, tuple[str, ...]] = {
     "pytorch": ("master", "worker"),
     "mxnet": ("scheduler", "server", "worker"),
     "mpi": ("launcher", "worker"),
+    "xgboost": ("master", "worker"),
+    "paddle": ("master", "worker"),
+    "jax": ("worker",),
 }
 
-DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mxnet": 9091, "mpi": 22}
+# The Kubeflow v1 defaults (CONVENTIONS-V2.md §4 for xgboost, paddle, jax).
+DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mxnet": 9091, "mpi": 22, "xgboost": 9999, "paddle": 36543,
+                "jax": 6666}
 
 RESTART_POLICIES = ("Never", "OnFailure", "Always", "ExitCode")
 IMAGE_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
@@ -30,6 +35,9 @@ ROLE_LIMITS: dict[str, dict[str, tuple[int, int | None]]] = {
     "pytorch": {"master": (1, 1), "worker": (0, None)},
     "mxnet": {"scheduler": (1, 1), "server": (1, None), "worker": (1, None)},
     "mpi": {"launcher": (1, 1), "worker": (1, None)},
+    "xgboost": {"master": (1, 1), "worker": (0, None)},
+    "paddle": {"master": (0, None), "worker": (1, None)},  # no master: collective mode; masters: PS mode
+    "jax": {"worker": (1, None)},
 }
 
 

@@ -26,12 +26,27 @@ from typing import NamedTuple
 
 from .errors import SpecError, SpecErrors
 from .kube import PERMANENT_EXIT_CODES, expand_references
-from .model import (ConfigMapRef, Elastic, FieldRef, InitContainer, Lifecycle, PatchOp, PodSettings, Probes,
-                    ResourceFieldRef, Resources, Scheduling, SecretRef, Volume)
+from .model import (
+    ConfigMapRef,
+    Elastic,
+    FieldRef,
+    InitContainer,
+    Lifecycle,
+    PatchOp,
+    PodSettings,
+    Probes,
+    ResourceFieldRef,
+    Resources,
+    Scheduling,
+    SecretRef,
+    Volume,
+)
 
 __all__ = [
     "Cleanup",
     "EnvVar",
+    "FieldRef",
+    "ResourceFieldRef",
     "HostList",
     "JobPlan",
     "Rendered",
@@ -277,6 +292,10 @@ class JobPlan:
     slots_per_worker: int | None = None  # mpi, as written
     mpi_slots: int | None = None  # mpi: the slots in effect (slotsPerWorker, else the worker's gpu, else 1)
     target_errors: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # what a target cannot express
+    target_warnings: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # valid, but worth knowing
+    # target -> why it cannot run this job at all (e.g. trainjob for TensorFlow): `build` over all
+    # targets leaves it out for the job instead of failing (its problems are in target_errors too)
+    unsupported: dict[str, str] = field(default_factory=dict)
     targets: tuple[str, ...] | None = None  # the targets planned for (their schemes and checks); None: all
     image_pull_secrets: tuple[str, ...] = ()
     pod: PodSettings = field(default_factory=PodSettings)  # the job's pod settings as written (roles: RolePlan.pod)
@@ -307,8 +326,8 @@ class JobPlan:
         """role -> ["host:port", ...] in a naming scheme (compiler/schemes.py)."""
         from .schemes import SCHEMES
 
-        host = SCHEMES[scheme].host
-        return {role.name: [f"{host(self.name, role.name, i)}:{role.port}" for i in range(role.count)]
+        host, port = SCHEMES[scheme].host, SCHEMES[scheme].port
+        return {role.name: [f"{host(self.name, role.name, i)}:{port or role.port}" for i in range(role.count)]
                 for role in self.roles}
 
     def check(self, target: str) -> None:
@@ -336,7 +355,9 @@ def resolved_env(plan: JobPlan, replica: Replica) -> list[tuple[str, object]]:
     """The replica's environment with topology references expanded.
 
     Literal values come back as `str`; a user's Secret or ConfigMap reference, or a
-    downward-API reference, comes back as the reference itself (its value is not ours).
+    downward-API reference (`FieldRef` / `ResourceFieldRef`, known only in the running pod),
+    comes back as the reference itself (its value is not ours); a value that references it
+    keeps its `$(NAME)`.
     """
     values: dict[str, str] = {}
     out: list[tuple[str, object]] = []

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from .checks import CHECKS
+from .checks import CHECKS, WARNINGS
+from .errors import ErrorSink, SpecErrors
+from .frameworks import (
+    CONTAINER_NAME,
+    DEFAULT_RESTART,
+    FRAMEWORK_DEFAULT_RESTART,
+    HOSTFILE_KEY,
+    MPI_WORKER_COMMAND,
+    TF_CLUSTER_KEY,
+    env_role,
+    framework_env,
+    hosts_key,
+    mpi_hostfile,
+    start_order,
+    success_rule,
+    tf_cluster,
+)
 from .limits import LIMIT_TARGETS
 from .limits import problems as limit_problems
-from .errors import ErrorSink, SpecErrors
-from .frameworks import (CONTAINER_NAME, DEFAULT_RESTART, FRAMEWORK_DEFAULT_RESTART, HOSTFILE_KEY, MPI_WORKER_COMMAND,
-                         TF_CLUSTER_KEY, env_role, framework_env, hosts_key, mpi_hostfile, start_order, success_rule,
-                         tf_cluster)
 from .model import DEFAULT_PORT, ConfigMapRef, JobSpec, PodSettings, RoleSpec, SecretRef
 from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role
@@ -25,9 +37,11 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
     counts = {role.name: role.replicas for role in spec.roles}
     ports = {role.name: role.port or spec.port or DEFAULT_PORT[framework] for role in spec.roles}
     schemes = schemes_for(framework, targets)
-    hosts = {scheme: {role.name: [f"{SCHEMES[scheme].host(job, role.name, i)}:{ports[role.name]}"
-                                  for i in range(role.replicas)] for role in spec.roles}
-             for scheme in schemes}
+    hosts = {}
+    for scheme in schemes:
+        host, port = SCHEMES[scheme].host, SCHEMES[scheme].port
+        hosts[scheme] = {role.name: [f"{host(job, role.name, i)}:{port or ports[role.name]}"
+                                     for i in range(role.replicas)] for role in spec.roles}
 
     topology: dict[str, str] = {hosts_key(role): ",".join(addresses) for role, addresses in hosts[BASE].items()}
     slots = None
@@ -40,7 +54,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
         topology[HOSTFILE_KEY] = mpi_hostfile(worker_hosts, slots, spec.mpi_implementation)
 
     templates = Templates()
-    job_ctx = JobContext(job, spec.namespace)
+    job_ctx = JobContext(job, spec.namespace, sum(counts.values()))
     scheme_sinks = {scheme: _sink_like(sink) for scheme in schemes[1:]}
     role_plans = []
     for role in spec.roles:
@@ -58,7 +72,8 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
         start_order=start_order(framework, counts), success_policy=spec.success_policy,
         nproc_per_node=spec.nproc_per_node, mpi_implementation=spec.mpi_implementation,
         slots_per_worker=spec.slots_per_worker, mpi_slots=slots, targets=targets,
-        image_pull_secrets=spec.image_pull_secrets, pod=spec.pod, elastic=spec.elastic, mpi_ssh_path=spec.ssh_auth_mount_path,
+        image_pull_secrets=spec.image_pull_secrets, pod=spec.pod, elastic=spec.elastic,
+        mpi_ssh_path=spec.ssh_auth_mount_path,
         patches=spec.patches)
     _target_errors(plan, sink, scheme_sinks)
     return plan
@@ -80,11 +95,20 @@ def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, Error
         target_sink = targets.setdefault(target, _sink_like(sink))
         for problem in check(plan):
             target_sink.add(problem.path, problem.message, problem.expected, problem.hint)
+            if problem.unsupported:
+                plan.unsupported.setdefault(target, problem.message)
     for target in LIMIT_TARGETS if plan.targets is None else plan.targets:
         for limit in limit_problems(plan, target):
-            path = next((p for p in limit.paths if p in sink.positions), limit.paths[0])
+            path = next((p for p in limit.paths if sink.prefix + p in sink.positions), limit.paths[0])
             targets.setdefault(target, _sink_like(sink)).add(path, f"target {target}: {limit.message}",
                                                               limit.expected, limit.hint)
+    for target, warn in WARNINGS.items():
+        if plan.targets is None or target in plan.targets:
+            warn_sink = _sink_like(sink)
+            for problem in warn(plan):
+                warn_sink.add(problem.path, f"target {target}: {problem.message}", problem.expected, problem.hint)
+            if warn_sink.errors:
+                plan.target_warnings[target] = tuple(warn_sink.errors)
     for target, target_sink in targets.items():
         if target_sink.errors:
             # SpecErrors sorts and drops duplicates (one template can fail once per role)
@@ -133,8 +157,8 @@ def role_sources(spec: JobSpec, role: RoleSpec, templates: Templates | None = No
 
 
 def _reporter(sink: ErrorSink):
-    def report(path: tuple, message: str, hint: str) -> None:
-        sink.add(path, message, "", hint)
+    def report(path: tuple, message: str, hint: str, where: tuple) -> None:
+        sink.add(path, message, "", hint, where=where)
     return report
 
 

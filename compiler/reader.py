@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 
 from .errors import ErrorSink
+from .kube import QUANTITY
+from .model import NPROC_WORDS
 
 _MISSING = object()
 
@@ -83,7 +85,8 @@ class Reader:
 
     def integer(self, value, path: tuple, minimum: int | None = None, maximum: int | None = None) -> int | None:
         if isinstance(value, bool) or not isinstance(value, int):
-            hint = "write a number without quotes" if isinstance(value, str) and value.strip().lstrip("-").isdigit() else ""
+            numeric = isinstance(value, str) and value.strip().lstrip("-").isdigit()
+            hint = "write a number without quotes" if numeric else ""
             self.error(path, f"is {type_name(value)}", "an integer", hint)
             return None
         if minimum is not None and value < minimum:
@@ -119,3 +122,28 @@ class Reader:
             else:
                 out.append(item)
         return tuple(out) if ok else None
+
+    def nproc(self, value, path: tuple) -> str | None:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value) if self.integer(value, path, 1, 1024) is not None else None
+        if isinstance(value, str) and (value in NPROC_WORDS or value.isdigit() and int(value) >= 1):
+            return value
+        self.error(path, f"{value!r} is not allowed", "an integer >= 1, or auto, cpu or gpu")
+        return None
+
+    def quantity(self, value, path: tuple, example: str) -> str | None:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value < 0:
+                self.error(path, f"{value} is negative", "a non-negative quantity")
+                return None
+            text = repr(value) if isinstance(value, float) else str(value)
+        elif isinstance(value, str):
+            text = value.strip()
+        else:
+            self.error(path, f"is {type_name(value)}", f"a Kubernetes quantity such as {example}")
+            return None
+        if not QUANTITY.match(text):
+            self.error(path, f"{value!r} is not a Kubernetes quantity", f"a quantity such as {example}",
+                       "use plain numbers with an optional suffix: m, k, M, G, Ki, Mi, Gi, ...")
+            return None
+        return text

@@ -16,22 +16,24 @@ from collections.abc import Callable
 
 from .kube import escape_references, expand_references
 from .plan import EnvVar, HostList, Rendered, RoleRender, RoleSources, Text, TopologyVar, user_var
-from .templating import TemplateError, Templates
+from .templating import EXPRESSION_KEY, TemplateError, Templates
 
 INDEX_TOKEN = "\ue000trainspec-index\ue000"
 INDEX_REF = "$(TRAINSPEC_INDEX)"
 TOPOLOGY_VARS = ("index", "replicas", "port")
 
-# (path, message, hint) of a template that failed to render
-OnError = Callable[[tuple, str, str], None]
+# (path, message, hint, where) of a template that failed to render; `where` is the position
+# key of the failing `{{ }}` (path + (EXPRESSION_KEY, i), see loader) or the path itself.
+OnError = Callable[[tuple, str, str, tuple], None]
 
 
 class JobContext:
-    """The `job` object templates see (`job.name`, `job.namespace`)."""
+    """The `job` object templates see: `job.name`, `job.namespace`, `job.replicas` (all roles' replicas)."""
 
-    def __init__(self, name: str, namespace: str):
+    def __init__(self, name: str, namespace: str, replicas: int = 0):
         self.name = name
         self.namespace = namespace
+        self.replicas = replicas
 
 
 class _Failed(Exception):
@@ -53,7 +55,7 @@ def render_role(sources: RoleSources, role: str, count: int, port: int, job: Job
             try:
                 return templates.render(text.source, context)
             except TemplateError as exc:
-                raise _Failed(text.path, exc) from None
+                raise _Failed(text.path, exc, text.source) from None
 
         return Rendered(None if sources.command is None else tuple(one(t) for t in sources.command),
                         None if sources.args is None else tuple(one(t) for t in sources.args),
@@ -64,8 +66,9 @@ def render_role(sources: RoleSources, role: str, count: int, port: int, job: Job
             return RoleRender(True, (render(0),))
         rendered = tuple(render(i) for i in range(count))
     except _Failed as failed:
-        path, exc = failed.args
-        on_error(path, exc.message, exc.hint)
+        path, exc, source = failed.args
+        index = exc.expression(source)
+        on_error(path, exc.message, exc.hint, path if index is None else path + (EXPRESSION_KEY, index))
         return None
     if all(other == rendered[0] for other in rendered[1:]):
         return RoleRender(True, (rendered[0],))
@@ -198,7 +201,7 @@ def _expr(node, role: str, roles: tuple[str, ...]):
             return TopologyVar(node.name)
         return None
     if (isinstance(node, nodes.Getattr) and isinstance(node.node, nodes.Name) and node.node.name == "job"
-            and node.attr in ("name", "namespace")):
+            and node.attr in ("name", "namespace")):  # not job.replicas: the chart pins it (byIndex)
         return TopologyVar(f"job.{node.attr}")
     if (isinstance(node, nodes.Filter) and node.name == "join" and not node.kwargs and node.dyn_args is None
             and node.dyn_kwargs is None and isinstance(node.node, nodes.Getattr)

@@ -9,9 +9,19 @@ error at its field instead of a hang or an exhausted machine.
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from .template_limits import LimitExceeded
 
 _MARKERS = ("{{", "{%", "{#")
+# One `{{ }}`, `{% %}` or `{# #}` of a template string (a string literal holding `}}` aside).
+EXPRESSION = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
+# Position key of the i-th EXPRESSION of a templated scalar: positions[path + (EXPRESSION_KEY, i)] (loader).
+EXPRESSION_KEY = "\0{{"
+# The names a template sees (rendering.render_role's context) and their attributes.
+CONTEXT_NAMES = ("hosts", "index", "job", "port", "replicas", "role")
+JOB_ATTRIBUTES = ("name", "namespace", "replicas")
 
 
 def has_template(text: str) -> bool:
@@ -19,10 +29,23 @@ def has_template(text: str) -> bool:
 
 
 class TemplateError(Exception):
-    def __init__(self, message: str, hint: str = ""):
+    """A template that cannot be rendered; `needle` finds the failing expression in its text."""
+
+    def __init__(self, message: str, hint: str = "", needle: str = ""):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.needle = needle
+
+    def expression(self, source: str) -> int | None:
+        """Which `{{ }}` of `source` failed (its index among EXPRESSION's matches), when that is clear."""
+        spans = [m.group() for m in EXPRESSION.finditer(source)]
+        if self.needle:
+            pattern = re.compile(self.needle)
+            found = [i for i, span in enumerate(spans) if pattern.search(span)]
+            if found:
+                return found[0]
+        return 0 if len(spans) == 1 else None
 
 
 _ENVIRONMENT_CLASS = None
@@ -60,17 +83,16 @@ class Templates:
     """
 
     def __init__(self) -> None:
-        self._env = None
-        self._cache: dict[str, tuple[object, bool]] = {}
-        self._guard = None
+        self._env: Any = None
+        self._cache: dict[str, tuple[Any, bool]] = {}
+        self._guard: Any = None
 
     def _environment(self):
         if self._env is None:
-            from jinja2 import StrictUndefined
-
             from .template_limits import Guard, bounded_join
 
-            self._env = _environment_class()(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+            self._env = _environment_class()(undefined=_undefined_class(), autoescape=False,
+                                             keep_trailing_newline=True)
             self._env.concat = bounded_join  # joins every render's and every macro's output
             self._guard = Guard()
         return self._env
@@ -78,7 +100,7 @@ class Templates:
     def compile(self, text: str):
         return self._compile(text)[0]
 
-    def _compile(self, text: str) -> tuple[object, bool]:
+    def _compile(self, text: str) -> tuple[Any, bool]:
         """The compiled template and whether it runs under the time and memory limits."""
         entry = self._cache.get(text)
         if entry is None:
@@ -135,8 +157,7 @@ def _render_error(exc: Exception, context: dict) -> Exception:
     if isinstance(exc, MemoryError):
         return TemplateError("template ran out of memory", _LIMIT_HINT)
     if isinstance(exc, UndefinedError):
-        names = ", ".join(sorted(context)) + ", hosts.<role>, job.name, job.namespace"
-        return TemplateError(f"template error: {exc.message}", f"known names: {names}")
+        return _undefined_error(exc, context)
     if isinstance(exc, SecurityError):
         return TemplateError(f"template refused by the sandbox: {exc}", "templates may only read the topology names")
     if isinstance(exc, (JinjaError, TypeError, ValueError, ArithmeticError, LookupError)):
@@ -146,3 +167,65 @@ def _render_error(exc: Exception, context: dict) -> Exception:
 
 _LIMIT_HINT = ("templates compute names and flags from the topology; build large values outside the spec "
                "(a file in the image, a ConfigMap)")
+
+
+_UNDEFINED_CLASS = None
+
+
+def _undefined_class():
+    """StrictUndefined whose error says which name (and of what) was missing: `_undefined_error` words it."""
+    global _UNDEFINED_CLASS
+    if _UNDEFINED_CLASS is None:
+        from jinja2 import StrictUndefined, UndefinedError
+        from jinja2.utils import missing
+
+        class UnknownName(UndefinedError):
+            def __init__(self, message: str, name: Any = None, owner: Any = None):
+                super().__init__(message)
+                self.name = name
+                self.owner = owner
+
+        class Undefined(StrictUndefined):
+            __slots__ = ()
+
+            def __init__(self, hint=None, obj=missing, name=None, exc=UndefinedError):
+                if exc is UndefinedError:  # not the sandbox's SecurityError
+                    def exc(message: str) -> UnknownName:
+                        return UnknownName(message, name, obj)
+
+                super().__init__(hint, obj, name, exc)
+
+        _UNDEFINED_CLASS = Undefined
+    return _UNDEFINED_CLASS
+
+
+def _undefined_error(exc, context: dict) -> TemplateError:
+    """A missing name, role or attribute in the words of the spec: what is there, and the likely fix."""
+    import difflib
+
+    from jinja2.utils import missing
+
+    name, owner = getattr(exc, "name", None), getattr(exc, "owner", None)
+    known = ", ".join(CONTEXT_NAMES) + ", hosts.<role>, " + ", ".join(f"job.{a}" for a in JOB_ATTRIBUTES)
+    if not isinstance(name, str):
+        return TemplateError(f"template error: {exc.message}", f"known names: {known}")
+    hosts = context.get("hosts")
+    if owner is not None and owner is hosts:
+        roles = list(hosts)
+        close = difflib.get_close_matches(name, roles, n=1, cutoff=0.6)
+        from .model import ROLE_ORDER
+
+        framework_role = any(name in roles for roles in ROLE_ORDER.values())
+        hint = f"did you mean {close[0]!r}?" if close else (f"this job has no {name} role" if framework_role else "")
+        return TemplateError(f"template error: unknown role {name!r}; roles: {', '.join(roles)}", hint,
+                             rf"\bhosts\s*(\.\s*{re.escape(name)}\b|\[\s*['\"]{re.escape(name)}['\"])")
+    if owner is not None and owner is context.get("job"):
+        close = difflib.get_close_matches(name, JOB_ATTRIBUTES, n=1, cutoff=0.6)
+        hint = f"did you mean 'job.{close[0]}'?" if close else f"job has {', '.join(JOB_ATTRIBUTES)}"
+        return TemplateError(f"template error: job has no attribute {name!r}", hint,
+                             rf"\bjob\s*\.\s*{re.escape(name)}\b")
+    if owner is missing:
+        close = difflib.get_close_matches(name, CONTEXT_NAMES, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? known names: {known}" if close else f"known names: {known}"
+        return TemplateError(f"template error: {name!r} is undefined", hint, rf"(?<![\w.]){re.escape(name)}\b")
+    return TemplateError(f"template error: {exc.message}", f"known names: {known}")

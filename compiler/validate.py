@@ -1,40 +1,49 @@
-"""Spec v1 validation: loaded data in, a `JobSpec` out, every problem reported at once."""
+"""Spec v1/v1.1 validation: loaded data in, a `JobSpec` out, every problem reported at once."""
 
 from __future__ import annotations
 
+from . import fields as F
 from . import validate_parts as parts
 from . import validate_pod as pod
 from .errors import ErrorSink
-from .kube import (DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, ENV_NAME, MAX_NAME, QUANTITY, label_key_problem,
-                   label_value_problem)
+from .fields import API_VERSIONS, KIND
+from .kube import (
+    DNS1035_LABEL,
+    DNS1123_LABEL,
+    DNS1123_SUBDOMAIN,
+    ENV_NAME,
+    MAX_NAME,
+    label_key_problem,
+    label_value_problem,
+)
 from .loader import Document
-from .model import (CLEAN_POD_POLICIES, DEFAULT_PORT, FRAMEWORKS, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
-                    RESTART_POLICIES, ROLE_LIMITS, ROLE_ORDER, TF_SUCCESS_POLICIES, InitContainer, JobSpec, Resources,
-                    RoleSpec, Volume)
+from .model import (
+    DEFAULT_PORT,
+    FRAMEWORKS,
+    MAX_REPLICAS,
+    ROLE_LIMITS,
+    ROLE_ORDER,
+    InitContainer,
+    JobSpec,
+    Resources,
+    RoleSpec,
+    Volume,
+)
 from .reader import Reader, type_name
 
-API_VERSION = "trainspec/v1.1"
-API_VERSIONS = ("trainspec/v1", "trainspec/v1.1")  # v1.1 is additive: its fields are accepted under v1 too
-KIND = "TrainingJob"
-
-TOP_FIELDS = ("apiVersion", "kind", "metadata", "spec")
-METADATA_FIELDS = ("name", "namespace", "labels", "annotations")
-SPEC_FIELDS = ("framework", "image", "command", "args", "workingDir", "env", "volumes", "accelerator",
-               "restartPolicy", "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished",
-               "cleanPodPolicy", "scheduling", "port", "tensorflow", "pytorch", "mxnet", "mpi", "roles")
-ROLE_FIELDS = ("replicas", "image", "command", "args", "workingDir", "env", "restartPolicy", "resources",
-               "initContainers", "lifecycle", "probes", "port")
-ALL_SPEC_FIELDS, ALL_ROLE_FIELDS = SPEC_FIELDS + pod.JOB_FIELDS, ROLE_FIELDS + pod.ROLE_FIELDS  # with spec v1.1's
-RESOURCE_FIELDS = ("cpu", "memory", "gpu", "shm", "requests", "limits")
-VOLUME_FIELDS = ("name", "mountPath", "readOnly", "source")
-VOLUME_SOURCES = ("persistentVolumeClaim", "hostPath", "emptyDir", "configMap", "secret")
-INIT_FIELDS = ("name", "image", "command", "args", "workingDir", "env", "resources", "restartPolicy")
-FRAMEWORK_BLOCKS = {
-    "tensorflow": ("successPolicy",),
-    "pytorch": ("nprocPerNode", "elastic"),
-    "mxnet": (),
-    "mpi": ("slotsPerWorker", "implementation", "sshAuthMountPath"),
-}
+# Allowed and required keys, enums and bounds come from the field table (compiler/fields.py),
+# which `trainspec schema` also writes as JSON Schema.
+TOP_FIELDS = F.TOP.names
+METADATA_FIELDS = F.METADATA.names
+SPEC_FIELDS = F.SPEC.names
+ROLE_FIELDS = F.ROLE.names
+# also read (not in the table): keys written at the wrong level, reported with where they belong
+ALL_SPEC_FIELDS, ALL_ROLE_FIELDS = SPEC_FIELDS + pod.ROLE_ONLY_FIELDS, ROLE_FIELDS + pod.JOB_ONLY_FIELDS
+RESOURCE_FIELDS = F.MAPPINGS["resources"].names
+VOLUME_FIELDS = F.MAPPINGS["volume"].names
+VOLUME_SOURCES = F.MAPPINGS["volumeSource"].exactly_one
+INIT_FIELDS = F.MAPPINGS["initContainer"].names
+FRAMEWORK_BLOCKS = F.FRAMEWORK_BLOCKS
 RESERVED_ENV_PREFIX = "TRAINSPEC_"
 
 
@@ -54,7 +63,7 @@ class _Validator:
     # --- top level -------------------------------------------------------------------
     def job(self, data) -> JobSpec | None:
         r = self.r
-        top = r.mapping(data, (), TOP_FIELDS, required=("apiVersion", "kind", "metadata", "spec"), what="a TrainingJob")
+        top = r.mapping(data, (), TOP_FIELDS, required=F.TOP.required, what="a TrainingJob")
         if top is None:
             return None
         api = top.get("apiVersion")
@@ -63,7 +72,7 @@ class _Validator:
         kind = top.get("kind")
         if kind is not None and kind != KIND:
             r.error(("kind",), f"{kind!r} is not supported", repr(KIND))
-        meta = r.mapping(top.get("metadata"), ("metadata",), METADATA_FIELDS, required=("name",)) or {}
+        meta = r.mapping(top.get("metadata"), ("metadata",), METADATA_FIELDS, required=F.METADATA.required) or {}
         name = self.job_name(meta.get("name"))
         namespace = "default"
         if meta.get("namespace") is not None:
@@ -75,7 +84,7 @@ class _Validator:
         labels = self.string_map(meta.get("labels"), ("metadata", "labels"), labels=True)
         annotations = self.string_map(meta.get("annotations"), ("metadata", "annotations"), labels=False)
 
-        spec = r.mapping(top.get("spec"), ("spec",), ALL_SPEC_FIELDS, required=("framework", "roles")) or {}
+        spec = r.mapping(top.get("spec"), ("spec",), ALL_SPEC_FIELDS, required=F.SPEC.required) or {}
         return self.job_spec(spec, name, namespace, labels, annotations)
 
     def job_name(self, value) -> str | None:
@@ -124,7 +133,7 @@ class _Validator:
         r = self.r
         framework = None
         if spec.get("framework") is not None:
-            framework = r.choice(spec["framework"], ("spec", "framework"), FRAMEWORKS)
+            framework = r.choice(spec["framework"], ("spec", "framework"), F.SPEC.enum("framework"))
         image = self.opt_image(spec, ("spec",))
         command = self.opt_list(spec, "command", ("spec",))
         args = self.opt_list(spec, "args", ("spec",))
@@ -141,12 +150,12 @@ class _Validator:
                             "a name like nvidia.com/gpu or huawei.com/Ascend910", problem or "")
                 else:
                     accelerator = acc
-        restart = self.opt_choice(spec, "restartPolicy", ("spec",), RESTART_POLICIES)
-        backoff = self.opt_int(spec, "backoffLimit", ("spec",), 0, 2**31 - 1)
-        deadline = self.opt_int(spec, "activeDeadlineSeconds", ("spec",), 1, 2**31 - 1)
-        ttl = self.opt_int(spec, "ttlSecondsAfterFinished", ("spec",), 0, 2**31 - 1)
-        clean = self.opt_choice(spec, "cleanPodPolicy", ("spec",), CLEAN_POD_POLICIES)
-        port = self.opt_int(spec, "port", ("spec",), 1, 65535)
+        restart = self.opt_choice(spec, "restartPolicy", ("spec",), F.SPEC.enum("restartPolicy"))
+        backoff = self.opt_int(spec, "backoffLimit", ("spec",), *F.SPEC.bounds("backoffLimit"))
+        deadline = self.opt_int(spec, "activeDeadlineSeconds", ("spec",), *F.SPEC.bounds("activeDeadlineSeconds"))
+        ttl = self.opt_int(spec, "ttlSecondsAfterFinished", ("spec",), *F.SPEC.bounds("ttlSecondsAfterFinished"))
+        clean = self.opt_choice(spec, "cleanPodPolicy", ("spec",), F.SPEC.enum("cleanPodPolicy"))
+        port = self.opt_int(spec, "port", ("spec",), *F.SPEC.bounds("port"))
 
         success_policy = nproc = slots = elastic = None
         implementation, ssh_path = "OpenMPI", "/root/.ssh"
@@ -159,14 +168,16 @@ class _Validator:
             path = ("spec", framework)
             options: dict = r.mapping(spec[framework], path, FRAMEWORK_BLOCKS[framework]) or {}
             if framework == "tensorflow" and options.get("successPolicy") is not None:
-                success_policy = r.choice(options["successPolicy"], path + ("successPolicy",), TF_SUCCESS_POLICIES)
+                success_policy = r.choice(options["successPolicy"], path + ("successPolicy",),
+                                          F.MAPPINGS["tensorflow"].enum("successPolicy"))
             if framework == "pytorch" and options.get("nprocPerNode") is not None:
-                nproc = self.nproc(options["nprocPerNode"], path + ("nprocPerNode",))
+                nproc = self.r.nproc(options["nprocPerNode"], path + ("nprocPerNode",))
             if framework == "pytorch" and "elastic" in options:
                 elastic = pod.elastic(self, options["elastic"], path + ("elastic",))
             if framework == "mpi":
-                slots = self.opt_int(options, "slotsPerWorker", path, 1, 1024)
-                implementation = self.opt_choice(options, "implementation", path, MPI_IMPLEMENTATIONS) or "OpenMPI"
+                slots = self.opt_int(options, "slotsPerWorker", path, *F.MAPPINGS["mpi"].bounds("slotsPerWorker"))
+                implementation = self.opt_choice(options, "implementation", path,
+                                                 F.MAPPINGS["mpi"].enum("implementation")) or "OpenMPI"
                 ssh_path = self.opt_path(options, "sshAuthMountPath", path) or ssh_path
         pod_settings = pod.pod_settings(self, spec, ("spec",), role=False)
         pull_secrets = pod.pull_secrets(r, spec["imagePullSecrets"], ("spec", "imagePullSecrets")) \
@@ -229,12 +240,12 @@ class _Validator:
 
     def role(self, name: str, body, path: tuple, accelerator: str = "nvidia.com/gpu") -> RoleSpec | None:
         r = self.r
-        body = r.mapping(body, path, ALL_ROLE_FIELDS, required=("replicas",))
+        body = r.mapping(body, path, ALL_ROLE_FIELDS, required=F.ROLE.required)
         if body is None:
             return None
         replicas = None
         if body.get("replicas") is not None:
-            replicas = r.integer(body["replicas"], path + ("replicas",), 0, MAX_REPLICAS)
+            replicas = r.integer(body["replicas"], path + ("replicas",), *F.ROLE.bounds("replicas"))
         resources = self.resources(body.get("resources"), path + ("resources",), accelerator)
         role = RoleSpec(
             name=name,
@@ -244,12 +255,12 @@ class _Validator:
             args=self.opt_list(body, "args", path),
             working_dir=self.opt_path(body, "workingDir", path),
             env=self.env(body.get("env"), path + ("env",)),
-            restart_policy=self.opt_choice(body, "restartPolicy", path, RESTART_POLICIES),
+            restart_policy=self.opt_choice(body, "restartPolicy", path, F.ROLE.enum("restartPolicy")),
             resources=resources,
             init_containers=self.init_containers(body.get("initContainers"), path + ("initContainers",)),
             lifecycle=parts.lifecycle(self.r, body.get("lifecycle"), path + ("lifecycle",)),
             probes=parts.probes(self.r, body.get("probes"), path + ("probes",)),
-            port=self.opt_int(body, "port", path, 1, 65535),
+            port=self.opt_int(body, "port", path, *F.ROLE.bounds("port")),
             volumes=self.volumes(body.get("volumes"), path + ("volumes",)),
             pod=pod.pod_settings(self, body, path, role=True),
         )
@@ -278,6 +289,9 @@ class _Validator:
         total = sum(counts.values())
         if total > MAX_REPLICAS:
             r.error(("spec", "roles"), f"{total} replicas in all", f"at most {MAX_REPLICAS}")
+        if framework == "paddle" and counts.get("master") == 0:  # PS mode with no master: rendezvous at nobody
+            r.error(("spec", "roles", "master", "replicas"), "0 master replicas in a paddle job",
+                    "at least 1 master replica (PS mode)", "remove roles.master for collective mode")
         if framework == "tensorflow" and not (self.written_roles & set(ROLE_ORDER[framework])) - set(counts):
             if counts.get("ps", 0) > 0 and counts.get("worker", 0) == 0:
                 r.error(("spec", "roles", "ps"), "parameter servers without workers",
@@ -324,40 +338,19 @@ class _Validator:
     def opt_choice(self, body: dict, key: str, path: tuple, choices) -> str | None:
         return self.r.choice(body[key], path + (key,), choices) if body.get(key) is not None else None
 
-    def opt_int(self, body: dict, key: str, path: tuple, low: int, high: int) -> int | None:
+    def opt_int(self, body: dict, key: str, path: tuple, low: int | None, high: int | None) -> int | None:
         return self.r.integer(body[key], path + (key,), low, high) if body.get(key) is not None else None
 
-    def nproc(self, value, path: tuple) -> str | None:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value) if self.r.integer(value, path, 1, 1024) is not None else None
-        if isinstance(value, str) and (value in NPROC_WORDS or value.isdigit() and int(value) >= 1):
-            return value
-        self.r.error(path, f"{value!r} is not allowed", "an integer >= 1, or auto, cpu or gpu")
-        return None
-
     def quantity(self, value, path: tuple, example: str) -> str | None:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if value < 0:
-                self.r.error(path, f"{value} is negative", "a non-negative quantity")
-                return None
-            text = repr(value) if isinstance(value, float) else str(value)
-        elif isinstance(value, str):
-            text = value.strip()
-        else:
-            self.r.error(path, f"is {type_name(value)}", f"a Kubernetes quantity such as {example}")
-            return None
-        if not QUANTITY.match(text):
-            self.r.error(path, f"{value!r} is not a Kubernetes quantity", f"a quantity such as {example}",
-                         "use plain numbers with an optional suffix: m, k, M, G, Ki, Mi, Gi, ...")
-            return None
-        return text
+        return self.r.quantity(value, path, example)
 
     def resources(self, value, path: tuple, accelerator: str = "nvidia.com/gpu") -> Resources:
         body = self.r.mapping(value, path, RESOURCE_FIELDS) or {}
         cpu = self.quantity(body["cpu"], path + ("cpu",), '"500m" or "4"') if body.get("cpu") is not None else None
         memory = self.quantity(body["memory"], path + ("memory",), "8Gi") if body.get("memory") is not None else None
         shm = self.quantity(body["shm"], path + ("shm",), "2Gi") if body.get("shm") is not None else None
-        gpu = self.r.integer(body["gpu"], path + ("gpu",), 0, 1024) if body.get("gpu") is not None else 0
+        gpu_bounds = F.MAPPINGS["resources"].bounds("gpu")
+        gpu = self.r.integer(body["gpu"], path + ("gpu",), *gpu_bounds) if body.get("gpu") is not None else 0
         requests, limits = pod.resource_maps(self, body, path, cpu, memory, gpu or 0, (accelerator,))
         return Resources(cpu=cpu, memory=memory, gpu=gpu or 0, shm=shm, requests=requests, limits=limits)
 
@@ -403,8 +396,9 @@ class _Validator:
         mounts: set[str] = set()
         for i, item in enumerate(value):
             vp = path + (i,)
-            body = r.mapping(item, vp, VOLUME_FIELDS, required=("name", "mountPath", "source"))
-            if body is None or any(body.get(k) is None for k in ("name", "mountPath", "source")):
+            required = F.MAPPINGS["volume"].required
+            body = r.mapping(item, vp, VOLUME_FIELDS, required=required)
+            if body is None or any(body.get(k) is None for k in required):
                 continue
             name = r.string(body["name"], vp + ("name",))
             if name is not None and (len(name) > 63 or not DNS1123_LABEL.match(name)):
@@ -438,9 +432,9 @@ class _Validator:
         kind, spec = next(iter(body.items()))
         kp = path + (kind,)
         if kind == "emptyDir":
-            opts = r.mapping(spec, kp, ("medium", "sizeLimit")) or {}
+            opts = r.mapping(spec, kp, F.MAPPINGS["emptyDir"].names) or {}
             medium = opts.get("medium") or ""
-            if medium not in ("", "Memory"):
+            if medium not in F.MAPPINGS["emptyDir"].enum("medium"):
                 r.error(kp + ("medium",), f"{medium!r} is not allowed", '"" or Memory')
                 return None
             size = self.quantity(opts["sizeLimit"], kp + ("sizeLimit",), "1Gi") if opts.get("sizeLimit") else None
@@ -468,7 +462,7 @@ class _Validator:
         seen = set()
         for i, item in enumerate(value):
             ip = path + (i,)
-            body = r.mapping(item, ip, INIT_FIELDS, required=("name",))
+            body = r.mapping(item, ip, INIT_FIELDS, required=F.MAPPINGS["initContainer"].required)
             if body is None or body.get("name") is None:
                 continue
             name = r.string(body["name"], ip + ("name",))

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from .fields import MAPPINGS
 from .kube import DNS1035_LABEL, DNS1123_SUBDOMAIN
-from .model import MAX_REPLICAS, Handler, Lifecycle, Probe, Probes, Scheduling
+from .model import Handler, Lifecycle, Probe, Probes, Scheduling
 from .reader import Reader
 
-PROBE_FIELDS = ("exec", "httpGet", "tcpSocket", "initialDelaySeconds", "periodSeconds", "timeoutSeconds",
-                "successThreshold", "failureThreshold")
-HANDLER_KINDS = ("exec", "httpGet", "tcpSocket")
-SCHEDULING_FIELDS = ("gang", "minAvailable", "queue", "priorityClassName", "schedulerName")
+# Keys, enums and bounds from the field table (compiler/fields.py).
+PROBE = MAPPINGS["probe"]
+HOOK = MAPPINGS["hook"]
+SCHEDULING = MAPPINGS["scheduling"]
+PROBE_FIELDS = PROBE.names
+HANDLER_KINDS = PROBE.exactly_one
+SCHEDULING_FIELDS = SCHEDULING.names
 
 
-def _opt_int(r: Reader, body: dict, key: str, path: tuple, low: int, high: int) -> int | None:
+def _opt_int(r: Reader, body: dict, key: str, path: tuple, low: int | None, high: int | None) -> int | None:
     return r.integer(body[key], path + (key,), low, high) if body.get(key) is not None else None
 
 
@@ -20,7 +24,7 @@ def scheduling(r: Reader, value, total: int) -> Scheduling:
     path = ("spec", "scheduling")
     body = r.mapping(value, path, SCHEDULING_FIELDS) or {}
     gang = r.boolean(body["gang"], path + ("gang",)) if body.get("gang") is not None else False
-    min_available = _opt_int(r, body, "minAvailable", path, 1, MAX_REPLICAS)
+    min_available = _opt_int(r, body, "minAvailable", path, *SCHEDULING.bounds("minAvailable"))
     if min_available is not None and total and min_available > total:
         r.error(path + ("minAvailable",), f"{min_available} is more than the job's {total} replicas",
                 f"an integer <= {total}")
@@ -48,8 +52,9 @@ def handler(r: Reader, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tup
     if kind == "exec":
         command = r.string_list(body[kind], kp, example="[cat, /tmp/healthy]")
         return (Handler(exec=command), body) if command else None
-    fields = ("path", "port", "scheme", "host") if kind == "httpGet" else ("port", "host")
-    spec = r.mapping(body[kind], kp, fields, required=("port",))
+    action = MAPPINGS[kind]  # httpGet or tcpSocket
+    fields = action.names
+    spec = r.mapping(body[kind], kp, fields, required=action.required)
     if not spec or spec.get("port") is None:
         return None
     port = spec["port"]
@@ -60,10 +65,10 @@ def handler(r: Reader, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tup
     elif r.integer(port, kp + ("port",), 1, 65535) is None:
         return None
     cleaned = {"port": port}
-    for key in fields[:-1] if kind == "httpGet" else ():
-        if key != "port" and spec.get(key) is not None:
+    for key in ("path", "scheme") if kind == "httpGet" else ():
+        if spec.get(key) is not None:
             text = r.string(spec[key], kp + (key,))
-            if key == "scheme" and text not in (None, "HTTP", "HTTPS"):
+            if key == "scheme" and text is not None and text not in action.enum("scheme"):
                 r.error(kp + (key,), f"{text!r} is not allowed", "HTTP or HTTPS")
                 return None
             if key == "path" and text is not None and not _probe_path_ok(text):
@@ -85,20 +90,21 @@ def handler(r: Reader, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tup
 
 
 def probes(r: Reader, value, path: tuple) -> Probes:
-    body = r.mapping(value, path, ("liveness", "readiness", "startup")) or {}
+    names = MAPPINGS["probes"].names
+    body = r.mapping(value, path, names) or {}
     found = {}
-    for key in ("liveness", "readiness", "startup"):
+    for key in names:
         if body.get(key) is None:
             continue
         kp = path + (key,)
-        result = handler(r, body[key], kp, extra=PROBE_FIELDS[3:])
+        result = handler(r, body[key], kp, extra=tuple(n for n in PROBE_FIELDS if n not in HANDLER_KINDS))
         if result is None:
             continue
         action, raw = result
         numbers = {}
-        for field_name, low in (("initialDelaySeconds", 0), ("periodSeconds", 1), ("timeoutSeconds", 1),
-                                ("successThreshold", 1), ("failureThreshold", 1)):
-            numbers[field_name] = _opt_int(r, raw, field_name, kp, low, 2**31 - 1)
+        for field_name in ("initialDelaySeconds", "periodSeconds", "timeoutSeconds", "successThreshold",
+                           "failureThreshold"):
+            numbers[field_name] = _opt_int(r, raw, field_name, kp, *PROBE.bounds(field_name))
         if key in ("liveness", "startup") and numbers["successThreshold"] not in (None, 1):
             r.error(kp + ("successThreshold",), f"{numbers['successThreshold']} for a {key} probe", "1")
         found[key] = Probe(action, numbers["initialDelaySeconds"], numbers["periodSeconds"],
@@ -107,13 +113,13 @@ def probes(r: Reader, value, path: tuple) -> Probes:
 
 
 def lifecycle(r: Reader, value, path: tuple) -> Lifecycle | None:
-    body = r.mapping(value, path, ("postStart", "preStop"))
+    body = r.mapping(value, path, MAPPINGS["lifecycle"].names)
     if not body:
         return None
     hooks = {}
     for key, attr in (("postStart", "post_start"), ("preStop", "pre_stop")):
         if body.get(key) is not None:
-            result = handler(r, body[key], path + (key,), kinds=("exec", "httpGet"))
+            result = handler(r, body[key], path + (key,), kinds=HOOK.exactly_one)
             if result is not None:
                 hooks[attr] = result[0]
     return Lifecycle(**hooks) if hooks else None

@@ -4,27 +4,29 @@ reject in a pod (duplicate volume names and mount paths, generated ones included
 
 from __future__ import annotations
 
-from .kube import (CONFIG_KEY, DNS1123_LABEL, DNS1123_SUBDOMAIN, QUANTITY, label_key_problem, label_value_problem,
-                   parse_quantity)
+from . import fields as F
+from .kube import (
+    CONFIG_KEY,
+    DNS1123_LABEL,
+    DNS1123_SUBDOMAIN,
+    QUANTITY,
+    label_key_problem,
+    label_value_problem,
+    parse_quantity,
+)
 from .kube_shapes import check, check_list
-from .model import (IMAGE_PULL_POLICIES, RDZV_BACKENDS, ConfigMapRef, Elastic, FieldRef, PatchOp, PodSettings,
-                    ResourceFieldRef, SecretRef, Volume)
+from .model import ConfigMapRef, Elastic, FieldRef, PatchOp, PodSettings, ResourceFieldRef, SecretRef, Volume
 from .reader import Reader, type_name
 
-POD_FIELDS = ("imagePullPolicy", "serviceAccountName", "nodeSelector", "tolerations", "affinity", "securityContext",
-              "podSecurityContext", "podLabels", "podAnnotations")
-JOB_ONLY_FIELDS = ("imagePullSecrets", "patches")
-JOB_FIELDS = POD_FIELDS + JOB_ONLY_FIELDS + ("priorityClassName",)
-ROLE_FIELDS = POD_FIELDS + JOB_ONLY_FIELDS + ("priorityClassName", "volumes")
-ELASTIC_FIELDS = ("minReplicas", "maxReplicas", "rdzvBackend", "rdzvPort", "maxRestarts")
-PATCH_TARGETS = ("k8s", "kubeflow", "volcano", "compose", "jobset", "trainjob")
-PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
-ENV_REFS = ("secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef")
+JOB_ONLY_FIELDS = ("imagePullSecrets", "patches")  # a role that writes them is told to move them
+ROLE_ONLY_FIELDS = ("priorityClassName",)  # likewise a job's spec (it has scheduling.priorityClassName)
+ELASTIC_FIELDS = F.MAPPINGS["elastic"].names
+PATCH_TARGETS, PATCH_OPS = F.PATCH_TARGETS, F.PATCH_OPS
+ENV_REFS = F.MAPPINGS["envRef"].exactly_one
 # The downward API's env fields (k8s.io/kubernetes pkg/apis/core/validation validEnvDownwardAPIFieldPathExpressions).
 FIELD_PATHS = ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
                "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs")
-RESOURCE_FIELDS = ("limits.cpu", "limits.memory", "limits.ephemeral-storage", "requests.cpu", "requests.memory",
-                   "requests.ephemeral-storage")
+RESOURCE_FIELDS = F.DOWNWARD_RESOURCES
 SHM_MOUNT = ("dshm", "/dev/shm")
 SSH_VOLUME = "ssh-auth"
 HOSTFILE_MOUNT = ("mpi-job-config", "/etc/mpi")
@@ -36,7 +38,7 @@ def pod_settings(v, body: dict, path: tuple, role: bool) -> PodSettings:
     found: dict = {}
     if body.get("imagePullPolicy") is not None:
         found["image_pull_policy"] = r.choice(body["imagePullPolicy"], path + ("imagePullPolicy",),
-                                              IMAGE_PULL_POLICIES)
+                                              F.SPEC.enum("imagePullPolicy"))
     for key, attr in (("serviceAccountName", "service_account_name"), ("priorityClassName", "priority_class_name")):
         if body.get(key) is not None and (role or key != "priorityClassName"):
             text = r.string(body[key], path + (key,))
@@ -163,7 +165,7 @@ def _fixed(name: str) -> bool:
 
 def env_ref(r: Reader, item: dict, path: tuple):
     """An env value written as a reference: a Secret or ConfigMap key, or the downward API."""
-    body = r.mapping(item, path, ENV_REFS)
+    body = r.mapping(item, path, F.MAPPINGS["envRef"].names)
     if body is None:
         return None
     known = [key for key in body if key in ENV_REFS]
@@ -175,7 +177,7 @@ def env_ref(r: Reader, item: dict, path: tuple):
     kind = known[0]
     kp = path + (kind,)
     if kind == "fieldRef":
-        ref = r.mapping(body[kind], kp, ("fieldPath", "apiVersion"), required=("fieldPath",))
+        ref = r.mapping(body[kind], kp, F.MAPPINGS["fieldRef"].names, required=F.MAPPINGS["fieldRef"].required)
         if not ref or ref.get("fieldPath") is None:
             return None
         field_path = r.string(ref["fieldPath"], kp + ("fieldPath",))
@@ -190,7 +192,8 @@ def env_ref(r: Reader, item: dict, path: tuple):
             return None
         return FieldRef(field_path)
     if kind == "resourceFieldRef":
-        ref = r.mapping(body[kind], kp, ("resource", "containerName", "divisor"), required=("resource",))
+        ref = r.mapping(body[kind], kp, F.MAPPINGS["resourceFieldRef"].names,
+                        required=F.MAPPINGS["resourceFieldRef"].required)
         if not ref or ref.get("resource") is None:
             return None
         resource = r.choice(ref["resource"], kp + ("resource",), RESOURCE_FIELDS)
@@ -202,7 +205,7 @@ def env_ref(r: Reader, item: dict, path: tuple):
                 r.error(kp + ("divisor",), f"{ref['divisor']!r} is not a Kubernetes quantity", 'e.g. "1m" or 1Mi')
                 return None
         return ResourceFieldRef(resource, container, divisor) if resource else None
-    ref = r.mapping(body[kind], kp, ("name", "key"), required=("name", "key"))
+    ref = r.mapping(body[kind], kp, F.MAPPINGS["keyRef"].names, required=F.MAPPINGS["keyRef"].required)
     if not ref or ref.get("name") is None or ref.get("key") is None:
         return None
     name = r.string(ref["name"], kp + ("name",))
@@ -231,15 +234,16 @@ def elastic(v, value, path: tuple) -> Elastic | None:
     body = r.mapping(value, path, ELASTIC_FIELDS)
     if not body:
         return None if body is None else Elastic()
-    low = v.opt_int(body, "minReplicas", path, 1, 100_000)
-    high = v.opt_int(body, "maxReplicas", path, 1, 100_000)
+    table = F.MAPPINGS["elastic"]
+    low = v.opt_int(body, "minReplicas", path, *table.bounds("minReplicas"))
+    high = v.opt_int(body, "maxReplicas", path, *table.bounds("maxReplicas"))
     if low is not None and high is not None and low > high:
         r.error(path + ("maxReplicas",), f"maxReplicas {high} is less than minReplicas {low}",
                 f"an integer >= {low}")
-    backend = v.opt_choice(body, "rdzvBackend", path, RDZV_BACKENDS) or "c10d"
+    backend = v.opt_choice(body, "rdzvBackend", path, table.enum("rdzvBackend")) or "c10d"
     return Elastic(min_replicas=low, max_replicas=high, rdzv_backend=backend,
-                   rdzv_port=v.opt_int(body, "rdzvPort", path, 1, 65535),
-                   max_restarts=v.opt_int(body, "maxRestarts", path, 0, 2**31 - 1))
+                   rdzv_port=v.opt_int(body, "rdzvPort", path, *table.bounds("rdzvPort")),
+                   max_restarts=v.opt_int(body, "maxRestarts", path, *table.bounds("maxRestarts")))
 
 
 def elastic_rules(r: Reader, elastic: Elastic, workers: int) -> None:
@@ -278,7 +282,7 @@ def patches(v, value, path: tuple) -> dict[str, tuple[PatchOp, ...]]:
 
 
 def _patch_op(r: Reader, item, path: tuple) -> dict | None:
-    body = r.mapping(item, path, ("op", "path", "value", "from"), required=("op", "path"))
+    body = r.mapping(item, path, F.MAPPINGS["patchOp"].names, required=F.MAPPINGS["patchOp"].required)
     if not body or body.get("op") is None or body.get("path") is None:
         return None
     op = r.choice(body["op"], path + ("op",), PATCH_OPS)

@@ -12,8 +12,9 @@ import os
 import random
 import socket
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable
+from typing import Any
 
 import docker
 import docker.errors
@@ -137,7 +138,9 @@ def create_container(client: docker.DockerClient, *, name: str, image: str, entr
                      extra_hosts: dict[str, str], binds: dict[str, dict], mounts: list[Any],
                      tmpfs: dict[str, str], nano_cpus: int | None, mem_limit: int | None,
                      gpu_ids: list[str] | None, port_bindings: dict[int, int], dns: list[str] | None,
-                     dns_opt: list[str] | None) -> str:
+                     dns_opt: list[str] | None, user: str | None = None, read_only: bool = False,
+                     security_opt: list[str] | None = None, cap_drop: list[str] | None = None,
+                     group_add: list[str] | None = None) -> str:
     api = client.api
     host_config = api.create_host_config(
         init=True,  # a Python PID 1 ignores SIGTERM: docker stop would wait the whole grace period
@@ -147,6 +150,8 @@ def create_container(client: docker.DockerClient, *, name: str, image: str, entr
         extra_hosts=extra_hosts or None, dns=dns, dns_opt=dns_opt,
         port_bindings=port_bindings or None,
         network_mode=network,
+        read_only=read_only or None, security_opt=security_opt or None, cap_drop=cap_drop or None,
+        group_add=group_add or None,
     )
     networking = api.create_networking_config({
         network: api.create_endpoint_config(aliases=aliases, ipv4_address=ip),
@@ -155,7 +160,7 @@ def create_container(client: docker.DockerClient, *, name: str, image: str, entr
         created = api.create_container(
             image, command=cmd, entrypoint=entrypoint, environment=env, working_dir=working_dir or None,
             hostname=hostname[:63], labels=label_map, name=name, host_config=host_config,
-            networking_config=networking, ports=list(port_bindings) or None,
+            networking_config=networking, ports=list(port_bindings) or None, user=user or None,
         )
     except docker.errors.APIError as exc:
         if exc.status_code == 409:
@@ -216,7 +221,12 @@ def _label_filter(run_id: str | None) -> dict:
 def remove_run(client: docker.DockerClient, run_id: str) -> tuple[int, int, int]:
     """Force-remove every container, network and volume of a run (by label)."""
     api = client.api
+    from .filesvol import LABEL, remove
+
+    files_dirs = {(c.get("Labels") or {}).get(LABEL) for c in api.containers(all=True, filters=_label_filter(run_id))}
     n_containers = remove_containers(client, run_id)
+    for path in files_dirs - {None}:
+        remove(str(path))  # configMap/secret files on the tmpfs: gone with the containers
     n_networks = 0
     for net in api.networks(filters=_label_filter(run_id)):
         try:

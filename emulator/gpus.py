@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from ..compiler.errors import UsageError
-from .model import JobModel
+from .runmodel import JobModel
 
 NVIDIA = "nvidia.com/gpu"
 
@@ -22,7 +22,7 @@ def detect_host_gpus() -> list[str]:
         return []
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
+                             capture_output=True, text=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return []
     if out.returncode != 0:

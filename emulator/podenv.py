@@ -6,7 +6,7 @@ import math
 import re
 
 from .expand import expand_command, expand_env
-from .model import Container, Replica
+from .runmodel import Container, Replica
 
 NODE_NAME = "trainspec-emulator"
 

@@ -4,7 +4,8 @@ Plain Kubernetes has no operator, so the compiler writes the job-level
 policy into the topology ConfigMap's annotations and the emulator applies the
 rule the corresponding operator would (CONVENTIONS.md §1):
 TF: chief/master if present, else worker-0 (all workers with AllWorkers);
-PyTorch: master; MXNet: scheduler; MPI: launcher. Any replica that failed
+PyTorch, XGBoost: master; MXNet: scheduler; MPI: launcher; Paddle: every
+master, else (collective) every worker; JAX: every worker. Any replica that failed
 for good (its restart policy and backoff exhausted) fails the job.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import JobModel, Replica
+from .runmodel import JobModel, Replica
 
 SUCCEEDED, FAILED = "Succeeded", "Failed"
 
@@ -42,8 +43,10 @@ def deciders(job: JobModel) -> tuple[list[Replica], str]:
             if (job.success_policy or "").lower() == "allworkers":
                 return workers, "all workers"
             return first("worker"), "worker-0"
-    elif fw == "pytorch" and "master" in by_role:
+    elif fw in ("pytorch", "xgboost") and "master" in by_role:
         return first("master"), "master"
+    elif fw == "paddle" and "master" in by_role:  # PaddleJob (PS mode): every master (CONVENTIONS-V2 §4)
+        return by_role["master"], "all masters"
     elif fw == "mxnet" and "scheduler" in by_role:
         return first("scheduler"), "scheduler"
     elif fw == "mpi" and "launcher" in by_role:

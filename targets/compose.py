@@ -238,9 +238,13 @@ def _volumes(ctx: _Context, role: RolePlan, replica_service: str, shared: bool) 
     return out
 
 
-def _environment(ctx: _Context, pairs, replica_name: str = "") -> dict:
+def _environment(ctx: _Context, pairs, replica_name: str = "", shell: bool = False) -> dict:
+    """`shell`: pod fields a shell can read at start (POD_FIELDS) stay `FieldRef`s for `_pod_fields`."""
     env = {}
     for name, value in pairs:
+        if shell and isinstance(value, FieldRef) and value.field_path == "status.podIP":
+            env[name] = value
+            continue
         if isinstance(value, (FieldRef, ResourceFieldRef)):
             known = compose_pod.downward(ctx.plan, replica_name, value, ctx.dropped)
             if known is not None:
@@ -292,7 +296,7 @@ def init_service(ctx: _Context, role: RolePlan, replica: Replica, init, previous
 def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: str | None) -> dict:
     plan = ctx.plan
     service: dict = {"image": role.image, "hostname": replica.host}
-    env = dict(_environment(ctx, resolved_env(plan, replica), replica.name))
+    env = dict(_environment(ctx, resolved_env(plan, replica), replica.name, shell=True))
     command, args = replica.command, replica.args
     if plan.framework == "mpi" and role.name == "launcher":
         # No file can be shipped inside a compose file portably: the launcher writes its hostfile from env.
@@ -305,6 +309,8 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
         else:
             ctx.note(f"{replica.name}: the launcher has no command, so write $TRAINSPEC_HOSTFILE to "
                      f"{MPI_HOSTFILE_PATH} in the image's entry point")
+    if any(isinstance(v, FieldRef) for v in env.values()):
+        command, args = _pod_fields(ctx, replica, env, command, args)
     if command is not None:
         service["entrypoint"] = list(command)
     if args is not None:
@@ -369,6 +375,35 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
     return service
 
 
+# Downward-API fields a container can read about itself at start (Docker writes its IP to /etc/hosts).
+POD_FIELDS = {"status.podIP": "$(hostname -i | cut -d' ' -f1)", "metadata.name": "$(hostname)"}
+
+
+def _pod_fields(ctx: _Context, replica: Replica, env: dict, command, args):
+    """Variables from the pod's own fields (Paddle's POD_IP_DUMMY), and those built on them
+    ($(POD_IP_DUMMY):port), are set by a shell in front of the command: Compose has no downward API."""
+    fields = [name for name, v in env.items() if isinstance(v, FieldRef)]
+    lines = []
+    for name in list(env):
+        value = env[name]
+        if isinstance(value, FieldRef):
+            if value.field_path not in POD_FIELDS:
+                raise ValueError(f"{replica.name}: env {name}: compose cannot give the pod field {value.field_path}")
+            lines.append(f'export {name}="{POD_FIELDS[value.field_path]}"')
+            del env[name]
+        elif isinstance(value, str) and any(f"$({f})" in value for f in fields):
+            pieces = re.split(r"(\$\((?:" + "|".join(map(re.escape, fields)) + r")\))", value)
+            text = "".join(f'"${{{p[2:-1]}}}"' if i % 2 else (shlex.quote(p) if p else "")
+                           for i, p in enumerate(pieces))
+            lines.append(f"export {name}={text}")
+            del env[name]
+    if command is None:
+        ctx.note(f"{replica.name}: set {', '.join(fields)} in the image's entry point (the container has no "
+                 "command to run behind a shell)")
+        return command, args
+    return ("sh", "-c", "; ".join(lines + ['exec "$0" "$@"'])), tuple(command) + tuple(args or ())
+
+
 # --- probes -> healthcheck ----------------------------------------------------------------------
 
 def healthcheck(ctx: _Context, role: RolePlan, replica: Replica) -> dict | None:
@@ -400,10 +435,6 @@ def _port(role: RolePlan, port) -> int | None:
     return None  # a named port: only the container's own port has a name, and that is common.PORT_NAMES
 
 
-# bash opens /dev/tcp/HOST/PORT itself; host and port come in as $1 and $2, never as script text.
-_BASH_TCP = 'exec 3<>"/dev/tcp/$1/$2"'
-
-
 def _probe_test(ctx: _Context, role: RolePlan, probe: Probe) -> list | None:
     """The probe as a CMD-SHELL test.  Host, port and URL reach the shell only as quoted words
     (never inside code or another shell's script), and the URL is built so the path cannot
@@ -418,9 +449,11 @@ def _probe_test(ctx: _Context, role: RolePlan, probe: Probe) -> list | None:
             port = role.port
         host = h.tcp_socket.get("host") or "localhost"
         code = "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 2).close()"
-        words = f"{shlex.quote(host)} {port}"
-        return ["CMD-SHELL", (f"python3 -c {shlex.quote(code)} {words} 2>/dev/null"
-                              f" || bash -c {shlex.quote(_BASH_TCP)} probe {words}")]
+        # bash's script is quoted twice: the host is one word inside it, the script one word outside.
+        # (No `$1`: the emulator and old Compose would have to interpolate `$$` in healthchecks.)
+        script = f"exec 3<>/dev/tcp/{shlex.quote(host)}/{port}"
+        return ["CMD-SHELL", (f"python3 -c {shlex.quote(code)} {shlex.quote(host)} {port} 2>/dev/null"
+                              f" || bash -c {shlex.quote(script)}")]
     get = h.http_get or {}
     port = _port(role, get.get("port"))
     if port is None:

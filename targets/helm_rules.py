@@ -6,13 +6,32 @@ applies: the success rule, ExitCode's permanent exit codes, the role order and t
 name and replica limits.  That code is written here from the compiler's tables
 (the ones the planner and validator read) and put in place of marker lines
 (`{{- /* trainspec:... */ -}}`) in the template files.
+
+A chart serves one framework (values.schema.json fixes `framework`).  The code of
+the first four frameworks is written in the template files; a later framework's
+(`frameworks/<name>.tpl`: its environment; its names, role order and success
+rule from the tables) is generated into the charts of that framework's jobs only,
+so the charts of the other frameworks stay as they were.
 """
 
 from __future__ import annotations
 
-from trainspec.compiler.frameworks import SUCCESS_RULES
+import os
+
+from trainspec.compiler.frameworks import CONTAINER_NAME, SUCCESS_RULES
 from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
 from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
+
+from .common import PORT_NAMES
+
+# Frameworks whose code is in the template files themselves.
+BUILTIN = ("tensorflow", "pytorch", "mxnet", "mpi")
+FRAMEWORKS_DIR = os.path.join(os.path.dirname(__file__), "helm_chart", "frameworks")
+
+
+def chart_frameworks(framework: str | None) -> list[str]:
+    """The frameworks a chart for `framework` carries code for."""
+    return list(BUILTIN) + ([framework] if framework and framework not in BUILTIN else [])
 
 EXIT_CODES_MARKER = ("        {{- /* trainspec:permanent-exit-codes (generated from compiler/kube.py "
                      "PERMANENT_EXIT_CODES) */ -}}\n")
@@ -26,10 +45,10 @@ def _condition(framework: str, condition: tuple[str, str]) -> str:
     return f'eq (($v.{framework} | default dict).successPolicy | default "") "{value}"'
 
 
-def success_rule_code() -> str:
+def success_rule_code(framework: str | None = None) -> str:
     """Go-template lines that set `$rule` to the SuccessRule text for `$v.framework` and `$counts`."""
     lines = []
-    frameworks = list(SUCCESS_RULES)
+    frameworks = [fw for fw in SUCCESS_RULES if fw in chart_frameworks(framework)]
     for n, framework in enumerate(frameworks):
         last = n == len(frameworks) - 1
         head = "{{- else -}}" if last else \
@@ -50,7 +69,7 @@ def success_rule_code() -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def exit_codes_code(codes: range = PERMANENT_EXIT_CODES) -> str:
+def exit_codes_code(framework: str | None = None, codes: range = PERMANENT_EXIT_CODES) -> str:
     """The podFailurePolicy `values:` line listing ExitCode's permanent exit codes."""
     add = "add1 $c" if codes.start == 1 else f"add {codes.start} $c"
     return f"        values: [{{{{ range $c := until {len(codes)} }}}}{{{{ if $c }}}}, {{{{ end }}}}{{{{ {add} }}}}{{{{ end }}}}]\n"
@@ -61,34 +80,67 @@ NAME_LIMIT_MARKER = "{{- /* trainspec:name-limit (generated from compiler/kube.p
 REPLICA_LIMIT_MARKER = "{{- /* trainspec:replica-limit (generated from compiler/model.py MAX_REPLICAS) */ -}}\n"
 
 
-def role_order_code() -> str:
+def role_order_code(framework: str | None = None) -> str:
     """`$orders`: framework -> its roles in the order every target lists them."""
     pairs = " ".join(f'"{fw}" (list {" ".join(f"{chr(34)}{r}{chr(34)}" for r in roles)})'
-                     for fw, roles in ROLE_ORDER.items())
+                     for fw, roles in ROLE_ORDER.items() if fw in chart_frameworks(framework))
     return f"{{{{- $orders := dict {pairs} -}}}}\n"
 
 
-def name_limit_code() -> str:
+FRAMEWORK_NAMES_MARKER = ("{{- /* trainspec:framework-names (generated from compiler/frameworks.py CONTAINER_NAME, "
+                          "targets/common.py PORT_NAMES) */ -}}\n")
+FRAMEWORK_ENV_MARKER = ("{{- /* trainspec:framework-env (generated from targets/helm_chart/frameworks/<framework>.tpl) "
+                        "*/ -}}\n")
+
+
+def framework_names_code(framework: str | None = None) -> str:
+    """A later framework's container and port name (the first four are in jobs.yaml's dicts)."""
+    if framework is None or framework in BUILTIN:
+        return ""
+    return (f'{{{{- $container = "{CONTAINER_NAME[framework]}" -}}}}\n'
+            f'{{{{- $_ := set $portNames "{framework}" "{PORT_NAMES[framework]}" -}}}}\n')
+
+
+PORT_NAMES_MARKER = "{{- /* trainspec:port-names (generated from targets/common.py PORT_NAMES) */ -}}\n"
+
+
+def port_names_code(framework: str | None = None) -> str:
+    if framework is None or framework in BUILTIN:
+        return ""
+    return f'{{{{- $_ := set $portNames "{framework}" "{PORT_NAMES[framework]}" -}}}}\n'
+
+
+def framework_env_code(framework: str | None = None) -> str:
+    """A later framework's `else if` branch of jobs.yaml's framework environment."""
+    if framework is None or framework in BUILTIN:
+        return ""
+    with open(os.path.join(FRAMEWORKS_DIR, f"{framework}.tpl"), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def name_limit_code(framework: str | None = None) -> str:
     """Fail when the longest generated name `<job>-<role>-<i>` is not a DNS label."""
     return (f"{{{{- if gt (len $longest) {MAX_NAME} -}}}}\n"
             f'{{{{- fail (printf "generated name %q is %d characters; Kubernetes allows {MAX_NAME}: lower '
             'roles.%s.replicas or shorten name" $longest (len $longest) $name) -}}\n')
 
 
-def replica_limit_code() -> str:
+def replica_limit_code(framework: str | None = None) -> str:
     return (f"{{{{- if gt $total {MAX_REPLICAS} -}}}}\n"
             f'{{{{- fail (printf "%d replicas in all; trainspec allows at most {MAX_REPLICAS}" $total) -}}}}\n')
 
 
 GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_MARKER, name_limit_code),
                               (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code)),
-             "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code),)}
+             "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code), (FRAMEWORK_NAMES_MARKER, framework_names_code),
+                           (FRAMEWORK_ENV_MARKER, framework_env_code)),
+             "services.yaml": ((PORT_NAMES_MARKER, port_names_code),)}
 
 
-def fill(name: str, text: str) -> str:
-    """A chart template file's text with the generated parts in place of their markers."""
+def fill(name: str, text: str, framework: str | None = None) -> str:
+    """A chart template file's text, for a job of `framework`, with the generated parts in place of their markers."""
     for marker, code in GENERATED.get(name, ()):
         if marker not in text:
             raise AssertionError(f"the chart's {name} lost its marker {marker.strip()}")
-        text = text.replace(marker, code())
+        text = text.replace(marker, code(framework))
     return text

@@ -1,11 +1,14 @@
-"""`kubeflow`: one TFJob / PyTorchJob / MXJob (kubeflow.org/v1) or MPIJob (kubeflow.org/v2beta1).
+"""`kubeflow`: one TFJob / PyTorchJob / MXJob / XGBoostJob / PaddleJob / JAXJob (kubeflow.org/v1)
+or MPIJob (kubeflow.org/v2beta1).
 
-For the Kubeflow training operator v1.9 (TFJob, PyTorchJob), v1.8 (MXJob: removed
-in 1.9) and mpi-operator v2beta1; rules from shared/reference/CONVENTIONS.md §1.
+For the Kubeflow training operator v1.9 (TFJob, PyTorchJob, XGBoostJob, PaddleJob,
+JAXJob), v1.8 (MXJob: removed in 1.9) and mpi-operator v2beta1; rules from
+shared/reference/CONVENTIONS.md §1 and CONVENTIONS-V2.md §4.
 
 The operator creates the pods from one template per replica type and injects
 the framework's variables itself (TF_CONFIG, MASTER_ADDR/PORT, WORLD_SIZE, RANK,
-PET_*, DMLC_*/MX_CONFIG, the MPI hostfile and OMPI_* / I_MPI_* env), so those are
+PET_*, DMLC_*/MX_CONFIG, the MPI hostfile and OMPI_* / I_MPI_* env, XGBoost's
+WORKER_ADDRS, PADDLE_*, JAX's COORDINATOR_* / PROCESS_ID), so those are
 NOT written here.  What is written: the user's env, and trainspec's own
 `TRAINSPEC_*` variables — `TRAINSPEC_INDEX` through the downward API from the
 pod label the operator sets (`training.kubeflow.org/replica-index`), the host
@@ -37,12 +40,18 @@ KINDS = {
     "pytorch": ("PyTorchJob", "kubeflow.org/v1", "pytorchReplicaSpecs"),
     "mxnet": ("MXJob", "kubeflow.org/v1", "mxReplicaSpecs"),
     "mpi": ("MPIJob", "kubeflow.org/v2beta1", "mpiReplicaSpecs"),
+    "xgboost": ("XGBoostJob", "kubeflow.org/v1", "xgbReplicaSpecs"),
+    "paddle": ("PaddleJob", "kubeflow.org/v1", "paddleReplicaSpecs"),
+    "jax": ("JAXJob", "kubeflow.org/v1", "jaxReplicaSpecs"),
 }
 REPLICA_TYPES = {
     "tensorflow": {"chief": "Chief", "ps": "PS", "worker": "Worker", "evaluator": "Evaluator"},
     "pytorch": {"master": "Master", "worker": "Worker"},
     "mxnet": {"scheduler": "Scheduler", "server": "Server", "worker": "Worker"},
     "mpi": {"launcher": "Launcher", "worker": "Worker"},
+    "xgboost": {"master": "Master", "worker": "Worker"},
+    "paddle": {"master": "Master", "worker": "Worker"},
+    "jax": {"worker": "Worker"},
 }
 
 

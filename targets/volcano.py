@@ -6,8 +6,9 @@ plugin where Volcano has one (`tensorflow`, `pytorch`, `mpi`) with arguments
 naming our roles and ports.  Hosts are `<job>-<task>-<i>.<job>` (svc plugin).
 
 Per-replica templates: a role whose command, args or env render differently per
-replica (`{{ index }}`) cannot share one task template.  Then every role becomes
-one task per replica (`<role>-<i>`, replicas 1, as TorchX does), the pod
+replica (`{{ index }}`) keeps one task when the kubelet's `$(TRAINSPEC_INDEX)`
+expansion gives every replica its exact text (as on the kubeflow target).  Only
+when it cannot does every role become one task per replica (`<role>-<i>`, replicas 1, as TorchX does), the pod
 hostname is pinned to `<job>-<role>-<i>` so the host names stay the same, and
 since the framework plugins find their roles by task name, we write the
 framework variables ourselves, in the plugins' formats.
@@ -15,7 +16,12 @@ framework variables ourselves, in the plugins' formats.
 Variables Volcano's plugins do not give but the spec promises are written here:
 MXNet's DMLC_* (there is no MXNet plugin), torchrun's PET_*, the MPI hostfile and
 its OMPI_* / I_MPI_* / HYDRA_* variables, and TF_CONFIG for a single-pod job
-(the tensorflow plugin skips those).  `TRAINSPEC_INDEX` (and `DMLC_WORKER_ID`)
+(the tensorflow plugin skips those), and everything the Kubeflow v1 XGBoostJob,
+PaddleJob and JAXJob controllers inject (no Volcano plugin exists for them), with
+the svc plugin's host names.  Where such a value differs per replica other than
+by the index (XGBoost's worker RANK = index + 1, Paddle's rendezvous replica with
+its pod IP), the job takes the one-task-per-replica form, so every replica gets
+its exact value.  `TRAINSPEC_INDEX` (and `DMLC_WORKER_ID`, JAX's `PROCESS_ID`)
 come from the pod label `volcano.sh/task-index` through the downward API: the env
 plugin's VC_TASK_INDEX is appended after our variables, so `$(VC_TASK_INDEX)`
 could not be referenced from them.
@@ -24,7 +30,15 @@ could not be referenced from them.
 from __future__ import annotations
 
 from trainspec.compiler import frameworks
-from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, TF_CLUSTER_KEY, mpi_hostfile, tf_config
+from trainspec.compiler.checks import volcano_split
+from trainspec.compiler.frameworks import (
+    HOSTFILE_KEY,
+    MPI_HOSTFILE_PATH,
+    OPERATOR_ENV_FRAMEWORKS,
+    TF_CLUSTER_KEY,
+    mpi_hostfile,
+    tf_config,
+)
 from trainspec.compiler.plan import EnvVar, JobPlan, Restart, RolePlan
 from trainspec.compiler.schemes import scheme_for
 
@@ -37,9 +51,15 @@ INDEX_LABEL = "volcano.sh/task-index"
 PLUGIN_FRAMEWORKS = ("tensorflow", "pytorch", "mpi")  # Volcano has no MXNet plugin
 
 
+SPLIT_NOTE = ("one task per replica: some per-replica text or variable cannot be rebuilt from the task index "
+              "at runtime, so the framework plugins are not used")
+
+
 def render(plan: JobPlan) -> dict[str, str]:
     plan.check("volcano")
-    return {FILE: dump_all(common.patched(plan, "volcano", objects(plan)), common.header(plan))}
+    layout = _Layout(plan)
+    return {FILE: dump_all(common.patched(plan, "volcano", objects(plan, layout)),
+                           common.header(plan, SPLIT_NOTE if layout.split else ""))}
 
 
 def hosts(plan: JobPlan) -> dict[str, list[str]]:
@@ -66,7 +86,18 @@ class _Layout:
     def __init__(self, plan: JobPlan):
         self.plan = plan
         self.renders = {role.name: role_render(plan, role, "volcano") for role in plan.roles}
-        self.split = not all(r.uniform for r in self.renders.values())
+        self.split = volcano_split(plan)
+        # XGBoost's RANK and Paddle's rendezvous replica differ per replica in ways the task
+        # index cannot give through the downward API: then too, one task per replica.
+        self.operator_env = {role.name: [_operator_env(plan, role, i) for i in range(role.count)]
+                             for role in plan.roles} if plan.framework in OPERATOR_ENV_FRAMEWORKS else {}
+        self.index_vars: dict[str, set[str]] = {}
+        for role, envs in self.operator_env.items():
+            varies = _varies_by_index(envs)
+            if varies is None:
+                self.split = True
+            else:
+                self.index_vars[role] = varies
 
     def tasks(self):
         """(role, index or None, task name, replicas)."""
@@ -78,13 +109,43 @@ class _Layout:
                 yield role, None, role.name, role.count
 
 
+def _operator_env(plan: JobPlan, role: RolePlan, index: int) -> list[EnvVar]:
+    counts = {r.name: r.count for r in plan.roles}
+    ports = {r.name: r.port for r in plan.roles}
+    return frameworks.operator_env(plan.framework, role.name, index, counts, ports,
+                                   lambda r, i: f"{plan.name}-{r}-{i}.{plan.name}", plan.name)
+
+
+def _varies_by_index(envs: list[list[EnvVar]]) -> set[str] | None:
+    """The variables whose value is the replica's index (the downward API gives it), or None when
+    the replicas differ in some other way (one pod template cannot serve them)."""
+    out: set[str] = set()
+    for i, env in enumerate(envs[1:], 1):
+        if [v.name for v in env] != [v.name for v in envs[0]]:
+            return None
+        for var, first in zip(env, envs[0]):
+            if var == first:
+                continue
+            if var.value == str(i) and first.value == "0":
+                out.add(var.name)
+            else:
+                return None
+    return out
+
+
 def _index_entry(index: int | None) -> dict:
     return {"value": str(index)} if index is not None else field_ref(f"metadata.labels['{INDEX_LABEL}']")
 
 
-def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool) -> list[dict]:
+def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, layout: _Layout) -> list[dict]:
     job = plan.name
     fw = plan.framework
+    split = layout.split
+    if fw in OPERATOR_ENV_FRAMEWORKS:
+        env = layout.operator_env[role.name][index or 0]
+        by_index = set() if split else layout.index_vars[role.name]
+        return [{"name": v.name, **_index_entry(None)} if v.name in by_index else common.env_entry(v, "")
+                for v in env]
     if fw == "tensorflow":
         single = plan.total_replicas == 1 and len(plan.roles) == 1
         if split or single:
@@ -228,16 +289,22 @@ def _success_tasks(plan: JobPlan, split: bool) -> set[str]:
 
 
 def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: int, layout: _Layout) -> dict:
-    values = layout.renders[role.name].of(index or 0)
+    rendered = layout.renders[role.name]
+    values = rendered.of(index or 0)
+    shared = None if rendered.uniform or index is not None else rendered.shared
     env = base_env(plan, role, _index_entry(index), plan.topology_name)
-    env += _framework_env(plan, role, index, layout.split)
-    env += common.env_list(values.env, plan.topology_name)
+    env += _framework_env(plan, role, index, layout)
+    env += common.env_list((shared or values).env, plan.topology_name)
     extra_volumes, extra_mounts = [], []
     if plan.framework == "mpi" and role.name == "launcher":
         extra_volumes = [{"name": "mpi-job-config", "configMap": {
             "name": plan.topology_name, "items": [{"key": HOSTFILE_KEY, "path": "hostfile"}]}}]
         extra_mounts = [{"name": "mpi-job-config", "mountPath": MPI_HOSTFILE_PATH.rsplit("/", 1)[0]}]
     container = role_container(plan, role, env, values)
+    if shared is not None:  # one task template: the index reaches the text at runtime, exactly
+        for key, items in (("command", shared.command), ("args", shared.args)):
+            if items is not None:
+                container[key] = list(items)  # kubelet text already: not escaped again
     if extra_mounts:
         container["volumeMounts"] = container.get("volumeMounts", []) + extra_mounts
     pod_policy, policies = _restart(plan, role.restart)
@@ -296,6 +363,6 @@ def job(plan: JobPlan, layout: _Layout) -> dict:
     }
 
 
-def objects(plan: JobPlan) -> list[dict]:
-    layout = _Layout(plan)
+def objects(plan: JobPlan, layout: _Layout | None = None) -> list[dict]:
+    layout = layout or _Layout(plan)
     return [topology_config_map(plan, layout.split), job(plan, layout)]

@@ -41,6 +41,18 @@ Volcano (§2):
     pod 0 host, MASTER_PORT, WORLD_SIZE = master + worker **pods**, RANK
     (master 0, worker index + 1);
   * mpi plugin (--master/--worker/--port): MPI_HOST (worker hosts) on the master task.
+  * no plugin for XGBoost, Paddle or JAX: the template's env is all.
+Kubeflow v1 XGBoostJob / PaddleJob / JAXJob (CONVENTIONS-V2.md §4), appended likewise:
+  * XGBoostJob (container xgboost, port xgboostjob-port 9999): MASTER_PORT, MASTER_ADDR
+    `<job>-master-0`, WORLD_SIZE = Σ, RANK (worker: index + masters), PYTHONUNBUFFERED;
+    if Σ > 1: WORKER_PORT, WORKER_ADDRS `<job>-worker-0..Σ-2`;
+  * PaddleJob (container paddle, port `master` 36543): PYTHONUNBUFFERED, PADDLE_JOB_ID,
+    PADDLE_NNODES = Σ; the rendezvous replica (master 0, else worker 0) gets POD_IP_DUMMY
+    (fieldRef status.podIP) and PADDLE_MASTER=$(POD_IP_DUMMY):port, the others
+    `<job>-<rt>-0:port`; with a master, PADDLE_SERVER_NUM=1 / PADDLE_TRAINER_NUM=1;
+  * JAXJob (container jax, port jaxjob-port 6666): PYTHONUNBUFFERED, COORDINATOR_PORT,
+    COORDINATOR_ADDRESS `<job>-worker-0`, NUM_PROCESSES = Σ, PROCESS_ID = index.
+The pod IP is modelled as `10.0.<n>.<i>` (a distinct value per pod).
 """
 
 from __future__ import annotations
@@ -52,11 +64,15 @@ from trainspec.compiler.plan import expand_references
 
 KUBEFLOW_INDEX_LABEL = "training.kubeflow.org/replica-index"
 VOLCANO_INDEX_LABEL = "volcano.sh/task-index"
-DEFAULT_CONTAINER = {"TFJob": "tensorflow", "PyTorchJob": "pytorch", "MXJob": "mxnet"}
-DEFAULT_PORT = {"TFJob": 2222, "PyTorchJob": 23456, "MXJob": 9091}
-PORT_NAME = {"TFJob": "tfjob-port", "PyTorchJob": "pytorchjob-port", "MXJob": "mxjob-port", "MPIJob": "mpijob-port"}
+DEFAULT_CONTAINER = {"TFJob": "tensorflow", "PyTorchJob": "pytorch", "MXJob": "mxnet", "XGBoostJob": "xgboost",
+                     "PaddleJob": "paddle", "JAXJob": "jax"}
+DEFAULT_PORT = {"TFJob": 2222, "PyTorchJob": 23456, "MXJob": 9091, "XGBoostJob": 9999, "PaddleJob": 36543,
+                "JAXJob": 6666}
+PORT_NAME = {"TFJob": "tfjob-port", "PyTorchJob": "pytorchjob-port", "MXJob": "mxjob-port", "MPIJob": "mpijob-port",
+             "XGBoostJob": "xgboostjob-port", "PaddleJob": "master", "JAXJob": "jaxjob-port"}
 SPECS_FIELD = {"TFJob": "tfReplicaSpecs", "PyTorchJob": "pytorchReplicaSpecs", "MXJob": "mxReplicaSpecs",
-               "MPIJob": "mpiReplicaSpecs"}
+               "MPIJob": "mpiReplicaSpecs", "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs",
+               "JAXJob": "jaxReplicaSpecs"}
 
 
 @dataclass
@@ -75,7 +91,9 @@ class Pod:
 
 # --- the kubelet -----------------------------------------------------------------------------
 
-def _field(path: str, labels: dict[str, str], annotations: dict[str, str]) -> str:
+def _field(path: str, labels: dict[str, str], annotations: dict[str, str], pod_ip: str = "") -> str:
+    if path == "status.podIP" and pod_ip:
+        return pod_ip
     for prefix, source in (("metadata.labels['", labels), ("metadata.annotations['", annotations)):
         if path.startswith(prefix) and path.endswith("']"):
             key = path[len(prefix):-2]
@@ -89,7 +107,7 @@ def _field(path: str, labels: dict[str, str], annotations: dict[str, str]) -> st
 
 
 def kubelet_env(container: dict, labels: dict, annotations: dict, config_maps: dict[str, dict],
-                appended: list[tuple[str, str]]) -> dict[str, object]:
+                appended: list, pod_ip: str = "") -> dict[str, object]:
     """The container's environment: its env list then what the operator appended, expanded in order.
 
     `$(VAR)` expands from variables defined earlier (k8s.io/kubernetes third_party expansion);
@@ -97,7 +115,8 @@ def kubelet_env(container: dict, labels: dict, annotations: dict, config_maps: d
     """
     defined: dict[str, str] = {}
     out: dict[str, object] = {}
-    entries = list(container.get("env") or []) + [{"name": n, "value": v} for n, v in appended]
+    entries = list(container.get("env") or []) + [a if isinstance(a, dict) else {"name": a[0], "value": a[1]}
+                                                  for a in appended]
     for entry in entries:
         name = entry["name"]
         if "value" in entry:
@@ -105,7 +124,7 @@ def kubelet_env(container: dict, labels: dict, annotations: dict, config_maps: d
         else:
             source = entry["valueFrom"]
             if "fieldRef" in source:
-                value = _field(source["fieldRef"]["fieldPath"], labels, annotations)
+                value = _field(source["fieldRef"]["fieldPath"], labels, annotations, pod_ip)
             elif "resourceFieldRef" in source:
                 defined.pop(name, None)
                 out[name] = ("resource", source["resourceFieldRef"]["resource"])
@@ -250,7 +269,10 @@ def kubeflow_pods(docs: list[dict]) -> list[Pod]:
                                      ("OMPI_MCA_orte_set_default_slots", str(slots))]
                     else:
                         files["/etc/mpi/hostfile"] = "".join(f"{h}:{slots}\n" for h in workers)
-            env = kubelet_env(container, labels, {}, cms, appended)
+            elif kind in V1_ENV:
+                appended += V1_ENV[kind](name, rt, i, counts, ports)
+            pod_ip = f"10.0.{len(pods)}.{i}"
+            env = kubelet_env(container, labels, {}, cms, appended, pod_ip)
             command = container.get("command")
             if kind == "MPIJob" and rt == "worker" and command is None:
                 command = ["/usr/sbin/sshd", "-De"]
@@ -258,6 +280,40 @@ def kubeflow_pods(docs: list[dict]) -> list[Pod]:
             pods.append(Pod(pod_name, rt, host, env, kubelet_command(command, env),
                             kubelet_command(container.get("args"), env), files, labels))
     return pods
+
+
+def _xgboost_env(name: str, rt: str, i: int, counts: dict, ports: dict) -> list:
+    total = sum(counts.values())
+    rank = i + (counts.get("master", 0) if rt == "worker" else 0)
+    env = [("MASTER_PORT", str(ports["master"])), ("MASTER_ADDR", f"{name}-master-0"), ("WORLD_SIZE", str(total)),
+           ("RANK", str(rank)), ("PYTHONUNBUFFERED", "1")]
+    if total > 1:
+        env += [("WORKER_PORT", str(ports["worker"])),
+                ("WORKER_ADDRS", ",".join(f"{name}-worker-{j}" for j in range(total - 1)))]
+    return env
+
+
+def _paddle_env(name: str, rt: str, i: int, counts: dict, ports: dict) -> list:
+    env: list = [("PYTHONUNBUFFERED", "1"), ("PADDLE_JOB_ID", name), ("PADDLE_NNODES", str(sum(counts.values())))]
+    rendezvous = "master" if "master" in counts else "worker"
+    port = ports[rendezvous]
+    if rt == rendezvous and i == 0:
+        env += [{"name": "POD_IP_DUMMY", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                ("PADDLE_MASTER", f"$(POD_IP_DUMMY):{port}")]
+    else:
+        env.append(("PADDLE_MASTER", f"{name}-{rendezvous}-0:{port}"))
+    if "master" in counts:
+        env.append(("PADDLE_SERVER_NUM", "1") if rt == "master" else ("PADDLE_TRAINER_NUM", "1"))
+    return env
+
+
+def _jax_env(name: str, rt: str, i: int, counts: dict, ports: dict) -> list:
+    return [("PYTHONUNBUFFERED", "1"), ("COORDINATOR_PORT", str(ports["worker"])),
+            ("COORDINATOR_ADDRESS", f"{name}-worker-0"), ("NUM_PROCESSES", str(sum(counts.values()))),
+            ("PROCESS_ID", str(i))]
+
+
+V1_ENV = {"XGBoostJob": _xgboost_env, "PaddleJob": _paddle_env, "JAXJob": _jax_env}
 
 
 # --- Volcano batch/v1alpha1 with its plugins -------------------------------------------------
@@ -334,7 +390,7 @@ def volcano_pods(docs: list[dict]) -> list[Pod]:
                 if t["name"] == flags["master"]:
                     appended.append(("MPI_HOST", ",".join(task_hosts.get(flags["worker"], []))))
             container = template["spec"]["containers"][0]
-            env = kubelet_env(container, labels, {}, cms, appended)
+            env = kubelet_env(container, labels, {}, cms, appended, f"10.1.{len(pods)}.{i}")
             files = dict(svc_files)
             files.update(_mounted_files(template["spec"], container, cms))
             role = labels.get("trainspec.dev/role", t["name"])

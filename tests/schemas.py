@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from pathlib import Path
 
 import yaml
 
@@ -23,9 +22,15 @@ CRD_FILES = {
     ("kubeflow.org/v1", "PyTorchJob"): "crds/kubeflow/kubeflow.org_pytorchjobs.yaml",
     ("kubeflow.org/v1", "MXJob"): "crds/kubeflow/kubeflow.org_mxjobs.yaml",
     ("kubeflow.org/v2beta1", "MPIJob"): "crds/kubeflow/kubeflow.org_mpijobs_v2beta1.yaml",
+    ("kubeflow.org/v1", "XGBoostJob"): "crds/kubeflow/kubeflow.org_xgboostjobs.yaml",
+    ("kubeflow.org/v1", "PaddleJob"): "crds/kubeflow/kubeflow.org_paddlejobs.yaml",
+    ("kubeflow.org/v1", "JAXJob"): "crds/kubeflow/kubeflow.org_jaxjobs.yaml",
     ("batch.volcano.sh/v1alpha1", "Job"): "crds/volcano/batch.volcano.sh_jobs.yaml",
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): "crds/volcano/scheduling.volcano.sh_podgroups.yaml",
     ("scheduling.volcano.sh/v1beta1", "Queue"): "crds/volcano/scheduling.volcano.sh_queues.yaml",
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): "crds/jobset/jobset.x-k8s.io_jobsets.yaml",
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): "crds/trainer/trainer.kubeflow.org_trainjobs.yaml",
+    ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"): "crds/trainer/trainer.kubeflow.org_trainingruntimes.yaml",
 }
 
 
@@ -55,7 +60,7 @@ def served_schema(crd: dict, version: str) -> dict:
     raise KeyError(f"{crd['metadata']['name']} does not serve {version}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator(api_version: str, kind: str):
     """A strict Draft 7 validator for that kind, from its CRD's served version."""
     import jsonschema

@@ -98,6 +98,22 @@ def view(plan, env: dict, command, args, files: dict, target: str) -> dict:
         v["dmlc"] = {k: c(env[k]) for k in ("DMLC_ROLE", "DMLC_PS_ROOT_URI", "DMLC_PS_ROOT_PORT", "DMLC_NUM_SERVER",
                                             "DMLC_NUM_WORKER") }
         v["dmlc"]["DMLC_WORKER_ID"] = env.get("DMLC_WORKER_ID")
+    elif fw == "xgboost":
+        v["xgb"] = {k: c(env[k]) if k in env else None for k in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK",
+                                                              "PYTHONUNBUFFERED", "WORKER_PORT", "WORKER_ADDRS")}
+    elif fw == "jax":
+        v["jax"] = {k: c(env[k]) for k in ("PYTHONUNBUFFERED", "COORDINATOR_ADDRESS", "COORDINATOR_PORT",
+                                           "NUM_PROCESSES", "PROCESS_ID")}
+    elif fw == "paddle":
+        v["paddle"] = {k: env.get(k) for k in ("PYTHONUNBUFFERED", "PADDLE_JOB_ID", "PADDLE_NNODES",
+                                               "PADDLE_SERVER_NUM", "PADDLE_TRAINER_NUM")}
+        # the rendezvous replica names itself by its pod IP (k8s: still the kubelet's $(POD_IP_DUMMY))
+        master = env["PADDLE_MASTER"]
+        own_ip = env.get("POD_IP_DUMMY")
+        for self_ref in ("$(POD_IP_DUMMY)",) + ((own_ip,) if isinstance(own_ip, str) else ()):
+            if master.startswith(self_ref + ":"):
+                master = f"{plan.name}-{role}-{v['index']}" + master[len(self_ref):]
+        v["paddle"]["PADDLE_MASTER"] = c(master)
     elif fw == "mpi" and role == "launcher":
         hostfile = files["/etc/mpi/hostfile"]
         v["hostfile"] = [c(line) for line in hostfile.splitlines()]

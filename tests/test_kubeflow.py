@@ -17,8 +17,8 @@ from trainspec.targets import kubeflow
 EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))
 # Variables the operators inject themselves (CONVENTIONS §1): never in our templates.
 OPERATOR_ENV = ("TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "PYTHONUNBUFFERED", "MX_CONFIG",
-                "K_MPI_JOB_ROLE")
-OPERATOR_PREFIXES = ("PET_", "DMLC_", "OMPI_", "I_MPI_", "HYDRA_")
+                "K_MPI_JOB_ROLE", "WORKER_PORT", "WORKER_ADDRS", "POD_IP_DUMMY", "NUM_PROCESSES", "PROCESS_ID")
+OPERATOR_PREFIXES = ("PET_", "DMLC_", "OMPI_", "I_MPI_", "HYDRA_", "PADDLE_", "COORDINATOR_")
 
 
 def docs_of(spec_path) -> list[dict]:
@@ -72,6 +72,10 @@ def test_schema_check_is_strict_and_typed():
     ("pytorch-ddp.yaml", "PyTorchJob", "kubeflow.org/v1", ["Master", "Worker"], "pytorch", "pytorchjob-port"),
     ("mxnet-ps.yaml", "MXJob", "kubeflow.org/v1", ["Scheduler", "Server", "Worker"], "mxnet", "mxjob-port"),
     ("mpi-horovod.yaml", "MPIJob", "kubeflow.org/v2beta1", ["Launcher", "Worker"], "mpi", "mpijob-port"),
+    ("xgboost.yaml", "XGBoostJob", "kubeflow.org/v1", ["Master", "Worker"], "xgboost", "xgboostjob-port"),
+    ("paddle.yaml", "PaddleJob", "kubeflow.org/v1", ["Worker"], "paddle", "master"),
+    ("paddle-ps.yaml", "PaddleJob", "kubeflow.org/v1", ["Master", "Worker"], "paddle", "master"),
+    ("jax.yaml", "JAXJob", "kubeflow.org/v1", ["Worker"], "jax", "jaxjob-port"),
 ])
 def test_kind_replica_types_container_and_port(spec, kind, api, types, container_name, port):
     job = job_of(spec)

@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from trainspec.compiler import SpecErrors, load_plans
+
 from helpers import run_cli
 
 BASE = """\
@@ -91,20 +92,22 @@ CASES = [
      "a pytorch block in a tensorflow job", "only spec.tensorflow"),
     ("success-policy", spec_with("  roles:\n", "  tensorflow: {successPolicy: Chief}\n  roles:\n"), 9, 31,
      "spec.tensorflow.successPolicy", "'Chief' is not allowed", "ChiefOrWorker0"),
-    ("volume-relative-mount", spec_with("  roles:\n", "  volumes:\n    - {name: data, mountPath: data, source: {emptyDir: {}}}\n  roles:\n"),
+    ("volume-relative-mount", spec_with("  roles:\n", "  volumes:\n"
+                                        "    - {name: data, mountPath: data, source: {emptyDir: {}}}\n  roles:\n"),
      10, 31, "spec.volumes[0].mountPath", "'data' is not an absolute path", "/"),
-    ("volume-two-sources", spec_with("  roles:\n", "  volumes:\n    - name: d\n      mountPath: /d\n      source: {emptyDir: {}, hostPath: /x}\n  roles:\n"),
+    ("volume-two-sources", spec_with("  roles:\n", "  volumes:\n    - name: d\n      mountPath: /d\n"
+                                     "      source: {emptyDir: {}, hostPath: /x}\n  roles:\n"),
      12, 7, "spec.volumes[0].source", "has 2 sources", "exactly one of"),
     ("duplicate-key", spec_with("  image: tf:2.15\n", "  image: tf:2.15\n  image: tf:2.16\n"), 8, 3, "",
      "duplicate key 'image' (first at line 7)", "each key once"),
     ("yaml-syntax", spec_with("command: [python, train.py]", "command: [python, train.py"), 9, None, "",
      "YAML syntax error", "valid YAML"),
     ("template-unknown-name", spec_with("command: [python, train.py]", 'command: [python, train.py, "--r={{ rank }}"]'),
-     8, 31, "spec.command[2]", "'rank' is undefined", "known names"),
+     8, 36, "spec.command[2]", "'rank' is undefined", "known names"),
     ("template-unknown-role", spec_with("command: [python, train.py]", 'command: [python, "{{ hosts.chief }}"]'),
-     8, 21, "spec.command[1]", "has no attribute 'chief'", ""),
+     8, 22, "spec.command[1]", "unknown role 'chief'; roles: ps, worker", "this job has no chief role"),
     ("template-sandbox", spec_with("command: [python, train.py]", "command: [python, \"{{ ''.__class__ }}\"]"),
-     8, 21, "spec.command[1]", "refused by the sandbox", "unsafe"),
+     8, 22, "spec.command[1]", "refused by the sandbox", "unsafe"),
     ("probe-two-actions", spec_with("      resources: {cpu: \"4\", memory: 8Gi, gpu: 1}\n",
                                     "      probes:\n        liveness: {exec: [true], tcpSocket: {port: 1}}\n"),
      15, 9, "spec.roles.worker.probes.liveness", "has 2 actions", "exactly one of"),

@@ -57,7 +57,7 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph")
+COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "schema")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -152,36 +152,83 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", choices=("bash", "zsh", "fish"))
     p.set_defaults(func=cmd_completion)
 
+    p = sub.add_parser("import", help="turn a Kubeflow v1 job, MPIJob or Volcano Job into a spec",
+                       description="Read a TFJob, PyTorchJob, MXJob, XGBoostJob, PaddleJob, JAXJob, MPIJob v2beta1 "
+                                   "or Volcano Job and write a spec. Fields with no spec field go to spec.patches "
+                                   "(one warning each); --strict makes them errors. '-' is stdin / stdout.",
+                       epilog="example:\n  trainspec import tfjob.yaml -o specs/mnist.yaml",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("manifest", metavar="MANIFEST")
+    p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
+    p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field with no spec field")
+    p.add_argument("-o", "--output", metavar="SPEC", default="-", help="file to write (default: stdout)")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("schema", help="print the spec's JSON Schema (for editors)",
+                       description="Print the JSON Schema (draft 2020-12) of a spec, generated from the "
+                                   "validator's field table.",
+                       epilog="example:\n  trainspec schema -o schema/trainspec.schema.json\n"
+                              "then start a spec with\n"
+                              "  # yaml-language-server: $schema=../schema/trainspec.schema.json",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: standard output)")
+    p.set_defaults(func=cmd_schema)
+
     if command in COMPILE_COMMANDS:
         return parser
     try:
-        from trainspec.emulator.cli import register
+        from trainspec.emulator.commands import register
     except ModuleNotFoundError as exc:
-        if exc.name != "trainspec.emulator.cli":
+        if exc.name != "trainspec.emulator.commands":
             raise
     else:
         register(sub)
     return parser
 
 
-def _load(path: str, args, targets: tuple[str, ...] | None = None):
+def _warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:
+    """Print each job's target warnings once (`validate`, targets None: those of plain k8s)."""
+    seen: set[tuple[str, str]] = set()
+    for plan in plans:
+        for target in targets if targets is not None else ("k8s",):
+            if target in plan.unsupported:
+                continue  # left out of the build for this job
+            for warning in plan.target_warnings.get(target, ()):
+                if (plan.name, warning.path) in seen:
+                    continue  # k8s and helm give the same advice
+                seen.add((plan.name, warning.path))
+                if warn is not None:
+                    warn(warning)
+                else:
+                    print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
+
+
+def _load(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False, warn=None):
+    plans = _load_plans(path, args, targets, skip_unsupported)
+    _warn_targets(plans, targets, warn)
+    return plans
+
+
+def _load_plans(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False):
     from trainspec.compiler import load_plans
 
     if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
         from trainspec.inputs import STDIN_NAME, read_stdin_documents
 
-        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets, **spec_options(args))
-    return load_plans(path, targets=targets, **spec_options(args))
+        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets,
+                          skip_unsupported=skip_unsupported, **spec_options(args))
+    return load_plans(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
 
 
 def _print_warning(file: str, line: int, message: str) -> None:
     print(f"trainspec: warning: {file}:{line}: {message}", file=sys.stderr)
 
 
-def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None):
+def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False,
+                warn_target=None):
     """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
     if not spec.walked:
-        return _load(spec.path, args, targets)
+        return _load(spec.path, args, targets, skip_unsupported, warn_target)
     from trainspec.compiler import load_plans
     from trainspec.compiler.loader import JsonnetOptions
     from trainspec.inputs import walked_documents
@@ -190,7 +237,10 @@ def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None):
     jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
                              tuple(options["jpath"]))
     docs = walked_documents(spec.path, jsonnet, warn or _print_warning)
-    return load_plans(spec.path, documents=docs, targets=targets, **options) if docs else []
+    plans = load_plans(spec.path, documents=docs, targets=targets, skip_unsupported=skip_unsupported,
+                       **options) if docs else []
+    _warn_targets(plans, targets, warn_target)
+    return plans
 
 
 def _validate_inputs(args):
@@ -225,9 +275,15 @@ def cmd_validate(args) -> int:
         problems.append({"file": file, "line": line, "column": 1, "path": "", "message": message,
                          "expected": "", "hint": "", "severity": "warning"})
 
+    def warn_target(warning) -> None:
+        if args.format != "json":
+            print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
+            return
+        problems.append(dict(vars(warning), severity="warning"))
+
     for spec in _validate_inputs(args):
         try:
-            plans = _load_input(spec, args, warn)
+            plans = _load_input(spec, args, warn, warn_target=warn_target)
             if any(plan.patches for plan in plans):  # an op that does not apply is a spec error too
                 from trainspec.targets.patches import check
 
@@ -317,6 +373,12 @@ def cmd_compile(args) -> int:
     return EXIT_OK
 
 
+def cmd_import(args) -> int:
+    from trainspec.importer.cli import run
+
+    return run(args.manifest, args.job, args.strict, args.output)
+
+
 def collect_specs(inputs: list[str]) -> list[str]:
     """Spec paths under `inputs` (kept for callers outside the CLI)."""
     from trainspec.inputs import collect
@@ -364,8 +426,10 @@ def _build_locked(args, out: str, specs, targets) -> int:
 
     options = json.dumps(spec_options(args), sort_keys=True)
     with locked(out, exclusive=not args.check):
-        build, cache, keys = run_build(specs, out, targets, lambda spec: _load_input(spec, args, targets=targets), options,
-                                       use_cache=not args.no_cache)
+        skip = not args.target  # over all targets, skip those that cannot run a job; a target named must fit
+        build, cache, keys = run_build(specs, out, targets,
+                                       lambda spec: _load_input(spec, args, targets=targets, skip_unsupported=skip),
+                                       options, use_cache=not args.no_cache, skip_unsupported=skip)
         marker, orphans = ownership(out, build, specs)
         fresh = [o for o in build.outputs if o.texts is not None]
         files = {rel: t for o in fresh for rel, t in (o.texts or {}).items()}
@@ -434,8 +498,27 @@ def cmd_diff(args) -> int:
 def cmd_graph(args) -> int:
     from trainspec.graph import render_graph
 
-    plans = _load(args.spec, args)
+    plans = _load_plans(args.spec, args)
     sys.stdout.write(render_graph(plans, args.format))
+    return EXIT_OK
+
+
+def cmd_schema(args) -> int:
+    from trainspec.compiler.schema import schema_text
+
+    text = schema_text()
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return EXIT_OK
+    from trainspec.output import write_atomic, write_stream
+
+    if args.output.endswith(("/", os.sep)) or os.path.isdir(args.output):
+        from trainspec.compiler import UsageError
+
+        raise UsageError(f"-o {args.output}: is a folder; give a file name, e.g. trainspec.schema.json")
+    with _writing(args.output):
+        if not write_stream(args.output, text):
+            write_atomic(args.output, text)
     return EXIT_OK
 
 

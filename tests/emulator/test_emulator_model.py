@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
+from emuhelpers import trainspec as trainspec_cli
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import gpus, loader, policy
-from trainspec.emulator.model import from_k8s
+from trainspec.emulator import gpus, inputs, policy
+from trainspec.emulator.from_k8s import from_k8s
 from trainspec.emulator.podenv import command_and_args, container_env
 from trainspec.emulator.quantity import parse_quantity
 
@@ -19,7 +19,7 @@ FIXTURE = HERE / "fixtures" / "tf-ps.yaml"
 
 
 def load_spec(name: str, **kw):
-    return loader.load(str(ROOT / "specs" / name), state_dir="/state", **kw)
+    return inputs.load(str(ROOT / "specs" / name), state_dir="/state", **kw)
 
 
 def test_fixture_reads_roles_env_and_order():
@@ -42,7 +42,7 @@ def test_fixture_reads_roles_env_and_order():
 def test_compiled_spec_gives_operator_env_and_policy():
     job = load_spec("pytorch-ddp.yaml")
     assert job.framework == "pytorch"
-    master, worker = job.replicas
+    _master, worker = job.replicas
     env = container_env(worker.main, worker, job.namespace, "10.1.1.3")
     assert env["MASTER_ADDR"] == "pytorch-ddp-master-0"
     assert env["RANK"] == "1" and env["WORLD_SIZE"] == "2"
@@ -85,8 +85,22 @@ def test_secret_and_configmap_options(tmp_path):
     assert env["HF_TOKEN"] == "s3cr3t" and env["WANDB_PROJECT"] == "squad"
     certs = next(m for m in master.main.mounts if m.target == "/etc/certs")
     assert certs.secret and certs.files[0].data == b"CERT"
-    with pytest.raises(UsageError, match="expected NAME=PATH or NAME:KEY=VALUE"):
-        loader.parse_key_options(["nonsense"], "--secret")
+    with pytest.raises(UsageError, match="expected NAME=PATH, NAME:KEY=@FILE, .* or NAME:KEY=VALUE"):
+        inputs.parse_key_options(["nonsense"], "--secret")
+
+
+def test_secret_values_need_not_be_on_the_command_line(tmp_path, monkeypatch):
+    """`--secret NAME:KEY=@FILE`, `NAME:KEY=@env:VAR` and `NAME=@PATH`: the value never is in argv."""
+    (tmp_path / "tok").write_bytes(b"from-file\n")
+    (tmp_path / "s.env").write_text("a=1\n")
+    monkeypatch.setenv("MY_TOKEN", "from-env")
+    got = inputs.parse_key_options([f"s:file=@{tmp_path / 'tok'}", "s:env=@env:MY_TOKEN", "s:lit=@@at",
+                                    f"t=@{tmp_path / 's.env'}"], "--secret")
+    assert got == {"s": {"file": b"from-file\n", "env": b"from-env", "lit": b"@at"}, "t": {"a": b"1"}}
+    with pytest.raises(UsageError, match="environment variable NOPE_UNSET is not set"):
+        inputs.parse_key_options(["s:k=@env:NOPE_UNSET"], "--secret")
+    with pytest.raises(UsageError, match="cannot read"):
+        inputs.parse_key_options([f"s:k=@{tmp_path / 'missing'}"], "--secret")
 
 
 @pytest.mark.parametrize("doc_patch,message", [
@@ -115,13 +129,13 @@ def test_two_jobs_need_a_choice():
 def test_not_a_manifest_and_bad_yaml(tmp_path):
     p = tmp_path / "x.yaml"
     p.write_text("a: [1\n")
-    with pytest.raises(UsageError, match="not valid YAML"):
-        loader.load(str(p))
+    with pytest.raises(UsageError, match="x.yaml:2:1: .*YAML syntax error"):
+        inputs.load(str(p))
     p.write_text("kind: Deployment\nmetadata: {name: web}\n")
     with pytest.raises(UsageError, match="no trainspec workloads"):
-        loader.load(str(p))
+        inputs.load(str(p))
     with pytest.raises(UsageError, match="no such file"):
-        loader.load(str(tmp_path / "missing.yaml"))
+        inputs.load(str(tmp_path / "missing.yaml"))
 
 
 def test_command_expansion_like_the_kubelet():
@@ -208,11 +222,11 @@ def test_the_compile_path_does_not_import_docker():
     import subprocess
     import sys
 
-    code = ("import sys, argparse; from trainspec.emulator.cli import register; "
+    code = ("import sys, argparse; from trainspec.emulator.commands import register; "
             "p = argparse.ArgumentParser(); register(p.add_subparsers()); "
-            "from trainspec.emulator import loader, model, policy, gpus, expand; "
+            "from trainspec.emulator import inputs, from_k8s, runmodel, policy, gpus, expand; "
             "assert 'docker' not in sys.modules, 'docker imported'")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
 
 
@@ -251,3 +265,18 @@ def test_pods_the_api_server_rejects_are_refused(edit, message):
     edit(pod)
     with pytest.raises(UsageError, match=message):
         from_k8s(docs, source="tf-ps.yaml")
+def test_compiled_files_get_the_compilers_yaml_limits(tmp_path):
+    """An alias bomb or deep nesting in a compiled file is a clear error at once, not a hang or
+    a RecursionError (the emulator reads them with the compiler's loader)."""
+    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    bomb += [f"a{i}: &a{i} [*a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}, *a{i-1}]"
+             for i in range(1, 12)]
+    p = tmp_path / "bomb.yaml"
+    p.write_text("\n".join(bomb) + "\n")
+    with pytest.raises(UsageError, match="expands to more than"):
+        inputs.load(str(p))
+    p.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(UsageError, match="nesting"):
+        inputs.load(str(p))
+    r = trainspec_cli("run", p, cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "nesting" in r.stderr, r.stderr

@@ -12,10 +12,9 @@ import tarfile
 
 import pytest
 from emuhelpers import ROOT, norm, trainspec
-
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import loader
-from trainspec.emulator.supervisor import Run, RunOptions
+from trainspec.emulator import inputs
+from trainspec.emulator.run import Run, RunOptions
 
 pytestmark = pytest.mark.docker
 SPECS = ROOT / "specs"
@@ -69,7 +68,15 @@ def tf_args_image(docker_client, test_image):
 
 
 def _run(tmp_path, spec: str, image: str, *extra: str):
-    r = trainspec("run", SPECS / spec, "--image", image, "--cpu-only", "--offline", *extra, cwd=tmp_path, timeout=300)
+    path = SPECS / spec
+    text = path.read_text()
+    if "hostPath: /mnt/datasets/mnist" in text:
+        # The emulator never creates a missing host folder (it used to, as root, through Docker):
+        # point the dataset at one that exists.
+        (tmp_path / "mnist").mkdir()
+        path = tmp_path / spec
+        path.write_text(text.replace("hostPath: /mnt/datasets/mnist", f"hostPath: {tmp_path / 'mnist'}"))
+    r = trainspec("run", path, "--image", image, "--cpu-only", "--offline", *extra, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     return norm(r.stdout)
 
@@ -113,8 +120,8 @@ def test_full_features_spec_is_ready_to_run_once_given_its_cluster_objects(tmp_p
     """Everything a pod can carry: it needs the Secrets and ConfigMaps a cluster
     would hold; given them (and local images), every check before starting passes."""
     with pytest.raises(UsageError, match="--secret"):
-        loader.load(str(SPECS / "full-features.yaml"))
-    job = loader.load(str(SPECS / "full-features.yaml"), state_dir=str(tmp_path),
+        inputs.load(str(SPECS / "full-features.yaml"))
+    job = inputs.load(str(SPECS / "full-features.yaml"), state_dir=str(tmp_path),
                       secret_options=["hf-credentials:token=t", "internal-ca:ca.crt=c"],
                       configmap_options=["tracking:project=p", "finetune-config:a=b"])
     run = Run(job, RunOptions(cpu_only=True, images=["busybox:1.36=" + test_image, test_image],

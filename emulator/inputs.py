@@ -9,27 +9,34 @@ run's containers).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..compiler.errors import SpecErrors, UsageError
-from .model import JobModel, from_k8s
+from .from_k8s import from_k8s
+from .runmodel import JobModel
 
 SPEC_API = "trainspec/v1"
 
 
 def read_documents(path: str) -> list[Any]:
-    import yaml
+    """The file's YAML (or JSON) documents, read with the compiler's loader and its limits
+    (file size, alias expansion, nesting depth): a compiled file is input like a spec."""
+    from ..compiler.loader import load_file
 
     p = Path(path)
     if not p.exists():
         raise UsageError(f"{path}: no such file")
     if p.is_dir():
         raise UsageError(f"{path} is a directory; name a spec, a compiled k8s.yaml or a compose.yaml")
+    if p.suffix.lower() == ".jsonnet":
+        raise UsageError(f"{path}: a .jsonnet file is a spec")  # never reached: load() compiles it
     try:
-        return [d for d in yaml.safe_load_all(p.read_text(encoding="utf-8")) if d is not None]
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        return [d.data for d in load_file(path) if d.data is not None]
+    except SpecErrors as exc:
+        raise UsageError(str(exc)) from None
 
 
 def is_spec(path: str, docs: list[Any] | None) -> bool:
@@ -68,7 +75,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         objects, job = compile_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
         source = f"{path} (compiled to k8s)"
     elif len(docs or []) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
-        from .compose import from_compose
+        from .from_compose import from_compose
 
         return from_compose(docs[0], path, state_dir)
     else:
@@ -99,7 +106,14 @@ def missing_objects_error(model: JobModel) -> None:
 # -- secrets ------------------------------------------------------------------
 
 def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, bytes]]:
-    """--secret/--configmap NAME=PATH (a directory of key files or a KEY=VALUE file) | NAME:KEY=VALUE."""
+    """--secret/--configmap values, in forms that keep secrets off the command line:
+
+    NAME=PATH or NAME=@PATH   a directory of key files, or a KEY=VALUE env file
+    NAME:KEY=@FILE            the key's value is the file's bytes
+    NAME:KEY=@env:VAR         the key's value is the environment variable VAR
+    NAME:KEY=VALUE            inline (visible in the process list until the run hides it);
+                              a value that starts with @ is written @@...
+    """
     out: dict[str, dict[str, bytes]] = {}
     for opt in options:
         colon, eq = opt.find(":"), opt.find("=")
@@ -108,13 +122,15 @@ def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, 
         shown = repr(opt) if flag != "--secret" else f"{name_part} (value not shown)" if name_part != opt \
             else "(option not shown)"
         if eq <= 0:
-            raise UsageError(f"{flag} {shown}: expected NAME=PATH or NAME:KEY=VALUE")
+            raise UsageError(f"{flag} {shown}: expected NAME=PATH, NAME:KEY=@FILE, NAME:KEY=@env:VAR or "
+                             "NAME:KEY=VALUE")
         if 0 < colon < eq:
             name, rest = opt[:colon], opt[colon + 1:]
             key, value = rest.split("=", 1)
-            out.setdefault(name, {})[key] = value.encode()
+            out.setdefault(name, {})[key] = _indirect_value(value, f"{flag} {name}:{key}")
             continue
-        name, path = opt[:eq], Path(opt[eq + 1:])
+        name, raw = opt[:eq], opt[eq + 1:]
+        path = Path(raw.removeprefix("@"))
         data = out.setdefault(name, {})
         if path.is_dir():
             for f in sorted(path.iterdir()):
@@ -134,6 +150,22 @@ def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, 
             raise UsageError(f"{flag} {name}: {where} is neither a file nor a directory "
                              f"(expected NAME=PATH or NAME:KEY=VALUE)")
     return out
+
+
+def _indirect_value(value: str, where: str) -> bytes:
+    if value.startswith("@@"):
+        return value[1:].encode()
+    if value.startswith("@env:"):
+        var = value[len("@env:"):]
+        if var not in os.environ:
+            raise UsageError(f"{where}: environment variable {var} is not set")
+        return os.environ[var].encode()
+    if value.startswith("@"):
+        try:
+            return Path(value[1:]).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"{where}: cannot read {value[1:]}: {exc.strerror}") from None
+    return value.encode()
 
 
 def _referenced_secrets(obj: Any, out: set[str]) -> None:

@@ -21,31 +21,33 @@ from pathlib import Path
 from typing import Any
 
 from ..compiler.errors import UsageError
-from .loader import ssh_keypair
-from .model import (Container, EnvSource, FailureRule, FileEntry, JobModel, Mount, Probe, Replica, _order)
+from .hostpaths import safe_name
+from .inputs import ssh_keypair
+from .interpolation import InterpolationError, compose_env, interpolate_tree
+from .runmodel import (
+    Container,
+    EnvSource,
+    FailureRule,
+    FileEntry,
+    JobModel,
+    Mount,
+    Probe,
+    Replica,
+    start_order,
+)
+from .security import compose_security
 
 _UNITS = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
 
 
 def from_compose(doc: dict, path: str, state_dir: str) -> JobModel:
+    # Interpolated as a whole first, as Compose does: a `${VAR:?msg}` with VAR unset fails here,
+    # before anything starts.
+    try:
+        doc = interpolate_tree(doc, compose_env(path))
+    except InterpolationError as exc:
+        raise UsageError(f"{path}: {exc}") from None
     return _Compose(doc, path, state_dir).read()
-
-
-def interpolate(value: str) -> str:
-    """Compose interpolation: `$$` is `$`, ${VAR}, ${VAR:-default} and $VAR from the environment."""
-    def sub(m: re.Match) -> str:
-        if m.group(0) == "$$":
-            return "$"
-        name = m.group(1) or m.group(3)
-        default = m.group(2)
-        val = os.environ.get(name)
-        if default is not None:
-            op, dflt = default[:2] if default.startswith(":") else default[:1], default.lstrip(":")[1:]
-            if val is None or (op == ":-" and val == ""):
-                return dflt
-        return val or ""
-
-    return re.sub(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(:?-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, value)
 
 
 def _mem(value: Any) -> int:
@@ -104,7 +106,7 @@ class _Compose:
             success_policy=self.meta.get("successPolicy"), clean_pod_policy=clean,
             backoff_limit=self.meta.get("backoffLimit"),
             active_deadline=self.meta.get("activeDeadlineSeconds"),
-            replicas=_order(replicas), configmaps={}, secrets={}, source=self.path)
+            replicas=start_order(replicas), configmaps={}, secrets={}, source=self.path)
 
     def _init_services(self, replicas: set[str]) -> dict[str, list[str]]:
         """replica service → its init services, in dependency order."""
@@ -191,23 +193,23 @@ class _Compose:
         x = svc.get("x-trainspec") or {}
         lifecycle = x.get("lifecycle") or {}
         return Container(
-            name=name, image=interpolate(str(svc["image"])),
+            name=name, image=str(svc["image"]),
             command=self._words(svc.get("entrypoint")), args=self._words(svc.get("command")),
             working_dir=svc.get("working_dir"),
-            env=[EnvSource(str(k), interpolate(str(v if v is not None else "")), literal=False) for k, v in env.items()],
+            env=[EnvSource(str(k), str(v if v is not None else ""), literal=False) for k, v in env.items()],
             ports=ports, cpu=cpu, memory=memory, accelerators={"nvidia.com/gpu": accel} if accel else {},
             mounts=mounts,
             post_start=self._hook(lifecycle.get("postStart")), pre_stop=self._hook(lifecycle.get("preStop")),
             readiness=self._healthcheck(svc.get("healthcheck")) if main else None,
-            expand=False)
+            expand=False, security=compose_security(svc, f"{self.path}: {where}"))
 
     @staticmethod
     def _words(value: Any) -> list[str] | None:
         if value is None:
             return None
         if isinstance(value, str):
-            return [interpolate(w) for w in shlex.split(value)]
-        return [interpolate(str(w)) for w in value]
+            return shlex.split(value)
+        return [str(w) for w in value]
 
     @staticmethod
     def _hook(h: dict | None) -> list[str] | None:
@@ -246,8 +248,12 @@ class _Compose:
                 return Mount(target, "emptydir", target.strip("/").replace("/", "-") or "anon", ro)
             vol = ((self.doc.get("volumes") or {}).get(src) or {})
             claim = vol.get("name", src) if isinstance(vol, dict) else src
-            return Mount(target, "bind", f"{self.state_dir}/volumes/{claim}", ro)
+            claim = safe_name(claim, "volume name", f"{self.path}: {where}.volumes")
+            root = f"{self.state_dir}/volumes/{claim}"
+            return Mount(target, "bind", root, ro, root=root)
         if kind == "bind":
+            if "\0" in src:
+                raise self.fail(f"{where}.volumes", f"bind source {src!r} holds a NUL byte")
             host = Path(os.path.expanduser(src))
             host = host if host.is_absolute() else (self.base / host)
             if not host.exists():

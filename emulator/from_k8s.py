@@ -1,165 +1,39 @@
-"""The run model: what the emulator needs to know about a job, from manifests.
+"""A compiled `k8s.yaml` read into the run model.
 
 `from_k8s(docs)` reads the `k8s` target's objects (or any hand-written set of
-Jobs/Deployments/Services/ConfigMaps/Secrets of the same shape) into plain
-dataclasses. Everything that can be wrong with the input is found here, before
-Docker is touched, and reported as a UsageError naming the object and field.
+Jobs/Deployments/Services/ConfigMaps/Secrets of the same shape) into the run
+model's dataclasses. Everything that can be wrong with the input is found here,
+before Docker is touched, and reported as a UsageError naming the object and field.
 """
 
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from ..compiler.errors import UsageError
 from .expand import expand_command
+from .hostpaths import safe_name, safe_subpath
 from .pod_rules import refuse_api_rejects
 from .quantity import parse_quantity
+from .runmodel import (
+    Container,
+    EnvSource,
+    FailureRule,
+    FileEntry,
+    JobModel,
+    Mount,
+    Probe,
+    Replica,
+    start_order,
+)
+from .security import k8s_security
 
 FRAMEWORK_CONTAINERS = ("tensorflow", "pytorch", "mxnet", "mpi")
 # Limit keys that are not accelerators (anything else is: the resource name
 # of accelerators is configurable in the spec).
 PLAIN_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 ANNOTATION = "trainspec.dev/"
-
-
-@dataclass
-class Probe:
-    kind: str                      # exec | tcp | http
-    command: list[str] | None = None
-    port: int | str | None = None
-    host: str | None = None
-    path: str = "/"
-    scheme: str = "HTTP"
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    initial_delay: float = 0.0
-    period: float = 10.0
-    timeout: float = 1.0
-    success_threshold: int = 1
-    failure_threshold: int = 3
-
-
-@dataclass
-class FileEntry:
-    path: str       # relative to the mount point
-    data: bytes
-    mode: int
-
-
-@dataclass
-class Mount:
-    target: str
-    kind: str                       # bind | emptydir | tmpfs | files
-    source: str = ""                # host path (bind) or volume name (emptydir)
-    read_only: bool = False
-    files: list[FileEntry] = field(default_factory=list)
-    secret: bool = False            # files come from a Secret: never written to disk
-    single_file: bool = False       # subPath of a configMap/secret: target is one file
-    size: int | None = None         # emptyDir sizeLimit (memory medium → tmpfs size)
-    host_path: bool = False         # a hostPath / compose bind the user chose (checked against a denylist)
-
-
-@dataclass
-class EnvSource:
-    """One entry of a container's env, resolved lazily (podIP is known late)."""
-    name: str
-    value: str = ""
-    literal: bool = True            # only literal values get $(VAR) expansion
-    field_path: str | None = None   # fieldRef
-    secret: bool = False
-
-
-@dataclass
-class Container:
-    name: str
-    image: str
-    command: list[str] | None
-    args: list[str] | None
-    working_dir: str | None
-    env: list[EnvSource]
-    ports: list[tuple[int, str, int | None]]      # (containerPort, protocol, hostPort)
-    cpu: Decimal | None
-    memory: int | None
-    accelerators: dict[str, int]
-    mounts: list[Mount]
-    post_start: list[str] | None = None
-    pre_stop: list[str] | None = None
-    liveness: Probe | None = None
-    readiness: Probe | None = None
-    startup: Probe | None = None
-    expand: bool = True             # Kubernetes $(VAR) expansion (not for compose input)
-
-
-@dataclass
-class FailureRule:
-    action: str                     # FailJob | Ignore | Count | FailIndex
-    operator: str                   # In | NotIn
-    values: list[int]
-
-    def matches(self, code: int) -> bool:
-        return (code in self.values) == (self.operator == "In")
-
-
-@dataclass
-class Replica:
-    name: str                       # workload name == its DNS short name
-    role: str
-    index: int
-    workload: str                   # Job | Deployment
-    restart_policy: str             # Never | OnFailure | Always (pod level)
-    backoff_limit: int
-    active_deadline: float | None
-    failure_rules: list[FailureRule]
-    hostname: str
-    aliases: list[str]
-    labels: dict[str, str]
-    init_containers: list[Container]
-    main: Container
-    grace: float
-
-    @property
-    def display(self) -> str:
-        return f"{self.role}-{self.index}"
-
-    @property
-    def policy(self) -> str:
-        """The spec's restartPolicy, as the user wrote it."""
-        if self.workload == "Deployment":
-            return "Always"
-        if self.restart_policy == "Never" and self.failure_rules:
-            return "ExitCode"
-        return self.restart_policy
-
-
-@dataclass
-class JobModel:
-    name: str
-    namespace: str
-    framework: str | None
-    success_policy: str | None
-    clean_pod_policy: str
-    backoff_limit: int | None
-    active_deadline: float | None
-    replicas: list[Replica]
-    configmaps: dict[str, dict[str, bytes]]
-    secrets: dict[str, dict[str, bytes]]
-    secret_missing: dict[str, str] = field(default_factory=dict)  # name -> where used
-    configmap_missing: dict[str, str] = field(default_factory=dict)
-    source: str = ""
-
-    def images(self) -> list[str]:
-        seen: list[str] = []
-        for r in self.replicas:
-            for c in [*r.init_containers, r.main]:
-                if c.image not in seen:
-                    seen.append(c.image)
-        return seen
-
-
-# --------------------------------------------------------------------------
-# reading
 
 
 def split_jobs(docs: list[dict], source: str) -> dict[str, list[dict]]:
@@ -181,8 +55,8 @@ def split_jobs(docs: list[dict], source: str) -> dict[str, list[dict]]:
     if not jobs:
         raise UsageError(f"{source}: no trainspec workloads found (Jobs or Deployments labelled "
                          "trainspec.dev/job); is this the output of `trainspec compile --target k8s`?")
-    for name in jobs:
-        jobs[name] = jobs[name] + shared
+    for name, objs in jobs.items():
+        jobs[name] = objs + shared
     return jobs
 
 
@@ -267,7 +141,7 @@ class _Reader:
             clean_pod_policy=clean,
             backoff_limit=_opt_int(ann.get(ANNOTATION + "backoff-limit")),
             active_deadline=_opt_float(ann.get(ANNOTATION + "active-deadline-seconds")),
-            replicas=_order(replicas), configmaps=self.configmaps, secrets=self.secrets,
+            replicas=start_order(replicas), configmaps=self.configmaps, secrets=self.secrets,
             secret_missing=self.secret_missing, configmap_missing=self.configmap_missing, source=self.source)
 
     # -- workloads -------------------------------------------------------
@@ -323,9 +197,9 @@ class _Reader:
             backoff_limit=int(spec.get("backoffLimit", 6)) if kind == "Job" else 0,
             active_deadline=_opt_float(spec.get("activeDeadlineSeconds") or pod.get("activeDeadlineSeconds")),
             failure_rules=rules, hostname=hostname, aliases=_dedupe(aliases), labels=labels,
-            init_containers=[self.container(c, volumes, f"{ctx} initContainer {c.get('name')}")
+            init_containers=[self.container(c, volumes, f"{ctx} initContainer {c.get('name')}", pod)
                              for c in pod.get("initContainers") or []],
-            main=self.container(main, volumes, f"{ctx} container {main.get('name')}"),
+            main=self.container(main, volumes, f"{ctx} container {main.get('name')}", pod),
             grace=grace)
 
     def add_service_aliases(self, replicas: list[Replica], services: list[dict]) -> None:
@@ -343,7 +217,7 @@ class _Reader:
             r.aliases = _dedupe(r.aliases + [n, f"{n}.{ns}", f"{n}.{ns}.svc", f"{n}.{ns}.svc.cluster.local"])
 
     # -- containers ------------------------------------------------------
-    def container(self, c: dict, volumes: dict[str, dict], where: str) -> Container:
+    def container(self, c: dict, volumes: dict[str, dict], where: str, pod: dict) -> Container:
         image = c.get("image")
         if not image:
             raise self.fail(where, "has no image")
@@ -383,6 +257,7 @@ class _Reader:
             liveness=self.probe(c.get("livenessProbe"), f"{where} livenessProbe", static),
             readiness=self.probe(c.get("readinessProbe"), f"{where} readinessProbe", static),
             startup=self.probe(c.get("startupProbe"), f"{where} startupProbe", static),
+            security=k8s_security(pod, c, f"{self.source}: {where}"),
         )
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
@@ -453,13 +328,19 @@ class _Reader:
         if vol is None:
             raise self.fail(f"{where} volumeMounts", f"volume {vname!r} is not in the pod's volumes")
         ro = bool(m.get("readOnly", False))
-        sub = m.get("subPath") or ""
+        sub = safe_subpath(m.get("subPath"), f"{self.source}: {where} volumeMounts {vname}")
         if "persistentVolumeClaim" in vol:
-            claim = vol["persistentVolumeClaim"].get("claimName")
-            src = f"{self.state_dir}/volumes/{claim}" + (f"/{sub}" if sub else "")
-            return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")))
+            claim = safe_name(vol["persistentVolumeClaim"].get("claimName"), "claimName",
+                              f"{self.source}: {where} volume {vname}")
+            root = f"{self.state_dir}/volumes/{claim}"
+            src = root + (f"/{sub}" if sub else "")
+            return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")), root=root)
         if "hostPath" in vol:
-            src = vol["hostPath"].get("path", "") + (f"/{sub}" if sub else "")
+            host = (vol["hostPath"] or {}).get("path")
+            if not isinstance(host, str) or not host.startswith("/") or "\0" in host:
+                raise self.fail(f"{where} volume {vname}", f"hostPath path {host!r} is not an absolute path",
+                                "Kubernetes requires an absolute hostPath")
+            src = host + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro, host_path=True)
         if "emptyDir" in vol:
             if (vol["emptyDir"] or {}).get("medium") == "Memory":
@@ -477,6 +358,7 @@ class _Reader:
             files: list[FileEntry] = []
             if items:
                 for it in items:
+                    safe_subpath(it.get("path", it.get("key")), f"{self.source}: {where} volume {vname} items path")
                     if it.get("key") in data:
                         files.append(FileEntry(it.get("path", it["key"]), data[it["key"]], int(it.get("mode", mode))))
                     elif oname not in self.secret_missing and oname not in self.configmap_missing \
@@ -502,13 +384,13 @@ class _Reader:
     def probe(self, p: dict | None, where: str, static_env: dict[str, str] | None = None) -> Probe | None:
         if not p:
             return None
-        common = dict(
-            initial_delay=float(p.get("initialDelaySeconds", 0)),
-            period=float(p.get("periodSeconds", 10)),
-            timeout=float(p.get("timeoutSeconds", 1)),
-            success_threshold=int(p.get("successThreshold", 1)),
-            failure_threshold=int(p.get("failureThreshold", 3)),
-        )
+        common = {
+            "initial_delay": float(p.get("initialDelaySeconds", 0)),
+            "period": float(p.get("periodSeconds", 10)),
+            "timeout": float(p.get("timeoutSeconds", 1)),
+            "success_threshold": int(p.get("successThreshold", 1)),
+            "failure_threshold": int(p.get("failureThreshold", 3)),
+        }
         if "exec" in p:
             command = _strs((p["exec"] or {}).get("command"))
             if command is not None:
@@ -526,21 +408,6 @@ class _Reader:
                         "(exec, tcpSocket, httpGet)")
 
 
-# Roles that others connect to start first: DNS names and listening sockets
-# are then in place when clients come up (DOCKER-NOTES: fewer start races).
-_SERVER_ROLES = ("scheduler", "ps", "server", "master", "chief")
-
-
-def _order(replicas: list[Replica]) -> list[Replica]:
-    def rank(r: Replica) -> tuple:
-        role = r.role.lower()
-        if role in _SERVER_ROLES:
-            return (0, _SERVER_ROLES.index(role), r.index)
-        if role == "launcher":
-            return (2, 0, r.index)
-        return (1, 0, r.index)  # workers (MPI workers run sshd: before the launcher)
-
-    return sorted(replicas, key=rank)
 
 
 def _strs(v: Any) -> list[str] | None:

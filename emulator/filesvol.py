@@ -1,0 +1,109 @@
+"""configMap and secret volumes as read-only files on a tmpfs, never on a disk.
+
+Each run gets one folder on a tmpfs (/dev/shm, else $XDG_RUNTIME_DIR, or
+$TRAINSPEC_FILES_DIR), named with a random token and mode 0711 so other users of
+the machine cannot list or guess it. Every files mount is written there and
+bind-mounted read-only into its container: nothing lands in the container's
+writable layer (which is on the host's disk), and a read-only root filesystem
+works too. The folder is removed with the run's containers (docker_backend.remove_run
+finds it through a container label); --keep keeps it until `trainspec down`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+import shutil
+
+from ..compiler.errors import UsageError
+from .runmodel import Mount
+
+ROOT_ENV = "TRAINSPEC_FILES_DIR"
+PREFIX = "trainspec-files-"
+LABEL = "trainspec.dev/files-dir"
+_TMPFS = ("tmpfs", "ramfs")
+
+
+def _fstype(path: str) -> str | None:
+    real = os.path.realpath(path)
+    best, kind = "", None
+    try:
+        with open("/proc/mounts", encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 3:
+                    continue
+                point = parts[1].replace("\\040", " ")
+                if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+                    best, kind = point, parts[2]
+    except OSError:
+        return None
+    return kind
+
+
+def tmpfs_root() -> str:
+    explicit = os.environ.get(ROOT_ENV)
+    candidates = [explicit] if explicit else ["/dev/shm", os.environ.get("XDG_RUNTIME_DIR", "")]
+    for c in candidates:
+        if c and os.path.isdir(c) and _fstype(c) in _TMPFS:
+            return c
+    raise UsageError("configMap/secret volumes are kept on a tmpfs, never on disk, and no tmpfs folder was found "
+                     f"({explicit or '/dev/shm, $XDG_RUNTIME_DIR'}); set {ROOT_ENV} to a folder on a tmpfs")
+
+
+class FilesDir:
+    """One run's tmpfs folder; made on first use."""
+
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        self.path: str | None = None
+        self._seq = itertools.count(1)  # a fresh folder for every container created (restarts too)
+
+    def ensure(self) -> str:
+        if self.path is None:
+            path = os.path.join(tmpfs_root(), f"{PREFIX}{self.run_id}-{secrets.token_hex(8)}")
+            os.mkdir(path, 0o711)
+            os.chmod(path, 0o711)
+            self.path = path
+        return self.path
+
+    def write(self, label: str, m: Mount) -> str:
+        """Write one mount's files; the host path to bind (a folder, or one file)."""
+        dest = os.path.join(self.ensure(), f"{label}-{next(self._seq)}")
+        if m.single_file:
+            data, mode = (m.files[0].data, m.files[0].mode) if m.files else (b"", 0o644)
+            _write(dest, data, mode)
+            return dest
+        os.mkdir(dest, 0o700 if m.target.rstrip("/").endswith(".ssh") else 0o755)
+        for f in m.files:
+            rel = os.path.normpath(f.path)
+            if rel.startswith(("/", "..")) or rel == ".":
+                raise UsageError(f"{m.source}: item path {f.path!r} is not allowed; expected a relative path "
+                                 "without '..'")
+            parent = os.path.dirname(os.path.join(dest, rel))
+            os.makedirs(parent, 0o755, exist_ok=True)
+            _write(os.path.join(dest, rel), f.data, f.mode)
+        return dest
+
+    def remove(self) -> None:
+        if self.path is not None:
+            remove(self.path)
+
+
+def _write(path: str, data: bytes, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.chmod(path, mode & 0o777)
+
+
+def remove(path: str) -> None:
+    """Remove a run's files folder — only ever one this module made."""
+    if not path or not os.path.basename(path.rstrip("/")).startswith(PREFIX):
+        return
+    if _fstype(os.path.dirname(path.rstrip("/"))) not in _TMPFS:
+        return
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,168 @@
+"""The run model: what the emulator needs to know about one job run, as plain dataclasses.
+
+Every reader fills it (from_k8s.py for a compiled k8s.yaml, from_compose.py for
+a compose.yaml); the run (run.py) and the replica runner (podrunner.py) only read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from .security import Security
+
+
+@dataclass
+class Probe:
+    kind: str                      # exec | tcp | http
+    command: list[str] | None = None
+    port: int | str | None = None
+    host: str | None = None
+    path: str = "/"
+    scheme: str = "HTTP"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    initial_delay: float = 0.0
+    period: float = 10.0
+    timeout: float = 1.0
+    success_threshold: int = 1
+    failure_threshold: int = 3
+
+
+@dataclass
+class FileEntry:
+    path: str       # relative to the mount point
+    data: bytes
+    mode: int
+
+
+@dataclass
+class Mount:
+    target: str
+    kind: str                       # bind | emptydir | tmpfs | files
+    source: str = ""                # host path (bind) or volume name (emptydir)
+    read_only: bool = False
+    files: list[FileEntry] = field(default_factory=list)
+    secret: bool = False            # files come from a Secret: never written to disk
+    single_file: bool = False       # subPath of a configMap/secret: target is one file
+    size: int | None = None         # emptyDir sizeLimit (memory medium → tmpfs size)
+    host_path: bool = False         # a hostPath / compose bind the user chose (checked against a denylist)
+    root: str = ""                  # a volume folder under the state folder the source must stay inside
+
+
+@dataclass
+class EnvSource:
+    """One entry of a container's env, resolved lazily (podIP is known late)."""
+    name: str
+    value: str = ""
+    literal: bool = True            # only literal values get $(VAR) expansion
+    field_path: str | None = None   # fieldRef
+    secret: bool = False
+
+
+@dataclass
+class Container:
+    name: str
+    image: str
+    command: list[str] | None
+    args: list[str] | None
+    working_dir: str | None
+    env: list[EnvSource]
+    ports: list[tuple[int, str, int | None]]      # (containerPort, protocol, hostPort)
+    cpu: Decimal | None
+    memory: int | None
+    accelerators: dict[str, int]
+    mounts: list[Mount]
+    post_start: list[str] | None = None
+    pre_stop: list[str] | None = None
+    liveness: Probe | None = None
+    readiness: Probe | None = None
+    startup: Probe | None = None
+    expand: bool = True             # Kubernetes $(VAR) expansion (not for compose input)
+    security: Security = field(default_factory=Security)   # user, read-only root, ... (security.py)
+
+
+@dataclass
+class FailureRule:
+    action: str                     # FailJob | Ignore | Count | FailIndex
+    operator: str                   # In | NotIn
+    values: list[int]
+
+    def matches(self, code: int) -> bool:
+        return (code in self.values) == (self.operator == "In")
+
+
+@dataclass
+class Replica:
+    name: str                       # workload name == its DNS short name
+    role: str
+    index: int
+    workload: str                   # Job | Deployment
+    restart_policy: str             # Never | OnFailure | Always (pod level)
+    backoff_limit: int
+    active_deadline: float | None
+    failure_rules: list[FailureRule]
+    hostname: str
+    aliases: list[str]
+    labels: dict[str, str]
+    init_containers: list[Container]
+    main: Container
+    grace: float
+
+    @property
+    def display(self) -> str:
+        return f"{self.role}-{self.index}"
+
+    @property
+    def policy(self) -> str:
+        """The spec's restartPolicy, as the user wrote it."""
+        if self.workload == "Deployment":
+            return "Always"
+        if self.restart_policy == "Never" and self.failure_rules:
+            return "ExitCode"
+        return self.restart_policy
+
+
+@dataclass
+class JobModel:
+    name: str
+    namespace: str
+    framework: str | None
+    success_policy: str | None
+    clean_pod_policy: str
+    backoff_limit: int | None
+    active_deadline: float | None
+    replicas: list[Replica]
+    configmaps: dict[str, dict[str, bytes]]
+    secrets: dict[str, dict[str, bytes]]
+    secret_missing: dict[str, str] = field(default_factory=dict)  # name -> where used
+    configmap_missing: dict[str, str] = field(default_factory=dict)
+    source: str = ""
+
+    def images(self) -> list[str]:
+        seen: list[str] = []
+        for r in self.replicas:
+            for c in [*r.init_containers, r.main]:
+                if c.image not in seen:
+                    seen.append(c.image)
+        return seen
+
+
+# --------------------------------------------------------------------------
+# reading
+
+
+# Roles that others connect to start first: DNS names and listening sockets
+# are then in place when clients come up (DOCKER-NOTES: fewer start races).
+SERVER_ROLES = ("scheduler", "ps", "server", "master", "chief")
+
+
+def start_order(replicas: list[Replica]) -> list[Replica]:
+    def rank(r: Replica) -> tuple:
+        role = r.role.lower()
+        if role in SERVER_ROLES:
+            return (0, SERVER_ROLES.index(role), r.index)
+        if role == "launcher":
+            return (2, 0, r.index)
+        return (1, 0, r.index)  # workers (MPI workers run sshd: before the launcher)
+
+    return sorted(replicas, key=rank)
