@@ -126,22 +126,20 @@ JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi")
 
 
 def _elastic(plan: JobPlan, target: str) -> list[Problem]:
-    """Elastic PyTorch (spec v1.1) is written for the kubeflow, volcano, k8s, helm and compose targets only."""
+    """Elastic PyTorch (spec v1.1): not written for Trainer v2 (its torch runtime fixes numNodes)."""
     if plan.framework != "pytorch" or plan.elastic is None:
         return []
     return [Problem(("spec", "pytorch", "elastic"), f"target {target}: trainspec does not yet write elastic "
                     "PyTorch (torchrun's rendezvous on worker-0) for this target", "no pytorch.elastic",
-                    "use the kubeflow, volcano, k8s, helm or compose target", True)]
+                    "use the kubeflow, jobset, volcano, k8s, helm or compose target", True)]
 
 
 def jobset(plan: JobPlan) -> list[Problem]:
-    if plan.elastic is not None:
-        return _elastic(plan, "jobset")
     if plan.framework not in JOBSET_FRAMEWORKS:
         return [Problem(("spec", "framework"),
                         f"target jobset: trainspec does not yet write the {plan.framework} controller's variables "
                         "for JobSet host names", "one of " + ", ".join(JOBSET_FRAMEWORKS),
-                        "use the kubeflow, volcano, k8s, helm or compose target", True)]
+                        "use the kubeflow, jobset, volcano, k8s, helm or compose target", True)]
     out: list[Problem] = []
     for role in plan.roles:
         out += _job_pods_always(role, "jobset", f"the {role.name} pods are Job pods, which",

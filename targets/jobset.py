@@ -35,9 +35,10 @@ from trainspec.compiler.frameworks import (
     MPI_HOSTFILE_PATH,
     TF_CLUSTER_KEY,
     mpi_hostfile,
+    pytorch_elastic_env,
     tf_cluster,
 )
-from trainspec.compiler.plan import JobPlan, RolePlan
+from trainspec.compiler.plan import EnvVar, JobPlan, RolePlan
 from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS, scheme_for
 
 from . import common
@@ -132,6 +133,19 @@ def _count(plan: JobPlan, name: str) -> int:
     return role.count if role else 0
 
 
+def _elastic_env(plan: JobPlan, role: RolePlan, names: dict[str, list[str]]) -> list[dict]:
+    """Elastic torchrun (spec v1.1): the rendezvous on worker-0, as the operator's elasticPolicy gives it."""
+    master = plan.role("master")
+    master_env = []
+    if master is not None and master.count:
+        master_env = [EnvVar("PET_MASTER_ADDR", names["master"][0]), EnvVar("PET_MASTER_PORT", str(master.port))]
+        if role.name == "master":
+            master_env.append(EnvVar("PET_NODE_RANK", "0"))
+    env = pytorch_elastic_env(plan.elastic, names["worker"][0], {r.name: r.count for r in plan.roles},
+                              {r.name: r.port for r in plan.roles}, plan.nproc_per_node, master_env)
+    return common.env_list(env, "")
+
+
 def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dict]:
     """What the operator would inject, written for JobSet hosts; per-replica parts via $(TRAINSPEC_INDEX)."""
     fw = plan.framework
@@ -142,6 +156,8 @@ def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dic
                                                                             "key": TF_CLUSTER_KEY}}},
                 {"name": "TF_CONFIG", "value": f'{{"cluster":$({TF_CLUSTER_KEY}),"task":{task},'
                                                f'"environment":"cloud"}}'}]
+    if fw == "pytorch" and plan.elastic is not None:
+        return _elastic_env(plan, role, names)
     if fw == "pytorch":
         nproc = settings.nproc_per_node or "auto"
         per_node = int(nproc) if nproc.isdigit() else 1

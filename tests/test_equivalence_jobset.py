@@ -80,7 +80,10 @@ def test_every_replica_sees_the_same_topology_under_jobset(spec):
     for key in sorted(expected):
         (a, env_a), (b, env_b) = k8s[key], js[key]
         assert a == b, f"jobset differs from k8s for {key}"
-        if plan.framework == "pytorch":
+        if plan.framework == "pytorch" and plan.elastic is not None:  # ranks come from the rendezvous
+            assert env_b["PET_NNODES"] == env_a["PET_NNODES"]
+            assert env_b["PET_RDZV_ENDPOINT"] == jobset_canon(env_a["PET_RDZV_ENDPOINT"], plan)
+        elif plan.framework == "pytorch":
             assert env_a["PET_NODE_RANK"] == env_b["PET_NODE_RANK"] == env_b["RANK"] == str(a["rank"])
         if plan.framework == "tensorflow":
             assert json.loads(env_b["TF_CONFIG"]) == json.loads(jobset_canon(env_a["TF_CONFIG"], plan))
