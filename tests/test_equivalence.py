@@ -62,6 +62,12 @@ def _user_names(plan, role: str) -> list[str]:
     return names
 
 
+def _pod_ip(value: str) -> str:
+    """The operator model gives each pod an IP (10.0.<pod>.<i>, 10.1.<pod>.<i> on volcano) for Paddle's rendezvous; a user's
+    fieldRef status.podIP is then that IP, where the plan says `<pod status.podIP>`."""
+    return "<pod status.podIP>" if re.fullmatch(r"10\.[01]\.\d+\.\d+", value) else value
+
+
 def view(plan, env: dict, command, args, files: dict, target: str) -> dict:
     """What the program relies on, in a form every target can be compared in."""
     c = lambda s: canon(s, plan)  # noqa: E731
@@ -74,7 +80,7 @@ def view(plan, env: dict, command, args, files: dict, target: str) -> dict:
         "hosts": {r.name: c(env[f"TRAINSPEC_HOSTS_{env_role(r.name)}"]) for r in plan.roles},
         "command": None if command is None else [c(s) for s in command],
         "args": None if args is None else [c(s) for s in args],
-        "user_env": {name: (c(env[name]) if isinstance(env[name], str) else env[name])
+        "user_env": {name: (_pod_ip(c(env[name])) if isinstance(env[name], str) else env[name])
                      for name in _user_names(plan, role)},
     }
     fw = plan.framework
