@@ -59,6 +59,11 @@ def decide(job: JobModel, phases: dict[str, str], reasons: dict[str, str]) -> De
         if phases.get(r.name) == FAILED:
             why = reasons.get(r.name) or "failed"
             return Decision(FAILED, f"{r.display} failed ({why})")
+    if job.success is not None:  # an operator's own rule (controllers/)
+        done = [g for g in job.success.groups if g and all(phases.get(n) == SUCCEEDED for n in g)]
+        if len(done) >= job.success.need:
+            return Decision(SUCCEEDED, f"{job.success.name} succeeded")
+        return None
     need, rule = deciders(job)
     if need and all(phases.get(r.name) == SUCCEEDED for r in need):
         return Decision(SUCCEEDED, f"{rule} succeeded" if len(need) != 1 else f"{need[0].display} succeeded")

@@ -1,0 +1,83 @@
+"""A manifest for a cluster controller (Kubeflow, MPI operator, Volcano, JobSet) read into the run model.
+
+The controller's module (controllers/) makes the objects it would create on a
+cluster — one pod per replica with the env it injects, its ConfigMaps and
+Secrets — and its job rules; the k8s reader (from_k8s.py) reads those pods as it
+reads a compiled k8s.yaml, and the controller's success rule, backoff, deadline
+and cleanup replace the ones a k8s.yaml carries in annotations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..compiler.errors import UsageError
+from .controllers import Created, jobset, kind_of, kubeflow_v1, mpi_operator, volcano
+from .runmodel import JobModel
+
+KUBEFLOW_V1 = "kubeflow.org/v1"
+
+
+def controller(doc: Any) -> Callable[[dict, str], Created] | None:
+    """The controller that acts on this document, or None for an object it does not own."""
+    api, kind = kind_of(doc)
+    if api == KUBEFLOW_V1 and kind in kubeflow_v1.KINDS:
+        return kubeflow_v1.create
+    if api.startswith("kubeflow.org/v2") and kind == "MPIJob":
+        return mpi_operator.create
+    if api.startswith("batch.volcano.sh/") and kind == "Job":
+        return volcano.create
+    if api.startswith("jobset.x-k8s.io/") and kind == "JobSet":
+        return _jobset
+    return None
+
+
+def _jobset(doc: dict, source: str) -> Created:
+    rjobs = {str(r.get("name")) for r in (doc.get("spec") or {}).get("replicatedJobs") or []}
+    # run.py starts an MPI job's workers (their sshd) before the launcher, as InOrder does here.
+    return jobset.create(doc, source, framework="mpi" if "launcher" in rjobs else None)
+
+
+def is_operator_input(docs: list[Any]) -> bool:
+    return any(controller(d) is not None for d in docs)
+
+
+def created(docs: list[Any], source: str, job: str | None = None) -> tuple[Created, list[dict]]:
+    """The one custom resource's Created, and the file's other objects (ConfigMaps, Secrets...)."""
+    owned = [d for d in docs if controller(d) is not None]
+    if job is not None:
+        owned = [d for d in owned if ((d.get("metadata") or {}).get("name")) == job]
+        if not owned:
+            raise UsageError(f"{source}: no job named {job!r}")
+    if len(owned) > 1:
+        names = ", ".join(f"{d.get('kind')} {(d.get('metadata') or {}).get('name')}" for d in owned)
+        raise UsageError(f"{source} holds {len(owned)} jobs ({names}); choose one with --job NAME")
+    doc = owned[0]
+    make = controller(doc)
+    assert make is not None
+    others = [d for d in docs if isinstance(d, dict) and controller(d) is None
+              and d.get("kind") in ("ConfigMap", "Secret", "Service")]
+    return make(doc, source), others
+
+
+def from_operator(docs: list[Any], source: str, state_dir: str = ".trainspec", job: str | None = None,
+                  secrets: dict[str, dict[str, bytes]] | None = None,
+                  configmaps: dict[str, dict[str, bytes]] | None = None) -> JobModel:
+    from .from_k8s import from_k8s
+    from .inputs import add_ssh_secrets
+
+    made, others = created(docs, source, job)
+    objects = made.objects + others
+    secrets = dict(secrets or {})
+    add_ssh_secrets(objects, secrets)
+    model = from_k8s(objects, source=source, state_dir=state_dir, job=made.job, secrets=secrets,
+                     configmaps=configmaps)
+    model.namespace = made.namespace
+    model.framework = made.framework
+    model.success_policy = None
+    model.success = made.success
+    model.clean_pod_policy = made.clean_pod_policy
+    model.backoff_limit = made.backoff_limit
+    model.active_deadline = made.active_deadline
+    return model
