@@ -1,0 +1,76 @@
+"""The same held-out job ends the same way whichever file it is given.
+
+tests/emulator/specs/heldout-tf.yaml (TF, one ps, two workers reaching it through TF_CONFIG,
+restartPolicy Never) runs from the spec, its k8s.yaml, kubeflow.yaml, volcano.yaml, its Helm
+chart and the jobset.yaml fixture (compiled on the jobset branch): each controller's pods,
+names and injected env are the emulator's (emulator/controllers/). FAIL_CODE 0 succeeds in
+every form; worker-0 exiting 3 fails in every form.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from emuhelpers import HERE, norm, trainspec
+
+pytestmark = pytest.mark.docker
+SPEC = HERE / "specs" / "heldout-tf.yaml"
+JOBSET = HERE / "fixtures" / "heldout-tf.jobset.yaml"
+
+
+def _spec(tmp: Path, code: int) -> Path:
+    path = tmp / "heldout.yaml"
+    path.write_text(SPEC.read_text().replace('FAIL_CODE: "0"', f'FAIL_CODE: "{code}"'))
+    return path
+
+
+def _jobset(tmp: Path, code: int) -> Path:
+    docs = list(yaml.safe_load_all(JOBSET.read_text()))
+    for doc in docs:
+        for rj in (doc or {}).get("spec", {}).get("replicatedJobs", []):
+            for c in rj["template"]["spec"]["template"]["spec"]["containers"]:
+                for e in c.get("env", []):
+                    if e["name"] == "FAIL_CODE":
+                        e["value"] = str(code)
+    path = tmp / "jobset.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return path
+
+
+def _input(tmp: Path, form: str, code: int) -> Path:
+    if form == "jobset":
+        return _jobset(tmp, code)
+    spec = _spec(tmp, code)
+    if form == "spec":
+        return spec
+    out = tmp / (form if form == "helm" else f"{form}.yaml")
+    c = trainspec("compile", spec, "--target", form, "-o", out, cwd=tmp)
+    assert c.returncode == 0, c.stderr
+    return out
+
+
+FORMS = ["spec", "k8s", "kubeflow", "volcano", "jobset",
+         pytest.param("helm", marks=pytest.mark.skipif(
+             __import__("importlib").util.find_spec("helm_python") is None, reason="helm-python-sdk missing"))]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_held_out_job_succeeds_from_every_form(tmp_path, test_image, leak_check, form):
+    path = _input(tmp_path, form, 0)
+    r = trainspec("run", path, "--image", test_image, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
+    out = norm(r.stdout)
+    assert r.returncode == 0, out + r.stderr
+    assert "SUCCEEDED in" in out
+    assert "worker-0 | worker 0 reached" in out  # worker-0 decides: worker-1 may be stopped first
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_held_out_job_fails_from_every_form(tmp_path, test_image, leak_check, form):
+    path = _input(tmp_path, form, 3)
+    r = trainspec("run", path, "--image", test_image, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
+    out = norm(r.stdout)
+    assert r.returncode == 1, out + r.stderr
+    assert "FAILED" in out and "worker-0 failed" in out
