@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from emuhelpers import HERE, norm, trainspec
+from emuhelpers import HERE, ROOT, norm, trainspec
 
 pytestmark = pytest.mark.docker
 SPEC = HERE / "specs" / "heldout-tf.yaml"
@@ -74,3 +74,27 @@ def test_held_out_job_fails_from_every_form(tmp_path, test_image, leak_check, fo
     out = norm(r.stdout)
     assert r.returncode == 1, out + r.stderr
     assert "FAILED" in out and "worker-0 failed" in out
+
+
+@pytest.mark.parametrize("compiled,check", [
+    ("mpi-horovod/kubeflow.yaml", "launcher-0 | rank on mpi-horovod-worker-1"),
+    ("mpi-horovod/volcano.yaml", "launcher-0 | rank on mpi-horovod-worker-1"),
+    ("mxnet-ps/kubeflow.yaml", "scheduler-0 | every node registered"),
+    ("mxnet-ps/volcano.yaml", "(task scheduler succeeded)"),
+])
+def test_golden_operator_files_run(tmp_path, test_image, leak_check, compiled, check):
+    """mpirun over the controller's hostfile and ssh key (MPI operator; Volcano ssh/svc plugins); DMLC_* env."""
+    r = trainspec("run", ROOT / "golden" / compiled, "--image", test_image, "--cpu-only", "--offline",
+                  cwd=tmp_path, timeout=300)
+    out = norm(r.stdout)
+    assert r.returncode == 0, out + r.stderr
+    assert check in out
+
+
+def test_pytorch_kubeflow_all_reduce(tmp_path, torch_image, leak_check):
+    """MASTER_ADDR/RANK/WORLD_SIZE as the training operator injects them: a real gloo all-reduce."""
+    r = trainspec("run", ROOT / "golden/pytorch-ddp/kubeflow.yaml", "--image", torch_image, "--cpu-only",
+                  "--offline", cwd=tmp_path, timeout=300)
+    out = norm(r.stdout)
+    assert r.returncode == 0, out + r.stderr
+    assert "worker-0 | rank 1/2: all-reduce ok (3.0)" in out
