@@ -35,12 +35,23 @@ def parse_scalar(text: str) -> Any:
     if re.fullmatch(r"-?(0|[1-9][0-9]*)", text):
         return int(text)
     if text.startswith("{") and text.endswith("}"):
-        return [parse_scalar(x) for x in _split(text[1:-1])] if text[1:-1] else []
+        return [parse_scalar(x) for x in re.split(r"(?<!\\),", text[1:-1])] if text[1:-1] else []
     return text.replace("\\,", ",")
 
 
 def _split(text: str) -> list[str]:
-    return [p.replace("\\,", ",") for p in re.split(r"(?<!\\),", text)]
+    """Split at commas outside `{...}` lists and not escaped `\\,` (kept escaped for parse_scalar)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(depth - 1, 0)
+        elif ch == "," and depth == 0 and (i == 0 or text[i - 1] != "\\"):
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
 
 
 def apply_set(values: dict, option: str) -> None:
