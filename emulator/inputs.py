@@ -88,7 +88,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     if is_spec(path, docs):
         objects, job = compile_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
         source = f"{path} (compiled to k8s)"
-    elif len(docs or []) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+    elif docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
         from .from_compose import from_compose
 
         return from_compose(docs[0], path, state_dir)

@@ -82,9 +82,9 @@ def injected_env(kind: str, job: dict, name: str, ns: str, rt: str, i: int, coun
                     ("RANK", rank), ("PET_MASTER_PORT", port), ("PET_MASTER_ADDR", master), ("PET_NODE_RANK", rank)]
         env += [("PET_NPROC_PER_NODE", nproc), ("PET_NNODES", str(total))]
     elif kind == "MXJob":
-        cluster = {r: [{"url": f"{name}-{r}-{j}", "port": ports[r]} for j in range(n)]
-                   for r, n in sorted(counts.items())}
-        env += [("MX_CONFIG", _compact({"cluster": cluster, "labels": {}, "task": {"type": rt, "index": i}})),
+        mx_cluster = {r: [{"url": f"{name}-{r}-{j}", "port": ports[r]} for j in range(n)]
+                      for r, n in sorted(counts.items())}
+        env += [("MX_CONFIG", _compact({"cluster": mx_cluster, "labels": {}, "task": {"type": rt, "index": i}})),
                 ("DMLC_PS_ROOT_PORT", str(ports.get("scheduler", 9091))),
                 ("DMLC_PS_ROOT_URI", f"{name}-scheduler-0"),
                 ("DMLC_NUM_SERVER", str(counts.get("server", 0))), ("DMLC_NUM_WORKER", str(counts.get("worker", 0))),
@@ -101,12 +101,12 @@ def injected_env(kind: str, job: dict, name: str, ns: str, rt: str, i: int, coun
     elif kind == "PaddleJob":
         env += [("PYTHONUNBUFFERED", "1"), ("PADDLE_JOB_ID", name), ("PADDLE_NNODES", str(total))]
         lead = "master" if "master" in counts else "worker"
-        port = ports.get(lead, 36543)
+        paddle_port = ports.get(lead, 36543)
         if rt == lead and i == 0:
             env += [("POD_IP_DUMMY", {"fieldRef": {"fieldPath": "status.podIP"}}),
-                    ("PADDLE_MASTER", f"$(POD_IP_DUMMY):{port}")]
+                    ("PADDLE_MASTER", f"$(POD_IP_DUMMY):{paddle_port}")]
         else:
-            env.append(("PADDLE_MASTER", f"{name}-{lead}-0:{port}"))
+            env.append(("PADDLE_MASTER", f"{name}-{lead}-0:{paddle_port}"))
         if "master" in counts:
             env.append(("PADDLE_SERVER_NUM" if rt == "master" else "PADDLE_TRAINER_NUM", "1"))
     elif kind == "JAXJob":
