@@ -134,7 +134,8 @@ def build_run(args, stream=None):
 
     state = _state(args)
     job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
-               jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap, state_dir=str(state),
+               jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
+               state_dir=str(state),
                set_options=getattr(args, "set_values", []), values_files=getattr(args, "values_files", []))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),

@@ -1,4 +1,4 @@
-"""A manifest for a cluster controller (Kubeflow, MPI operator, Volcano, JobSet) read into the run model.
+"""A manifest for a cluster controller (Kubeflow, MPI operator, Volcano, JobSet, Trainer v2) read into the run model.
 
 The controller's module (controllers/) makes the objects it would create on a
 cluster — one pod per replica with the env it injects, its ConfigMaps and
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..compiler.errors import UsageError
-from .controllers import Created, jobset, kind_of, kubeflow_v1, mpi_operator, volcano
+from .controllers import Created, jobset, kind_of, kubeflow_v1, mpi_operator, trainjob, volcano
 from .runmodel import JobModel
 
 KUBEFLOW_V1 = "kubeflow.org/v1"
@@ -30,6 +30,8 @@ def controller(doc: Any) -> Callable[[dict, str], Created] | None:
         return volcano.create
     if api.startswith("jobset.x-k8s.io/") and kind == "JobSet":
         return _jobset
+    if api.startswith("trainer.kubeflow.org/") and kind == "TrainJob":
+        return _trainjob  # with its TrainingRuntime, found in the same file by created()
     return None
 
 
@@ -37,6 +39,20 @@ def _jobset(doc: dict, source: str) -> Created:
     rjobs = {str(r.get("name")) for r in (doc.get("spec") or {}).get("replicatedJobs") or []}
     # run.py starts an MPI job's workers (their sshd) before the launcher, as InOrder does here.
     return jobset.create(doc, source, framework="mpi" if "launcher" in rjobs else None)
+
+
+def _trainjob(doc: dict, source: str, docs: list[Any] | None = None) -> Created:
+    ref = (doc.get("spec") or {}).get("runtimeRef") or {}
+    name = ref.get("name")
+    if ref.get("kind", "ClusterTrainingRuntime") != "TrainingRuntime":
+        raise UsageError(f"{source}: TrainJob {(doc.get('metadata') or {}).get('name')}: runtimeRef {name!r} is a "
+                         "ClusterTrainingRuntime; the emulator needs the TrainingRuntime in the same file")
+    runtime = next((d for d in docs or [] if kind_of(d)[1] == "TrainingRuntime"
+                    and (d.get("metadata") or {}).get("name") == name), None)
+    if runtime is None:
+        raise UsageError(f"{source}: TrainJob {(doc.get('metadata') or {}).get('name')}: TrainingRuntime {name!r} "
+                         "is not in the file")
+    return trainjob.create(doc, runtime, source)
 
 
 def is_operator_input(docs: list[Any]) -> bool:
@@ -58,18 +74,22 @@ def created(docs: list[Any], source: str, job: str | None = None) -> tuple[Creat
     assert make is not None
     others = [d for d in docs if isinstance(d, dict) and controller(d) is None
               and d.get("kind") in ("ConfigMap", "Secret", "Service")]
-    return make(doc, source), others
+    made = _trainjob(doc, source, docs) if make is _trainjob else make(doc, source)
+    return made, others
 
 
 def from_operator(docs: list[Any], source: str, state_dir: str = ".trainspec", job: str | None = None,
                   secrets: dict[str, dict[str, bytes]] | None = None,
                   configmaps: dict[str, dict[str, bytes]] | None = None) -> JobModel:
     from .from_k8s import from_k8s
-    from .inputs import add_ssh_secrets
+    from .inputs import add_ssh_secrets, ssh_keypair
 
     made, others = created(docs, source, job)
     objects = made.objects + others
     secrets = dict(secrets or {})
+    for name in made.ssh_secrets:
+        if name not in secrets:
+            secrets[name] = ssh_keypair()
     add_ssh_secrets(objects, secrets)
     model = from_k8s(objects, source=source, state_dir=state_dir, job=made.job, secrets=secrets,
                      configmaps=configmaps)

@@ -3,7 +3,7 @@
 One module per controller (kubeflow_v1.py: the Kubeflow training operator's v1
 kinds; mpi_operator.py: MPIJob v2beta1; volcano.py: Volcano's Job controller and
 its plugins; jobset.py: JobSet and the Indexed Job controller; trainjob.py:
-Kubeflow Trainer v2). Each turns the custom resource into the pods the
+Kubeflow Trainer v2, TrainJob + TrainingRuntime to a JobSet). Each turns the custom resource into the pods the
 controller would create (one `batch/v1` Job wrapper per pod, so the emulator's
 k8s reader reads them: from_k8s.py), the Services, ConfigMaps and Secrets it
 makes, and the job-level rules it applies (`Created`): who decides success,
@@ -42,7 +42,7 @@ class Created:
     clean_pod_policy: str = "None"
     backoff_limit: int | None = None
     active_deadline: float | None = None
-    notes: list[str] = field(default_factory=list)
+    ssh_secrets: list[str] = field(default_factory=list)   # Secrets the controller generates (a fresh key per run)
 
 
 def fail(source: str, where: str, message: str, hint: str = "") -> UsageError:

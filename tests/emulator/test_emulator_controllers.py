@@ -223,3 +223,35 @@ def test_helm_without_the_extra_says_how_to_install(tmp_path, monkeypatch):
         inputs.load(str(ROOT / "golden/tf-ps/helm"), state_dir=str(tmp_path))
     with pytest.raises(UsageError, match="for a Helm chart folder"):
         inputs.load(str(ROOT / "golden/tf-ps/k8s.yaml"), set_options=["a=1"])
+
+
+def test_trainjob_on_its_runtime(tmp_path):
+    """numNodes and the trainer's image/command/env override the runtime; the torch plugin's PET_* come last."""
+    docs = list(yaml.safe_load_all((HERE / "fixtures/pytorch-ddp.trainjob.yaml").read_text()))
+    tj = next(d for d in docs if d and d["kind"] == "TrainJob")
+    tj["spec"]["trainer"].update(numNodes=3, image="other:1", env=[{"name": "MASTER_PORT", "value": "1234"}])
+    job = load(tmp_path, *[d for d in docs if d])
+    assert [r.display for r in job.replicas] == ["node-0", "node-1", "node-2"]
+    env = env_of(job, "node-2")
+    assert (env["PET_NNODES"], env["PET_NODE_RANK"], env["PET_MASTER_ADDR"], env["PET_MASTER_PORT"]) == \
+        ("3", "2", "pytorch-ddp-node-0-0.pytorch-ddp", "29500")
+    assert env["MASTER_PORT"] == "1234"  # upserted in place
+    assert job.replicas[0].main.image == "other:1" and (29500, "TCP", None) in job.replicas[0].main.ports
+    assert job.success.groups == [["pytorch-ddp-node-0-0"]]
+
+
+def test_trainjob_mpi_hostfile_and_key(tmp_path):
+    job = inputs.load(str(HERE / "fixtures/mpi-horovod.trainjob.yaml"), state_dir=str(tmp_path))
+    launcher = next(r for r in job.replicas if r.role == "launcher")
+    hostfile = next(m for m in launcher.main.mounts if m.target == "/etc/mpi").files[0]
+    assert hostfile.data == b"mpi-horovod-node-0-0.mpi-horovod slots=1\nmpi-horovod-node-0-1.mpi-horovod slots=1\n"
+    key = next(m for m in launcher.main.mounts if m.target == "/root/.ssh")
+    assert {f.path: f.mode for f in key.files} == {"id_rsa": 0o640, "id_rsa.pub": 0o644, "authorized_keys": 0o644}
+    assert "mpi-horovod-mpi-ssh-auth" in job.secrets
+
+
+def test_trainjob_needs_its_runtime(tmp_path):
+    docs = [d for d in yaml.safe_load_all((HERE / "fixtures/pytorch-ddp.trainjob.yaml").read_text())
+            if d and d["kind"] != "TrainingRuntime"]
+    with pytest.raises(UsageError, match="TrainingRuntime 'pytorch-ddp' is not in the file"):
+        load(tmp_path, *docs)

@@ -98,3 +98,23 @@ def test_pytorch_kubeflow_all_reduce(tmp_path, torch_image, leak_check):
     out = norm(r.stdout)
     assert r.returncode == 0, out + r.stderr
     assert "worker-0 | rank 1/2: all-reduce ok (3.0)" in out
+
+
+def test_trainjob_pytorch_all_reduce(tmp_path, torch_image, leak_check):
+    """TrainJob + TrainingRuntime → JobSet: the torch plugin's PET_* and the trainer's overrides (fixture from the
+    jobset branch)."""
+    r = trainspec("run", HERE / "fixtures/pytorch-ddp.trainjob.yaml", "--image", torch_image, "--cpu-only",
+                  "--offline", cwd=tmp_path, timeout=300)
+    out = norm(r.stdout)
+    assert r.returncode == 0, out + r.stderr
+    assert "node-1 | rank 1/2: all-reduce ok (3.0)" in out
+
+
+def test_trainjob_mpi_as_root_fails_like_the_cluster(tmp_path, test_image, leak_check):
+    """Trainer's MPI plugin mounts id_rsa with mode 0640 (CONVENTIONS-V2 §3.4): OpenSSH running as root, the key
+    file's owner, refuses a group-readable key, so mpirun as root cannot reach the nodes — as on a cluster."""
+    r = trainspec("run", HERE / "fixtures/mpi-horovod.trainjob.yaml", "--image", test_image, "--cpu-only",
+                  "--offline", "--restart-backoff", "0.2", cwd=tmp_path, timeout=300)
+    out = norm(r.stdout)
+    assert r.returncode == 1, out + r.stderr
+    assert "Permissions 0640 for '/root/.ssh/id_rsa' are too open" in out
