@@ -74,7 +74,14 @@ def created(docs: list[Any], source: str, job: str | None = None) -> tuple[Creat
     assert make is not None
     others = [d for d in docs if isinstance(d, dict) and controller(d) is None
               and d.get("kind") in ("ConfigMap", "Secret", "Service")]
-    made = _trainjob(doc, source, docs) if make is _trainjob else make(doc, source)
+    try:
+        made = _trainjob(doc, source, docs) if make is _trainjob else make(doc, source)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        # A field of the wrong shape (a list where a map goes, "two" replicas): what the API server's
+        # schema would refuse. Said as a usage error, with the object, never a traceback.
+        what = f"{doc.get('kind')} {(doc.get('metadata') or {}).get('name')}"
+        raise UsageError(f"{source}: {what}: a field has the wrong type or shape ({type(exc).__name__}: {exc}); "
+                         f"check it against the {doc.get('apiVersion')} {doc.get('kind')} schema") from None
     return made, others
 
 

@@ -255,3 +255,10 @@ def test_trainjob_needs_its_runtime(tmp_path):
             if d and d["kind"] != "TrainingRuntime"]
     with pytest.raises(UsageError, match="TrainingRuntime 'pytorch-ddp' is not in the file"):
         load(tmp_path, *docs)
+
+
+@pytest.mark.parametrize("bad", [{"replicas": "two"}, {"template": ["not", "a", "map"]}])
+def test_malformed_manifest_is_a_usage_error(tmp_path, bad):
+    spec = {"replicas": 1, "template": pod(name="tensorflow"), **bad}
+    with pytest.raises(UsageError, match="TFJob j: a field has the wrong type or shape"):
+        load(tmp_path, kubeflow("TFJob", "tfReplicaSpecs", {"Worker": spec}))

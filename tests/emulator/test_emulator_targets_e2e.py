@@ -118,3 +118,39 @@ def test_trainjob_mpi_as_root_fails_like_the_cluster(tmp_path, test_image, leak_
     out = norm(r.stdout)
     assert r.returncode == 1, out + r.stderr
     assert "Permissions 0640 for '/root/.ssh/id_rsa' are too open" in out
+
+
+JAX = """
+import os, socket, time
+me, n = int(os.environ["PROCESS_ID"]), int(os.environ["NUM_PROCESSES"])
+addr, port = os.environ["COORDINATOR_ADDRESS"], int(os.environ["COORDINATOR_PORT"])
+if me == 0:
+    server = socket.create_server(("", port))
+    for _ in range(n - 1):
+        conn = server.accept()[0]
+        print("coordinator heard process", conn.recv(8).decode(), flush=True)
+        conn.close()
+else:
+    for _ in range(300):
+        try:
+            socket.create_connection((addr, port), timeout=2).sendall(str(me).encode())
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        raise SystemExit("cannot reach the coordinator " + addr)
+"""
+
+
+def test_hand_written_jaxjob_reaches_its_coordinator(tmp_path, test_image, leak_check):
+    """A kind the compiler does not emit yet (CONVENTIONS-V2 §4): COORDINATOR_ADDRESS/PORT, PROCESS_ID, and
+    success when every worker succeeded."""
+    doc = {"apiVersion": "kubeflow.org/v1", "kind": "JAXJob", "metadata": {"name": "jx"}, "spec": {
+        "jaxReplicaSpecs": {"Worker": {"replicas": 3, "template": {"spec": {"containers": [
+            {"name": "jax", "image": test_image, "command": ["python3", "-c", JAX]}]}}}}}}
+    path = tmp_path / "jax.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    r = trainspec("run", path, "--offline", cwd=tmp_path, timeout=300)
+    out = norm(r.stdout)
+    assert r.returncode == 0, out + r.stderr
+    assert "worker-0 | coordinator heard process" in out and "(all workers succeeded)" in out
