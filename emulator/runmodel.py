@@ -129,6 +129,8 @@ class SuccessRule:
     groups: list[list[str]]
     need: int
     name: str
+    tolerated: list[str] = field(default_factory=list)   # replicas whose failure alone does not fail the job
+    min_available: int | None = None   # once every replica finished: succeeded >= this, else failed (Volcano)
 
 
 @dataclass

@@ -19,7 +19,8 @@ Sources (shared/reference/CONVENTIONS.md §2; volcano-sh/volcano @ed72c7c8):
     else every pod (pkg/controllers/job/state/running.go).
 What the emulator does with the actions: TerminateJob/AbortJob on PodFailed or an exit code fail
 the job when a pod fails (with that code); RestartJob/RestartTask/RestartPod on PodFailed restart
-the failed pod (up to maxRetry), not the whole job; PodEvicted never happens on one machine.
+the failed pod (up to maxRetry), not the whole job; a pod with an exitCode policy that fails with
+another code fails the job; PodEvicted never happens on one machine.
 """
 
 from __future__ import annotations
@@ -112,12 +113,16 @@ def create(job: dict, source: str) -> Created:
     ssh_path = flags(plugins.get("ssh", []), {"ssh-key-file-path": "/root/.ssh"})["ssh-key-file-path"]
     complete_tasks: list[list[str]] = []
     complete_names: list[str] = []
+    tolerated: list[str] = []
     all_pods: list[str] = []
     for t in tasks:
         policies = list(spec.get("policies") or []) + list(t.get("policies") or [])
         fail_codes = sorted({int(p["exitCode"]) for p in policies
                              if "exitCode" in p and p.get("action") in FAIL_ACTIONS})
         on_failed = [p.get("action") for p in policies if "PodFailed" in _events(p) or "*" in _events(p)]
+        # A pod that fails with no policy acting on it leaves the job running (state/running.go): it
+        # counts against minAvailable once every pod has finished.
+        tolerate = not on_failed and not fail_codes
         pods: list[str] = []
         for i in range(int(t.get("replicas", 1))):
             template = copy.deepcopy(t.get("template") or {})
@@ -160,6 +165,8 @@ def create(job: dict, source: str) -> Created:
                 wrapper["kind"], wrapper["apiVersion"] = "Deployment", "apps/v1"
             objects.append(wrapper)
             pods.append(pod)
+            if tolerate and restart == "Never":
+                tolerated.append(pod)
         all_pods += pods
         if any("TaskCompleted" in _events(p) and p.get("action") == "CompleteJob" for p in t.get("policies") or []):
             complete_tasks.append(pods)
@@ -170,6 +177,8 @@ def create(job: dict, source: str) -> Created:
         success = SuccessRule([[p] for p in all_pods], int(spec["minSuccess"]), f"minSuccess {spec['minSuccess']}")
     else:
         success = SuccessRule([all_pods], 1, "all pods")
+    success.tolerated = tolerated
+    success.min_available = int(spec.get("minAvailable", len(all_pods)))
     framework = next((f for f in ("tensorflow", "pytorch", "mpi") if f in plugins), None)
     # Completing kills the pods still running (state/completing.go): cleanPodPolicy Running.
     return Created(name, ns, framework, objects, success, clean_pod_policy="Running")

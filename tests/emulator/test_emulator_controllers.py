@@ -262,3 +262,16 @@ def test_malformed_manifest_is_a_usage_error(tmp_path, bad):
     spec = {"replicas": 1, "template": pod(name="tensorflow"), **bad}
     with pytest.raises(UsageError, match="TFJob j: a field has the wrong type or shape"):
         load(tmp_path, kubeflow("TFJob", "tfReplicaSpecs", {"Worker": spec}))
+
+
+def test_volcano_failed_pod_without_policy_counts_against_min_available(tmp_path):
+    task = {"name": "w", "replicas": 3, "template": pod(restart="Never")}
+    job = load(tmp_path, volcano([task], minAvailable=2))
+    assert decide(job, failed=["w-1"]) is None  # no policy acts on PodFailed: the job goes on
+    assert decide(job, succeeded=["w-0"], failed=["w-1"]) is None
+    done = decide(job, succeeded=["w-0", "w-2"], failed=["w-1"])
+    assert done.outcome == policy.SUCCEEDED and "minAvailable 2" in done.reason
+    strict = load(tmp_path, volcano([task]))  # minAvailable defaults to every pod
+    assert decide(strict, succeeded=["w-0", "w-2"], failed=["w-1"]).outcome == policy.FAILED
+    terminate = load(tmp_path, volcano([{**task, "policies": [{"event": "PodFailed", "action": "TerminateJob"}]}]))
+    assert decide(terminate, failed=["w-1"]).outcome == policy.FAILED

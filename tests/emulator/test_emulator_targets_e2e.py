@@ -154,3 +154,17 @@ def test_hand_written_jaxjob_reaches_its_coordinator(tmp_path, test_image, leak_
     out = norm(r.stdout)
     assert r.returncode == 0, out + r.stderr
     assert "worker-0 | coordinator heard process" in out and "(all workers succeeded)" in out
+
+
+def test_volcano_min_available_tolerates_a_failed_pod(tmp_path, test_image, leak_check):
+    """No policy acts on w-1's failure: the job runs on, and with 2 of 3 pods succeeded it completes."""
+    task = {"name": "w", "replicas": 3, "template": {"spec": {"restartPolicy": "Never", "containers": [
+        {"name": "main", "image": test_image, "command": ["sh", "-c", 'sleep 1; [ "$VC_TASK_INDEX" != 1 ]']}]}}}
+    doc = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "tol"},
+           "spec": {"minAvailable": 2, "plugins": {"env": []}, "tasks": [task]}}
+    path = tmp_path / "volcano.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    r = trainspec("run", path, "--offline", cwd=tmp_path, timeout=300)
+    out = norm(r.stdout)
+    assert r.returncode == 0, out + r.stderr
+    assert "every pod finished, 2 succeeded (minAvailable 2)" in out
