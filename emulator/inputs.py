@@ -30,7 +30,8 @@ def read_documents(path: str) -> list[Any]:
     if not p.exists():
         raise UsageError(f"{path}: no such file")
     if p.is_dir():
-        raise UsageError(f"{path} is a directory; name a spec, a compiled k8s.yaml or a compose.yaml")
+        raise UsageError(f"{path} is a directory without Chart.yaml; name a spec, a compiled file "
+                         "(k8s, compose, kubeflow, volcano, jobset, trainjob) or a Helm chart folder")
     if p.suffix.lower() == ".jsonnet":
         raise UsageError(f"{path}: a .jsonnet file is a spec")  # never reached: load() compiles it
     try:
