@@ -47,7 +47,7 @@ def main() -> int:
                 # A target that refuses this size (compiler/limits.py: e.g. compose past 64 MiB) is left out.
                 fitting = tuple(t for t in targets if not problems(plan, t))
 
-                def once():
+                def once(fitting=fitting):
                     result["out"] = compile_spec(str(path), fitting, load_plans)
 
                 seconds = median_time(once, repeat=3 if size <= 512 else 1)

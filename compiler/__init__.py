@@ -9,14 +9,17 @@ from .plan import JobPlan
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
                jpath: list[str] | None = None, targets: tuple[str, ...] | None = None,
-               documents: list | None = None) -> list[JobPlan]:
+               documents: list | None = None, skip_unsupported: bool = False) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
 
     `targets`: plan for those targets only (their naming schemes and checks) and raise
     what they cannot express (compiler/checks.py) with the spec's errors.  None: plan
     for every target, and leave those problems to each target's render (JobPlan.check).
     `documents`: already loaded (stdin, or a folder walk that skipped other tools' YAML).
+    `skip_unsupported`: do not raise the problems of a target that cannot run a job at all
+    (`JobPlan.unsupported`); the caller leaves that target out for the job (`build`).
     """
+    from .limits import report as report_limits
     from .planner import build_plan
     from .validate import validate
 
@@ -37,9 +40,11 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
             names[spec.name] = 1
             plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
+                report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
                 for target in targets or ():
-                    errors.extend(plan.target_errors.get(target, ()))
+                    if not (skip_unsupported and target in plan.unsupported):
+                        errors.extend(plan.target_errors.get(target, ()))
         errors.extend(sink.errors)
     if errors:
         raise SpecErrors(errors)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .plan import JobPlan
-from .schemes import scheme_for
+from .plan import JobPlan, Rendered, RolePlan, Text
+from .schemes import jobset_shape, scheme_for
 
 TOPOLOGY_HINT = ("read the index at runtime instead: $TRAINSPEC_INDEX (every target sets it), "
                  "TF_CONFIG's task.index, or RANK / DMLC_WORKER_ID")
@@ -25,6 +25,7 @@ class Problem(NamedTuple):
     message: str
     expected: str = ""
     hint: str = ""
+    unsupported: bool = False  # the target cannot run this job at all: `build` over all targets leaves it out
 
 
 def per_replica_problem(role: str, path: tuple, target: str, why: str) -> Problem:
@@ -59,11 +60,20 @@ def kubeflow(plan: JobPlan) -> list[Problem]:
                                           "a Kubeflow replica spec has one pod template for all of its replicas")
 
 
-def volcano(plan: JobPlan) -> list[Problem]:
-    # A role whose text differs per replica becomes one task per replica, which gives up the plugins.
+def volcano_split(plan: JobPlan) -> bool:
+    """Whether the volcano target writes one task per replica instead of one per role.
+
+    Only when some role's text differs per replica and cannot be rebuilt from the task
+    index at runtime ($(TRAINSPEC_INDEX) from the pod's task-index label): one task per
+    replica gives up the framework plugins, so it is the last resort.
+    """
     scheme = scheme_for("volcano", plan.framework)
-    split = any(not r.renders[scheme].uniform for r in plan.roles if scheme in r.renders)
-    if plan.framework == "tensorflow" and not split:
+    return any(not render.uniform and render.shared is None
+               for render in (r.renders.get(scheme) for r in plan.roles) if render is not None)
+
+
+def volcano(plan: JobPlan) -> list[Problem]:
+    if plan.framework == "tensorflow" and not volcano_split(plan):
         ports = {role.port for role in plan.roles}
         if len(ports) > 1:
             return [Problem(("spec", "roles"), "target volcano: Volcano's tensorflow plugin gives every task the "
@@ -72,7 +82,175 @@ def volcano(plan: JobPlan) -> list[Problem]:
     return []
 
 
+def lingering_roles(plan: JobPlan) -> list[str]:
+    """Roles of this job that nothing stops on a plain cluster when the decider succeeds."""
+    from .frameworks import LINGERING_ROLES
+
+    return [role.name for role in plan.roles if role.count and role.name in LINGERING_ROLES.get(plan.framework, ())]
+
+
+def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
+    """k8s / helm: no controller ends the job, so servers outlive it (a warning, not an error)."""
+    roles = lingering_roles(plan)
+    if not roles or plan.active_deadline_seconds is not None:
+        return []
+    return [Problem(("spec", "roles", roles[0]),
+                    f"on a plain cluster nothing stops the {' and '.join(roles)} replicas when "
+                    f"{plan.success.text}: they keep running, and holding their resources, forever",
+                    "spec.activeDeadlineSeconds, or a target whose controller ends the job",
+                    "compile for jobset, kubeflow or volcano, or set activeDeadlineSeconds")]
+
+
+# Warnings per target: the output is valid, but the user should know (printed once per job).
+WARNINGS: dict[str, Callable[[JobPlan], list[Problem]]] = {
+    "k8s": plain_kubernetes_caveat,
+    "helm": plain_kubernetes_caveat,
+}
+
+
+# --- JobSet and Kubeflow Trainer v2 (both run a role's pods from one Job template) ----------------
+
+MAX_DNS_LABEL = 63
+POD_SUFFIX = len("-abcde")  # the random suffix the Job controller adds to a pod's name
+
+
+def _job_pods_always(role: RolePlan, target: str, what: str, hint: str, unsupported: bool = False) -> list[Problem]:
+    if role.restart_policy != "Always":
+        return []
+    return [Problem(role.restart_path, f"target {target}: {what} cannot use restartPolicy Always",
+                    "Never, OnFailure or ExitCode", hint, unsupported)]
+
+
+def jobset(plan: JobPlan) -> list[Problem]:
+    out: list[Problem] = []
+    for role in plan.roles:
+        out += _job_pods_always(role, "jobset", f"the {role.name} pods are Job pods, which",
+                                "use OnFailure (restarts after a failure), or the k8s target (a one-pod Deployment)",
+                                unsupported=True)
+    for role in plan.roles:
+        if not role.count:
+            continue
+        # JobSet's webhook: the longest pod name `<js>-<rj>-<j>-<i>-abcde` must be a DNS label
+        jobs, pods = jobset_shape(plan.framework, role.name, role.count)
+        longest = f"{plan.name}-{role.name}-{jobs - 1}-{pods - 1}"
+        if len(longest) + POD_SUFFIX > MAX_DNS_LABEL:
+            out.append(Problem(("metadata", "name"),
+                               f"target jobset: pod names such as {longest}-abcde are longer than 63 characters",
+                               f"a job name of at most {MAX_DNS_LABEL - POD_SUFFIX - len(longest) + len(plan.name)} "
+                               "characters", "shorten metadata.name"))
+            break
+    return out + shared_template_problems(plan, "jobset",
+                                          "a JobSet replicatedJob has one pod template for all of its replicas")
+
+
+class TrainerRuntime(NamedTuple):
+    """How one trainspec framework maps onto a Kubeflow Trainer v2 ML policy (read by targets/trainjob.py)."""
+
+    policy: str  # mlPolicy key and trainer.kubeflow.org/framework label
+    node_roles: tuple[str, ...]  # spec roles whose replicas are the `node` Job's pods, in rank order
+    trainer_role: str  # the spec role whose container spec.trainer overrides (ancestor `trainer`)
+    reserved_env: tuple[str, ...] = ()  # names Trainer's webhook rejects in trainer.env
+    implementations: tuple[str, ...] = ()  # MPI implementations Trainer implements
+
+
+# framework -> runtime.  jax (worker) and xgboost (master + worker) join as those frameworks are added.
+TRAINER_RUNTIMES: dict[str, TrainerRuntime] = {
+    "pytorch": TrainerRuntime("torch", ("master", "worker"), "master",
+                              ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR",
+                               "PET_MASTER_PORT")),
+    "mpi": TrainerRuntime("mpi", ("worker",), "launcher",
+                          ("OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
+                           "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args"), ("OpenMPI",)),
+}
+TRAINER_OTHER_TARGETS = "jobset, kubeflow, volcano, k8s, helm or compose"
+ONE_NODE_TEMPLATE = "Trainer v2 runs the PyTorch master and workers from one pod template (its `node` Job)"
+
+
+def _node_settings(role: RolePlan) -> dict:
+    """The role's pod settings one shared `node` template must agree on (torch), by spec key."""
+    return {"image": role.image, "workingDir": role.working_dir, "restartPolicy": role.restart_policy,
+            "resources": role.resources, "volumes": role.volumes, "initContainers": role.init_containers,
+            "lifecycle": role.lifecycle, "probes": role.probes}
+
+
+def _env_path(role: RolePlan, name: str) -> tuple:
+    value = next((v for n, v in role.sources.env if n == name), None)
+    return value.path if isinstance(value, Text) else ("spec", "roles", role.name, "env")
+
+
+def _text_difference(role: RolePlan, a: Rendered, b: Rendered) -> tuple[str, tuple] | None:
+    """(field, spec path in `role`) of the first command / args item or env var where `a` and `b` differ."""
+    for key in ("command", "args"):
+        items_a, items_b, sources = getattr(a, key), getattr(b, key), getattr(role.sources, key)
+        if items_a != items_b:
+            i = next((i for i, (x, y) in enumerate(zip(items_a or (), items_b or ())) if x != y), 0)
+            return key, sources[i].path if sources and i < len(sources) else ("spec", "roles", role.name, key)
+    if a.env != b.env:
+        differing = [y for x, y in zip(a.env, b.env) if x != y] + list(b.env[len(a.env):]) + list(a.env[len(b.env):])
+        return "env", _env_path(role, differing[0].name)
+    return None
+
+
+def _torch_nodes(plan: JobPlan) -> list[Problem]:
+    master, worker = plan.role("master"), plan.role("worker")
+    if master is None or worker is None or not worker.count:
+        return []
+    out = []
+    ours, theirs = _node_settings(master), _node_settings(worker)
+    for key in ours:
+        if ours[key] != theirs[key]:
+            path = worker.restart_path if key == "restartPolicy" else ("spec", "roles", "worker", key)
+            out.append(Problem(path, f"target trainjob: {ONE_NODE_TEMPLATE}, but their {key} differ",
+                               "the same settings for master and worker",
+                               "set it at the job level, or use the jobset or kubeflow target", True))
+    scheme = scheme_for("trainjob", plan.framework)
+    m, w = master.renders.get(scheme), worker.renders.get(scheme)
+    if m is not None and w is not None:
+        found = _text_difference(worker, m.of(0), w.of(0))
+        if found is None and not w.uniform:
+            found = _text_difference(worker, w.of(0), w.of(1))
+        if found is not None:
+            key, path = found
+            out.append(Problem(path, f"target trainjob: {ONE_NODE_TEMPLATE}, but their {key} render differently "
+                                     "(a {{ role }} or {{ index }} template, or a per-role value)",
+                               "the same text for master and worker", "use the jobset or kubeflow target", True))
+    return out
+
+
+def trainjob(plan: JobPlan) -> list[Problem]:
+    runtime = TRAINER_RUNTIMES.get(plan.framework)
+    if runtime is None:
+        known = ", ".join(sorted(r.policy for r in TRAINER_RUNTIMES.values()))
+        return [Problem(("spec", "framework"),
+                        f"target trainjob: Kubeflow Trainer v2 has no runtime for {plan.framework} (trainspec maps: "
+                        f"{known}; Trainer also ships jax and xgboost)",
+                        "a framework with a Trainer v2 runtime", f"use the {TRAINER_OTHER_TARGETS} target", True)]
+    out: list[Problem] = []
+    for role in plan.roles:
+        out += _job_pods_always(role, "trainjob", "Trainer's Job pods", "use OnFailure", True)
+    if runtime.implementations and plan.mpi_implementation not in runtime.implementations:
+        out.append(Problem(("spec", "mpi", "implementation"),
+                           f"target trainjob: Trainer v2 implements only {', '.join(runtime.implementations)}, "
+                           f"not {plan.mpi_implementation}", " or ".join(runtime.implementations),
+                           "use the kubeflow (mpi-operator) or jobset target", True))
+    if plan.framework == "pytorch":
+        out += _torch_nodes(plan)
+    else:
+        # every role but the trainer shares one template per role (the trainer step is one pod)
+        out += shared_template_problems(plan, "trainjob", "a Trainer replicatedJob has one pod template for all "
+                                                          "of its replicas")
+    trainer = plan.role(runtime.trainer_role)
+    if trainer is not None:
+        for name, _ in trainer.sources.env:
+            if name in runtime.reserved_env:
+                out.append(Problem(_env_path(trainer, name), f"target trainjob: Trainer v2 sets {name} itself and "
+                                   "rejects it in the TrainJob's env", "another variable name"))
+    return out
+
+
 CHECKS: dict[str, Callable[[JobPlan], list[Problem]]] = {
     "kubeflow": kubeflow,
     "volcano": volcano,
+    "jobset": jobset,
+    "trainjob": trainjob,
 }

@@ -86,6 +86,16 @@ def success_rule(framework: str, roles: dict[str, int], success_policy: str | No
     raise AssertionError(f"no success rule for {framework}")  # every table ends with an unconditional rule
 
 
+# Roles that serve the others and do not exit when the job's decider succeeds (a TF
+# parameter server joins forever, MXNet servers wait for the scheduler's shutdown, mpi-operator's
+# workers run `sshd -De`): only a controller (Kubeflow, Volcano, JobSet) stops them.
+LINGERING_ROLES: dict[str, tuple[str, ...]] = {
+    "tensorflow": ("ps",),
+    "mxnet": ("server",),
+    "mpi": ("worker",),
+}
+
+
 def start_order(framework: str, roles: dict[str, int]) -> tuple[StartAfter, ...]:
     """Roles that must be up before another starts: mpirun reaches every worker over ssh at once."""
     if framework == "mpi" and roles.get("worker"):

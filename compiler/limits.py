@@ -1,8 +1,10 @@
 """Limits the cluster (or Linux, or Docker Compose) enforces, checked on the plan before a target renders.
 
 Each check is a pure function of the plan and the target name and returns `LimitProblem`s:
-the number that breaks the limit, the limit, and which target (if any) avoids it.  the planner
-turns them into the target's spec errors at the field that causes them (`JobPlan.check`).
+the number that breaks the limit, the limit, and which target (if any) avoids it.  The planner
+turns the per-target ones (`problems`) into that target's spec errors at the field that causes
+them (`JobPlan.check`); `report` adds the target-independent one (Linux's per-string limit) to
+validation (`load_plans`), so `validate`, every target and `trainspec run` refuse it.
 
 - Linux MAX_ARG_STRLEN (all targets): no argument or `NAME=value` environment string of a
   process may exceed 131,072 bytes, whoever sets it (a literal, a ConfigMap reference the
@@ -42,18 +44,22 @@ class LimitProblem:
     hint: str
 
 
-_last_exec: list = [None, []]  # (plan, its exec problems): `build` checks one plan for each target in turn
-
-
 def problems(plan, target: str) -> list[LimitProblem]:
-    """Every limit `target`'s output of `plan` would break."""
-    if _last_exec[0] is not plan:
-        _last_exec[:] = [plan, exec_string_problems(plan)]
-    found = list(_last_exec[1])
-    found += config_map_problems(plan, target)
+    """Every limit `target`'s output of `plan` would break (Linux's per-string limit is `report`'s)."""
+    found = config_map_problems(plan, target)
     found += annotation_problems(plan, target)
     found += compose_size_problems(plan, target)
     return found
+
+
+def report(plan, sink) -> None:
+    """Add the target-independent problems (Linux's per-string limit) to a validation ErrorSink.
+
+    Called by `load_plans`, so `validate`, every target and `trainspec run` see them."""
+    found = exec_string_problems(plan)
+    for problem in found:
+        path = next((p for p in problem.paths if sink.prefix + p in sink.positions), problem.paths[0])
+        sink.add(path, problem.message, problem.expected, problem.hint)
 
 
 # --- Linux: one argument or environment string ----------------------------------------------------

@@ -271,6 +271,10 @@ class JobPlan:
     slots_per_worker: int | None = None  # mpi, as written
     mpi_slots: int | None = None  # mpi: the slots in effect (slotsPerWorker, else the worker's gpu, else 1)
     target_errors: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # what a target cannot express
+    target_warnings: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # valid, but worth knowing
+    # target -> why it cannot run this job at all (e.g. trainjob for TensorFlow): `build` over all
+    # targets leaves it out for the job instead of failing (its problems are in target_errors too)
+    unsupported: dict[str, str] = field(default_factory=dict)
     targets: tuple[str, ...] | None = None  # the targets planned for (their schemes and checks); None: all
 
     def role(self, name: str) -> RolePlan | None:
@@ -296,8 +300,8 @@ class JobPlan:
         """role -> ["host:port", ...] in a naming scheme (compiler/schemes.py)."""
         from .schemes import SCHEMES
 
-        host = SCHEMES[scheme].host
-        return {role.name: [f"{host(self.name, role.name, i)}:{role.port}" for i in range(role.count)]
+        host, port = SCHEMES[scheme].host, SCHEMES[scheme].port
+        return {role.name: [f"{host(self.name, role.name, i)}:{port or role.port}" for i in range(role.count)]
                 for role in self.roles}
 
     def check(self, target: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .checks import CHECKS
+from .checks import CHECKS, WARNINGS
 from .limits import LIMIT_TARGETS
 from .limits import problems as limit_problems
 from .errors import ErrorSink, SpecErrors
@@ -25,9 +25,11 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
     counts = {role.name: role.replicas for role in spec.roles}
     ports = {role.name: role.port or spec.port or DEFAULT_PORT[framework] for role in spec.roles}
     schemes = schemes_for(framework, targets)
-    hosts = {scheme: {role.name: [f"{SCHEMES[scheme].host(job, role.name, i)}:{ports[role.name]}"
-                                  for i in range(role.replicas)] for role in spec.roles}
-             for scheme in schemes}
+    hosts = {}
+    for scheme in schemes:
+        host, port = SCHEMES[scheme].host, SCHEMES[scheme].port
+        hosts[scheme] = {role.name: [f"{host(job, role.name, i)}:{port or ports[role.name]}"
+                                     for i in range(role.replicas)] for role in spec.roles}
 
     topology: dict[str, str] = {hosts_key(role): ",".join(addresses) for role, addresses in hosts[BASE].items()}
     slots = None
@@ -78,11 +80,20 @@ def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, Error
         target_sink = targets.setdefault(target, _sink_like(sink))
         for problem in check(plan):
             target_sink.add(problem.path, problem.message, problem.expected, problem.hint)
+            if problem.unsupported:
+                plan.unsupported.setdefault(target, problem.message)
     for target in LIMIT_TARGETS if plan.targets is None else plan.targets:
         for limit in limit_problems(plan, target):
-            path = next((p for p in limit.paths if p in sink.positions), limit.paths[0])
+            path = next((p for p in limit.paths if sink.prefix + p in sink.positions), limit.paths[0])
             targets.setdefault(target, _sink_like(sink)).add(path, f"target {target}: {limit.message}",
                                                               limit.expected, limit.hint)
+    for target, warn in WARNINGS.items():
+        if plan.targets is None or target in plan.targets:
+            warn_sink = _sink_like(sink)
+            for problem in warn(plan):
+                warn_sink.add(problem.path, f"target {target}: {problem.message}", problem.expected, problem.hint)
+            if warn_sink.errors:
+                plan.target_warnings[target] = tuple(warn_sink.errors)
     for target, target_sink in targets.items():
         if target_sink.errors:
             # SpecErrors sorts and drops duplicates (one template can fail once per role)

@@ -8,14 +8,16 @@ those differ (PRODUCT.md, shared/reference/CONVENTIONS.md):
   mpi-operator  pods with hostname `<job>-launcher` / `<job>-worker-<i>` and
                 subdomain `<job>`: `<job>-launcher.<job>`, `<job>-worker-<i>.<job>`
   subdomain     pod hostname `<job>-<task>-<i>` + subdomain `<job>` (Volcano's svc plugin)
+  jobset        pod hostname `<job>-<role>-<j>-<i>` + subdomain `<job>` (JobSet v0.12: replicatedJob
+                `<role>`, its Job j, completion index i): one Indexed Job per role, so `<job>-<role>-0-<i>.<job>`;
+                PyTorch workers are one-pod Jobs (`jobset-pytorch`: `<job>-worker-<i>-0.<job>`)
+  trainjob-*    Kubeflow Trainer v2's JobSet: torch runs master and workers as the `node` Job's pods,
+                `<job>-node-0-<k>.<job>` at Trainer's port 29500; mpi names the workers `node`
 
 A scheme is a function (job, role, index) -> host name.  The planner renders the
 spec's templates once per scheme some target of the framework needs
 (`schemes_for`), so a new target adds its scheme with `register` and its
-entry in `TARGET_SCHEMES`; e.g. JobSet's `<job>-<role>-0-<i>.<job>`:
-
-    register(NamingScheme("jobset", "<job>-<role>-0-<i>.<job>", lambda job, role, i: f"{job}-{role}-0-{i}.{job}"))
-    TARGET_SCHEMES["jobset"] = "jobset"
+entry in `TARGET_SCHEMES` (see "jobset" below).
 
 This module is plain data (no Jinja): targets may import it.
 """
@@ -33,6 +35,7 @@ class NamingScheme(NamedTuple):
     name: str
     pattern: str  # for docs and messages
     host: Callable[[str, str, int], str]  # (job, role, index) -> the DNS name peers use
+    port: int | None = None  # a port the scheme's system fixes for every host (None: the role's port)
 
 
 SCHEMES: dict[str, NamingScheme] = {}
@@ -48,6 +51,31 @@ register(NamingScheme("mpi-operator", "<job>-launcher.<job>, <job>-worker-<i>.<j
                       lambda job, role, i: f"{job}-launcher.{job}" if role == "launcher" else f"{job}-{role}-{i}.{job}"))
 register(NamingScheme("subdomain", "<job>-<role>-<i>.<job>", lambda job, role, i: f"{job}-{role}-{i}.{job}"))
 
+# JobSet: roles whose replicatedJob is N one-pod Jobs instead of one Indexed Job of N pods (RANK =
+# index + 1 for PyTorch workers needs the Job's global index; the downward API cannot add).
+JOBSET_ONE_POD_JOBS: dict[str, tuple[str, ...]] = {"pytorch": ("worker",)}
+
+
+def jobset_shape(framework: str, role: str, count: int) -> tuple[int, int]:
+    """(Jobs, pods per Job) of a role's replicatedJob in the jobset target."""
+    return (count, 1) if role in JOBSET_ONE_POD_JOBS.get(framework, ()) else (1, count)
+
+
+def _jobset_host(one_pod_jobs: tuple[str, ...]) -> Callable[[str, str, int], str]:
+    def host(job: str, role: str, i: int) -> str:
+        return f"{job}-{role}-{i}-0.{job}" if role in one_pod_jobs else f"{job}-{role}-0-{i}.{job}"
+    return host
+
+
+register(NamingScheme("jobset", "<job>-<role>-0-<i>.<job>", _jobset_host(())))
+register(NamingScheme("jobset-pytorch", "<job>-master-0-0.<job>, <job>-worker-<i>-0.<job>",
+                      _jobset_host(JOBSET_ONE_POD_JOBS["pytorch"])))
+TRAINER_PORT = 29500  # Trainer's ContainerTrainerPort: PET_MASTER_PORT for torch
+register(NamingScheme("trainjob-torch", "<job>-node-0-<k>.<job>:29500 (master k=0, worker i k=i+1)",
+                      lambda job, role, i: f"{job}-node-0-{0 if role == 'master' else i + 1}.{job}", TRAINER_PORT))
+register(NamingScheme("trainjob-mpi", "<job>-launcher-0-0.<job>, <job>-node-0-<i>.<job>",
+                      lambda job, role, i: f"{job}-{'node' if role == 'worker' else role}-0-{i}.{job}"))
+
 # target -> its scheme, or {framework: scheme, "*": default}.
 TARGET_SCHEMES: dict[str, str | dict[str, str]] = {
     "k8s": BASE,
@@ -55,6 +83,9 @@ TARGET_SCHEMES: dict[str, str | dict[str, str]] = {
     "volcano": "subdomain",
     "helm": BASE,
     "compose": BASE,
+    "jobset": {"pytorch": "jobset-pytorch", "*": "jobset"},
+    # Trainer v2 has runtimes for torch and mpi only (compiler/checks.py reports the others)
+    "trainjob": {"pytorch": "trainjob-torch", "mpi": "trainjob-mpi", "*": BASE},
 }
 
 

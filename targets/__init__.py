@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 # Order is the order `build` writes them in and `--help` lists them.
-TARGETS = ("k8s", "kubeflow", "volcano", "helm", "compose")
+TARGETS = ("k8s", "kubeflow", "volcano", "helm", "compose", "jobset", "trainjob")
 
 
 def available() -> tuple[str, ...]:
@@ -18,3 +18,12 @@ def available() -> tuple[str, ...]:
 def render(target: str, plan) -> dict[str, str]:
     module = importlib.import_module(f"trainspec.targets.{target}")
     return module.render(plan)
+
+
+def unsupported(target: str, plan) -> str | None:
+    """Why `target` cannot run this job at all (e.g. trainjob for TensorFlow), or None.
+
+    Decided by the target's check in compiler/checks.py (`Problem.unsupported`), recorded by the
+    planner.  A build over all targets skips such targets for such jobs; naming one is an error.
+    """
+    return plan.unsupported.get(target)

@@ -12,6 +12,7 @@ from .yamlout import FlowList
 
 PORT_NAMES = {"tensorflow": "tfjob-port", "pytorch": "pytorchjob-port", "mxnet": "mxjob-port", "mpi": "mpijob-port"}
 SHM_VOLUME = "dshm"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 # Text that survives the kubelet's `$(VAR)` expansion unchanged (`$(` -> `$$(`, `$$` -> `$$$$`).
 escape_k8s = escape_references
@@ -37,6 +38,16 @@ def job_labels(plan: JobPlan, role: str | None = None) -> dict[str, str]:
         "trainspec.dev/job": plan.name,
     })
     return labels
+
+
+def kueue_labels(queue: str | None) -> dict[str, str]:
+    """Kueue reads the LocalQueue from this label on the top-level object only (CONVENTIONS-V2 §5).
+
+    Priority stays the pods' priorityClassName, from which Kueue takes the Workload's
+    priority; its own `kueue.x-k8s.io/priority-class` label names a WorkloadPriorityClass,
+    which the spec does not have.
+    """
+    return {KUEUE_QUEUE_LABEL: queue} if queue else {}
 
 
 def replica_labels(plan: JobPlan, replica: Replica) -> dict[str, str]:

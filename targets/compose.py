@@ -380,10 +380,6 @@ def _port(role: RolePlan, port) -> int | None:
     return None  # a named port: only the container's own port has a name, and that is common.PORT_NAMES
 
 
-# bash opens /dev/tcp/HOST/PORT itself; host and port come in as $1 and $2, never as script text.
-_BASH_TCP = 'exec 3<>"/dev/tcp/$1/$2"'
-
-
 def _probe_test(ctx: _Context, role: RolePlan, probe: Probe) -> list | None:
     """The probe as a CMD-SHELL test.  Host, port and URL reach the shell only as quoted words
     (never inside code or another shell's script), and the URL is built so the path cannot
@@ -398,9 +394,11 @@ def _probe_test(ctx: _Context, role: RolePlan, probe: Probe) -> list | None:
             port = role.port
         host = h.tcp_socket.get("host") or "localhost"
         code = "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 2).close()"
-        words = f"{shlex.quote(host)} {port}"
-        return ["CMD-SHELL", (f"python3 -c {shlex.quote(code)} {words} 2>/dev/null"
-                              f" || bash -c {shlex.quote(_BASH_TCP)} probe {words}")]
+        # bash's script is quoted twice: the host is one word inside it, the script one word outside.
+        # (No `$1`: the emulator and old Compose would have to interpolate `$$` in healthchecks.)
+        script = f"exec 3<>/dev/tcp/{shlex.quote(host)}/{port}"
+        return ["CMD-SHELL", (f"python3 -c {shlex.quote(code)} {shlex.quote(host)} {port} 2>/dev/null"
+                              f" || bash -c {shlex.quote(script)}")]
     get = h.http_get or {}
     port = _port(role, get.get("port"))
     if port is None:

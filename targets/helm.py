@@ -97,6 +97,8 @@ def chart_values(plan: JobPlan) -> dict:
         if value is not None:
             values[key] = value
     scheduling = common.scheduling_fields(plan)
+    if plan.scheduling.queue:
+        scheduling["queue"] = plan.scheduling.queue  # Kueue's label on each Job / Deployment, as the k8s target
     if scheduling:
         values["scheduling"] = scheduling
     if plan.framework == "tensorflow" and plan.success_policy:
@@ -264,7 +266,8 @@ _COMMENTS = {
     "activeDeadlineSeconds": "activeDeadlineSeconds: a replica's Job fails after this many seconds.",
     "ttlSecondsAfterFinished": "ttlSecondsAfterFinished: finished Jobs are deleted after this many seconds.",
     "cleanPodPolicy": "cleanPodPolicy: recorded on the topology ConfigMap for tools (Running | All | None).",
-    "scheduling": "scheduling: schedulerName and priorityClassName of every pod.",
+    "scheduling": "scheduling: schedulerName and priorityClassName of every pod; queue: the Kueue LocalQueue "
+                  "(label kueue.x-k8s.io/queue-name on each Job / Deployment).",
     "tensorflow": "tensorflow: successPolicy (ChiefOrWorker0 | AllWorkers).",
     "pytorch": "pytorch: nprocPerNode (an integer, or auto | cpu | gpu); WORLD_SIZE = replicas x nprocPerNode.",
     "mpi": "mpi: implementation (OpenMPI | Intel | MPICH) and slotsPerWorker (unset: the worker's gpu count, "
@@ -391,7 +394,8 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         "ttlSecondsAfterFinished": nonneg,
         "cleanPodPolicy": {"enum": list(CLEAN_POD_POLICIES)},
         "scheduling": _obj({"schedulerName": {"type": "string", "pattern": DNS1123},
-                            "priorityClassName": {"type": "string", "pattern": DNS1123}}),
+                            "priorityClassName": {"type": "string", "pattern": DNS1123},
+                            "queue": {"type": "string", "minLength": 1, "maxLength": 63}}),
         "volumes": {"type": "array", "items": volume},
         "roles": _obj(roles, required=tuple(roles)),
     }

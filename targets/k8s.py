@@ -10,6 +10,7 @@ once in the `<job>-topology` ConfigMap and reach each replica through
 from __future__ import annotations
 
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH
+from trainspec.compiler.checks import lingering_roles
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan
 
 from . import common
@@ -19,7 +20,18 @@ FILE = "k8s.yaml"
 
 
 def render(plan: JobPlan) -> dict[str, str]:
-    return {FILE: dump_all(objects(plan), common.header(plan))}
+    return {FILE: dump_all(objects(plan), common.header(plan, lingering_note(plan)))}
+
+
+def lingering_note(plan: JobPlan) -> str:
+    """The header's caveat: without a controller, servers outlive the job (issue: plain k8s)."""
+    roles = lingering_roles(plan)
+    if not roles:
+        return ""
+    until = (f"until activeDeadlineSeconds ({plan.active_deadline_seconds}s)"
+             if plan.active_deadline_seconds is not None else "forever")
+    return (f"Caveat: no controller stops the {' and '.join(roles)} replicas when {plan.success.text}; "
+            f"they run {until}. The jobset, kubeflow and volcano targets end the whole job.")
 
 
 def ssh_secret_name(plan: JobPlan) -> str:
@@ -92,7 +104,9 @@ def pod_template(plan: JobPlan, role: RolePlan, replica: Replica, restart_policy
 
 
 def workload(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:
-    meta = common.metadata(plan, replica.name, common.job_labels(plan, role.name))
+    labels = common.job_labels(plan, role.name)
+    labels.update(common.kueue_labels(plan.scheduling.queue))  # Kueue: on each top-level Job / Deployment
+    meta = common.metadata(plan, replica.name, labels)
     policy = role.restart_policy
     if policy == "Always":
         # A batch Job cannot restart a pod that exited 0; a one-pod Deployment can.

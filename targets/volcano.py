@@ -6,8 +6,9 @@ plugin where Volcano has one (`tensorflow`, `pytorch`, `mpi`) with arguments
 naming our roles and ports.  Hosts are `<job>-<task>-<i>.<job>` (svc plugin).
 
 Per-replica templates: a role whose command, args or env render differently per
-replica (`{{ index }}`) cannot share one task template.  Then every role becomes
-one task per replica (`<role>-<i>`, replicas 1, as TorchX does), the pod
+replica (`{{ index }}`) keeps one task when the kubelet's `$(TRAINSPEC_INDEX)`
+expansion gives every replica its exact text (as on the kubeflow target).  Only
+when it cannot does every role become one task per replica (`<role>-<i>`, replicas 1, as TorchX does), the pod
 hostname is pinned to `<job>-<role>-<i>` so the host names stay the same, and
 since the framework plugins find their roles by task name, we write the
 framework variables ourselves, in the plugins' formats.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from trainspec.compiler import frameworks
 from trainspec.compiler.frameworks import HOSTFILE_KEY, TF_CLUSTER_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH, mpi_hostfile, tf_config
+from trainspec.compiler.checks import volcano_split
 from trainspec.compiler.plan import JobPlan, Restart, RolePlan
 from trainspec.compiler.schemes import scheme_for
 
@@ -38,9 +40,13 @@ INDEX_LABEL = "volcano.sh/task-index"
 PLUGIN_FRAMEWORKS = ("tensorflow", "pytorch", "mpi")  # Volcano has no MXNet plugin
 
 
+SPLIT_NOTE = ("one task per replica: a template's per-replica text cannot be rebuilt from the task index "
+              "at runtime, so the framework plugins are not used")
+
+
 def render(plan: JobPlan) -> dict[str, str]:
     plan.check("volcano")
-    return {FILE: dump_all(objects(plan), common.header(plan))}
+    return {FILE: dump_all(objects(plan), common.header(plan, SPLIT_NOTE if volcano_split(plan) else ""))}
 
 
 def hosts(plan: JobPlan) -> dict[str, list[str]]:
@@ -67,7 +73,7 @@ class _Layout:
     def __init__(self, plan: JobPlan):
         self.plan = plan
         self.renders = {role.name: role_render(plan, role, "volcano") for role in plan.roles}
-        self.split = not all(r.uniform for r in self.renders.values())
+        self.split = volcano_split(plan)
 
     def tasks(self):
         """(role, index or None, task name, replicas)."""
@@ -208,16 +214,22 @@ def _success_tasks(plan: JobPlan, split: bool) -> set[str]:
 
 
 def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: int, layout: _Layout) -> dict:
-    values = layout.renders[role.name].of(index or 0)
+    rendered = layout.renders[role.name]
+    values = rendered.of(index or 0)
+    shared = None if rendered.uniform or index is not None else rendered.shared
     env = base_env(plan, role, _index_entry(index), plan.topology_name)
     env += _framework_env(plan, role, index, layout.split)
-    env += common.env_list(values.env, plan.topology_name)
+    env += common.env_list((shared or values).env, plan.topology_name)
     extra_volumes, extra_mounts = [], []
     if plan.framework == "mpi" and role.name == "launcher":
         extra_volumes = [{"name": "mpi-job-config", "configMap": {
             "name": plan.topology_name, "items": [{"key": HOSTFILE_KEY, "path": "hostfile"}]}}]
         extra_mounts = [{"name": "mpi-job-config", "mountPath": MPI_HOSTFILE_PATH.rsplit("/", 1)[0]}]
     container = role_container(plan, role, env, values)
+    if shared is not None:  # one task template: the index reaches the text at runtime, exactly
+        for key, items in (("command", shared.command), ("args", shared.args)):
+            if items is not None:
+                container[key] = list(items)  # kubelet text already: not escaped again
     if extra_mounts:
         container["volumeMounts"] = container.get("volumeMounts", []) + extra_mounts
     pod_policy, policies = _restart(plan, role.restart)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from pathlib import Path
 
 import yaml
 
@@ -26,6 +25,9 @@ CRD_FILES = {
     ("batch.volcano.sh/v1alpha1", "Job"): "crds/volcano/batch.volcano.sh_jobs.yaml",
     ("scheduling.volcano.sh/v1beta1", "PodGroup"): "crds/volcano/scheduling.volcano.sh_podgroups.yaml",
     ("scheduling.volcano.sh/v1beta1", "Queue"): "crds/volcano/scheduling.volcano.sh_queues.yaml",
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): "crds/jobset/jobset.x-k8s.io_jobsets.yaml",
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"): "crds/trainer/trainer.kubeflow.org_trainjobs.yaml",
+    ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime"): "crds/trainer/trainer.kubeflow.org_trainingruntimes.yaml",
 }
 
 
@@ -55,7 +57,7 @@ def served_schema(crd: dict, version: str) -> dict:
     raise KeyError(f"{crd['metadata']['name']} does not serve {version}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator(api_version: str, kind: str):
     """A strict Draft 7 validator for that kind, from its CRD's served version."""
     import jsonschema

@@ -101,10 +101,13 @@ def test_templates_render_once_per_scheme_with_a_shared_form(tmp_path):
           roles: {master: {replicas: 1}, worker: {replicas: 2}}
         """))
     worker = plan.role("worker")
-    assert set(worker.renders) == {"service", "subdomain"}
+    assert set(worker.renders) == {"service", "subdomain", "jobset-pytorch", "trainjob-torch"}
     service, subdomain = worker.renders["service"], worker.renders["subdomain"]
     assert not service.uniform and service.of(1).command[2] == "echo 1 sh-master-0:23456"
     assert subdomain.of(1).command[2] == "echo 1 sh-master-0.sh:23456"
+    assert worker.renders["jobset-pytorch"].of(1).command[2] == "echo 1 sh-master-0-0.sh:23456"
+    assert worker.renders["trainjob-torch"].of(1).command[2] == "echo 1 sh-node-0-0.sh:29500"  # Trainer's port
+    assert plan.hosts("jobset-pytorch")["worker"] == ["sh-worker-0-0.sh:23456", "sh-worker-1-0.sh:23456"]
     assert service.shared.command[2] == "echo $(TRAINSPEC_INDEX) sh-master-0:23456"
     text = worker.sources.command[2]
     assert text.templated and text.path == ("spec", "command", 2)
@@ -154,13 +157,31 @@ def test_target_checks_are_raised_at_load_with_positions(tmp_path):
     path = write(tmp_path, MPI_EXIT_CODE)
     load_plans(path, targets=("k8s", "volcano"))  # they can express it
     (plan,) = load_plans(path)  # every target: the problems are kept for kubeflow's render
-    assert set(plan.target_errors) == {"kubeflow"}
+    # JobSet and Trainer share one pod template per role too; Trainer has an MPI runtime
+    assert set(plan.target_errors) == {"kubeflow", "jobset", "trainjob"} and plan.unsupported == {}
     with pytest.raises(SpecErrors) as info:
         load_plans(path, targets=("kubeflow",))
     where = {(e.path, e.line, e.column) for e in info.value.errors}
     assert ("spec.restartPolicy", 8, 18) in where
     assert ("spec.roles.worker.args[0]", 13, 14) in where
     assert all(e.message.startswith("target kubeflow: ") for e in info.value.errors)
+    for target in ("jobset", "trainjob"):
+        with pytest.raises(SpecErrors) as info:
+            load_plans(path, targets=(target,))
+        assert [(e.path, e.line, e.column) for e in info.value.errors] == [("spec.roles.worker.args[0]", 13, 14)]
+        assert info.value.errors[0].message.startswith(f"target {target}: ")
+
+
+def test_a_target_that_cannot_run_a_job_is_recorded_and_skipped_only_on_request(tmp_path):
+    path = write(tmp_path, MPI_EXIT_CODE.replace("restartPolicy: ExitCode", "mpi: {implementation: Intel}")
+                 .replace('args: ["--one={{ index + 1 }}"]', "args: [sshd]"))
+    (plan,) = load_plans(path)
+    assert "only OpenMPI" in plan.unsupported["trainjob"] and "jobset" not in plan.unsupported
+    with pytest.raises(SpecErrors) as info:
+        load_plans(path, targets=("k8s", "trainjob"))
+    assert [(e.path, e.line) for e in info.value.errors] == [("spec.mpi.implementation", 8)]
+    (plan,) = load_plans(path, targets=("k8s", "trainjob"), skip_unsupported=True)
+    assert plan.target_errors["trainjob"]  # kept: `trainspec compile -t trainjob` still reports it
 
 
 def test_kubernetes_rules():

@@ -279,8 +279,10 @@ def test_validate_format_json(tmp_path):
     assert errors and errors[0]["file"] == str(bad) and errors[0]["path"] == "spec.framework"
     assert set(errors[0]) == {"file", "line", "column", "path", "message", "expected", "hint", "severity"}
     assert errors[0]["line"] == 5
-    ok = run_cli("validate", "--format", "json", str(SPECS / "tf-ps.yaml"))
+    ok = run_cli("validate", "--format", "json", str(SPECS / "pytorch-ddp.yaml"))
     assert ok.returncode == 0 and json.loads(ok.stdout) == []
+    warned = run_cli("validate", "--format", "json", str(SPECS / "tf-ps.yaml"))  # the plain-k8s caveat
+    assert warned.returncode == 0 and [w["severity"] for w in json.loads(warned.stdout)] == ["warning"]
 
 
 # --- semantic diff -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import kubernetes_validate
 import pytest
 
 import schemas
+import yaml
 from helpers import GOLDEN, SPECS, compiled_docs, run_cli
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.targets import volcano
@@ -140,9 +141,8 @@ def test_completion_and_failure_policies():
     assert rules[1:128] == [(None, code, "TerminateJob") for code in range(1, 128)]
     assert rules[128:] == [("PodFailed", None, "RestartJob")]
     assert chief["maxRetry"] == 2
-    # ExitCode on one role only: on that role's tasks (full-features has one task per replica)
+    # ExitCode on one role only: on that role's task
     full = tasks(job_of("full-features.yaml"))
-    full["worker"], full["master"] = full["worker-1"], full["master-0"]
     worker_rules = policies(full["worker"])
     assert (None, 1, "TerminateJob") in worker_rules and (None, 127, "TerminateJob") in worker_rules
     assert (None, 128, "TerminateJob") not in worker_rules and worker_rules[-1] == ("PodFailed", None, "RestartJob")
@@ -150,8 +150,27 @@ def test_completion_and_failure_policies():
     assert full["master"]["template"]["spec"]["restartPolicy"] == "OnFailure"
 
 
-def test_per_replica_templates_make_one_task_per_replica():
+def _forced_split(tmp_path, spec_name: str):
+    """The example with `{{ index + 0 }}`: the same text per replica, but arithmetic the
+    task index cannot reproduce at runtime, so the job needs one task per replica."""
+    text = (SPECS / spec_name).read_text().replace("{{ index }}", "{{ index + 0 }}")
+    path = tmp_path / spec_name
+    path.write_text(text)
+    return path
+
+
+def test_example_with_per_replica_args_keeps_one_task_per_role():
     job = job_of("tf-args-style.yaml")
+    assert list(tasks(job)) == ["ps", "worker"]
+    assert "tensorflow" in job["spec"]["plugins"]
+    args = tasks(job)["worker"]["template"]["spec"]["containers"][0]["args"]
+    assert "--task_index=$(TRAINSPEC_INDEX)" in args
+    assert "--ps_hosts=tf-args-ps-0.tf-args:2222,tf-args-ps-1.tf-args:2222" in args  # Volcano's host names
+
+
+def test_per_replica_templates_make_one_task_per_replica(tmp_path):
+    path = _forced_split(tmp_path, "tf-args-style.yaml")
+    job = docs_of(path)[1]
     names = list(tasks(job))
     assert names == ["ps-0", "ps-1", "worker-0", "worker-1", "worker-2", "worker-3"]
     assert "tensorflow" not in job["spec"]["plugins"]  # the plugin finds roles by task name
@@ -165,15 +184,15 @@ def test_per_replica_templates_make_one_task_per_replica():
     env = env_of(worker2)
     assert env["TRAINSPEC_INDEX"] == {"name": "TRAINSPEC_INDEX", "value": "2"}
     assert env["TF_CONFIG"]["value"] == '{"cluster":$(TRAINSPEC_TF_CLUSTER),"task":{"type":"worker","index":2}}'
-    cm = docs_of(SPECS / "tf-args-style.yaml")[0]
+    cm = docs_of(path)[0]
     assert json.loads(cm["data"]["TRAINSPEC_TF_CLUSTER"])["worker"][3] == "tf-args-worker-3.tf-args:2222"
     success = [t["name"] for t in job["spec"]["tasks"] if any(p.get("action") == "CompleteJob"
                                                                for p in t.get("policies", []))]
     assert success == ["worker-0"]  # TF without a chief: worker-0 decides
 
 
-def test_pytorch_per_replica_tasks_get_rank_and_node_rank():
-    job = job_of("full-features.yaml")  # RUN_NAME uses {{ index }}
+def test_pytorch_per_replica_tasks_get_rank_and_node_rank(tmp_path):
+    job = docs_of(_forced_split(tmp_path, "full-features.yaml"))[1]  # RUN_NAME uses {{ index + 0 }}
     assert list(tasks(job)) == ["master-0", "worker-0", "worker-1"]
     assert "pytorch" not in job["spec"]["plugins"]
     worker1 = {k: v.get("value") for k, v in env_of(tasks(job)["worker-1"]).items()}
@@ -245,3 +264,32 @@ def test_same_bytes_across_processes(tmp_path):
         outputs.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     jobs_files = [p for p in outputs[0] if p.name != ".trainspec.build"]  # the build's marker is not a job file
     assert outputs[0] == outputs[1] and len(jobs_files) == 2 * len(EXAMPLES)
+
+
+def _index_spec(tmp_path, arg: str) -> str:
+    spec = tmp_path / "idx.yaml"
+    spec.write_text(
+        "apiVersion: trainspec/v1\nkind: TrainingJob\nmetadata: {name: idx}\n"
+        "spec:\n  framework: pytorch\n  image: img\n  command: [python, train.py]\n"
+        f"  args: [\"{arg}\"]\n"
+        "  roles: {master: {replicas: 1}, worker: {replicas: 3}}\n")
+    return str(spec)
+
+
+def test_per_replica_text_keeps_one_task_per_role_when_the_index_can_be_read_at_runtime(tmp_path):
+    text = run_cli("compile", _index_spec(tmp_path, "--shard={{ index }}"), "--target", "volcano").stdout
+    job = [d for d in yaml.safe_load_all(text) if d and d["kind"] == "Job"][0]
+    by_name = tasks(job)
+    assert sorted(by_name) == ["master", "worker"] and by_name["worker"]["replicas"] == 3
+    container = by_name["worker"]["template"]["spec"]["containers"][0]
+    assert container["args"] == ["--shard=$(TRAINSPEC_INDEX)"]
+    assert "pytorch" in job["spec"]["plugins"]
+    assert "one task per replica" not in text
+
+
+def test_per_replica_text_that_cannot_be_rebuilt_splits_tasks_and_says_so(tmp_path):
+    text = run_cli("compile", _index_spec(tmp_path, "--shard={{ index * 2 }}"), "--target", "volcano").stdout
+    job = [d for d in yaml.safe_load_all(text) if d and d["kind"] == "Job"][0]
+    assert sorted(tasks(job)) == ["master-0", "worker-0", "worker-1", "worker-2"]
+    assert tasks(job)["worker-2"]["template"]["spec"]["containers"][0]["args"] == ["--shard=4"]
+    assert text.splitlines()[1].startswith("# one task per replica")

@@ -137,15 +137,21 @@ class BuildCache:
             pass  # a cache we cannot write only costs time
 
 
-def compile_spec(path: str, targets: tuple[str, ...], load) -> SpecOutput:
-    """Every job of one spec file rendered for `targets`; `load(path)` gives its plans."""
-    from trainspec.targets import render
+def compile_spec(path: str, targets: tuple[str, ...], load, skip_unsupported: bool = False) -> SpecOutput:
+    """Every job of one spec file rendered for `targets`; `load(path)` gives its plans.
+
+    With skip_unsupported, a target that cannot run a job at all (`JobPlan.unsupported`, from
+    compiler/checks.py) is left out for that job; `load` must then not raise that target's problems.
+    """
+    from trainspec.targets import render, unsupported
 
     plans = load(path)
     texts: dict[str, str] = {}
     owned: list[str] = []
     for plan in plans:
         for target in targets:
+            if skip_unsupported and unsupported(target, plan):
+                continue
             for rel, text in render(target, plan).items():
                 texts[os.path.join(plan.name, rel)] = text
             if target == "helm":
@@ -155,11 +161,12 @@ def compile_spec(path: str, targets: tuple[str, ...], load) -> SpecOutput:
 
 
 def run_build(specs: list[SpecInput], out_dir: str, targets: tuple[str, ...], load, options_text: str,
-              use_cache: bool = True) -> tuple[Build, BuildCache, dict[str, str | None]]:
+              use_cache: bool = True,
+              skip_unsupported: bool = False) -> tuple[Build, BuildCache, dict[str, str | None]]:
     """Compile (or take from the cache) every spec; raises SpecErrors with all problems."""
     from trainspec.compiler import SpecError, SpecErrors
 
-    salt = _digest(f"{tool_digest()}|{','.join(targets)}|{options_text}".encode())
+    salt = _digest(f"{tool_digest()}|{','.join(targets)}|{skip_unsupported}|{options_text}".encode())
     cache = BuildCache(out_dir, salt, use_cache)
     build = Build(out_dir)
     keys: dict[str, str | None] = {}
@@ -174,7 +181,7 @@ def run_build(specs: list[SpecInput], out_dir: str, targets: tuple[str, ...], lo
             out = SpecOutput(path, entry["jobs"], dict(entry["files"]), entry["owned"])
         else:
             try:
-                out = compile_spec(path, targets, lambda _path, spec=spec: load(spec))
+                out = compile_spec(path, targets, lambda _path, spec=spec: load(spec), skip_unsupported)
             except SpecErrors as exc:
                 errors.extend(exc.errors)
                 continue

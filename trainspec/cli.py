@@ -57,7 +57,7 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph")
+COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -152,6 +152,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", choices=("bash", "zsh", "fish"))
     p.set_defaults(func=cmd_completion)
 
+    p = sub.add_parser("import", help="turn a Kubeflow v1 job, MPIJob or Volcano Job into a spec",
+                       description="Read a TFJob, PyTorchJob, MXJob, XGBoostJob, PaddleJob, JAXJob, MPIJob v2beta1 "
+                                   "or Volcano Job and write a spec. Fields with no spec field go to spec.patches "
+                                   "(one warning each); --strict makes them errors. '-' is stdin / stdout.",
+                       epilog="example:\n  trainspec import tfjob.yaml -o specs/mnist.yaml",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("manifest", metavar="MANIFEST")
+    p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
+    p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field with no spec field")
+    p.add_argument("-o", "--output", metavar="SPEC", default="-", help="file to write (default: stdout)")
+    p.set_defaults(func=cmd_import)
+
     if command in COMPILE_COMMANDS:
         return parser
     try:
@@ -164,24 +176,49 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _load(path: str, args, targets: tuple[str, ...] | None = None):
+def _warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:
+    """Print each job's target warnings once (`validate`, targets None: those of plain k8s)."""
+    seen: set[tuple[str, str]] = set()
+    for plan in plans:
+        for target in targets if targets is not None else ("k8s",):
+            if target in plan.unsupported:
+                continue  # left out of the build for this job
+            for warning in plan.target_warnings.get(target, ()):
+                if (plan.name, warning.path) in seen:
+                    continue  # k8s and helm give the same advice
+                seen.add((plan.name, warning.path))
+                if warn is not None:
+                    warn(warning)
+                else:
+                    print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
+
+
+def _load(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False, warn=None):
+    plans = _load_plans(path, args, targets, skip_unsupported)
+    _warn_targets(plans, targets, warn)
+    return plans
+
+
+def _load_plans(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False):
     from trainspec.compiler import load_plans
 
     if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
         from trainspec.inputs import STDIN_NAME, read_stdin_documents
 
-        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets, **spec_options(args))
-    return load_plans(path, targets=targets, **spec_options(args))
+        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets,
+                          skip_unsupported=skip_unsupported, **spec_options(args))
+    return load_plans(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
 
 
 def _print_warning(file: str, line: int, message: str) -> None:
     print(f"trainspec: warning: {file}:{line}: {message}", file=sys.stderr)
 
 
-def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None):
+def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False,
+                warn_target=None):
     """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
     if not spec.walked:
-        return _load(spec.path, args, targets)
+        return _load(spec.path, args, targets, skip_unsupported, warn_target)
     from trainspec.compiler import load_plans
     from trainspec.compiler.loader import JsonnetOptions
     from trainspec.inputs import walked_documents
@@ -190,7 +227,10 @@ def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None):
     jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
                              tuple(options["jpath"]))
     docs = walked_documents(spec.path, jsonnet, warn or _print_warning)
-    return load_plans(spec.path, documents=docs, targets=targets, **options) if docs else []
+    plans = load_plans(spec.path, documents=docs, targets=targets, skip_unsupported=skip_unsupported,
+                       **options) if docs else []
+    _warn_targets(plans, targets, warn_target)
+    return plans
 
 
 def _validate_inputs(args):
@@ -225,9 +265,15 @@ def cmd_validate(args) -> int:
         problems.append({"file": file, "line": line, "column": 1, "path": "", "message": message,
                          "expected": "", "hint": "", "severity": "warning"})
 
+    def warn_target(warning) -> None:
+        if args.format != "json":
+            print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
+            return
+        problems.append(dict(vars(warning), severity="warning"))
+
     for spec in _validate_inputs(args):
         try:
-            plans = _load_input(spec, args, warn)
+            plans = _load_input(spec, args, warn, warn_target=warn_target)
         except SpecErrors as exc:
             failed = True
             if args.format == "json":
@@ -311,6 +357,12 @@ def cmd_compile(args) -> int:
     return EXIT_OK
 
 
+def cmd_import(args) -> int:
+    from trainspec.importer.cli import run
+
+    return run(args.manifest, args.job, args.strict, args.output)
+
+
 def collect_specs(inputs: list[str]) -> list[str]:
     """Spec paths under `inputs` (kept for callers outside the CLI)."""
     from trainspec.inputs import collect
@@ -358,8 +410,10 @@ def _build_locked(args, out: str, specs, targets) -> int:
 
     options = json.dumps(spec_options(args), sort_keys=True)
     with locked(out, exclusive=not args.check):
-        build, cache, keys = run_build(specs, out, targets, lambda spec: _load_input(spec, args, targets=targets), options,
-                                       use_cache=not args.no_cache)
+        skip = not args.target  # over all targets, skip those that cannot run a job; a target named must fit
+        build, cache, keys = run_build(specs, out, targets,
+                                       lambda spec: _load_input(spec, args, targets=targets, skip_unsupported=skip),
+                                       options, use_cache=not args.no_cache, skip_unsupported=skip)
         marker, orphans = ownership(out, build, specs)
         fresh = [o for o in build.outputs if o.texts is not None]
         files = {rel: t for o in fresh for rel, t in (o.texts or {}).items()}
@@ -428,7 +482,7 @@ def cmd_diff(args) -> int:
 def cmd_graph(args) -> int:
     from trainspec.graph import render_graph
 
-    plans = _load(args.spec, args)
+    plans = _load_plans(args.spec, args)
     sys.stdout.write(render_graph(plans, args.format))
     return EXIT_OK
 

@@ -89,6 +89,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $_ := set $labels "app.kubernetes.io/part-of" $v.name -}}
 {{- $_ := set $labels "app.kubernetes.io/managed-by" "trainspec" -}}
 {{- $_ := set $labels "trainspec.dev/job" $v.name -}}
+{{- if and .workload $v.scheduling -}}{{- with $v.scheduling.queue -}}{{- $_ := set $labels "kueue.x-k8s.io/queue-name" . -}}{{- end -}}{{- end -}}
 {{- if hasKey . "index" -}}
 {{- $_ := set $labels "trainspec.dev/role" .role -}}
 {{- $_ := set $labels "trainspec.dev/index" (toString .index) -}}

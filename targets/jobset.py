@@ -1,0 +1,294 @@
+"""`jobset`: one `jobset.x-k8s.io/v1alpha2` JobSet (JobSet v0.12.0), plus the `<job>-topology` ConfigMap.
+
+Facts from shared/reference/CONVENTIONS-V2.md §1-2 (JobSet, Indexed Job).
+
+One replicatedJob per role.  Normally that is one Indexed Job whose
+completions = parallelism = the role's replicas, so replica i of role r is the
+pod with hostname `<job>-<r>-0-<i>`, reachable as `<job>-<r>-0-<i>.<job>`
+through the JobSet's headless Service (`network.enableDNSHostnames`,
+`subdomain: <job>`); its index comes from the pod annotation
+`batch.kubernetes.io/job-completion-index` through the downward API.
+
+One exception: PyTorch workers need RANK = index + 1, and the downward API
+cannot add.  Their replicatedJob is `replicas: N` one-pod Jobs instead, and
+RANK is the pod label `jobset.sigs.k8s.io/job-global-index` (the Job's index
+plus the master's one Job before it); hosts are then `<job>-worker-<i>-0.<job>`.
+Either way the output grows with the number of roles, not replicas: host lists,
+the TF cluster and the MPI hostfile are written once, in the ConfigMap.
+
+JobSet injects no environment, so the framework variables (TF_CONFIG, MASTER_*
+/ RANK / WORLD_SIZE / PET_*, DMLC_*, the MPI hostfile and OMPI_* etc.) are
+written here, per role, with `$(VAR)` references for the per-replica parts.
+Success: `successPolicy` on the deciding role (TF's worker-0 rule through the
+Indexed Job's own `successPolicy` on index 0, Kubernetes >= 1.33).  Start order:
+`startupPolicy: InOrder` with the servers first (ps; scheduler, server; MPI
+workers before the launcher).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from trainspec.compiler.frameworks import (
+    HOSTFILE_KEY,
+    MPI_HOSTFILE_PATH,
+    TF_CLUSTER_KEY,
+    mpi_hostfile,
+    tf_cluster,
+)
+from trainspec.compiler.plan import JobPlan, RolePlan
+from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS, scheme_for
+
+from . import common
+from .kubeflow_common import base_env, field_ref, role_container, role_labels, topology_data
+from .yamlout import dump_all
+
+FILE = "jobset.yaml"
+API_VERSION = "jobset.x-k8s.io/v1alpha2"
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+GLOBAL_INDEX_LABEL = "jobset.sigs.k8s.io/job-global-index"
+# replicatedJobs in start order: servers before their clients (InOrder starts k+1 once k is ready)
+START_ORDER = {
+    "tensorflow": ("ps", "chief", "worker", "evaluator"),
+    "pytorch": ("master", "worker"),  # master first: the workers' job-global-index is then index + 1
+    "mxnet": ("scheduler", "server", "worker"),
+    "mpi": ("worker", "launcher"),
+}
+
+
+def render(plan: JobPlan) -> dict[str, str]:
+    plan.check("jobset")
+    return {FILE: dump_all(objects(plan), common.header(plan))}
+
+
+# --- what this target reads from the plan ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Settings:
+    backoff_limit: int | None
+    active_deadline_seconds: int | None
+    ttl_seconds_after_finished: int | None
+    tf_success_policy: str | None
+    nproc_per_node: str | None
+    mpi_implementation: str
+    queue: str | None
+
+
+def _settings(plan: JobPlan) -> Settings:
+    return Settings(plan.backoff_limit, plan.active_deadline_seconds, plan.cleanup.ttl_seconds_after_finished,
+                    plan.success_policy, plan.nproc_per_node, plan.mpi_implementation, plan.scheduling.queue)
+
+
+def _user_env_names(role: RolePlan) -> set[str]:
+    return {name for name, _ in role.sources.env}
+
+
+def _role_texts(plan: JobPlan, role: RolePlan, target: str = "jobset"):
+    """(values, command, args, user env entries) for the role's one pod template.
+
+    `values` is replica 0's rendering with `target`'s host names (for common.main_container);
+    command / args are None when `values` already holds the right text, else kubelet text with
+    `$(TRAINSPEC_INDEX)`.  A per-replica text with no such form was reported by
+    compiler/checks.py (`plan.check` raised it before rendering).
+    """
+    rendered = role.renders[scheme_for(target, plan.framework)]
+    values = rendered.of(0)
+    if rendered.uniform:
+        return values, None, None, common.env_list(values.env, plan.topology_name)
+    shared = rendered.shared
+    assert shared is not None, "compiler/checks.py reports roles without a shared form"
+    return (values, None if shared.command is None else list(shared.command),
+            None if shared.args is None else list(shared.args), common.env_list(shared.env, plan.topology_name))
+
+
+# --- host names ------------------------------------------------------------------------------------
+
+def per_job(plan: JobPlan, role: RolePlan) -> bool:
+    """True when the role is N one-pod Jobs (index from the Job) instead of one Indexed Job of N pods."""
+    return role.name in JOBSET_ONE_POD_JOBS.get(plan.framework, ())
+
+
+def jobset_hosts(plan: JobPlan) -> dict[str, list[str]]:
+    """role -> [host:port]: replica i of role r as the JobSet controller names it (compiler/schemes.py)."""
+    return plan.hosts(scheme_for("jobset", plan.framework))
+
+
+def host_names(plan: JobPlan) -> dict[str, list[str]]:
+    return {role: [h.rsplit(":", 1)[0] for h in hosts] for role, hosts in jobset_hosts(plan).items()}
+
+
+# --- per-role pieces --------------------------------------------------------------------------------
+
+def _index_entry(plan: JobPlan, role: RolePlan) -> dict:
+    if per_job(plan, role):
+        return field_ref(f"metadata.labels['{JOB_INDEX_LABEL}']")
+    return field_ref(f"metadata.annotations['{INDEX_ANNOTATION}']")
+
+
+def _count(plan: JobPlan, name: str) -> int:
+    role = plan.role(name)
+    return role.count if role else 0
+
+
+def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dict]:
+    """What the operator would inject, written for JobSet hosts; per-replica parts via $(TRAINSPEC_INDEX)."""
+    fw = plan.framework
+    names = host_names(plan)
+    if fw == "tensorflow":
+        task = f'{{"type":{json.dumps(role.name)},"index":$(TRAINSPEC_INDEX)}}'
+        return [{"name": TF_CLUSTER_KEY, "valueFrom": {"configMapKeyRef": {"name": plan.topology_name,
+                                                                            "key": TF_CLUSTER_KEY}}},
+                {"name": "TF_CONFIG", "value": f'{{"cluster":$({TF_CLUSTER_KEY}),"task":{task},'
+                                               f'"environment":"cloud"}}'}]
+    if fw == "pytorch":
+        nproc = settings.nproc_per_node or "auto"
+        per_node = int(nproc) if nproc.isdigit() else 1
+        master, port = names["master"][0], str(plan.role("master").port)
+        total = plan.total_replicas
+        rank = {"value": "0"} if role.name == "master" else field_ref(f"metadata.labels['{GLOBAL_INDEX_LABEL}']")
+        return [{"name": "PYTHONUNBUFFERED", "value": "1"},
+                {"name": "MASTER_ADDR", "value": master},
+                {"name": "MASTER_PORT", "value": port},
+                {"name": "WORLD_SIZE", "value": str(total * per_node)},
+                {"name": "RANK", **rank},
+                {"name": "PET_MASTER_ADDR", "value": master},
+                {"name": "PET_MASTER_PORT", "value": port},
+                {"name": "PET_NNODES", "value": str(total)},
+                {"name": "PET_NODE_RANK", "value": "$(RANK)"},
+                {"name": "PET_NPROC_PER_NODE", "value": nproc}]
+    if fw == "mxnet":
+        env = [{"name": "DMLC_ROLE", "value": role.name},
+               {"name": "DMLC_PS_ROOT_URI", "value": names["scheduler"][0]},
+               {"name": "DMLC_PS_ROOT_PORT", "value": str(plan.role("scheduler").port)},
+               {"name": "DMLC_NUM_SERVER", "value": str(_count(plan, "server"))},
+               {"name": "DMLC_NUM_WORKER", "value": str(_count(plan, "worker"))},
+               {"name": "DMLC_USE_KUBERNETES", "value": "1"}]
+        if role.name == "worker":
+            env.append({"name": "DMLC_WORKER_ID", "value": "$(TRAINSPEC_INDEX)"})
+        return env
+    env = [{"name": "K_MPI_JOB_ROLE", "value": role.name}]
+    if role.name == "launcher":
+        slots = str(plan.mpi_slots or 1)
+        if settings.mpi_implementation == "OpenMPI":
+            env += [{"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "true"},
+                    {"name": "OMPI_MCA_orte_default_hostfile", "value": MPI_HOSTFILE_PATH},
+                    {"name": "OMPI_MCA_plm_rsh_args", "value": "-o ConnectionAttempts=10"},
+                    {"name": "OMPI_MCA_orte_set_default_slots", "value": slots}]
+        elif settings.mpi_implementation == "Intel":
+            env += [{"name": "I_MPI_HYDRA_HOST_FILE", "value": MPI_HOSTFILE_PATH},
+                    {"name": "I_MPI_PERHOST", "value": slots}]
+        else:
+            env += [{"name": "HYDRA_HOST_FILE", "value": MPI_HOSTFILE_PATH}]
+    return env
+
+
+def topology_config_map(plan: JobPlan, settings: Settings) -> dict:
+    hosts = jobset_hosts(plan)
+    data = topology_data(plan, hosts)
+    if plan.framework == "tensorflow":
+        data[TF_CLUSTER_KEY] = tf_cluster(hosts)
+    if plan.framework == "mpi":
+        data[HOSTFILE_KEY] = mpi_hostfile(host_names(plan).get("worker", []), plan.mpi_slots or 1,
+                                          settings.mpi_implementation)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": common.metadata(plan, plan.topology_name, common.job_labels(plan)),
+        "data": data,
+    }
+
+
+def _decides_alone_at_index_0(plan: JobPlan, settings: Settings) -> bool:
+    """TF ChiefOrWorker0 without a chief: worker 0 alone decides (the Job's own successPolicy)."""
+    return (plan.framework == "tensorflow" and plan.success_role == "worker" and not _count(plan, "chief")
+            and settings.tf_success_policy != "AllWorkers")
+
+
+def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: str) -> dict:
+    from .k8s import mpi_mounts
+
+    values, command, args, user_env = _role_texts(plan, role)
+    taken = _user_env_names(role)
+    env = base_env(plan, role, _index_entry(plan, role), plan.topology_name)
+    env += [e for e in framework_env(plan, role, settings) if e["name"] not in taken]
+    env += user_env
+    container = role_container(plan, role, env, values)
+    for key, items in (("command", command), ("args", args)):
+        if items is not None:
+            container[key] = items
+    extra_volumes, extra_mounts = mpi_mounts(plan, role)
+    if extra_mounts:
+        container["volumeMounts"] = container.get("volumeMounts", []) + extra_mounts
+    pod: dict = {"restartPolicy": pod_policy}
+    pod.update(common.scheduling_fields(plan))
+    if role.init_containers:
+        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
+    pod["containers"] = [container]
+    volumes = common.pod_volumes(role) + extra_volumes
+    if volumes:
+        pod["volumes"] = volumes
+    return {"metadata": {"labels": role_labels(plan, role)}, "spec": pod}
+
+
+def job_spec(plan: JobPlan, role: RolePlan, settings: Settings) -> dict:
+    policy = role.restart_policy  # not Always: compiler/checks.py reports it
+    pods = 1 if per_job(plan, role) else role.count
+    spec: dict = {"completionMode": "Indexed", "completions": pods, "parallelism": pods}
+    if policy == "Never":
+        spec["backoffLimit"] = 0
+    elif settings.backoff_limit is not None:
+        spec["backoffLimit"] = settings.backoff_limit
+    if settings.active_deadline_seconds is not None:
+        spec["activeDeadlineSeconds"] = settings.active_deadline_seconds
+    if role.name == plan.success_role and _decides_alone_at_index_0(plan, settings):
+        spec["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}
+    if policy == "ExitCode":
+        # podFailurePolicy needs pod restartPolicy Never (JobSet would default it to OnFailure)
+        spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(plan.container_name, role.restart)]}
+    pod_policy = "OnFailure" if policy == "OnFailure" else "Never"
+    spec["template"] = pod_template(plan, role, settings, pod_policy)
+    return spec
+
+
+def _ordered_roles(plan: JobPlan) -> list[RolePlan]:
+    order = START_ORDER[plan.framework]
+    return sorted((r for r in plan.roles if r.count), key=lambda r: order.index(r.name))
+
+
+def _needs_in_order(plan: JobPlan) -> bool:
+    return plan.framework in ("mxnet", "mpi") or (plan.framework == "tensorflow" and _count(plan, "ps") > 0)
+
+
+def jobset(plan: JobPlan) -> dict:
+    settings = _settings(plan)
+    roles = _ordered_roles(plan)
+    replicated = []
+    for role in roles:
+        replicated.append({"name": role.name, "replicas": role.count if per_job(plan, role) else 1,
+                           "template": {"metadata": {"labels": common.job_labels(plan, role.name)},
+                                        "spec": job_spec(plan, role, settings)}})
+    spec: dict = {"network": {"enableDNSHostnames": True, "subdomain": plan.name,
+                              # peers must resolve each other while they start, before readiness
+                              "publishNotReadyAddresses": True},
+                  "successPolicy": {"operator": "All", "targetReplicatedJobs": [plan.success_role]}}
+    if _needs_in_order(plan):
+        spec["startupPolicy"] = {"startupPolicyOrder": "InOrder"}
+    exit_code = [r.name for r in roles if r.restart_policy == "ExitCode"]
+    if exit_code:
+        # a permanent exit code (1-127) fails the Job through its podFailurePolicy: fail the JobSet, no restart
+        spec["failurePolicy"] = {"maxRestarts": 0, "rules": [{
+            "name": "permanent-exit-code", "action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"],
+            "targetReplicatedJobs": exit_code}]}
+    if settings.ttl_seconds_after_finished is not None:
+        spec["ttlSecondsAfterFinished"] = settings.ttl_seconds_after_finished
+    spec["replicatedJobs"] = replicated
+    labels = common.job_labels(plan)
+    labels.update(common.kueue_labels(settings.queue))
+    return {"apiVersion": API_VERSION, "kind": "JobSet",
+            "metadata": common.metadata(plan, plan.name, labels), "spec": spec}
+
+
+def objects(plan: JobPlan) -> list[dict]:
+    return [topology_config_map(plan, _settings(plan)), jobset(plan)]

@@ -1,0 +1,256 @@
+"""Semantic equality of two training-job manifests (Kubeflow v1 / MPIJob v2beta1 / Volcano Job).
+
+`semantic_diff(source, compiled, task_roles)` -> list of differences ("" when none).
+Both manifests are reduced to what the job *does* — replicas, containers, image,
+command/args, the user's env, resources, volumes, restart and run policies,
+scheduling — with the operators' defaults filled in and what trainspec adds
+removed:
+
+- labels `app.kubernetes.io/*`, `trainspec.dev/*`; env `TRAINSPEC_*` and the env the
+  operators / Volcano plugins inject (TF_CONFIG, MASTER_ADDR..., PET_*, DMLC_*,
+  OMPI_*...), which the volcano target writes itself where Volcano has no plugin;
+- the topology ConfigMap, the MPI hostfile volume on a Volcano launcher, the
+  framework's port entry (its number is compared), the `env`/`svc`/`ssh` plugins
+  with trainspec's own arguments and the role names in the framework plugin's;
+- Volcano `PodEvicted -> RestartJob` and, for restartPolicy Never, `PodFailed ->
+  TerminateJob` (what Never means on Volcano); init containers' volume mounts
+  (trainspec mounts the role's volumes in them);
+- explicit defaults: replicas 1, the framework's restartPolicy, cleanPodPolicy None,
+  slotsPerWorker 1, mpiImplementation OpenMPI, sshAuthMountPath /root/.ssh, the MPI
+  worker's `/usr/sbin/sshd -De` (Kubeflow), Volcano's queue/maxRetry/minAvailable/scheduler;
+  requests default to limits; quantities compare as strings; a priority class may sit on
+  the pods or in runPolicy.schedulingPolicy.
+"""
+
+from __future__ import annotations
+
+import copy
+
+REPLICA_FIELDS = {"TFJob": ("tensorflow", "tfReplicaSpecs"), "PyTorchJob": ("pytorch", "pytorchReplicaSpecs"),
+                  "MXJob": ("mxnet", "mxReplicaSpecs"), "XGBoostJob": ("xgboost", "xgbReplicaSpecs"),
+                  "PaddleJob": ("paddle", "paddleReplicaSpecs"), "JAXJob": ("jax", "jaxReplicaSpecs"),
+                  "MPIJob": ("mpi", "mpiReplicaSpecs")}
+RESTART = {"tensorflow": "Never", "pytorch": "OnFailure", "mxnet": "Never", "xgboost": "Never",
+           "paddle": "OnFailure", "jax": "Never"}
+PORTS = {"tensorflow": ("tfjob-port", 2222), "pytorch": ("pytorchjob-port", 23456), "mxnet": ("mxjob-port", 9091),
+         "mpi": ("mpijob-port", 22), "xgboost": ("xgboostjob-port", 9999), "paddle": ("master", 36543),
+         "jax": ("jaxjob-port", 6666)}
+INJECTED = ("TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "PYTHONUNBUFFERED", "PET_", "DMLC_",
+            "MX_CONFIG", "OMPI_MCA_", "I_MPI_HYDRA_HOST_FILE", "I_MPI_PERHOST", "HYDRA_HOST_FILE", "K_MPI_JOB_ROLE",
+            "MPI_HOST", "WORKER_PORT", "WORKER_ADDRS", "PADDLE_", "POD_IP_DUMMY", "COORDINATOR_", "NUM_PROCESSES",
+            "PROCESS_ID", "TRAINSPEC_", "VC_", "VK_TASK_INDEX")
+OWN_LABELS = ("app.kubernetes.io/", "trainspec.dev/", "training.kubeflow.org/", "volcano.sh/")
+MPI_WORKER_COMMAND = ["/usr/sbin/sshd", "-De"]
+TRAINSPEC_VOLUMES = ("mpi-job-config",)
+
+
+def job_object(docs: list[dict]) -> dict:
+    """The job in a multi-document manifest (trainspec's output also holds a topology ConfigMap)."""
+    jobs = [d for d in docs if isinstance(d, dict) and (d.get("kind") in REPLICA_FIELDS or d.get("kind") == "Job")]
+    assert len(jobs) == 1, f"expected one job, found {[d.get('kind') for d in docs]}"
+    return jobs[0]
+
+
+def semantic_diff(source: dict, compiled: dict, task_roles: dict[str, str] | None = None,
+                  framework: str | None = None) -> list[str]:
+    """Differences between what the two jobs do; empty when they are semantically equal.
+
+    `task_roles` renames the source's Volcano tasks to trainspec's role names (e.g.
+    {"mpimaster": "launcher"}); the compiled manifest's tasks are named by role.
+    `framework` is the framework of a Volcano source without a framework plugin.
+    """
+    a, b = normalize(source, task_roles or {}, framework), normalize(compiled, {}, framework)
+    return _diff(a, b, "")
+
+
+def normalize(job: dict, task_roles: dict[str, str], framework: str | None = None) -> dict:
+    job = copy.deepcopy(job)
+    meta = job.get("metadata") or {}
+    out = {"kind": job["kind"], "name": meta.get("name"), "namespace": meta.get("namespace") or "default",
+           "labels": _own_removed(meta.get("labels")), "annotations": dict(meta.get("annotations") or {})}
+    if job["kind"] == "Job":
+        out["spec"] = _volcano(job["spec"], task_roles, framework, out["labels"])
+    else:
+        out["spec"] = _kubeflow(job["kind"], job["spec"], out["labels"])
+    return out
+
+
+def _own_removed(labels) -> dict:
+    return {k: str(v) for k, v in (labels or {}).items() if not k.startswith(OWN_LABELS)}
+
+
+def _kubeflow(kind: str, spec: dict, job_labels: dict) -> dict:
+    framework, field = REPLICA_FIELDS[kind]
+    replicas = spec.pop(field)
+    run = dict(spec.pop("runPolicy", None) or {})
+    run.setdefault("cleanPodPolicy", "None")
+    sched = dict(run.pop("schedulingPolicy", None) or {})
+    priority = sched.pop("priorityClass", None)
+    if sched:
+        run["schedulingPolicy"] = sched
+    if framework == "tensorflow" and spec.get("successPolicy") == "":
+        spec.pop("successPolicy")
+    if framework == "pytorch":
+        spec["nprocPerNode"] = str(spec.get("nprocPerNode", "auto"))
+    if framework == "mxnet":
+        spec.setdefault("jobMode", "MXTrain")
+    if framework == "mpi":
+        spec.setdefault("slotsPerWorker", 1)
+        spec.setdefault("mpiImplementation", "OpenMPI")
+        spec.setdefault("sshAuthMountPath", "/root/.ssh")
+    roles = {}
+    for rtype, body in replicas.items():
+        name = rtype.lower()
+        name = "chief" if framework == "tensorflow" and name == "master" else name
+        default = RESTART.get(framework) or ("OnFailure" if name == "launcher" else "Never")
+        pod = _pod(body.get("template") or {}, framework, priority, job_labels)
+        if framework == "mpi" and name == "worker":
+            main = pod["main"]
+            if "command" not in main and "args" not in main:
+                main["command"] = list(MPI_WORKER_COMMAND)
+        pod.get("spec", {}).pop("restartPolicy", None)
+        roles[name] = {"replicas": body.get("replicas", 1), "restartPolicy": body.get("restartPolicy", default),
+                       "pod": pod, **{k: v for k, v in body.items() if k not in ("replicas", "restartPolicy",
+                                                                                  "template")}}
+    return {"framework": framework, "runPolicy": run, "roles": roles, **spec}
+
+
+def _volcano(spec: dict, task_roles: dict[str, str], framework: str | None, job_labels: dict) -> dict:
+    tasks = spec.pop("tasks")
+    total = sum(t.get("replicas", 1) for t in tasks)
+    scheduler = spec.pop("schedulerName", None) or "volcano"
+    out = {"schedulerName": scheduler, "minAvailable": spec.pop("minAvailable", total),
+           "queue": spec.pop("queue", None) or "default", "maxRetry": spec.pop("maxRetry", 3)}
+    plugins = spec.pop("plugins", None) or {}
+    framework = next((p for p in ("tensorflow", "pytorch", "mpi") if p in plugins), framework)
+    port = None
+    kept = {}
+    for name, args in plugins.items():
+        args = [str(a) for a in args or []]
+        if name == "svc":
+            args = [a for a in args if a not in ("--publish-not-ready-addresses", "--publish-not-ready-addresses=true")]
+        elif name == "ssh":
+            args = [a for a in args if a != "--ssh-key-file-path=/root/.ssh"]
+        elif name in ("tensorflow", "pytorch", "mpi"):
+            for a in args:
+                if a.startswith("--port="):
+                    port = int(a.split("=", 1)[1])
+            args = [a for a in args if a.lstrip("-").partition("=")[0] not in
+                    ("ps", "worker", "chief", "evaluator", "master", "port")]
+        if args or name not in ("env", "svc", "ssh", "tensorflow", "pytorch", "mpi"):
+            kept[name] = args
+    out["plugins"] = kept
+    out["policies"] = [p for p in spec.pop("policies", None) or [] if p != {"event": "PodEvicted",
+                                                                           "action": "RestartJob"}]
+    out.update(spec)
+    roles = {}
+    for task in tasks:
+        role = task_roles.get(task["name"], task["name"])
+        tpl = task.get("template") or {}
+        pod_spec = tpl.setdefault("spec", {})
+        restart = pod_spec.pop("restartPolicy", None) or "Always"
+        pod_spec.setdefault("schedulerName", scheduler)
+        if pod_spec["schedulerName"] == scheduler:
+            pod_spec.pop("schedulerName")
+        pod = _pod(tpl, _container_framework(tpl, framework), spec.get("priorityClassName"), job_labels, port)
+        policies = list(task.get("policies") or [])
+        if restart == "Never" and {"event": "PodFailed", "action": "TerminateJob"} not in policies:
+            policies.append({"event": "PodFailed", "action": "TerminateJob"})
+        roles[role] = {"replicas": task.get("replicas", 1), "restartPolicy": restart, "pod": pod,
+                       "policies": sorted(policies, key=str),
+                       **{k: v for k, v in task.items() if k not in ("name", "replicas", "template", "policies")}}
+    out["roles"] = roles
+    return out
+
+
+def _container_framework(tpl: dict, framework: str | None) -> str:
+    names = [c.get("name") for c in (tpl.get("spec") or {}).get("containers") or []]
+    if framework:
+        return framework
+    for fw in PORTS:
+        if fw in names:
+            return fw
+    return framework or "tensorflow"
+
+
+def _pod(tpl: dict, framework: str, priority: str | None, job_labels: dict, port: int | None = None) -> dict:
+    meta = tpl.get("metadata") or {}
+    spec = dict(tpl.get("spec") or {})
+    containers = list(spec.pop("containers", None) or [])
+    index = next((i for i, c in enumerate(containers) if c.get("name") == framework), 0)
+    main = dict(containers.pop(index)) if containers else {}
+    main.pop("name", None)
+    port_name, default_port = PORTS[framework]
+    ports = [p for p in main.pop("ports", None) or [] if p.get("name") != port_name]
+    named = [p for p in (tpl.get("spec") or {}).get("containers", [{}])[index].get("ports") or []
+             if p.get("name") == port_name]
+    out_port = named[0].get("containerPort") if named else (port or default_port)
+    if ports:
+        main["ports"] = ports
+    env = {e["name"]: {k: v for k, v in e.items() if k != "name"} for e in main.pop("env", None) or []
+           if not e["name"].startswith(INJECTED)}
+    if env:
+        main["env"] = env
+    if "resources" in main:
+        main["resources"] = _resources(main["resources"])
+        if not main["resources"]:
+            del main["resources"]
+    volumes = {v["name"]: v for v in spec.pop("volumes", None) or [] if v["name"] not in TRAINSPEC_VOLUMES}
+    mounts = {m["name"]: dict(m) for m in main.pop("volumeMounts", None) or [] if m["name"] not in TRAINSPEC_VOLUMES}
+    for name, vol in volumes.items():
+        claim = vol.get("persistentVolumeClaim")
+        if isinstance(claim, dict) and claim.pop("readOnly", False) and name in mounts:
+            mounts[name]["readOnly"] = True
+    for mount in mounts.values():
+        if not mount.get("readOnly"):
+            mount.pop("readOnly", None)
+    if mounts:
+        main["volumeMounts"] = mounts
+    inits = []
+    for init in spec.pop("initContainers", None) or []:
+        init = dict(init)
+        init.pop("volumeMounts", None)
+        init.setdefault("image", main.get("image"))
+        if "resources" in init:
+            init["resources"] = _resources(init["resources"])
+        if "env" in init:
+            init["env"] = {e["name"]: {k: v for k, v in e.items() if k != "name"} for e in init["env"]}
+        inits.append(init)
+    pod_priority = spec.pop("priorityClassName", None) or priority
+    # trainspec copies the job's labels onto every pod template
+    labels = {k: v for k, v in _own_removed(meta.get("labels")).items() if job_labels.get(k) != v}
+    out = {"labels": labels,
+           "annotations": {k: v for k, v in (meta.get("annotations") or {}).items()
+                           if not k.startswith("scheduling.k8s.io/")},
+           "main": main, "port": out_port, "sidecars": containers, "initContainers": inits, "volumes": volumes,
+           "priorityClassName": pod_priority, "spec": spec}
+    return out
+
+
+def _resources(res: dict) -> dict:
+    limits = {k: str(v) for k, v in (res.get("limits") or {}).items()}
+    requests = {k: str(v) for k, v in (res.get("requests") or {}).items()}
+    for k, v in limits.items():
+        requests.setdefault(k, v)
+    out = {}
+    if limits:
+        out["limits"] = limits
+    if requests:
+        out["requests"] = requests
+    return out
+
+
+def _diff(a, b, path: str) -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in sorted(set(a) | set(b), key=str):
+            if key not in a:
+                out.append(f"{path}.{key}: only in the compiled manifest: {b[key]!r}")
+            elif key not in b:
+                out.append(f"{path}.{key}: only in the source: {a[key]!r}")
+            else:
+                out += _diff(a[key], b[key], f"{path}.{key}")
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _diff(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: source {a!r} != compiled {b!r}"]

@@ -1,0 +1,97 @@
+"""Every example spec means the same to its program under the jobset target as under the k8s target.
+
+Like tests/test_equivalence.py (kubeflow / volcano): per replica, what a program
+relies on (role, index, counts, host lists, TF_CONFIG task and cluster,
+MASTER_* / WORLD_SIZE / RANK / PET_*, DMLC_*, the MPI hostfile and variables, the
+command line and the user's env) from (a) the plan (`k8s`) and (b) jobset.yaml run
+through a model of the JobSet and Indexed Job controllers (tests/jobset_model.py).
+JobSet host names `<job>-<role>-<j>-<i>.<job>` are mapped to replica names first:
+replica i of a role is pod i of its one Indexed Job, or (PyTorch workers) pod 0 of
+its i-th Job.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jobset_model
+import pytest
+import yaml
+from test_equivalence import k8s_views, view
+
+from trainspec.compiler import load_plans
+from trainspec.targets import jobset, render
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = sorted((ROOT / "specs").glob("*.yaml"))
+
+
+def _plan(path):
+    (plan,) = load_plans(str(path))
+    return plan
+
+
+def _docs(plan):
+    (text,) = render("jobset", plan).values()
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def jobset_canon(text: str, plan) -> str:
+    """`<job>-<role>-<j>-<i>.<job>` -> `<job>-<role>-<index>`."""
+    roles = "|".join(re.escape(r.name) for r in plan.roles)
+    job = re.escape(plan.name)
+    pattern = re.compile(rf"\b{job}-({roles})-(\d+)-(\d+)\.{job}(?![\w-])")
+
+    def one(m):
+        per_job = jobset.per_job(plan, plan.role(m[1]))
+        return f"{plan.name}-{m[1]}-{m[2] if per_job else m[3]}"
+
+    return pattern.sub(one, text)
+
+
+def jobset_views(plan) -> dict:
+    out = {}
+
+    def c(text: str) -> str:
+        return jobset_canon(text, plan)
+
+    for pod in jobset_model.jobset_pods(_docs(plan)):
+        env = {k: (c(v) if isinstance(v, str) else v) for k, v in pod.env.items()}
+        files = {k: c(v) for k, v in pod.files.items()}
+        command = None if pod.command is None else [c(s) for s in pod.command]
+        args = None if pod.args is None else [c(s) for s in pod.args]
+        v = view(plan, env, command, args, files, "jobset")
+        out[(v["role"], v["index"])] = (v, env)
+        assert c(pod.host) == f"{plan.name}-{v['role']}-{v['index']}", pod.host  # its own name is its host
+    return out
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.stem)
+def test_every_replica_sees_the_same_topology_under_jobset(spec):
+    plan = _plan(spec)
+    k8s = k8s_views(plan)
+    js = jobset_views(plan)
+    expected = {(r.role, r.index) for r in plan.replicas()}
+    assert set(k8s) == set(js) == expected
+    for key in sorted(expected):
+        (a, env_a), (b, env_b) = k8s[key], js[key]
+        assert a == b, f"jobset differs from k8s for {key}"
+        if plan.framework == "pytorch":
+            assert env_a["PET_NODE_RANK"] == env_b["PET_NODE_RANK"] == env_b["RANK"] == str(a["rank"])
+        if plan.framework == "tensorflow":
+            assert json.loads(env_b["TF_CONFIG"]) == json.loads(jobset_canon(env_a["TF_CONFIG"], plan))
+
+
+def test_the_model_notices_a_wrong_rank():
+    """The comparison can fail: RANK from the job-index label (off by one) is caught."""
+    plan = _plan(ROOT / "specs" / "full-features.yaml")
+    docs = _docs(plan)
+    worker = next(rj for rj in docs[1]["spec"]["replicatedJobs"] if rj["name"] == "worker")
+    env = worker["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    rank = next(e for e in env if e["name"] == "RANK")
+    rank["valueFrom"]["fieldRef"]["fieldPath"] = "metadata.labels['jobset.sigs.k8s.io/job-index']"
+    pods = {p.name: p for p in jobset_model.jobset_pods(docs)}
+    assert pods["bert-finetune-worker-1-0"].env["RANK"] == "1"  # should be 2: master is rank 0
+    assert pods["bert-finetune-worker-1-0"].env["PET_NODE_RANK"] == "1"

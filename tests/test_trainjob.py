@@ -1,0 +1,184 @@
+"""The trainjob target: strict Trainer v2 CRDs, the runtime it generates, and the frameworks it refuses."""
+
+from __future__ import annotations
+
+import textwrap
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler.plan import resolved_env
+from trainspec.targets import render, trainjob, unsupported
+
+import schemas
+from helpers import SPECS, compiled_docs, run_cli
+from operator_model import _config_maps, kubelet_env
+
+K8S_VERSION = "1.33"
+SUPPORTED = ("pytorch-ddp.yaml", "mpi-horovod.yaml")
+
+
+def write_spec(tmp_path, body: str, name="job.yaml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+@pytest.mark.parametrize("spec", SUPPORTED)
+def test_valid_against_the_trainer_crds_and_the_job_schema(spec):
+    docs = compiled_docs("trainjob", SPECS / spec)
+    assert [d["kind"] for d in docs] == ["ConfigMap", "TrainingRuntime", "TrainJob"]
+    for doc in docs[1:]:
+        assert schemas.errors(doc) == [], doc["kind"]
+    kubernetes_validate.validate(docs[0], K8S_VERSION, strict=True)
+    for rj in docs[1]["spec"]["template"]["spec"]["replicatedJobs"]:
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}, "spec": rj["template"]["spec"]}
+        kubernetes_validate.validate(job, K8S_VERSION, strict=True)
+    runtime, job = docs[1], docs[2]
+    assert job["spec"]["runtimeRef"] == {"name": runtime["metadata"]["name"], "apiGroup": "trainer.kubeflow.org",
+                                         "kind": "TrainingRuntime"}
+    assert runtime["metadata"]["namespace"] == job["metadata"]["namespace"]
+    trainers = [rj for rj in runtime["spec"]["template"]["spec"]["replicatedJobs"]
+                if rj["template"]["metadata"]["labels"].get(trainjob.ANCESTOR_LABEL) == "trainer"]
+    assert len(trainers) == 1
+    pod = trainers[0]["template"]["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["node"]  # Trainer overrides the container named node
+
+
+def _trainer_pods(docs):
+    """Trainer v2 + JobSet for the torch runtime: node k of `<tj>-node-0`, env = runtime, TrainJob, PET_*."""
+    runtime, job = docs[1], docs[2]
+    name = job["metadata"]["name"]
+    (rj,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    template = rj["template"]["spec"]["template"]
+    container = dict(template["spec"]["containers"][0])
+    container["env"] = container.get("env", []) + job["spec"]["trainer"].get("env", [])
+    nodes = job["spec"]["trainer"]["numNodes"]
+    pods = []
+    for k in range(nodes):
+        annotations = {"batch.kubernetes.io/job-completion-index": str(k)}
+        pet = [("PET_NNODES", str(nodes)), ("PET_NODE_RANK", str(k)),
+               ("PET_MASTER_ADDR", f"{name}-node-0-0.{name}"), ("PET_MASTER_PORT", "29500")]
+        pods.append(kubelet_env(container, {}, annotations, _config_maps(docs), pet))
+    return pods
+
+
+def test_torch_nodes_get_the_ranks_and_hosts_of_the_k8s_target():
+    (plan,) = load_plans(str(SPECS / "pytorch-ddp.yaml"))
+    pods = _trainer_pods(compiled_docs("trainjob", SPECS / "pytorch-ddp.yaml"))
+    replicas = list(plan.replicas())  # master, then workers: node k is replica k
+    assert len(pods) == len(replicas)
+    for k, (env, replica) in enumerate(zip(pods, replicas)):
+        k8s = dict(resolved_env(plan, replica))
+        for key in ("RANK", "WORLD_SIZE", "TRAINSPEC_NUM_MASTER", "TRAINSPEC_NUM_WORKER", "NCCL_DEBUG"):
+            assert env[key] == k8s[key], (k, key)
+        assert env["RANK"] == env["PET_NODE_RANK"] == str(k)
+        assert env["MASTER_ADDR"] == env["PET_MASTER_ADDR"] and env["MASTER_PORT"] == env["PET_MASTER_PORT"]
+        assert env["TRAINSPEC_HOSTS_MASTER"] == "pytorch-ddp-node-0-0.pytorch-ddp:29500"
+        assert "TRAINSPEC_INDEX" not in env and "TRAINSPEC_ROLE" not in env  # documented: nodes, not roles
+
+
+def test_mpi_runtime_workers_first_launcher_decides():
+    docs = compiled_docs("trainjob", SPECS / "mpi-horovod.yaml")
+    runtime, job = docs[1], docs[2]
+    spec = runtime["spec"]
+    assert spec["mlPolicy"]["mpi"]["mpiImplementation"] == "OpenMPI"
+    assert spec["mlPolicy"]["numNodes"] == job["spec"]["trainer"]["numNodes"] == 2
+    rjs = spec["template"]["spec"]["replicatedJobs"]
+    assert [rj["name"] for rj in rjs] == ["node", "launcher"]
+    assert rjs[1]["dependsOn"] == [{"name": "node", "status": "Ready"}]
+    assert spec["template"]["spec"]["successPolicy"] == {"operator": "All", "targetReplicatedJobs": ["launcher"]}
+    assert rjs[0]["template"]["spec"]["template"]["spec"]["containers"][0]["command"] == ["/usr/sbin/sshd", "-De"]
+    assert job["spec"]["trainer"]["command"][0] == "mpirun"
+
+
+@pytest.mark.parametrize("spec", ["tf-ps.yaml", "mxnet-ps.yaml"])
+def test_frameworks_without_a_runtime_are_a_clear_error(spec):
+    r = run_cli("compile", str(SPECS / spec), "-t", "trainjob")
+    assert r.returncode == 2
+    assert "spec.framework" in r.stderr and "no runtime for" in r.stderr
+    assert "jobset" in r.stderr and "kubeflow" in r.stderr and "volcano" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_differing_torch_roles_are_an_error_and_a_full_build_leaves_trainjob_out(tmp_path):
+    (plan,) = load_plans(str(SPECS / "full-features.yaml"))
+    with pytest.raises(SpecErrors) as exc:
+        render("trainjob", plan)
+    assert "spec.roles.worker.restartPolicy" in str(exc.value)
+    assert "full-features.yaml:1:1:" not in str(exc.value)  # compiler/checks.py: the field's own position
+    assert "restartPolicy" in (unsupported("trainjob", plan) or "") and unsupported("jobset", plan) is None
+    out = tmp_path / "out"
+    r = run_cli("build", str(SPECS / "full-features.yaml"), str(SPECS / "tf-ps.yaml"), "-o", str(out), "--no-cache")
+    assert r.returncode == 0, r.stderr
+    assert (out / "bert-finetune" / "jobset.yaml").exists()
+    assert not (out / "bert-finetune" / "trainjob.yaml").exists() and not (out / "tf-ps" / "trainjob.yaml").exists()
+    r = run_cli("build", str(SPECS / "tf-ps.yaml"), "-o", str(out), "--target", "trainjob", "--no-cache")
+    assert r.returncode == 2 and "no runtime for tensorflow" in r.stderr
+
+
+def test_intel_mpi_and_reserved_names_are_errors(tmp_path):
+    path = write_spec(tmp_path, """\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: intel}
+        spec:
+          framework: mpi
+          image: mpi:1
+          command: [mpirun, hostname]
+          mpi: {implementation: Intel}
+          roles:
+            launcher: {replicas: 1}
+            worker: {replicas: 2}
+        """)
+    (plan,) = load_plans(str(path))
+    with pytest.raises(SpecErrors, match="only OpenMPI"):
+        render("trainjob", plan)
+    path = write_spec(tmp_path, """\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: pet}
+        spec:
+          framework: pytorch
+          image: torch:1
+          command: [torchrun, train.py]
+          env: {PET_NNODES: "4"}
+          roles:
+            master: {replicas: 1}
+            worker: {replicas: 1}
+        """, "pet.yaml")
+    (plan,) = load_plans(str(path))
+    with pytest.raises(SpecErrors, match="spec.env.PET_NNODES"):
+        render("trainjob", plan)
+
+
+def test_kueue_queue_label_on_the_trainjob_only(tmp_path):
+    text = (SPECS / "pytorch-ddp.yaml").read_text()
+    doc = yaml.safe_load(text)
+    doc["spec"]["scheduling"] = {"queue": "team-a"}
+    path = tmp_path / "q.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    docs = compiled_docs("trainjob", path)
+    assert docs[2]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+    assert "kueue.x-k8s.io/queue-name" not in docs[1]["metadata"]["labels"]
+    assert schemas.errors(docs[2]) == []
+
+
+def test_role_dependent_text_is_an_error_at_its_field(tmp_path):
+    path = write_spec(tmp_path, """\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: ptx}
+        spec:
+          framework: pytorch
+          image: torch:1
+          command: [torchrun, train.py]
+          env: {A: "1", B: "{{ role }}"}
+          roles:
+            master: {replicas: 1}
+            worker: {replicas: 2}
+        """)
+    r = run_cli("compile", str(path), "-t", "trainjob")
+    assert r.returncode == 2 and "job.yaml:8:" in r.stderr and "spec.env.B: target trainjob:" in r.stderr, r.stderr

@@ -1,0 +1,168 @@
+"""Roles -> one spec: what every role shares becomes a job-level default, the rest stays per role."""
+
+from __future__ import annotations
+
+from .context import Context
+from .pod import OWN_LABEL_PREFIXES, RoleDraft, pointer
+
+ROLE_ORDER = {
+    "tensorflow": ("chief", "ps", "worker", "evaluator"),
+    "pytorch": ("master", "worker"),
+    "mxnet": ("scheduler", "server", "worker"),
+    "mpi": ("launcher", "worker"),
+    "xgboost": ("master", "worker"),
+    "paddle": ("master", "worker"),
+    "jax": ("worker",),
+}
+DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mxnet": 9091, "mpi": 22, "xgboost": 9999, "paddle": 36543,
+                "jax": 6666}
+NEW_FRAMEWORKS = ("xgboost", "paddle", "jax")
+HOISTED = ("image", "imagePullPolicy", "command", "args", "workingDir", "serviceAccountName", "nodeSelector",
+           "tolerations", "affinity", "securityContext", "podSecurityContext", "podLabels", "podAnnotations")
+SPEC_ORDER = ("framework", "image", "imagePullPolicy", "imagePullSecrets", "command", "args", "workingDir", "env",
+              "volumes", "accelerator", "serviceAccountName", "nodeSelector", "tolerations", "affinity",
+              "securityContext", "podSecurityContext", "podLabels", "podAnnotations", "restartPolicy",
+              "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "cleanPodPolicy", "scheduling",
+              "port", "tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax", "roles", "patches")
+ROLE_FIELD_ORDER = ("replicas",) + tuple(k for k in SPEC_ORDER if k not in ("framework", "roles", "patches")) + (
+    "priorityClassName", "resources", "initContainers", "lifecycle", "probes")
+V11_FIELDS = ("imagePullPolicy", "imagePullSecrets", "serviceAccountName", "nodeSelector", "tolerations", "affinity",
+              "securityContext", "podSecurityContext", "podLabels", "podAnnotations", "priorityClassName")
+
+
+def metadata(meta) -> dict:
+    meta = meta if isinstance(meta, dict) else {}
+    out: dict = {"name": meta.get("name")}
+    if meta.get("namespace"):
+        out["namespace"] = meta["namespace"]
+    for key in ("labels", "annotations"):
+        value = {k: str(v) for k, v in (meta.get(key) or {}).items() if not k.startswith(OWN_LABEL_PREFIXES)}
+        if value:
+            out[key] = value
+    return out
+
+
+def _all_equal(values: list) -> bool:
+    return bool(values) and all(v is not None for v in values) and all(v == values[0] for v in values)
+
+
+def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], bases: dict[str, str],
+             job: dict, restart: dict[str, str | None], replicas: dict[str, int]) -> dict:
+    """The spec as data: `job` holds the job-level fields the source module mapped (runPolicy, ...)."""
+    names = [n for n in ROLE_ORDER[framework] if n in drafts]
+    roles = {n: drafts[n].body for n in names}
+    job_labels = metadata(meta).get("labels", {})
+    for n in names:  # trainspec copies the job's labels onto every pod template
+        pod_labels = {k: v for k, v in roles[n].pop("podLabels", {}).items() if job_labels.get(k) != v}
+        if pod_labels:
+            roles[n]["podLabels"] = pod_labels
+    spec: dict = {"framework": framework, **job}
+    if framework in NEW_FRAMEWORKS:
+        ctx.uses(f"framework {framework}")
+
+    hoisted = [k for k in HOISTED if not (framework == "mpi" and k in ("command", "args"))]
+    for key in hoisted:
+        values = [roles[n].get(key) for n in names]
+        if _all_equal(values):
+            spec[key] = values[0]
+            for n in names:
+                del roles[n][key]
+
+    envs = [roles[n].get("env") or {} for n in names]
+    shared = {k: v for k, v in envs[0].items() if all(k in e and e[k] == v for e in envs[1:])} if envs else {}
+    if shared:
+        spec["env"] = shared
+        for n in names:
+            rest = {k: v for k, v in (roles[n].get("env") or {}).items() if k not in shared}
+            roles[n].pop("env", None)
+            if rest:
+                roles[n]["env"] = rest
+
+    volumes = [drafts[n].volumes or [] for n in names]
+    if _all_equal(volumes) and volumes[0]:
+        spec["volumes"] = volumes[0]
+    elif any(volumes):
+        ctx.uses("role volumes")
+        for n, vols in zip(names, volumes):
+            if vols:
+                roles[n]["volumes"] = vols
+
+    secrets = [drafts[n].image_pull_secrets for n in names]
+    if _all_equal(secrets):
+        spec["imagePullSecrets"] = secrets[0]
+    else:
+        for n in names:
+            role_secrets = drafts[n].image_pull_secrets
+            if role_secrets is not None:
+                ctx.unmap(_role_path(ctx, n, "imagePullSecrets"), "add", bases[n] + "/spec/imagePullSecrets",
+                          [{"name": s} for s in role_secrets],
+                          "imagePullSecrets differ by role; the spec field is job-level")
+
+    accelerators = {a for a in (drafts[n].accelerator for n in names) if a is not None}
+    if accelerators:
+        first = sorted(accelerators)[0]
+        if first != "nvidia.com/gpu":
+            spec["accelerator"] = first
+        for n in names:
+            if drafts[n].accelerator not in (None, first):
+                res = roles[n]["resources"]
+                res.setdefault("limits", {})[drafts[n].accelerator] = str(res.pop("gpu"))
+                ctx.uses("resources.requests/limits")
+
+    ports = [drafts[n].port or DEFAULT_PORT[framework] for n in names]
+    if _all_equal(ports) and ports[0] != DEFAULT_PORT[framework]:
+        spec["port"] = ports[0]
+    elif not _all_equal(ports):
+        for n, port in zip(names, ports):
+            if port != DEFAULT_PORT[framework]:
+                roles[n]["port"] = port
+
+    scheduling = dict(spec.get("scheduling") or {})
+    pod_schedulers = [drafts[n].pod_scheduler for n in names]
+    if _all_equal(pod_schedulers) and scheduling.get("schedulerName") in (None, pod_schedulers[0]):
+        if not (ctx.target == "volcano" and pod_schedulers[0] == "volcano"):
+            scheduling["schedulerName"] = pod_schedulers[0]
+    else:
+        for n in names:
+            if drafts[n].pod_scheduler is not None and drafts[n].pod_scheduler != scheduling.get("schedulerName"):
+                ctx.unmap(_role_path(ctx, n, "schedulerName"), "add", bases[n] + "/spec/schedulerName",
+                          drafts[n].pod_scheduler, "a per-role schedulerName")
+    priorities = [roles[n].get("priorityClassName") for n in names]
+    if _all_equal(priorities) and scheduling.get("priorityClassName") in (None, priorities[0]):
+        scheduling["priorityClassName"] = priorities[0]
+        for n in names:
+            del roles[n]["priorityClassName"]
+    if scheduling:
+        spec["scheduling"] = {k: scheduling[k] for k in ("gang", "minAvailable", "queue", "priorityClassName",
+                                                         "schedulerName") if k in scheduling}
+
+    policies = [restart.get(n) for n in names]
+    if _all_equal(policies):
+        spec["restartPolicy"] = policies[0]
+    else:
+        for n, policy in zip(names, policies):
+            if policy is not None:
+                roles[n]["restartPolicy"] = policy
+
+    for key in V11_FIELDS:
+        if key in spec or any(key in roles[n] for n in names):
+            ctx.uses(key)
+    spec["roles"] = {n: _ordered({"replicas": replicas[n], **roles[n]}, ROLE_FIELD_ORDER) for n in names}
+    return _ordered(spec, SPEC_ORDER)
+
+
+def _role_path(ctx: Context, role: str, key: str) -> tuple:
+    """The manifest path of a role's pod field, for positions (best effort: the source module records it)."""
+    return ctx.role_paths.get(role, ()) + ("template", "spec", key)
+
+
+def _ordered(data: dict, order: tuple) -> dict:
+    rank = {k: i for i, k in enumerate(order)}
+    return {k: data[k] for k in sorted(data, key=lambda k: rank.get(k, len(rank)))}
+
+
+def patches(ctx: Context) -> list[dict]:
+    return ctx.patch_ops()
+
+
+__all__ = ["assemble", "metadata", "patches", "pointer", "ROLE_ORDER", "DEFAULT_PORT"]

@@ -1,0 +1,34 @@
+"""The `trainspec import` command: read the manifest, print the warnings, write the spec atomically."""
+
+from __future__ import annotations
+
+import sys
+
+from trainspec.compiler.errors import SpecError, SpecErrors
+
+
+def read_manifest(path: str) -> tuple[str, str]:
+    """(text, name for messages); `-` is standard input."""
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    from trainspec.compiler.loader import _read_text
+
+    return _read_text(path), path
+
+
+def run(manifest: str, job: str | None, strict: bool, output: str) -> int:
+    from trainspec.output import write_atomic
+
+    from . import import_text
+
+    text, source = read_manifest(manifest)
+    if not text.strip():
+        raise SpecErrors([SpecError(source, 1, 1, "", "the manifest is empty", "a Kubeflow or Volcano job")])
+    result = import_text(text, source, job, strict)
+    for line in result.warnings:
+        print(line, file=sys.stderr)
+    if output == "-":
+        sys.stdout.write(result.text)
+    else:
+        write_atomic(output, result.text)
+    return 0

@@ -1,0 +1,88 @@
+"""What one import collects: the spec being built, the choices it made and the fields it could not map."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trainspec.compiler.errors import ErrorSink, SpecError, SpecErrors, dotted
+from trainspec.compiler.loader import Document
+
+
+@dataclass(frozen=True)
+class Unmapped:
+    """A manifest field with no spec field: it becomes one JSON-patch op against the compiled output."""
+
+    path: tuple  # where it is in the manifest (for line:column)
+    op: dict  # the RFC 6902 op, path relative to the compiled job object
+    why: str = "no spec field"
+
+
+@dataclass
+class Context:
+    """One import: the source document, the target its patches apply to, and what was noticed on the way."""
+
+    doc: Document
+    target: str  # kubeflow | volcano
+    unmapped: list[Unmapped] = field(default_factory=list)
+    comments: list[tuple[tuple, str]] = field(default_factory=list)  # (spec path, comment)
+    v11: set[str] = field(default_factory=set)  # the v1.1 features the spec uses
+    role_paths: dict[str, tuple] = field(default_factory=dict)  # role -> manifest path of its replica spec/task
+    # Pointers the compiled output will not have (e.g. no volumeMounts when no volume maps): the first
+    # op into one adds it whole, so every op applies.
+    absent: set[str] = field(default_factory=set)
+
+    def position(self, path: tuple) -> tuple[int, int]:
+        return ErrorSink(self.doc.file, self.doc.positions, self.doc.key_positions).position(path, at_key=True)
+
+    def unmap(self, path: tuple, op: str, pointer: str, value=None, why: str = "no spec field") -> None:
+        body = {"op": op, "path": pointer}
+        if op != "remove":
+            body["value"] = value
+        self.unmapped.append(Unmapped(path, body, why))
+
+    def patch_ops(self) -> list[dict]:
+        """The ops in manifest order; an op into an absent list or object creates it instead."""
+        out = []
+        absent = set(self.absent)
+        for item in self.unmapped:
+            op = dict(item.op)
+            appends = op["path"].endswith("/-")
+            parent, _, key = op["path"].rpartition("/")
+            if op["op"] == "add" and parent in absent:
+                absent.discard(parent)
+                op["value"] = [op["value"]] if appends else {key: op["value"]}
+                op["path"] = parent
+            out.append(op)
+        return out
+
+    def comment(self, spec_path: tuple, text: str) -> None:
+        self.comments.append((spec_path, text))
+
+    def uses(self, feature: str) -> None:
+        self.v11.add(feature)
+
+    def fail(self, path: tuple, message: str, expected: str = "", hint: str = "") -> SpecErrors:
+        line, column = self.position(path)
+        return SpecErrors([SpecError(self.doc.file, line, column, dotted(path), message, expected, hint)])
+
+    # --- what the user is told --------------------------------------------------------------
+    def warnings(self) -> list[str]:
+        """One line per unmapped field path, in manifest order."""
+        out, seen = [], set()
+        for item in sorted(self.unmapped, key=lambda u: self.position(u.path)):
+            if item.path in seen:
+                continue
+            seen.add(item.path)
+            line, column = self.position(item.path)
+            out.append(f"trainspec: warning: {self.doc.file}:{line}:{column}: {dotted(item.path)}: {item.why}; "
+                       f"imported as a patch (spec.patches.{self.target})")
+        return out
+
+    def strict_errors(self) -> SpecErrors:
+        errors = []
+        for item in self.unmapped:
+            line, column = self.position(item.path)
+            errors.append(SpecError(self.doc.file, line, column, dotted(item.path), item.why,
+                                    "only fields trainspec maps (--strict)",
+                                    f"without --strict it goes to spec.patches.{self.target}"))
+        return SpecErrors(errors)

@@ -1,0 +1,230 @@
+"""Volcano Jobs (batch.volcano.sh/v1alpha1) -> spec.
+
+Field meanings: shared/reference/CONVENTIONS.md §2.  Task names become roles by
+the framework plugin's arguments (`--master=mpimaster`), else by the task names
+and commands (`mpirun` -> launcher, `sshd` -> worker); each choice is written as
+a comment.  What the `volcano` target writes itself (the env/svc/ssh plugins,
+`PodEvicted -> RestartJob`, `TaskCompleted -> CompleteJob` on the deciding role,
+`PodFailed -> TerminateJob` for restartPolicy Never) is recognised and not
+patched; every other policy, plugin argument and task field is.
+"""
+
+from __future__ import annotations
+
+from .assemble import ROLE_ORDER, assemble, metadata
+from .context import Context
+from .pod import PodImporter, RoleDraft, pointer
+
+PLUGIN_ROLES = {  # plugin -> (framework, {flag: role}); a flag not given names the task after itself
+    "tensorflow": ("tensorflow", {"ps": "ps", "worker": "worker", "chief": "chief", "evaluator": "evaluator"}),
+    "pytorch": ("pytorch", {"master": "master", "worker": "worker"}),
+    "mpi": ("mpi", {"master": "launcher", "worker": "worker"}),
+}
+PLUGIN_DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mpi": 22}
+JOB_FIELDS = ("schedulerName", "minAvailable", "queue", "priorityClassName", "maxRetry", "ttlSecondsAfterFinished")
+# Kubeflow's ExitCode as the volcano target writes it: 1-127 are permanent, anything else restarts.
+EXIT_CODE_POLICIES = [{"exitCode": code, "action": "TerminateJob"} for code in range(1, 128)] + [
+    {"event": "PodFailed", "action": "RestartJob"}]
+LAUNCHERS = ("mpirun", "mpiexec", "horovodrun")
+
+
+def import_job(ctx: Context, data: dict) -> dict:
+    if data.get("apiVersion") != "batch.volcano.sh/v1alpha1":
+        raise ctx.fail(("apiVersion",), f"Volcano Job {data.get('apiVersion')!r} is not supported",
+                       "'batch.volcano.sh/v1alpha1'")
+    spec: dict = data.get("spec") or {}
+    tasks = spec.get("tasks")
+    if not isinstance(tasks, list) or not tasks or not all(isinstance(t, dict) for t in tasks):
+        raise ctx.fail(("spec", "tasks"), "a Volcano Job without tasks", "a list of tasks")
+    plugins: dict = spec.get("plugins") or {}
+    framework, roles_of, port = _roles(ctx, tasks, plugins)
+    names = [roles_of[i] for i in range(len(tasks))]
+    order = [n for n in ROLE_ORDER[framework] if n in names]
+
+    job: dict = {}
+    sched: dict = {}
+    total = sum(int(t.get("replicas", 1)) for t in tasks)
+    for key, value in spec.items():
+        path: tuple = ("spec", key)
+        if key in ("tasks", "plugins", "policies"):
+            continue
+        if key == "schedulerName":
+            if value != "volcano":
+                sched["schedulerName"] = value
+        elif key == "minAvailable":
+            if value != total:
+                sched["minAvailable"] = value
+        elif key == "queue":
+            if value != "default":  # Volcano's default queue
+                sched[key] = value
+        elif key == "priorityClassName":
+            sched[key] = value
+        elif key == "maxRetry":
+            job["backoffLimit"] = value
+        elif key == "ttlSecondsAfterFinished":
+            job[key] = value
+        else:
+            ctx.unmap(path, "add", f"/spec/{key}", value)
+    if sched:
+        job["scheduling"] = sched
+    _plugins(ctx, plugins, framework, port)
+
+    decider = _decider(framework, order)
+    job_policies = list(spec.get("policies") or [])
+    job_exit_code = _exit_code(job_policies)
+    if job_exit_code:
+        job_policies = [p for p in job_policies if p not in EXIT_CODE_POLICIES]
+        ctx.comment(("spec", "restartPolicy"), "the job's exit-code policies (1-127 terminate, others restart)")
+    drafts: dict[str, RoleDraft] = {}
+    bases: dict[str, str] = {}
+    restart: dict[str, str | None] = {}
+    replicas: dict[str, int] = {}
+    accelerator = None
+    for i, task in enumerate(tasks):
+        role = roles_of[i]
+        path = ("spec", "tasks", i)
+        ctx.role_paths[role] = path
+        compiled = order.index(role)
+        base = pointer("spec", "tasks", compiled, "template")
+        bases[role] = base
+        for key, value in task.items():
+            if key not in ("name", "replicas", "template", "policies"):
+                ctx.unmap(path + (key,), "add", pointer("spec", "tasks", compiled, key), value)
+        importer = PodImporter(ctx, framework, role, accelerator)
+        importer.generated_volumes = framework == "mpi" and role == "launcher"  # the hostfile ConfigMap
+        importer.take = ("activeDeadlineSeconds",)  # the volcano target writes the job's on every pod
+        if importer.generated_volumes:
+            importer.skip_volumes = ("mpi-job-config",)  # trainspec's own, when re-importing its output
+        draft = importer.template(task.get("template"), path + ("template",), base)
+        accelerator = importer.accelerator
+        pod_policy = ((task.get("template") or {}).get("spec") or {}).get("restartPolicy") or "Always"
+        task_policies = list(task.get("policies") or [])
+        restart[role] = pod_policy
+        if pod_policy == "Never" and (job_exit_code or _exit_code(task_policies)):
+            restart[role] = "ExitCode"
+            if not job_exit_code:
+                task_policies = [p for p in task_policies if p not in EXIT_CODE_POLICIES]
+        replicas[role] = task.get("replicas", 1)
+        _task_policies(ctx, task_policies, path, compiled, role == decider, pod_policy)
+        if role != decider and pod_policy != "Never":
+            ctx.absent.add(pointer("spec", "tasks", compiled, "policies"))
+        drafts[role] = draft
+    _job_policies(ctx, job_policies)
+    deadlines = [d.taken.get("activeDeadlineSeconds") for d in drafts.values()]
+    if all(deadlines) and len({d[0] for d in deadlines if d}) == 1:
+        job["activeDeadlineSeconds"] = deadlines[0][0]  # type: ignore[index]
+    else:
+        for taken in filter(None, deadlines):
+            ctx.unmap(taken[1], "add", taken[2], taken[0], "a deadline not the same for every task")
+    if framework == "mpi" and "worker" in drafts and drafts["worker"].body.get("command") is None:
+        ctx.comment(("spec", "roles", "worker"), "no command: trainspec runs /usr/sbin/sshd -De, as mpi-operator")
+    if port and port != PLUGIN_DEFAULT_PORT.get(framework):
+        for draft in drafts.values():
+            draft.port = draft.port or port
+    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata")),
+            "spec": assemble(ctx, framework, data.get("metadata"), drafts, bases, job, restart, replicas)}
+
+
+def _roles(ctx: Context, tasks: list[dict], plugins: dict) -> tuple[str, dict[int, str], int | None]:
+    names = [str(t.get("name", f"default{i}")) for i, t in enumerate(tasks)]
+    for plugin, (framework, flags) in PLUGIN_ROLES.items():
+        if plugin not in plugins:
+            continue
+        args = plugins[plugin] or []
+        given = {}
+        port = None
+        for arg in args if isinstance(args, list) else []:
+            flag, _, value = str(arg).lstrip("-").partition("=")
+            if flag in flags:
+                given[flag] = value
+            elif flag == "port" and value.isdigit():
+                port = int(value)
+        task_role = {given.get(flag, flag): role for flag, role in flags.items()}
+        out = {}
+        for i, name in enumerate(names):
+            if name not in task_role:
+                raise ctx.fail(("spec", "tasks", i, "name"), f"task {name!r} is not named by the {plugin} plugin",
+                               "tasks named " + ", ".join(sorted(task_role)),
+                               f"set the plugin's arguments, e.g. --{next(iter(flags))}={name}")
+            out[i] = task_role[name]
+            if name != task_role[name]:
+                ctx.comment(("spec", "roles", task_role[name]),
+                            f"task {name} imported as role {task_role[name]} ({plugin} plugin)")
+        return framework, out, port
+    return _guess(ctx, tasks, names)
+
+
+def _command_text(task: dict) -> str:
+    containers = ((task.get("template") or {}).get("spec") or {}).get("containers") or [{}]
+    first = containers[0] if isinstance(containers[0], dict) else {}
+    return " ".join(str(s) for s in (first.get("command") or []) + (first.get("args") or []))
+
+
+def _guess(ctx: Context, tasks: list[dict], names: list[str]) -> tuple[str, dict[int, str], None]:
+    texts = [_command_text(t) for t in tasks]
+    launcher = [i for i, text in enumerate(texts) if any(word in text.split() or f"/{word}" in text
+                                                        for word in LAUNCHERS)]
+    if len(launcher) == 1 and len(tasks) == 2:
+        worker = 1 - launcher[0]
+        out = {launcher[0]: "launcher", worker: "worker"}
+        ctx.comment(("spec", "roles", "launcher"), f"task {names[launcher[0]]} imported as role launcher "
+                    "(its command runs mpirun)")
+        how = "its command runs sshd" if "sshd" in texts[worker] else "the other task of an MPI job"
+        ctx.comment(("spec", "roles", "worker"), f"task {names[worker]} imported as role worker ({how})")
+        return "mpi", out, None
+    for framework in ("tensorflow", "mxnet", "pytorch"):
+        roles = ROLE_ORDER[framework]
+        if len(set(names)) == len(names) and set(names) <= set(roles) and \
+                (framework != "pytorch" or "master" in names):
+            ctx.comment(("spec", "framework"), f"no framework plugin: {framework} chosen from the task names")
+            return framework, dict(enumerate(names)), None
+    raise ctx.fail(("spec", "tasks"), "cannot tell the framework and roles of this Volcano Job",
+                   "a tensorflow, pytorch or mpi plugin, or task names of one framework's roles",
+                   "add e.g. plugins: {pytorch: [--master=NAME, --worker=NAME]}")
+
+
+def _plugins(ctx: Context, plugins: dict, framework: str, port: int | None) -> None:
+    ours = {"env", "svc", framework} | ({"ssh"} if framework == "mpi" else set())
+    for name, args in plugins.items():
+        path = ("spec", "plugins", name)
+        args = args or []
+        if name not in ours:
+            ctx.unmap(path, "add", pointer("spec", "plugins", name), args, f"plugin {name} is not one trainspec uses")
+        elif name == "svc" and not set(map(str, args)) <= {"--publish-not-ready-addresses",
+                                                          "--publish-not-ready-addresses=true"}:
+            ctx.unmap(path, "replace", "/spec/plugins/svc", args, "svc plugin arguments trainspec does not write")
+        elif name == "ssh" and not set(map(str, args)) <= {"--ssh-key-file-path=/root/.ssh"}:
+            ctx.unmap(path, "replace", "/spec/plugins/ssh", args, "ssh plugin arguments trainspec does not write")
+        elif name == framework:
+            flags = set(PLUGIN_ROLES[framework][1]) | {"port"}
+            extra = [a for a in args if str(a).lstrip("-").partition("=")[0] not in flags]
+            if extra:
+                ctx.unmap(path, "add", pointer("spec", "plugins", name) + "/-", extra[0] if len(extra) == 1
+                          else extra, f"{name} plugin arguments trainspec does not write")
+
+
+def _exit_code(policies: list) -> bool:
+    return all(p in policies for p in EXIT_CODE_POLICIES)
+
+
+def _decider(framework: str, order: list[str]) -> str:
+    if framework == "tensorflow":
+        return "chief" if "chief" in order else "worker"
+    return {"pytorch": "master", "mxnet": "scheduler", "mpi": "launcher"}[framework]
+
+
+def _task_policies(ctx: Context, policies: list, path: tuple, compiled: int, decider: bool, pod_policy: str) -> None:
+    for j, policy in enumerate(policies):
+        if policy == {"event": "TaskCompleted", "action": "CompleteJob"} and decider:
+            continue
+        if policy == {"event": "PodFailed", "action": "TerminateJob"} and pod_policy == "Never":
+            continue
+        ctx.unmap(path + ("policies", j), "add", pointer("spec", "tasks", compiled, "policies", "-"), policy,
+                  "a task policy trainspec does not write")
+
+
+def _job_policies(ctx: Context, policies: list) -> None:
+    for j, policy in enumerate(policies):
+        if policy == {"event": "PodEvicted", "action": "RestartJob"}:
+            continue
+        ctx.unmap(("spec", "policies", j), "add", "/spec/policies/-", policy, "a job policy trainspec does not write")
