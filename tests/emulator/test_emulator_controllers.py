@@ -12,6 +12,8 @@ from trainspec.compiler.errors import UsageError
 from trainspec.emulator import from_helm, inputs, policy
 from trainspec.emulator.podenv import container_env
 
+from emuhelpers import trainspec as trainspec_cli
+
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
 
@@ -182,8 +184,11 @@ def test_jobset_names_index_env_and_success(tmp_path):
     assert decide(job, succeeded=["driver-0"]) is None
 
 
-def test_jobset_fixture_compiled_on_the_jobset_branch(tmp_path):
-    job = inputs.load(str(HERE / "fixtures" / "heldout-tf.jobset.yaml"), state_dir=str(tmp_path))
+def test_compiled_jobset(tmp_path):
+    path = tmp_path / "jobset.yaml"
+    c = trainspec_cli("compile", HERE / "specs/heldout-tf.yaml", "--target", "jobset", "-o", path, cwd=tmp_path)
+    assert c.returncode == 0, c.stderr
+    job = inputs.load(str(path), state_dir=str(tmp_path))
     assert [r.display for r in job.replicas] == ["ps-0", "worker-0", "worker-1"]
     assert job.success.groups == [["heldout-worker-0-0"]]  # the worker Job's succeededIndexes "0"
     assert "heldout-ps-0-0.heldout" in job.replicas[0].aliases
@@ -227,7 +232,7 @@ def test_helm_without_the_extra_says_how_to_install(tmp_path, monkeypatch):
 
 def test_trainjob_on_its_runtime(tmp_path):
     """numNodes and the trainer's image/command/env override the runtime; the torch plugin's PET_* come last."""
-    docs = list(yaml.safe_load_all((HERE / "fixtures/pytorch-ddp.trainjob.yaml").read_text()))
+    docs = list(yaml.safe_load_all((ROOT / "golden/pytorch-ddp/trainjob.yaml").read_text()))
     tj = next(d for d in docs if d and d["kind"] == "TrainJob")
     tj["spec"]["trainer"].update(numNodes=3, image="other:1", env=[{"name": "MASTER_PORT", "value": "1234"}])
     job = load(tmp_path, *[d for d in docs if d])
@@ -241,7 +246,7 @@ def test_trainjob_on_its_runtime(tmp_path):
 
 
 def test_trainjob_mpi_hostfile_and_key(tmp_path):
-    job = inputs.load(str(HERE / "fixtures/mpi-horovod.trainjob.yaml"), state_dir=str(tmp_path))
+    job = inputs.load(str(ROOT / "golden/mpi-horovod/trainjob.yaml"), state_dir=str(tmp_path))
     launcher = next(r for r in job.replicas if r.role == "launcher")
     hostfile = next(m for m in launcher.main.mounts if m.target == "/etc/mpi").files[0]
     assert hostfile.data == b"mpi-horovod-node-0-0.mpi-horovod slots=1\nmpi-horovod-node-0-1.mpi-horovod slots=1\n"
@@ -251,7 +256,7 @@ def test_trainjob_mpi_hostfile_and_key(tmp_path):
 
 
 def test_trainjob_needs_its_runtime(tmp_path):
-    docs = [d for d in yaml.safe_load_all((HERE / "fixtures/pytorch-ddp.trainjob.yaml").read_text())
+    docs = [d for d in yaml.safe_load_all((ROOT / "golden/pytorch-ddp/trainjob.yaml").read_text())
             if d and d["kind"] != "TrainingRuntime"]
     with pytest.raises(UsageError, match="TrainingRuntime 'pytorch-ddp' is not in the file"):
         load(tmp_path, *docs)

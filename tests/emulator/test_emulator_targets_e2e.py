@@ -1,9 +1,9 @@
 """The same held-out job ends the same way whichever file it is given.
 
 tests/emulator/specs/heldout-tf.yaml (TF, one ps, two workers reaching it through TF_CONFIG,
-restartPolicy Never) runs from the spec, its k8s.yaml, kubeflow.yaml, volcano.yaml, its Helm
-chart and the jobset.yaml fixture (compiled on the jobset branch): each controller's pods,
-names and injected env are the emulator's (emulator/controllers/). FAIL_CODE 0 succeeds in
+restartPolicy Never) runs from the spec, its k8s.yaml, kubeflow.yaml, volcano.yaml, jobset.yaml
+and Helm chart: each controller's pods, names and injected env are the emulator's
+(emulator/controllers/). FAIL_CODE 0 succeeds in
 every form; worker-0 exiting 3 fails in every form.
 """
 
@@ -18,7 +18,6 @@ from emuhelpers import HERE, ROOT, norm, trainspec
 
 pytestmark = pytest.mark.docker
 SPEC = HERE / "specs" / "heldout-tf.yaml"
-JOBSET = HERE / "fixtures" / "heldout-tf.jobset.yaml"
 
 
 def _spec(tmp: Path, code: int) -> Path:
@@ -27,22 +26,7 @@ def _spec(tmp: Path, code: int) -> Path:
     return path
 
 
-def _jobset(tmp: Path, code: int) -> Path:
-    docs = list(yaml.safe_load_all(JOBSET.read_text()))
-    for doc in docs:
-        for rj in (doc or {}).get("spec", {}).get("replicatedJobs", []):
-            for c in rj["template"]["spec"]["template"]["spec"]["containers"]:
-                for e in c.get("env", []):
-                    if e["name"] == "FAIL_CODE":
-                        e["value"] = str(code)
-    path = tmp / "jobset.yaml"
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    return path
-
-
 def _input(tmp: Path, form: str, code: int) -> Path:
-    if form == "jobset":
-        return _jobset(tmp, code)
     spec = _spec(tmp, code)
     if form == "spec":
         return spec
@@ -81,9 +65,12 @@ def test_held_out_job_fails_from_every_form(tmp_path, test_image, leak_check, fo
     ("mpi-horovod/volcano.yaml", "launcher-0 | rank on mpi-horovod-worker-1"),
     ("mxnet-ps/kubeflow.yaml", "scheduler-0 | every node registered"),
     ("mxnet-ps/volcano.yaml", "(task scheduler succeeded)"),
+    ("mpi-horovod/jobset.yaml", "launcher-0 | rank on mpi-horovod-worker-0-1"),
+    ("mxnet-ps/jobset.yaml", "scheduler-0 | every node registered"),
 ])
 def test_golden_operator_files_run(tmp_path, test_image, leak_check, compiled, check):
-    """mpirun over the controller's hostfile and ssh key (MPI operator; Volcano ssh/svc plugins); DMLC_* env."""
+    """mpirun over the controller's hostfile and ssh key (MPI operator; Volcano ssh/svc plugins; JobSet host
+    names); DMLC_* env."""
     r = trainspec("run", ROOT / "golden" / compiled, "--image", test_image, "--cpu-only", "--offline",
                   cwd=tmp_path, timeout=300)
     out = norm(r.stdout)
@@ -101,9 +88,8 @@ def test_pytorch_kubeflow_all_reduce(tmp_path, torch_image, leak_check):
 
 
 def test_trainjob_pytorch_all_reduce(tmp_path, torch_image, leak_check):
-    """TrainJob + TrainingRuntime → JobSet: the torch plugin's PET_* and the trainer's overrides (fixture from the
-    jobset branch)."""
-    r = trainspec("run", HERE / "fixtures/pytorch-ddp.trainjob.yaml", "--image", torch_image, "--cpu-only",
+    """TrainJob + TrainingRuntime → JobSet: the torch plugin's PET_* and the trainer's overrides."""
+    r = trainspec("run", ROOT / "golden/pytorch-ddp/trainjob.yaml", "--image", torch_image, "--cpu-only",
                   "--offline", cwd=tmp_path, timeout=300)
     out = norm(r.stdout)
     assert r.returncode == 0, out + r.stderr
@@ -113,7 +99,7 @@ def test_trainjob_pytorch_all_reduce(tmp_path, torch_image, leak_check):
 def test_trainjob_mpi_as_root_fails_like_the_cluster(tmp_path, test_image, leak_check):
     """Trainer's MPI plugin mounts id_rsa with mode 0640 (CONVENTIONS-V2 §3.4): OpenSSH running as root, the key
     file's owner, refuses a group-readable key, so mpirun as root cannot reach the nodes — as on a cluster."""
-    r = trainspec("run", HERE / "fixtures/mpi-horovod.trainjob.yaml", "--image", test_image, "--cpu-only",
+    r = trainspec("run", ROOT / "golden/mpi-horovod/trainjob.yaml", "--image", test_image, "--cpu-only",
                   "--offline", "--restart-backoff", "0.2", cwd=tmp_path, timeout=300)
     out = norm(r.stdout)
     assert r.returncode == 1, out + r.stderr
