@@ -1,8 +1,8 @@
 """The same held-out job ends the same way whichever file it is given.
 
 tests/emulator/specs/heldout-tf.yaml (TF, one ps, two workers reaching it through TF_CONFIG,
-restartPolicy Never) runs from the spec, its k8s.yaml, kubeflow.yaml, volcano.yaml, jobset.yaml
-and Helm chart: each controller's pods, names and injected env are the emulator's
+restartPolicy Never) runs from the spec, its k8s.yaml, compose.yaml, kubeflow.yaml, volcano.yaml,
+jobset.yaml and Helm chart: each controller's pods, names and injected env are the emulator's
 (emulator/controllers/). FAIL_CODE 0 succeeds in
 every form; worker-0 exiting 3 fails in every form.
 """
@@ -36,7 +36,7 @@ def _input(tmp: Path, form: str, code: int) -> Path:
     return out
 
 
-FORMS = ["spec", "k8s", "kubeflow", "volcano", "jobset",
+FORMS = ["spec", "k8s", "compose", "kubeflow", "volcano", "jobset",
          pytest.param("helm", marks=pytest.mark.skipif(
              __import__("importlib").util.find_spec("helm_python") is None, reason="helm-python-sdk missing"))]
 
