@@ -117,7 +117,7 @@ def _mounted_files(pod_spec: dict, container: dict, config_maps: dict[str, dict]
 
 def _pods(docs: list[dict], is_job) -> list[Pod]:
     job = next(d for d in docs if is_job(d))
-    made = from_operator.controller(job)(job, "<model>")
+    made, _ = from_operator.created(docs, "<model>")  # the product's controller (a TrainJob with its runtime)
     cms = _config_maps([*docs, *made.objects])
     pods = []
     for wrapper in made.objects:
@@ -138,6 +138,11 @@ def _pods(docs: list[dict], is_job) -> list[Pod]:
 
 def kubeflow_pods(docs: list[dict]) -> list[Pod]:
     return _pods(docs, lambda d: d.get("kind") in SPECS_FIELD)
+
+
+def trainjob_pods(docs: list[dict]) -> list[Pod]:
+    """Trainer v2: the TrainJob on its TrainingRuntime, through the JobSet it builds."""
+    return _pods(docs, lambda d: d.get("kind") == "TrainJob")
 
 
 def volcano_pods(docs: list[dict]) -> list[Pod]:
