@@ -104,6 +104,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tla", action="append", default=[], metavar="NAME=VALUE", help="Jsonnet top-level argument")
     p.add_argument("--ext-var", action="append", default=[], metavar="NAME=VALUE", help="Jsonnet external variable")
     p.add_argument("-J", dest="jpath", action="append", default=[], metavar="DIR", help="Jsonnet library path")
+    p.add_argument("--set", dest="set_values", action="append", default=[], metavar="PATH=VALUE",
+                   help="a Helm chart value (chart folder input), e.g. roles.worker.replicas=2")
+    p.add_argument("-f", "--values", dest="values_files", action="append", default=[], metavar="FILE",
+                   help="a Helm values file (chart folder input); later files and --set win")
     p.add_argument("--run-id", help=argparse.SUPPRESS)  # set by --detach for the background process
 
 
@@ -130,7 +134,9 @@ def build_run(args, stream=None):
 
     state = _state(args)
     job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
-               jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap, state_dir=str(state))
+               jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
+               state_dir=str(state),
+               set_options=getattr(args, "set_values", []), values_files=getattr(args, "values_files", []))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,

@@ -30,7 +30,8 @@ def read_documents(path: str) -> list[Any]:
     if not p.exists():
         raise UsageError(f"{path}: no such file")
     if p.is_dir():
-        raise UsageError(f"{path} is a directory; name a spec, a compiled k8s.yaml or a compose.yaml")
+        raise UsageError(f"{path} is a directory without Chart.yaml; name a spec, a compiled file "
+                         "(k8s, compose, kubeflow, volcano, jobset, trainjob) or a Helm chart folder")
     if p.suffix.lower() == ".jsonnet":
         raise UsageError(f"{path}: a .jsonnet file is a spec")  # never reached: load() compiles it
     try:
@@ -67,19 +68,33 @@ def compile_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath
 
 def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
          jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
-         configmap_options: Iterable[str] = (), state_dir: str = ".trainspec") -> JobModel:
+         configmap_options: Iterable[str] = (), state_dir: str = ".trainspec",
+         set_options: Iterable[str] = (), values_files: Iterable[str] = ()) -> JobModel:
+    from . import from_helm, from_operator
+
     secrets = parse_key_options(secret_options, "--secret")
     configmaps = parse_key_options(configmap_options, "--configmap")
-    docs = None if path.endswith(".jsonnet") else read_documents(path)
+    shown = path
+    if from_helm.is_chart(path):  # a Helm chart folder: rendered, then read as the file it renders to
+        docs: list[Any] | None = from_helm.render(path, values_files, set_options)
+        shown = f"{path} (Helm chart)"
+    elif list(set_options) or list(values_files):
+        raise UsageError(f"{path}: --set and -f/--values are for a Helm chart folder")
+    else:
+        docs = None if path.endswith(".jsonnet") else read_documents(path)
+    if docs and from_operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
+        model = from_operator.from_operator(docs, shown, state_dir, job, secrets, configmaps)
+        missing_objects_error(model)
+        return model
     if is_spec(path, docs):
         objects, job = compile_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
         source = f"{path} (compiled to k8s)"
-    elif len(docs or []) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+    elif docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
         from .from_compose import from_compose
 
         return from_compose(docs[0], path, state_dir)
     else:
-        objects, source = [d for d in docs or [] if isinstance(d, dict)], path
+        objects, source = [d for d in docs or [] if isinstance(d, dict)], shown
         if not objects:
             raise UsageError(f"{path}: empty; name a spec, a compiled k8s.yaml or a compose.yaml")
     add_ssh_secrets(objects, secrets)

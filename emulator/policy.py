@@ -58,10 +58,20 @@ def deciders(job: JobModel) -> tuple[list[Replica], str]:
 
 
 def decide(job: JobModel, phases: dict[str, str], reasons: dict[str, str]) -> Decision | None:
+    own = job.success  # an operator's own rule (controllers/), else the framework's below
     for r in job.replicas:
-        if phases.get(r.name) == FAILED:
+        if phases.get(r.name) == FAILED and not (own is not None and r.name in own.tolerated):
             why = reasons.get(r.name) or "failed"
             return Decision(FAILED, f"{r.display} failed ({why})")
+    if own is not None:
+        done = [g for g in own.groups if g and all(phases.get(n) == SUCCEEDED for n in g)]
+        if len(done) >= own.need:
+            return Decision(SUCCEEDED, f"{own.name} succeeded")
+        if own.min_available is not None and all(phases.get(r.name) in (SUCCEEDED, FAILED) for r in job.replicas):
+            ok = sum(phases.get(r.name) == SUCCEEDED for r in job.replicas)
+            outcome = SUCCEEDED if ok >= own.min_available else FAILED
+            return Decision(outcome, f"every pod finished, {ok} succeeded (minAvailable {own.min_available})")
+        return None
     need, rule = deciders(job)
     if need and all(phases.get(r.name) == SUCCEEDED for r in need):
         return Decision(SUCCEEDED, f"{rule} succeeded" if len(need) != 1 else f"{need[0].display} succeeded")

@@ -123,6 +123,17 @@ class Replica:
 
 
 @dataclass
+class SuccessRule:
+    """A controller's success rule by replica name (controllers/): the job succeeds once `need`
+    of `groups` have all their replicas succeeded; `name` is said in the summary."""
+    groups: list[list[str]]
+    need: int
+    name: str
+    tolerated: list[str] = field(default_factory=list)   # replicas whose failure alone does not fail the job
+    min_available: int | None = None   # once every replica finished: succeeded >= this, else failed (Volcano)
+
+
+@dataclass
 class JobModel:
     name: str
     namespace: str
@@ -137,6 +148,7 @@ class JobModel:
     secret_missing: dict[str, str] = field(default_factory=dict)  # name -> where used
     configmap_missing: dict[str, str] = field(default_factory=dict)
     source: str = ""
+    success: SuccessRule | None = None    # set by an operator's controller; else policy.py's framework rule
 
     def images(self) -> list[str]:
         seen: list[str] = []
