@@ -78,6 +78,9 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     secrets = parse_key_options(secret_options, "--secret")
     configmaps = parse_key_options(configmap_options, "--configmap")
     docs = None if path.endswith(".jsonnet") else read_documents(path)
+    if start_order and not is_spec(path, docs):
+        raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
+                         "(k8s.yaml: all at once; compose.yaml: depends_on)")
     if is_spec(path, docs):
         plan = plan_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
         if plan.framework == "mpi" and f"{plan.name}-ssh" not in secrets:
