@@ -21,8 +21,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from .policy import FAILED, SUCCEEDED
 from .runmodel import JobModel, Replica
-from .runtypes import RUNNING
+from .runtypes import RUNNING, TERMINATED
+
+STARTED = (RUNNING, SUCCEEDED, FAILED, TERMINATED)
 
 
 class _Runner(Protocol):
@@ -32,12 +35,11 @@ class _Runner(Protocol):
 
 
 class _WaitFor(threading.Event):
-    """Block until `names` have started (or are ready), or the timeout passes, or the run stops."""
+    """Block until each of `names` is up (`up(name)`), or the timeout passes, or the run stops."""
 
-    def __init__(self, names: tuple[str, ...], runners: Mapping[str, _Runner], me: _Runner,
-                 ready: Callable[[str], bool] | None):
+    def __init__(self, names: tuple[str, ...], me: _Runner, up: Callable[[str], bool]):
         super().__init__()
-        self.names, self.runners, self.me, self.ready = names, runners, me, ready
+        self.names, self.me, self.up = names, me, up
 
     def wait(self, timeout: float | None = None) -> bool:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -46,8 +48,7 @@ class _WaitFor(threading.Event):
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return False
-                done = self.runners[name].started.is_set() and (self.ready is None or self.ready(name))
-                if done:
+                if self.up(name):
                     break
                 self.me.stop_ev.wait(0.1 if left is None else min(0.1, left))
         return True
@@ -77,8 +78,13 @@ def wire(job: JobModel, runners: Mapping[str, _Runner], status: Mapping[str, Any
     def running(name: str) -> bool:
         return status[name].phase == RUNNING
 
+    def started(name: str) -> bool:
+        # compose's service_started: the main container has started (init containers are services
+        # of their own there, finished before it); it may have ended since
+        return status[name].phase in STARTED
+
     def ready(name: str) -> bool:
-        return bool(status[name].ready)
+        return status[name].phase == RUNNING and bool(status[name].ready)
 
     for r in job.replicas:
         runner = runners[r.name]
@@ -88,9 +94,9 @@ def wire(job: JobModel, runners: Mapping[str, _Runner], status: Mapping[str, Any
             waits_ready = tuple(n for n in enforced if n in job.start_after_ready)
             started_only = tuple(n for n in enforced if n not in job.start_after_ready)
             if started_only:
-                gates.append(_WaitFor(started_only, runners, runner, None))
+                gates.append(_WaitFor(started_only, runner, started))
             if waits_ready:
-                gates.append(_WaitFor(waits_ready, runners, runner, ready))
+                gates.append(_WaitFor(waits_ready, runner, ready))
         for rule in job.start_order:
             if rule.role != r.role:
                 continue

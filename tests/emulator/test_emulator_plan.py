@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from trainspec.compiler import load_plans, runpolicy
 from trainspec.compiler.errors import UsageError
 from trainspec.compiler.plan import Cleanup, Restart, StartAfter, SuccessRule
@@ -215,8 +216,11 @@ def test_an_enforced_order_waits_for_started_and_ready():
     startorder.wire(job, runners, status, notes.append)
     gates = runners["mpi-horovod-launcher-0"].wait_for
     assert not any(g.wait(0.3) for g in gates)  # nothing started: each times out
-    for r in runners.values():
-        r.started.set()
+    for name in runners:
+        status[name].phase = "Init"
+    assert not any(g.wait(0.3) for g in gates)  # init containers running: not started yet
+    for name in runners:
+        status[name].phase = "Running"
     assert gates[0].wait(1) and not gates[1].wait(0.3)  # worker-1 started but is not ready
     status["mpi-horovod-worker-1"].ready = True
     assert all(g.wait(1) for g in gates) and notes == []
