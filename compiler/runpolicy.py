@@ -53,7 +53,7 @@ def encode(plan: JobPlan) -> dict[str, Any]:
     }
     if plan.start_order:
         out["startOrder"] = [{"role": s.role, "after": list(s.after)} for s in plan.start_order]
-    cleanup = {}
+    cleanup: dict[str, Any] = {}
     if plan.cleanup.pods is not None:
         cleanup["pods"] = plan.cleanup.pods
     if plan.cleanup.ttl_seconds_after_finished is not None:

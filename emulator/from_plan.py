@@ -14,6 +14,7 @@ only generated env values (`EnvVar.expand`) are expanded, against earlier ones.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from ..compiler.errors import UsageError
 from ..compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, MPI_SSH_PATH
@@ -229,7 +230,7 @@ def _hook(h: Handler | None, where: str) -> list[str] | None:
 def _probe(p: SpecProbe | None) -> Probe | None:
     if p is None:
         return None
-    common = {"initial_delay": float(p.initial_delay_seconds or 0), "period": float(p.period_seconds or 10),
+    common: dict[str, Any] = {"initial_delay": float(p.initial_delay_seconds or 0), "period": float(p.period_seconds or 10),
               "timeout": float(p.timeout_seconds or 1), "success_threshold": int(p.success_threshold or 1),
               "failure_threshold": int(p.failure_threshold or 3)}
     h = p.handler

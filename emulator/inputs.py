@@ -87,7 +87,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
             secrets[f"{plan.name}-ssh"] = ssh_keypair()
         model = from_plan(plan, state_dir=state_dir, secrets=secrets, configmaps=configmaps,
                           start_order=start_order, source=path)
-    elif len(docs or []) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+    elif docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
         from .from_compose import from_compose
 
         return from_compose(docs[0], path, state_dir)

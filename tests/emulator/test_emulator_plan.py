@@ -251,3 +251,20 @@ def test_compose_reads_restart_backoff_per_role(tmp_path):
     assert {r.backoff_limit for r in job.replicas if r.role == "worker"} == {2}
     assert spec.exists() and json.dumps(runpolicy.encode(plan_of(spec)))  # the plan encodes as JSON
     assert Restart("ExitCode").permanent_exit_codes == range(1, 128) and Cleanup().pods is None
+
+
+def test_start_order_flag_is_for_specs_only(tmp_path):
+    plan = plan_of(ROOT / "specs" / "mpi-horovod.yaml")
+    (tmp_path / "k8s.yaml").write_text(k8s.render(plan)[k8s.FILE])
+    with pytest.raises(UsageError, match="--start-order is for a spec"):
+        inputs.load(str(tmp_path / "k8s.yaml"), start_order=True)
+
+
+def test_the_emulator_imports_no_target():
+    import ast
+
+    for path in (ROOT / "emulator").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("targets", "trainspec.targets")), (path.name, node.module)
+                assert not (node.level == 2 and node.module.startswith("targets")), path.name
