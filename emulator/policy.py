@@ -27,15 +27,16 @@ class Decision:
 
 
 def fallback_rule(framework: str | None, replicas: list[Replica], success_policy: str | None) -> SuccessRule | None:
-    """The operator's rule for a manifest that does not say it (no run policy): None when no
-    framework is known, i.e. every replica must complete, like plain Jobs."""
-    if framework not in SUCCESS_RULES:
-        return None
+    """The operator's rule for a manifest that does not say it (no run policy); without a known
+    framework, all workers when there are some, else None: every replica must complete, like plain Jobs."""
     counts: dict[str, int] = {}
     for r in replicas:
         counts[r.role] = counts.get(r.role, 0) + 1
-    rule = success_rule(framework, counts, success_policy)
-    return rule if counts.get(rule.role) else None
+    if framework in SUCCESS_RULES:
+        rule = success_rule(framework, counts, success_policy)
+        if counts.get(rule.role):
+            return rule
+    return SuccessRule("worker", "all") if counts.get("worker") else None
 
 
 def deciders(job: JobModel) -> tuple[list[Replica], str]:

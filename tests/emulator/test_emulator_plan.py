@@ -268,3 +268,11 @@ def test_the_emulator_imports_no_target():
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith(("targets", "trainspec.targets")), (path.name, node.module)
                 assert not (node.level == 2 and node.module.startswith("targets")), path.name
+
+
+def test_fallback_without_a_framework():
+    docs = list(yaml.safe_load_all((HERE / "fixtures" / "tf-ps.yaml").read_text()))
+    workers = [r for r in from_k8s(docs, source="tf-ps.yaml").replicas]
+    assert policy.fallback_rule(None, workers, None) == SuccessRule("worker", "all")
+    assert policy.fallback_rule(None, [r for r in workers if r.role == "ps"], None) is None
+    assert policy.fallback_rule("tensorflow", workers, "AllWorkers") == SuccessRule("worker", "all")
