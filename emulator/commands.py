@@ -94,6 +94,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-host-path", action="store_true",
                    help="allow hostPath mounts (and compose binds) of /, /etc, /proc, the Docker socket and the "
                         "like, which are refused by default")
+    p.add_argument("--start-order", action="store_true",
+                   help="spec input: start roles in the plan's order (MPI workers before the launcher), as the "
+                        "compose and jobset outputs do; by default a spec starts every replica at once, like "
+                        "its k8s output on a cluster")
     p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
                    help="cap on terminationGracePeriodSeconds when stopping containers (default 10)")
     p.add_argument("--restart-backoff", type=float, default=1.0, metavar="SECONDS",
@@ -135,7 +139,7 @@ def build_run(args, stream=None):
     state = _state(args)
     job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
                jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
-               state_dir=str(state),
+               state_dir=str(state), start_order=getattr(args, "start_order", False),
                set_options=getattr(args, "set_values", []), values_files=getattr(args, "values_files", []))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),

@@ -18,6 +18,7 @@ import docker.errors
 import requests.exceptions
 
 from ..compiler.errors import UsageError
+from ..compiler.kube import is_permanent_exit
 from . import docker_backend as db
 from .containers import recheck_binds
 from .logstream import IDLE_LIMIT, LogPump
@@ -156,7 +157,7 @@ class PodRunner(threading.Thread):
     def _daemon_went_away(self, code: int) -> bool:
         """A container killed by a signal just as the daemon stops (it stops every container when
         it shuts down) is not the job's failure: check the daemon before counting it as one."""
-        if code < 128 or self.run_.daemon_answers():
+        if code == 0 or is_permanent_exit(code) or self.run_.daemon_answers():  # 128+: a signal
             return False
         self.run_.lose_daemon(f"{self.r.display} exited {code} and the daemon does not answer")
         return True

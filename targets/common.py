@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from trainspec.compiler import runpolicy
 from trainspec.compiler.kube import escape_references
 from trainspec.compiler.model import Handler, InitContainer, Probe, Resources, Volume
 from trainspec.compiler.plan import EnvVar, JobPlan, Replica, Restart, RolePlan, user_var
@@ -241,3 +242,9 @@ def exit_code_rule(container: str, restart: Restart) -> dict:
     """A podFailurePolicy rule: the restart policy's permanent exit codes fail the Job."""
     return {"action": "FailJob", "onExitCodes": {"containerName": container, "operator": "In",
                                                  "values": FlowList(restart.permanent_exit_codes)}}
+
+
+def run_policy(plan: JobPlan) -> dict[str, str]:
+    """The machine-readable run policy (success rule, restart per role, start order, cleanup,
+    deadline) as an annotation, for `trainspec run` to read back (compiler/runpolicy.py)."""
+    return {runpolicy.ANNOTATION: runpolicy.annotation(plan)}

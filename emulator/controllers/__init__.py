@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...compiler.errors import UsageError
-from ..runmodel import SuccessRule
+from ..runmodel import ControllerSuccess
 
-__all__ = ["SuccessRule"]
+__all__ = ["ControllerSuccess"]
 
 # exit codes a Kubeflow ExitCode policy treats as permanent (TO train_util.go IsRetryableExitCode: >= 128 retried)
 PERMANENT_EXIT_CODES = list(range(1, 128))
@@ -38,7 +38,7 @@ class Created:
     namespace: str
     framework: str | None
     objects: list[dict]            # Job wrappers (one per pod), Services, ConfigMaps, Secrets
-    success: SuccessRule
+    success: ControllerSuccess
     clean_pod_policy: str = "None"
     backoff_limit: int | None = None
     active_deadline: float | None = None

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 
-from . import Created, SuccessRule, append_env, fail, meta, pod_wrapper
+from . import Created, ControllerSuccess, append_env, fail, meta, pod_wrapper
 
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 PREFIX = "jobset.sigs.k8s.io/"
@@ -108,6 +108,6 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
             raise fail(source, f"JobSet {name} spec.successPolicy.targetReplicatedJobs", f"no replicatedJob {t!r}")
     groups = [g for t in targets for g in jobs_of[t]]
     any_one = policy.get("operator") == "Any"
-    success = SuccessRule(groups, 1 if any_one else len(groups),
+    success = ControllerSuccess(groups, 1 if any_one else len(groups),
                           ("any of " if any_one else "") + " and ".join(targets))
     return Created(name, ns, framework, objects, success, clean_pod_policy="Running")

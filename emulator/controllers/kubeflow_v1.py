@@ -29,7 +29,7 @@ from . import (
     PERMANENT_EXIT_CODES,
     UNLIMITED,
     Created,
-    SuccessRule,
+    ControllerSuccess,
     append_env,
     ensure_port,
     fail,
@@ -115,13 +115,13 @@ def injected_env(kind: str, job: dict, name: str, ns: str, rt: str, i: int, coun
     return env
 
 
-def success_rule(kind: str, job: dict, pods: dict[str, list[str]]) -> SuccessRule:
+def success_rule(kind: str, job: dict, pods: dict[str, list[str]]) -> ControllerSuccess:
     """`pods`: lower-case replica type -> pod names in index order."""
-    def first(rt: str) -> SuccessRule:
-        return SuccessRule([[pods[rt][0]]], 1, f"{rt}-0")
+    def first(rt: str) -> ControllerSuccess:
+        return ControllerSuccess([[pods[rt][0]]], 1, f"{rt}-0")
 
-    def every(rt: str) -> SuccessRule:
-        return SuccessRule([pods[rt]], 1, f"all {rt}s")
+    def every(rt: str) -> ControllerSuccess:
+        return ControllerSuccess([pods[rt]], 1, f"all {rt}s")
 
     workers = "worker" if pods.get("worker") else ""
     if kind == "TFJob":
@@ -136,7 +136,7 @@ def success_rule(kind: str, job: dict, pods: dict[str, list[str]]) -> SuccessRul
         return first(lead)
     if workers:
         return every("worker")
-    return SuccessRule([[p for names in pods.values() for p in names]], 1, "all replicas")
+    return ControllerSuccess([[p for names in pods.values() for p in names]], 1, "all replicas")
 
 
 def create(job: dict, source: str) -> Created:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 
-from . import UNLIMITED, Created, SuccessRule, append_env, fail, meta, pod_wrapper
+from . import UNLIMITED, Created, ControllerSuccess, append_env, fail, meta, pod_wrapper
 
 HOSTFILE = "/etc/mpi/hostfile"
 
@@ -115,6 +115,6 @@ def create(job: dict, source: str) -> Created:
             objects.append(pod_wrapper(name, pod, rt, i, template, restart=policy, backoff_limit=limit,
                                        hostname=pod, subdomain=name, labels=labels, namespace=ns))
     deadline = run_policy.get("activeDeadlineSeconds")
-    return Created(name, ns, "mpi", objects, SuccessRule([[launcher_pod]], 1, "launcher-0"),
+    return Created(name, ns, "mpi", objects, ControllerSuccess([[launcher_pod]], 1, "launcher-0"),
                    clean_pod_policy=str(run_policy.get("cleanPodPolicy") or "None"),
                    backoff_limit=None, active_deadline=None if deadline is None else float(deadline))

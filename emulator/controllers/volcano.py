@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import json
 
-from . import UNLIMITED, Created, SuccessRule, append_env, fail, meta, pod_wrapper
+from . import UNLIMITED, Created, ControllerSuccess, append_env, fail, meta, pod_wrapper
 
 FAIL_ACTIONS = ("TerminateJob", "AbortJob")
 RESTART_ACTIONS = ("RestartJob", "RestartTask", "RestartPod", "RestartPartition")
@@ -172,11 +172,11 @@ def create(job: dict, source: str) -> Created:
             complete_tasks.append(pods)
             complete_names.append(str(t["name"]))
     if complete_tasks:
-        success = SuccessRule(complete_tasks, 1, "task " + " or ".join(complete_names))
+        success = ControllerSuccess(complete_tasks, 1, "task " + " or ".join(complete_names))
     elif spec.get("minSuccess"):
-        success = SuccessRule([[p] for p in all_pods], int(spec["minSuccess"]), f"minSuccess {spec['minSuccess']}")
+        success = ControllerSuccess([[p] for p in all_pods], int(spec["minSuccess"]), f"minSuccess {spec['minSuccess']}")
     else:
-        success = SuccessRule([all_pods], 1, "all pods")
+        success = ControllerSuccess([all_pods], 1, "all pods")
     success.tolerated = tolerated
     success.min_available = int(spec.get("minAvailable", len(all_pods)))
     framework = next((f for f in ("tensorflow", "pytorch", "mpi") if f in plugins), None)

@@ -190,7 +190,7 @@ def test_compiled_jobset(tmp_path):
     assert c.returncode == 0, c.stderr
     job = inputs.load(str(path), state_dir=str(tmp_path))
     assert [r.display for r in job.replicas] == ["ps-0", "worker-0", "worker-1"]
-    assert job.success.groups == [["heldout-worker-0-0"]]  # the worker Job's succeededIndexes "0"
+    assert job.controller_success.groups == [["heldout-worker-0-0"]]  # the worker Job's succeededIndexes "0"
     assert "heldout-ps-0-0.heldout" in job.replicas[0].aliases
 
 
@@ -242,7 +242,7 @@ def test_trainjob_on_its_runtime(tmp_path):
         ("3", "2", "pytorch-ddp-node-0-0.pytorch-ddp", "29500")
     assert env["MASTER_PORT"] == "1234"  # upserted in place
     assert job.replicas[0].main.image == "other:1" and (29500, "TCP", None) in job.replicas[0].main.ports
-    assert job.success.groups == [["pytorch-ddp-node-0-0"]]
+    assert job.controller_success.groups == [["pytorch-ddp-node-0-0"]]
 
 
 def test_trainjob_mpi_hostfile_and_key(tmp_path):
