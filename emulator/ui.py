@@ -8,8 +8,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TextIO
+from typing import TextIO
 
 _COLOURS = (36, 33, 35, 32, 34, 91, 96, 93, 95, 92, 94, 31)
 
@@ -46,6 +47,7 @@ class Console:
         self.rows: list[Row] = []
         self.drawn = 0
         self.mask = _no_mask  # hides secret values in everything trainspec prints (see masker())
+        self.hinted: set[str] = set()
 
     def _paint(self, text: str, code: int) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
@@ -66,6 +68,10 @@ class Console:
     def log(self, name: str, line: str) -> None:
         if not self.quiet:
             self._emit(f"{self.prefix(name)} {line}")
+        for key, (needle, hint) in HINTS.items():
+            if needle in line and key not in self.hinted:
+                self.hinted.add(key)
+                self.note(f"{name.split(':', 1)[0]}: {hint}")
 
     def note(self, text: str) -> None:
         self._emit(self._paint(f"trainspec: {text}", 1))
@@ -115,6 +121,18 @@ class Console:
         return self.mask("\n".join(lines))
 
 
+# Lines a replica prints that a cluster would show too, and what to do about them (once per run).
+HINTS = {
+    "strictmodes": (
+        "Authentication refused: bad ownership or modes for directory",
+        "sshd refused the MPI keys: the Secret volume's folder is world-writable (drwxrwxrwt), as the kubelet "
+        "makes it on a cluster, and this image's sshd keeps the default `StrictModes yes`, so the job fails "
+        "there too; set `StrictModes no` in the image's sshd_config (mpi-operator's images do), or mount the "
+        "keys elsewhere (MPIJob sshAuthMountPath) and copy them into a 0700 ~/.ssh before sshd starts "
+        "(defaultMode changes the files' modes, not the folder's)"),
+}
+
+
 def _no_mask(text: str) -> str:
     return text
 
@@ -122,7 +140,7 @@ def _no_mask(text: str) -> str:
 MASK = "******"
 
 
-def masker(secret_values) -> "Callable[[str], str]":
+def masker(secret_values) -> Callable[[str], str]:
     """A function that replaces every secret value (and every line of a multi-line one)
     in a text by ******. Values shorter than 4 characters are left alone: masking
     every "1" or "yes" would garble the output and hide nothing."""
