@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
@@ -36,16 +37,24 @@ def register(subparsers) -> None:
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     ps.add_argument("run", nargs="?", help="a run id or job name: show its replicas")
     ps.add_argument("-a", "--all", action="store_true", help="also list finished runs recorded on disk")
+    ps.add_argument("--format", choices=("table", "json"), default="table",
+                    help="json: one object per run (or the run's replicas), for scripts")
     ps.add_argument("--state-dir", help="where runs are recorded (default ./.trainspec, or $TRAINSPEC_STATE_DIR)")
     ps.set_defaults(func=cmd_ps)
 
     logs = subparsers.add_parser("logs", help="show a run's logs (saved under .trainspec/runs/<run-id>/)",
                                  description="Show a run's logs, prefixed by replica.",
-                                 epilog="examples:\n  trainspec logs tf-ps\n  trainspec logs tf-ps worker-1 -f",
+                                 epilog="examples:\n  trainspec logs tf-ps\n  trainspec logs tf-ps worker-1 -f\n"
+                                        "  trainspec logs tf-ps --tail 20 -t\n  trainspec logs tf-ps --since 5m",
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     logs.add_argument("job", metavar="JOB", help="a run id, or a job name (its latest run)")
     logs.add_argument("replica", metavar="REPLICA", nargs="?", help="e.g. worker-1 (default: every replica)")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines until the run ends")
+    logs.add_argument("-n", "--tail", type=int, metavar="N", help="only the last N lines of each replica")
+    logs.add_argument("--since", metavar="WHEN",
+                      help="only lines from this time on: a duration (30s, 10m, 1h30m) or a time "
+                           "(2026-11-23T14:00:00Z)")
+    logs.add_argument("-t", "--timestamps", action="store_true", help="show when each line was printed (UTC)")
     logs.add_argument("--state-dir", help="where runs are recorded")
     logs.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
     logs.set_defaults(func=cmd_logs)
@@ -67,7 +76,11 @@ def register(subparsers) -> None:
                                            "runs left behind, found by their trainspec labels.",
                                epilog="examples:\n  trainspec gc --dry-run\n  trainspec gc",
                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    gc.add_argument("--all", action="store_true", help="also remove live and --keep runs")
+    gc.add_argument("--all", action="store_true",
+                    help="also remove live and --keep runs of this state folder (see --all-folders)")
+    gc.add_argument("--all-folders", action="store_true",
+                    help="with --all: live and --keep runs of every folder too, not only this state folder's")
+    gc.add_argument("--state-dir", help="the state folder whose runs --all removes (default ./.trainspec)")
     gc.add_argument("-n", "--dry-run", action="store_true", help="only list what would be removed")
     gc.set_defaults(func=cmd_gc)
 
@@ -130,7 +143,8 @@ def build_run(args, stream=None):
 
     state = _state(args)
     job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
-               jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap, state_dir=str(state))
+               jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
+               state_dir=str(state))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,
@@ -158,21 +172,51 @@ def cmd_run(args) -> int:
 # -- ps / logs / down / gc ------------------------------------------------------
 
 def _resolve(state: Path, name: str, docker_runs: dict | None = None) -> list[str]:
-    """Run ids for a run id or a job name (newest first)."""
+    """Run ids for a run id or a job name (newest first).
+
+    A job name means this state folder's runs; when it has none, the job's live runs
+    in any folder (found by their labels, as `ps` lists them) — if those are in one
+    folder only, so the name is not ambiguous."""
     from .state import find_runs
 
     recorded = find_runs(state)
     ids = [s["run_id"] for s in recorded if s.get("run_id") == name]
-    if ids:
-        return ids
+    if ids or name in (docker_runs or {}):
+        return ids or [name]
     ids = [s["run_id"] for s in recorded if s.get("job") == name]
     for rid, info in (docker_runs or {}).items():
-        # A job name means this project's runs (same state folder); a run id means that run.
-        if (rid == name or (info.get("job") == name and info.get("state_dir") == str(state))) and rid not in ids:
+        if info.get("job") == name and info.get("state_dir") == str(state) and rid not in ids:
             ids.append(rid)
-    if not ids:
-        raise UsageError(f"no run or job named {name!r} (see `trainspec ps -a`)")
-    return ids
+    if ids:
+        return ids
+    elsewhere = {rid: info.get("state_dir") or "?" for rid, info in (docker_runs or {}).items()
+                 if info.get("job") == name}
+    folders = sorted(set(elsewhere.values()))
+    if len(folders) == 1:
+        return sorted(elsewhere)
+    if folders:
+        listed = ", ".join(f"{rid} ({folder})" for rid, folder in sorted(elsewhere.items()))
+        raise UsageError(f"job {name!r} has runs in {len(folders)} folders: {listed}; name a run id, or run "
+                         "from its folder (or pass --state-dir)")
+    raise UsageError(f"no run or job named {name!r} here ({state}) nor running anywhere on this Docker engine "
+                     "(see `trainspec ps -a`)")
+
+
+def _live_runs() -> dict:
+    """Runs on the Docker engine by their labels; {} when no daemon answers (saved logs still show)."""
+    from . import docker_backend as db
+
+    try:
+        return db.list_runs(db.connect())
+    except UsageError:
+        return {}
+
+
+def _run_folder(state: Path, rid: str, live: dict) -> Path:
+    from .state import run_dir
+
+    folder = (live.get(rid) or {}).get("state_dir")
+    return run_dir(Path(folder) if folder else state, rid)
 
 
 def cmd_ps(args) -> int:
@@ -185,7 +229,13 @@ def cmd_ps(args) -> int:
     live = db.list_runs(client)
     if args.run:
         rid = _resolve(state, args.run, live)[0]
-        st = read_state(run_dir(state, rid)) or {}
+        st = read_state(_run_folder(state, rid, live)) or {}
+        if args.format == "json":
+            print(json.dumps({"run_id": rid, "job": st.get("job", live.get(rid, {}).get("job")),
+                              "status": st.get("status"), "reason": st.get("reason", ""),
+                              "replicas": st.get("replicas", []),
+                              "containers": live.get(rid, {}).get("containers", [])}, indent=2, sort_keys=True))
+            return 0
         print(f"run {rid}  job {st.get('job', live.get(rid, {}).get('job', '?'))}  status {st.get('status', '?')}"
               + (f"  ({st['reason']})" if st.get("reason") else ""))
         from .ui import Console
@@ -201,7 +251,7 @@ def cmd_ps(args) -> int:
     ids = list(live)
     if args.all:
         ids += [r for r in recorded if r not in live]
-    print(f"{'RUN ID':<28} {'JOB':<20} {'STATUS':<12} {'REPLICAS':<10} {'AGE':<8} SUPERVISOR")
+    table = []
     for rid in ids:
         info = live.get(rid, {"containers": [], "supervisor": "", "job": "?"})
         st = recorded.get(rid) or read_state(run_dir(Path(info.get("state_dir") or state), rid)) or {}
@@ -211,56 +261,74 @@ def cmd_ps(args) -> int:
         status = st.get("status", "?")
         if status == "Running" and alive is False:
             status = "orphaned"
-        age = _age(time.time() - st["started"]) if st.get("started") else "-"
         sup = "alive" if alive else ("-" if st.get("finished") else "gone" if alive is False else "elsewhere")
-        print(f"{rid:<28} {st.get('job', info.get('job', '?')):<20} {status:<12} {f'{running}/{total}':<10} "
-              f"{age:<8} {sup}")
+        table.append({"run_id": rid, "job": st.get("job", info.get("job", "?")), "status": status,
+                      "running": running, "replicas": total, "started": st.get("started"),
+                      "finished": st.get("finished"), "supervisor": sup, "reason": st.get("reason", ""),
+                      "state_dir": info.get("state_dir") or str(state)})
+    if args.format == "json":
+        print(json.dumps(table, indent=2, sort_keys=True))
+        return 0
+    print(f"{'RUN ID':<28} {'JOB':<20} {'STATUS':<12} {'REPLICAS':<10} {'AGE':<8} SUPERVISOR")
+    for row in table:
+        age = _age(time.time() - row["started"]) if row["started"] else "-"
+        print(f"{row['run_id']:<28} {row['job']:<20} {row['status']:<12} "
+              f"{str(row['running']) + '/' + str(row['replicas']):<10} {age:<8} {row['supervisor']}")
     return 0
 
 
 def cmd_logs(args) -> int:
-    from .state import read_state, run_dir
+    from .logview import LogReader, parse_since, select, stamp_text
+    from .state import read_state
     from .ui import Console
 
     state = _state(args)
-    rid = _resolve(state, args.job)[0]
-    d = run_dir(state, rid)
+    if args.tail is not None and args.tail < 0:
+        raise UsageError("--tail must be 0 or more lines")
+    since = parse_since(args.since)
+    live = _live_runs()
+    rid = _resolve(state, args.job, live)[0]
+    d = _run_folder(state, rid, live)
     files = sorted(p for p in d.glob("*.log") if p.name != "supervisor.log")
     if args.replica:
         files = [p for p in files if p.stem == args.replica]
         if not files:
-            raise UsageError(f"run {rid} has no replica {args.replica!r} "
-                             f"(replicas: {', '.join(p.stem for p in sorted(d.glob('*.log')) if p.stem != 'supervisor')})")
+            names = ", ".join(p.stem for p in sorted(d.glob("*.log")) if p.stem != "supervisor")
+            raise UsageError(f"run {rid} has no replica {args.replica!r} (replicas: {names})")
     console = Console([p.stem for p in files], sys.stdout, None if args.colour == "auto" else args.colour, live=False)
     single = len(files) == 1 and bool(args.replica)
-    handles = {p: open(p, encoding="utf-8", errors="replace") for p in files}  # noqa: SIM115 - closed below
+    readers = {p: LogReader(p) for p in files}
+
+    def show(lines) -> None:
+        for t, name, line in lines:
+            text = f"{stamp_text(t)} {line}" if args.timestamps else line
+            if single:
+                print(text, flush=True)
+            else:
+                console.log(name, text)
+
     try:
-        while True:
+        show(select({r.name: r.read() for r in readers.values()}, args.tail, since))
+        while args.follow:
             got = False
-            for p, fh in handles.items():
-                for line in fh:
-                    got = True
-                    line = line.rstrip("\n")
-                    if single:
-                        print(line, flush=True)
-                    else:
-                        console.log(p.stem, line)
-            if not args.follow:
-                return 0
+            batch = {r.name: r.read() for r in readers.values()}
+            if any(batch.values()):
+                got = True
+                show(select(batch, None, since))
             st = read_state(d) or {}
             if st.get("finished") and not got:
                 return 0
-            new = [p for p in d.glob("*.log") if p not in handles and p.name != "supervisor.log"
-                   and (not args.replica or p.stem == args.replica)]
-            for p in new:
-                handles[p] = open(p, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+            for p in d.glob("*.log"):
+                if p not in readers and p.name != "supervisor.log" and (not args.replica or p.stem == args.replica):
+                    readers[p] = LogReader(p)
             if not got:
                 time.sleep(0.3)
     except KeyboardInterrupt:
         return 0
     finally:
-        for fh in handles.values():
-            fh.close()
+        for r in readers.values():
+            r.close()
+    return 0
 
 
 def cmd_down(args) -> int:
@@ -271,7 +339,7 @@ def cmd_down(args) -> int:
     state = _state(args)
     client = db.connect()
     live = db.list_runs(client)
-    ids = _resolve(state, args.job, live)
+    ids = _resolve(state, args.job, live)  # a job name finds its runs from any folder, as `ps` does
     if args.job in ids:
         ids = [args.job]
     if args.grace is not None and args.grace < 0:
@@ -307,8 +375,10 @@ def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | N
                 (rdir / "stop-grace").write_text(f"{grace:g}\n")
             except OSError:
                 pass
+        pid = supervisor_pid(sup)
         try:
-            os.kill(supervisor_pid(sup), signal.SIGTERM)  # the supervisor cleans up itself, hooks and all
+            if pid:
+                os.kill(pid, signal.SIGTERM)  # the supervisor cleans up itself, hooks and all
         except OSError:
             pass
         if grace == 0:
@@ -339,6 +409,9 @@ def cmd_gc(args) -> int:
     from . import docker_backend as db
     from .state import read_state, run_dir, supervisor_alive
 
+    if args.all_folders and not args.all:
+        raise UsageError("--all-folders goes with --all")
+    here = _state(args)
     client = db.connect()
     runs = db.list_runs(client)
     removed = 0
@@ -347,8 +420,11 @@ def cmd_gc(args) -> int:
         alive = supervisor_alive(info.get("supervisor", ""))
         st = read_state(run_dir(Path(info["state_dir"]), rid)) if info.get("state_dir") else None
         kept = bool(st and st.get("kept") and st.get("finished"))
-        if not args.all and (alive or alive is None or kept):
-            continue
+        if alive or alive is None or kept:
+            # A live or kept run is removed only with --all, and only this state folder's
+            # unless --all-folders: another project's runs are not this command's business.
+            if not args.all or (not args.all_folders and info.get("state_dir") != str(here)):
+                continue
         if args.dry_run:
             any_listed = True
             print(f"would remove {rid}: {len(info['containers'])} container(s), {info['networks']} network(s), "

@@ -100,7 +100,7 @@ def map_images(job: JobModel, images: list[str]) -> None:
 def check_host_ports(job: JobModel) -> None:
     seen: dict[int, str] = {}
     for r in job.replicas:
-        for port, _proto, host_port in r.main.ports:
+        for _port, _proto, host_port in r.main.ports:
             if not host_port:
                 continue
             if host_port in seen:
