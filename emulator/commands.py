@@ -97,7 +97,22 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="run in the background; see `trainspec ps`, `logs`, `down`")
     p.add_argument("--keep", action="store_true", help="leave containers and network after the run")
     p.add_argument("--image", action="append", default=[], metavar="NEW|OLD=NEW",
-                   help="run a local image instead (OLD=NEW maps one image, NEW replaces every main image)")
+                   help="run a local image instead: OLD=NEW maps one image; NEW replaces every other image "
+                        "(main, init and sidecar containers)")
+    p.add_argument("--pull", action="store_true",
+                   help="pull the images that are not present locally (default: never pull, no network)")
+    p.add_argument("--set", dest="set", action="append", default=[], metavar="PATH=VALUE",
+                   help="change a value before the run, e.g. roles.worker.replicas=2 (Helm's --set syntax; "
+                        "for a spec: the spec's fields)")
+    p.add_argument("--claim", action="append", default=[], metavar="NAME=HOSTPATH",
+                   help="mount the host folder HOSTPATH for the persistentVolumeClaim NAME (default: "
+                        ".trainspec/volumes/NAME); refused for /, /etc, the Docker socket... unless --allow-host-path")
+    p.add_argument("--gpus-per-replica", type=int, metavar="N",
+                   help="give each replica at most N GPUs (a smaller dry-run of a job that asks for more); said, "
+                        "never silent")
+    p.add_argument("--share-gpus", action="store_true",
+                   help="when the job asks for more GPUs than the run may use, let replicas share them (round "
+                        "robin; each replica still sees the count it asked for, or fewer when there are fewer)")
     p.add_argument("--secret", action="append", default=[], metavar="NAME=PATH|NAME:KEY=@FILE|NAME:KEY=@env:VAR",
                    help="a Secret the manifests reference but do not hold (never written to disk): a folder of "
                         "key files or a KEY=VALUE file, one key from a file or an environment variable; "
@@ -138,26 +153,47 @@ def _state(args) -> Path:
 
 def build_run(args, stream=None):
     from .inputs import load
+    from .overrides import using
     from .run import Run
     from .runtypes import RunOptions
 
     state = _state(args)
-    job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
-               jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
-               state_dir=str(state))
+    sets = getattr(args, "set", None) or []
+    if sets and not os.path.isdir(args.input) and not _is_spec_input(args.input):
+        raise UsageError(f"--set changes a spec's (or a chart's) values; {args.input} is a compiled file: edit it, "
+                         "or run the spec with --set")
+    with using(sets):
+        job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
+                   jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
+                   state_dir=str(state), check_missing=False)  # preflight reports them, with images
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,
         colour=None if args.colour == "auto" else args.colour, quiet=args.quiet, run_id=args.run_id,
         assume_gpu_runtime=os.environ.get("TRAINSPEC_ASSUME_GPU_RUNTIME") == "1",
         allow_host_path=getattr(args, "allow_host_path", False),
+        claims=getattr(args, "claim", None) or [], pull=getattr(args, "pull", False),
+        gpus_per_replica=getattr(args, "gpus_per_replica", None), share_gpus=getattr(args, "share_gpus", False),
         daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15))
     return Run(job, opts, stream)
+
+
+def _is_spec_input(path: str) -> bool:
+    from .inputs import is_spec, read_documents
+
+    if path.endswith(".jsonnet"):
+        return True
+    try:
+        return is_spec(path, read_documents(path))
+    except UsageError:
+        return True  # load() says what is wrong with it
 
 
 def cmd_run(args) -> int:
     if args.gpus and args.cpu_only:
         raise UsageError("--gpus and --cpu-only contradict each other; use one")
+    if args.cpu_only and (args.share_gpus or args.gpus_per_replica is not None):
+        raise UsageError("--cpu-only drops every GPU request; --share-gpus and --gpus-per-replica need GPUs")
     run = build_run(args)
     from .detach import detach, retitle
 

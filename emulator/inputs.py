@@ -48,8 +48,8 @@ def is_spec(path: str, docs: list[Any] | None) -> bool:
 
 def compile_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: list[str],
                  job: str | None) -> tuple[list[dict], str]:
-    from ..compiler import load_plans
     from ..targets import k8s
+    from .overrides import load_plans  # the compiler's, with `--set` edits applied first (overrides.py)
 
     try:
         plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath)
@@ -67,7 +67,7 @@ def compile_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath
 
 def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
          jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
-         configmap_options: Iterable[str] = (), state_dir: str = ".trainspec") -> JobModel:
+         configmap_options: Iterable[str] = (), state_dir: str = ".trainspec", check_missing: bool = True) -> JobModel:
     secrets = parse_key_options(secret_options, "--secret")
     configmaps = parse_key_options(configmap_options, "--configmap")
     docs = None if path.endswith(".jsonnet") else read_documents(path)
@@ -84,7 +84,8 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
             raise UsageError(f"{path}: empty; name a spec, a compiled k8s.yaml or a compose.yaml")
     add_ssh_secrets(objects, secrets)
     model = from_k8s(objects, source=source, state_dir=state_dir, job=job, secrets=secrets, configmaps=configmaps)
-    missing_objects_error(model)
+    if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
+        missing_objects_error(model)
     return model
 
 
