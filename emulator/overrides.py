@@ -3,8 +3,11 @@
 The syntax is Helm's `--set` (what chart input takes too): dotted keys, `[N]` list
 indexes, several pairs in one argument separated by commas (`\\,` and `\\.` escape
 them), `{a,b}` for a list; values are typed as Helm types them (true/false, null,
-integers; anything else a string). Validation then runs on the edited document as on
-any spec, and an error at a path a `--set` wrote names that argument.
+integers; anything else a string). Paths are the chart's values paths — the spec's
+`spec` fields, so `roles.worker.replicas=2` is the spec's `spec.roles.worker.replicas`;
+a path that starts with `metadata`, `spec`, `apiVersion` or `kind` is the document's.
+Validation then runs on the edited document as on any spec, and an error at a path a
+`--set` wrote names that argument. Every job document of the file is edited.
 
 `inputs.compile_spec` imports `load_plans` from here instead of the compiler; the
 values come from `using(...)`, set by `trainspec run` (commands.py) around loading.
@@ -23,6 +26,7 @@ from ..compiler import load_plans as compiler_load_plans
 from ..compiler.errors import SpecError, SpecErrors, UsageError, dotted
 from ..compiler.loader import JsonnetOptions, load_file
 
+TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec")
 _ACTIVE: ContextVar[tuple[str, ...]] = ContextVar("trainspec_set", default=())
 
 
@@ -97,6 +101,8 @@ def parse(argument: str) -> list[Assignment]:
                                  "dots and [N] list indexes, e.g. roles.worker.env.LR or roles.worker.args[0]")
             path.append(m.group(1).replace("\\.", "."))
             path.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+        if path[0] not in TOP_LEVEL:
+            path.insert(0, "spec")  # a values path, as for a chart: the spec's fields
         out.append(Assignment(argument, tuple(path), _typed(raw)))
     return out
 
