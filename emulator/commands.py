@@ -73,14 +73,13 @@ def register(subparsers) -> None:
 
     gc = subparsers.add_parser("gc", help="remove what crashed or killed runs left behind (found by labels)",
                                description="Remove the containers, networks and volumes that crashed or killed "
-                                           "runs left behind, found by their trainspec labels.",
+                                           "runs of this state folder left behind, found by their trainspec labels.",
                                epilog="examples:\n  trainspec gc --dry-run\n  trainspec gc",
                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    gc.add_argument("--all", action="store_true",
-                    help="also remove live and --keep runs of this state folder (see --all-folders)")
+    gc.add_argument("--all", action="store_true", help="also remove live and --keep runs")
     gc.add_argument("--all-folders", action="store_true",
-                    help="with --all: live and --keep runs of every folder too, not only this state folder's")
-    gc.add_argument("--state-dir", help="the state folder whose runs --all removes (default ./.trainspec)")
+                    help="the runs of every state folder on this Docker engine, not only this one's")
+    gc.add_argument("--state-dir", help="whose runs to remove (default ./.trainspec, or $TRAINSPEC_STATE_DIR)")
     gc.add_argument("-n", "--dry-run", action="store_true", help="only list what would be removed")
     gc.set_defaults(func=cmd_gc)
 
@@ -445,8 +444,6 @@ def cmd_gc(args) -> int:
     from . import docker_backend as db
     from .state import read_state, run_dir, supervisor_alive
 
-    if args.all_folders and not args.all:
-        raise UsageError("--all-folders goes with --all")
     here = _state(args)
     client = db.connect()
     runs = db.list_runs(client)
@@ -456,11 +453,10 @@ def cmd_gc(args) -> int:
         alive = supervisor_alive(info.get("supervisor", ""))
         st = read_state(run_dir(Path(info["state_dir"]), rid)) if info.get("state_dir") else None
         kept = bool(st and st.get("kept") and st.get("finished"))
-        if alive or alive is None or kept:
-            # A live or kept run is removed only with --all, and only this state folder's
-            # unless --all-folders: another project's runs are not this command's business.
-            if not args.all or (not args.all_folders and info.get("state_dir") != str(here)):
-                continue
+        if not args.all_folders and info.get("state_dir") != str(here):
+            continue  # another folder's runs are not this command's business (a test or a project there)
+        if (alive or alive is None or kept) and not args.all:
+            continue
         if args.dry_run:
             any_listed = True
             print(f"would remove {rid}: {len(info['containers'])} container(s), {info['networks']} network(s), "
