@@ -321,8 +321,12 @@ def cmd_logs(args) -> int:
     if args.tail is not None and args.tail < 0:
         raise UsageError("--tail must be 0 or more lines")
     since = parse_since(args.since)
-    live = _live_runs()
-    rid = _resolve(state, args.job, live)[0]
+    try:  # this folder's saved runs first: no daemon needed
+        live: dict = {}
+        rid = _resolve(state, args.job)[0]
+    except UsageError:
+        live = _live_runs()  # a run of this job started from another folder
+        rid = _resolve(state, args.job, live)[0]
     d = _run_folder(state, rid, live)
     files = sorted(p for p in d.glob("*.log") if p.name != "supervisor.log")
     if args.replica:
