@@ -53,7 +53,7 @@ def plan_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: l
               job: str | None) -> JobPlan:
     """The spec's one job, planned as for the `k8s` target (its naming scheme and checks: the
     emulator runs what that target would run)."""
-    from ..compiler import load_plans
+    from .overrides import load_plans  # the compiler's, with `--set` edits applied first (overrides.py)
 
     try:
         plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, targets=("k8s",))
@@ -72,10 +72,13 @@ def plan_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: l
 def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
          jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
          configmap_options: Iterable[str] = (), state_dir: str = ".trainspec",
-         set_options: Iterable[str] = (), values_files: Iterable[str] = (), start_order: bool = False) -> JobModel:
+         set_options: Iterable[str] = (), values_files: Iterable[str] = (), start_order: bool = False,
+         check_missing: bool = True) -> JobModel:
     """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
     the plan's start order names, as the compose and jobset targets do; by default a spec runs
-    like its k8s output, every replica at once."""
+    like its k8s output, every replica at once. `set_options` are a chart's `--set` values (a
+    spec's are applied by overrides.using); `check_missing`: raise for missing Secrets and
+    ConfigMaps (`trainspec run` reports them in preflight instead, with missing images)."""
     from . import from_helm, from_operator
 
     secrets = parse_key_options(secret_options, "--secret")
@@ -84,8 +87,8 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     if from_helm.is_chart(path):  # a Helm chart folder: rendered, then read as the file it renders to
         docs: list[Any] | None = from_helm.render(path, values_files, set_options)
         shown = f"{path} (Helm chart)"
-    elif list(set_options) or list(values_files):
-        raise UsageError(f"{path}: --set and -f/--values are for a Helm chart folder")
+    elif list(values_files):
+        raise UsageError(f"{path}: -f/--values is for a Helm chart folder")
     else:
         docs = None if path.endswith(".jsonnet") else read_documents(path)
     if start_order and not is_spec(path, docs):
@@ -93,7 +96,8 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
                          "(k8s.yaml: all at once; compose.yaml: depends_on)")
     if docs and from_operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
         model = from_operator.from_operator(docs, shown, state_dir, job, secrets, configmaps)
-        missing_objects_error(model)
+        if check_missing:
+            missing_objects_error(model)
         return model
     if is_spec(path, docs):
         plan = plan_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
@@ -112,7 +116,8 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         add_ssh_secrets(objects, secrets)
         model = from_k8s(objects, source=shown, state_dir=state_dir, job=job, secrets=secrets,
                          configmaps=configmaps)
-    missing_objects_error(model)
+    if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
+        missing_objects_error(model)
     return model
 
 

@@ -79,7 +79,8 @@ class Run:
         self._drawn_at = 0.0                    # when the live table was last drawn
         # container id -> its bind mounts and the real paths checked at create (checked again at start)
         self.bind_sources: dict[str, list[tuple[Mount, str]]] = {}
-        self.files = FilesDir(self.run_id)     # configMap/secret volumes, on a tmpfs
+        # configMap/secret volumes, on a tmpfs; laid out as the kubelet does for manifests
+        self.files = FilesDir(self.run_id, kubelet=any(r.main.expand for r in job.replicas))
 
     def make_console(self, stream: TextIO | None, colour: str | None, quiet: bool) -> Console:
         console = Console([r.display for r in self.job.replicas] + self._init_names(), stream, colour, quiet=quiet)

@@ -227,7 +227,7 @@ def test_helm_without_the_extra_says_how_to_install(tmp_path, monkeypatch):
     with pytest.raises(UsageError, match=r"pip install 'trainspec\[helm\]'"):
         inputs.load(str(ROOT / "golden/tf-ps/helm"), state_dir=str(tmp_path))
     with pytest.raises(UsageError, match="for a Helm chart folder"):
-        inputs.load(str(ROOT / "golden/tf-ps/k8s.yaml"), set_options=["a=1"])
+        inputs.load(str(ROOT / "golden/tf-ps/k8s.yaml"), values_files=["values.yaml"])
 
 
 def test_trainjob_on_its_runtime(tmp_path):
