@@ -232,9 +232,10 @@ def _hook(h: Handler | None, where: str) -> list[str] | None:
 def _probe(p: SpecProbe | None) -> Probe | None:
     if p is None:
         return None
-    common: dict[str, Any] = {"initial_delay": float(p.initial_delay_seconds or 0), "period": float(p.period_seconds or 10),
-              "timeout": float(p.timeout_seconds or 1), "success_threshold": int(p.success_threshold or 1),
-              "failure_threshold": int(p.failure_threshold or 3)}
+    common: dict[str, Any] = {
+        "initial_delay": float(p.initial_delay_seconds or 0), "period": float(p.period_seconds or 10),
+        "timeout": float(p.timeout_seconds or 1), "success_threshold": int(p.success_threshold or 1),
+        "failure_threshold": int(p.failure_threshold or 3)}
     h = p.handler
     if h.exec is not None:
         return Probe("exec", command=list(h.exec), **common)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 
-from . import Created, ControllerSuccess, append_env, fail, meta, pod_wrapper
+from . import ControllerSuccess, Created, append_env, fail, meta, pod_wrapper
 
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 PREFIX = "jobset.sigs.k8s.io/"

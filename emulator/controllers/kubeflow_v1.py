@@ -28,8 +28,8 @@ import json
 from . import (
     PERMANENT_EXIT_CODES,
     UNLIMITED,
-    Created,
     ControllerSuccess,
+    Created,
     append_env,
     ensure_port,
     fail,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 
-from . import UNLIMITED, Created, ControllerSuccess, append_env, fail, meta, pod_wrapper
+from . import UNLIMITED, ControllerSuccess, Created, append_env, fail, meta, pod_wrapper
 
 HOSTFILE = "/etc/mpi/hostfile"
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import json
 
-from . import UNLIMITED, Created, ControllerSuccess, append_env, fail, meta, pod_wrapper
+from . import UNLIMITED, ControllerSuccess, Created, append_env, fail, meta, pod_wrapper
 
 FAIL_ACTIONS = ("TerminateJob", "AbortJob")
 RESTART_ACTIONS = ("RestartJob", "RestartTask", "RestartPod", "RestartPartition")
@@ -174,7 +174,8 @@ def create(job: dict, source: str) -> Created:
     if complete_tasks:
         success = ControllerSuccess(complete_tasks, 1, "task " + " or ".join(complete_names))
     elif spec.get("minSuccess"):
-        success = ControllerSuccess([[p] for p in all_pods], int(spec["minSuccess"]), f"minSuccess {spec['minSuccess']}")
+        need = int(spec["minSuccess"])
+        success = ControllerSuccess([[p] for p in all_pods], need, f"minSuccess {need}")
     else:
         success = ControllerSuccess([all_pods], 1, "all pods")
     success.tolerated = tolerated

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from emuhelpers import spec, start, trainspec, wait_for
 
 NO_DAEMON = {"DOCKER_HOST": "unix:///nonexistent/trainspec-test.sock"}
