@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
@@ -25,7 +26,9 @@ def register(subparsers) -> None:
         epilog="examples:\n  trainspec run specs/tf-ps.yaml\n"
                "  trainspec run specs/pytorch-ddp.yaml --gpus 0,1\n"
                "  trainspec run build/tf-ps/k8s.yaml --image registry.example.com/tf:2.15=tf:dev --cpu-only\n"
-               "  trainspec run specs/full-features.yaml --secret hf-credentials=secrets/hf-credentials/ --detach",
+               "  trainspec run specs/full-features.yaml --secret hf-credentials=secrets/hf-credentials/ --detach\n"
+               "  trainspec run specs/tf-ps.yaml --set roles.worker.replicas=1 --claim tf-results=./out\n"
+               "  trainspec run specs/pytorch-ddp.yaml --gpus 0 --share-gpus",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(run)
     run.set_defaults(func=cmd_run)
@@ -36,16 +39,24 @@ def register(subparsers) -> None:
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     ps.add_argument("run", nargs="?", help="a run id or job name: show its replicas")
     ps.add_argument("-a", "--all", action="store_true", help="also list finished runs recorded on disk")
+    ps.add_argument("--format", choices=("table", "json"), default="table",
+                    help="json: one object per run (or the run's replicas), for scripts")
     ps.add_argument("--state-dir", help="where runs are recorded (default ./.trainspec, or $TRAINSPEC_STATE_DIR)")
     ps.set_defaults(func=cmd_ps)
 
     logs = subparsers.add_parser("logs", help="show a run's logs (saved under .trainspec/runs/<run-id>/)",
                                  description="Show a run's logs, prefixed by replica.",
-                                 epilog="examples:\n  trainspec logs tf-ps\n  trainspec logs tf-ps worker-1 -f",
+                                 epilog="examples:\n  trainspec logs tf-ps\n  trainspec logs tf-ps worker-1 -f\n"
+                                        "  trainspec logs tf-ps --tail 20 -t\n  trainspec logs tf-ps --since 5m",
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     logs.add_argument("job", metavar="JOB", help="a run id, or a job name (its latest run)")
     logs.add_argument("replica", metavar="REPLICA", nargs="?", help="e.g. worker-1 (default: every replica)")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines until the run ends")
+    logs.add_argument("-n", "--tail", type=int, metavar="N", help="only the last N lines of each replica")
+    logs.add_argument("--since", metavar="WHEN",
+                      help="only lines from this time on: a duration (30s, 10m, 1h30m) or a time "
+                           "(2026-11-23T14:00:00Z)")
+    logs.add_argument("-t", "--timestamps", action="store_true", help="show when each line was printed (UTC)")
     logs.add_argument("--state-dir", help="where runs are recorded")
     logs.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
     logs.set_defaults(func=cmd_logs)
@@ -64,10 +75,13 @@ def register(subparsers) -> None:
 
     gc = subparsers.add_parser("gc", help="remove what crashed or killed runs left behind (found by labels)",
                                description="Remove the containers, networks and volumes that crashed or killed "
-                                           "runs left behind, found by their trainspec labels.",
+                                           "runs of this state folder left behind, found by their trainspec labels.",
                                epilog="examples:\n  trainspec gc --dry-run\n  trainspec gc",
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     gc.add_argument("--all", action="store_true", help="also remove live and --keep runs")
+    gc.add_argument("--all-folders", action="store_true",
+                    help="the runs of every state folder on this Docker engine, not only this one's")
+    gc.add_argument("--state-dir", help="whose runs to remove (default ./.trainspec, or $TRAINSPEC_STATE_DIR)")
     gc.add_argument("-n", "--dry-run", action="store_true", help="only list what would be removed")
     gc.set_defaults(func=cmd_gc)
 
@@ -84,7 +98,22 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="run in the background; see `trainspec ps`, `logs`, `down`")
     p.add_argument("--keep", action="store_true", help="leave containers and network after the run")
     p.add_argument("--image", action="append", default=[], metavar="NEW|OLD=NEW",
-                   help="run a local image instead (OLD=NEW maps one image, NEW replaces every main image)")
+                   help="run a local image instead: OLD=NEW maps one image; NEW replaces every other image "
+                        "(main, init and sidecar containers)")
+    p.add_argument("--pull", action="store_true",
+                   help="pull the images that are not present locally (default: never pull, no network)")
+    p.add_argument("--set", dest="set", action="append", default=[], metavar="PATH=VALUE",
+                   help="change a value before the run, e.g. roles.worker.replicas=2 (Helm's --set syntax; "
+                        "for a spec: the spec's fields; for a chart folder: its values)")
+    p.add_argument("--claim", action="append", default=[], metavar="NAME=HOSTPATH",
+                   help="mount the host folder HOSTPATH for the persistentVolumeClaim NAME (default: "
+                        ".trainspec/volumes/NAME); refused for /, /etc, the Docker socket... unless --allow-host-path")
+    p.add_argument("--gpus-per-replica", type=int, metavar="N",
+                   help="give each replica at most N GPUs (a smaller dry-run of a job that asks for more); said, "
+                        "never silent")
+    p.add_argument("--share-gpus", action="store_true",
+                   help="when the job asks for more GPUs than the run may use, let replicas share them (round "
+                        "robin; each replica still sees the count it asked for, or fewer when there are fewer)")
     p.add_argument("--secret", action="append", default=[], metavar="NAME=PATH|NAME:KEY=@FILE|NAME:KEY=@env:VAR",
                    help="a Secret the manifests reference but do not hold (never written to disk): a folder of "
                         "key files or a KEY=VALUE file, one key from a file or an environment variable; "
@@ -94,6 +123,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-host-path", action="store_true",
                    help="allow hostPath mounts (and compose binds) of /, /etc, /proc, the Docker socket and the "
                         "like, which are refused by default")
+    p.add_argument("--start-order", action="store_true",
+                   help="spec input: start roles in the plan's order (MPI workers before the launcher), as the "
+                        "compose and jobset outputs do; by default a spec starts every replica at once, like "
+                        "its k8s output on a cluster")
     p.add_argument("--grace", type=float, default=10.0, metavar="SECONDS",
                    help="cap on terminationGracePeriodSeconds when stopping containers (default 10)")
     p.add_argument("--restart-backoff", type=float, default=1.0, metavar="SECONDS",
@@ -104,6 +137,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tla", action="append", default=[], metavar="NAME=VALUE", help="Jsonnet top-level argument")
     p.add_argument("--ext-var", action="append", default=[], metavar="NAME=VALUE", help="Jsonnet external variable")
     p.add_argument("-J", dest="jpath", action="append", default=[], metavar="DIR", help="Jsonnet library path")
+    p.add_argument("-f", "--values", dest="values_files", action="append", default=[], metavar="FILE",
+                   help="a Helm values file (chart folder input); later files and --set win")
     p.add_argument("--run-id", help=argparse.SUPPRESS)  # set by --detach for the background process
 
 
@@ -125,25 +160,49 @@ def _state(args) -> Path:
 
 def build_run(args, stream=None):
     from .inputs import load
+    from .overrides import using
     from .run import Run
     from .runtypes import RunOptions
 
     state = _state(args)
-    job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
-               jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap, state_dir=str(state))
+    sets = getattr(args, "set", None) or []
+    if sets and not os.path.isdir(args.input) and not _is_spec_input(args.input):
+        raise UsageError(f"--set changes a spec's (or a chart's) values; {args.input} is a compiled file: edit it, "
+                         "or run the spec with --set")
+    with using(sets):
+        job = load(args.input, tla=_pairs(args.tla, "--tla"), ext_vars=_pairs(args.ext_var, "--ext-var"),
+                   jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
+                   state_dir=str(state), check_missing=False,  # preflight reports them, with images
+                   start_order=getattr(args, "start_order", False), set_options=sets,
+                   values_files=getattr(args, "values_files", []))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,
         colour=None if args.colour == "auto" else args.colour, quiet=args.quiet, run_id=args.run_id,
         assume_gpu_runtime=os.environ.get("TRAINSPEC_ASSUME_GPU_RUNTIME") == "1",
         allow_host_path=getattr(args, "allow_host_path", False),
+        claims=getattr(args, "claim", None) or [], pull=getattr(args, "pull", False),
+        gpus_per_replica=getattr(args, "gpus_per_replica", None), share_gpus=getattr(args, "share_gpus", False),
         daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15))
     return Run(job, opts, stream)
+
+
+def _is_spec_input(path: str) -> bool:
+    from .inputs import is_spec, read_documents
+
+    if path.endswith(".jsonnet"):
+        return True
+    try:
+        return is_spec(path, read_documents(path))
+    except UsageError:
+        return True  # load() says what is wrong with it
 
 
 def cmd_run(args) -> int:
     if args.gpus and args.cpu_only:
         raise UsageError("--gpus and --cpu-only contradict each other; use one")
+    if args.cpu_only and (args.share_gpus or args.gpus_per_replica is not None):
+        raise UsageError("--cpu-only drops every GPU request; --share-gpus and --gpus-per-replica need GPUs")
     run = build_run(args)
     from .detach import detach, retitle
 
@@ -158,21 +217,51 @@ def cmd_run(args) -> int:
 # -- ps / logs / down / gc ------------------------------------------------------
 
 def _resolve(state: Path, name: str, docker_runs: dict | None = None) -> list[str]:
-    """Run ids for a run id or a job name (newest first)."""
+    """Run ids for a run id or a job name (newest first).
+
+    A job name means this state folder's runs; when it has none, the job's live runs
+    in any folder (found by their labels, as `ps` lists them) — if those are in one
+    folder only, so the name is not ambiguous."""
     from .state import find_runs
 
     recorded = find_runs(state)
     ids = [s["run_id"] for s in recorded if s.get("run_id") == name]
-    if ids:
-        return ids
+    if ids or name in (docker_runs or {}):
+        return ids or [name]
     ids = [s["run_id"] for s in recorded if s.get("job") == name]
     for rid, info in (docker_runs or {}).items():
-        # A job name means this project's runs (same state folder); a run id means that run.
-        if (rid == name or (info.get("job") == name and info.get("state_dir") == str(state))) and rid not in ids:
+        if info.get("job") == name and info.get("state_dir") == str(state) and rid not in ids:
             ids.append(rid)
-    if not ids:
-        raise UsageError(f"no run or job named {name!r} (see `trainspec ps -a`)")
-    return ids
+    if ids:
+        return ids
+    elsewhere = {rid: info.get("state_dir") or "?" for rid, info in (docker_runs or {}).items()
+                 if info.get("job") == name}
+    folders = sorted(set(elsewhere.values()))
+    if len(folders) == 1:
+        return sorted(elsewhere)
+    if folders:
+        listed = ", ".join(f"{rid} ({folder})" for rid, folder in sorted(elsewhere.items()))
+        raise UsageError(f"job {name!r} has runs in {len(folders)} folders: {listed}; name a run id, or run "
+                         "from its folder (or pass --state-dir)")
+    raise UsageError(f"no run or job named {name!r} here ({state}) nor running anywhere on this Docker engine "
+                     "(see `trainspec ps -a`)")
+
+
+def _live_runs() -> dict:
+    """Runs on the Docker engine by their labels; {} when no daemon answers (saved logs still show)."""
+    from . import docker_backend as db
+
+    try:
+        return db.list_runs(db.connect())
+    except UsageError:
+        return {}
+
+
+def _run_folder(state: Path, rid: str, live: dict) -> Path:
+    from .state import run_dir
+
+    folder = (live.get(rid) or {}).get("state_dir")
+    return run_dir(Path(folder) if folder else state, rid)
 
 
 def cmd_ps(args) -> int:
@@ -185,7 +274,13 @@ def cmd_ps(args) -> int:
     live = db.list_runs(client)
     if args.run:
         rid = _resolve(state, args.run, live)[0]
-        st = read_state(run_dir(state, rid)) or {}
+        st = read_state(_run_folder(state, rid, live)) or {}
+        if args.format == "json":
+            print(json.dumps({"run_id": rid, "job": st.get("job", live.get(rid, {}).get("job")),
+                              "status": st.get("status"), "reason": st.get("reason", ""),
+                              "replicas": st.get("replicas", []),
+                              "containers": live.get(rid, {}).get("containers", [])}, indent=2, sort_keys=True))
+            return 0
         print(f"run {rid}  job {st.get('job', live.get(rid, {}).get('job', '?'))}  status {st.get('status', '?')}"
               + (f"  ({st['reason']})" if st.get("reason") else ""))
         from .ui import Console
@@ -201,7 +296,7 @@ def cmd_ps(args) -> int:
     ids = list(live)
     if args.all:
         ids += [r for r in recorded if r not in live]
-    print(f"{'RUN ID':<28} {'JOB':<20} {'STATUS':<12} {'REPLICAS':<10} {'AGE':<8} SUPERVISOR")
+    table = []
     for rid in ids:
         info = live.get(rid, {"containers": [], "supervisor": "", "job": "?"})
         st = recorded.get(rid) or read_state(run_dir(Path(info.get("state_dir") or state), rid)) or {}
@@ -211,56 +306,78 @@ def cmd_ps(args) -> int:
         status = st.get("status", "?")
         if status == "Running" and alive is False:
             status = "orphaned"
-        age = _age(time.time() - st["started"]) if st.get("started") else "-"
         sup = "alive" if alive else ("-" if st.get("finished") else "gone" if alive is False else "elsewhere")
-        print(f"{rid:<28} {st.get('job', info.get('job', '?')):<20} {status:<12} {f'{running}/{total}':<10} "
-              f"{age:<8} {sup}")
+        table.append({"run_id": rid, "job": st.get("job", info.get("job", "?")), "status": status,
+                      "running": running, "replicas": total, "started": st.get("started"),
+                      "finished": st.get("finished"), "supervisor": sup, "reason": st.get("reason", ""),
+                      "state_dir": info.get("state_dir") or str(state)})
+    if args.format == "json":
+        print(json.dumps(table, indent=2, sort_keys=True))
+        return 0
+    print(f"{'RUN ID':<28} {'JOB':<20} {'STATUS':<12} {'REPLICAS':<10} {'AGE':<8} SUPERVISOR")
+    for row in table:
+        age = _age(time.time() - row["started"]) if row["started"] else "-"
+        print(f"{row['run_id']:<28} {row['job']:<20} {row['status']:<12} "
+              f"{str(row['running']) + '/' + str(row['replicas']):<10} {age:<8} {row['supervisor']}")
     return 0
 
 
 def cmd_logs(args) -> int:
-    from .state import read_state, run_dir
+    from .logview import LogReader, parse_since, select, stamp_text
+    from .state import read_state
     from .ui import Console
 
     state = _state(args)
-    rid = _resolve(state, args.job)[0]
-    d = run_dir(state, rid)
+    if args.tail is not None and args.tail < 0:
+        raise UsageError("--tail must be 0 or more lines")
+    since = parse_since(args.since)
+    try:  # this folder's saved runs first: no daemon needed
+        live: dict = {}
+        rid = _resolve(state, args.job)[0]
+    except UsageError:
+        live = _live_runs()  # a run of this job started from another folder
+        rid = _resolve(state, args.job, live)[0]
+    d = _run_folder(state, rid, live)
     files = sorted(p for p in d.glob("*.log") if p.name != "supervisor.log")
     if args.replica:
         files = [p for p in files if p.stem == args.replica]
         if not files:
-            raise UsageError(f"run {rid} has no replica {args.replica!r} "
-                             f"(replicas: {', '.join(p.stem for p in sorted(d.glob('*.log')) if p.stem != 'supervisor')})")
+            names = ", ".join(p.stem for p in sorted(d.glob("*.log")) if p.stem != "supervisor")
+            raise UsageError(f"run {rid} has no replica {args.replica!r} (replicas: {names})")
     console = Console([p.stem for p in files], sys.stdout, None if args.colour == "auto" else args.colour, live=False)
     single = len(files) == 1 and bool(args.replica)
-    handles = {p: open(p, encoding="utf-8", errors="replace") for p in files}  # noqa: SIM115 - closed below
+    readers = {p: LogReader(p) for p in files}
+
+    def show(lines) -> None:
+        for t, name, line in lines:
+            text = f"{stamp_text(t)} {line}" if args.timestamps else line
+            if single:
+                print(text, flush=True)
+            else:
+                console.log(name, text)
+
     try:
-        while True:
+        show(select({r.name: r.read() for r in readers.values()}, args.tail, since))
+        while args.follow:
             got = False
-            for p, fh in handles.items():
-                for line in fh:
-                    got = True
-                    line = line.rstrip("\n")
-                    if single:
-                        print(line, flush=True)
-                    else:
-                        console.log(p.stem, line)
-            if not args.follow:
-                return 0
+            batch = {r.name: r.read() for r in readers.values()}
+            if any(batch.values()):
+                got = True
+                show(select(batch, None, since))
             st = read_state(d) or {}
             if st.get("finished") and not got:
                 return 0
-            new = [p for p in d.glob("*.log") if p not in handles and p.name != "supervisor.log"
-                   and (not args.replica or p.stem == args.replica)]
-            for p in new:
-                handles[p] = open(p, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+            for p in d.glob("*.log"):
+                if p not in readers and p.name != "supervisor.log" and (not args.replica or p.stem == args.replica):
+                    readers[p] = LogReader(p)
             if not got:
                 time.sleep(0.3)
     except KeyboardInterrupt:
         return 0
     finally:
-        for fh in handles.values():
-            fh.close()
+        for r in readers.values():
+            r.close()
+    return 0
 
 
 def cmd_down(args) -> int:
@@ -271,7 +388,7 @@ def cmd_down(args) -> int:
     state = _state(args)
     client = db.connect()
     live = db.list_runs(client)
-    ids = _resolve(state, args.job, live)
+    ids = _resolve(state, args.job, live)  # a job name finds its runs from any folder, as `ps` does
     if args.job in ids:
         ids = [args.job]
     if args.grace is not None and args.grace < 0:
@@ -307,8 +424,10 @@ def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | N
                 (rdir / "stop-grace").write_text(f"{grace:g}\n")
             except OSError:
                 pass
+        pid = supervisor_pid(sup)
         try:
-            os.kill(supervisor_pid(sup), signal.SIGTERM)  # the supervisor cleans up itself, hooks and all
+            if pid:
+                os.kill(pid, signal.SIGTERM)  # the supervisor cleans up itself, hooks and all
         except OSError:
             pass
         if grace == 0:
@@ -339,6 +458,7 @@ def cmd_gc(args) -> int:
     from . import docker_backend as db
     from .state import read_state, run_dir, supervisor_alive
 
+    here = _state(args)
     client = db.connect()
     runs = db.list_runs(client)
     removed = 0
@@ -347,7 +467,9 @@ def cmd_gc(args) -> int:
         alive = supervisor_alive(info.get("supervisor", ""))
         st = read_state(run_dir(Path(info["state_dir"]), rid)) if info.get("state_dir") else None
         kept = bool(st and st.get("kept") and st.get("finished"))
-        if not args.all and (alive or alive is None or kept):
+        if not args.all_folders and info.get("state_dir") != str(here):
+            continue  # another folder's runs are not this command's business (a test or a project there)
+        if (alive or alive is None or kept) and not args.all:
             continue
         if args.dry_run:
             any_listed = True

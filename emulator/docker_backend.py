@@ -42,8 +42,10 @@ def connect(replicas: int = 8) -> docker.DockerClient:
     except docker.errors.DockerException as exc:
         host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
         raise UsageError(
-            f"cannot reach the Docker daemon at {host} ({_short(exc)}); start it "
-            "(e.g. `sudo dockerd`, `systemctl start docker`, or scripts/start-dockerd.sh) or set DOCKER_HOST"
+            f"cannot reach the Docker daemon at {host} ({_short(exc)}); start it (`sudo systemctl start docker`, "
+            "or `sudo service docker start`, or run `sudo dockerd` in another terminal; rootless Docker: "
+            "`systemctl --user start docker`), or point DOCKER_HOST at a running daemon "
+            "(e.g. unix:///run/user/$UID/docker.sock)"
         ) from None
 
 

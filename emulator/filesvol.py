@@ -7,6 +7,16 @@ bind-mounted read-only into its container: nothing lands in the container's
 writable layer (which is on the host's disk), and a read-only root filesystem
 works too. The folder is removed with the run's containers (docker_backend.remove_run
 finds it through a container label); --keep keeps it until `trainspec down`.
+
+The layout and modes are the kubelet's (pkg/volume/util/atomic_writer.go, and the
+emptyDir that wraps secret and configMap volumes, pkg/volume/emptydir): the mount
+point is world-writable (a Secret's tmpfs `drwxrwxrwt`, a ConfigMap's `drwxrwxrwx`),
+the files live in a timestamped folder `..2026_11_23_14_26_24.123456789` (0755),
+`..data` is a symlink to it, and every top-level path is a symlink `..data/<path>`;
+each file has its item's `mode`, else `defaultMode` (0644). So an image whose sshd
+keeps `StrictModes yes` is refused the keys here as on a cluster ("bad ownership or
+modes for directory /root/.ssh"). Compose input keeps plain folders (0755, or 0700
+for a `.ssh` folder): what `docker compose` bind-mounts from the host.
 """
 
 from __future__ import annotations
@@ -15,6 +25,7 @@ import itertools
 import os
 import secrets
 import shutil
+import time
 
 from ..compiler.errors import UsageError
 from .runmodel import Mount
@@ -55,8 +66,9 @@ def tmpfs_root() -> str:
 class FilesDir:
     """One run's tmpfs folder; made on first use."""
 
-    def __init__(self, run_id: str):
+    def __init__(self, run_id: str, kubelet: bool = True):
         self.run_id = run_id
+        self.kubelet = kubelet   # the kubelet's atomic-writer layout and modes (k8s input)
         self.path: str | None = None
         self._seq = itertools.count(1)  # a fresh folder for every container created (restarts too)
 
@@ -75,20 +87,54 @@ class FilesDir:
             data, mode = (m.files[0].data, m.files[0].mode) if m.files else (b"", 0o644)
             _write(dest, data, mode)
             return dest
+        if self.kubelet:
+            return _atomic_layout(dest, m)
         os.mkdir(dest, 0o700 if m.target.rstrip("/").endswith(".ssh") else 0o755)
         for f in m.files:
-            rel = os.path.normpath(f.path)
-            if rel.startswith(("/", "..")) or rel == ".":
-                raise UsageError(f"{m.source}: item path {f.path!r} is not allowed; expected a relative path "
-                                 "without '..'")
-            parent = os.path.dirname(os.path.join(dest, rel))
-            os.makedirs(parent, 0o755, exist_ok=True)
+            rel = _relative(m, f.path)
+            os.makedirs(os.path.dirname(os.path.join(dest, rel)), 0o755, exist_ok=True)
             _write(os.path.join(dest, rel), f.data, f.mode)
         return dest
 
     def remove(self) -> None:
         if self.path is not None:
             remove(self.path)
+
+
+# The mount point's mode: the emptyDir that wraps the volume is made 0777 (empty_dir.go,
+# `perm os.FileMode = 0777`); a Secret's is a tmpfs, whose root also keeps the sticky bit.
+SECRET_DIR_MODE = 0o1777
+CONFIGMAP_DIR_MODE = 0o777
+
+
+def _atomic_layout(dest: str, m: Mount) -> str:
+    """What the kubelet's AtomicWriter leaves in a secret/configMap volume."""
+    os.mkdir(dest, 0o700)
+    stamp = time.strftime("..%Y_%m_%d_%H_%M_%S.", time.gmtime()) + f"{time.time_ns() % 1_000_000_000:09d}"
+    ts_dir = os.path.join(dest, stamp)
+    os.mkdir(ts_dir, 0o755)
+    os.chmod(ts_dir, 0o755)
+    tops: list[str] = []
+    for f in m.files:
+        rel = _relative(m, f.path)
+        parent = os.path.dirname(os.path.join(ts_dir, rel))
+        os.makedirs(parent, 0o755, exist_ok=True)
+        _write(os.path.join(ts_dir, rel), f.data, f.mode)
+        top = rel.split("/", 1)[0]
+        if top not in tops:
+            tops.append(top)
+    os.symlink(stamp, os.path.join(dest, "..data"))
+    for top in tops:
+        os.symlink(f"..data/{top}", os.path.join(dest, top))
+    os.chmod(dest, SECRET_DIR_MODE if m.secret else CONFIGMAP_DIR_MODE)
+    return dest
+
+
+def _relative(m: Mount, path: str) -> str:
+    rel = os.path.normpath(path)
+    if rel.startswith(("/", "..")) or rel == ".":
+        raise UsageError(f"{m.source}: item path {path!r} is not allowed; expected a relative path without '..'")
+    return rel
 
 
 def _write(path: str, data: bytes, mode: int) -> None:

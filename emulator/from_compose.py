@@ -20,10 +20,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from ..compiler import runpolicy
 from ..compiler.errors import UsageError
+from ..compiler.plan import Restart
 from .hostpaths import safe_name
 from .inputs import ssh_keypair
 from .interpolation import InterpolationError, compose_env, interpolate_tree
+from .policy import fallback_rule
 from .runmodel import (
     Container,
     EnvSource,
@@ -33,7 +36,7 @@ from .runmodel import (
     Mount,
     Probe,
     Replica,
-    start_order,
+    listing_order,
 )
 from .security import compose_security
 
@@ -66,6 +69,7 @@ class _Compose:
         self.meta = doc.get("x-trainspec") or {}
         self.services: dict[str, dict] = doc.get("services") or {}
         self.generated_keys: dict[str, bytes] | None = None
+        self.written: runpolicy.RunPolicy | None = None  # x-trainspec.runPolicy, read by read()
 
     def fail(self, where: str, message: str) -> UsageError:
         return UsageError(f"{self.path}: {where}: {message}")
@@ -75,10 +79,14 @@ class _Compose:
             raise self.fail("services", "no services to run")
         role_of: dict[str, tuple[str, int]] = {}
         policy_of: dict[str, str] = {}
+        policy = self.written = self._run_policy()
+        written_restart = policy.restart if policy else {}
         for role, info in (self.meta.get("roles") or {}).items():
             for i, svc in enumerate(info.get("services") or []):
                 role_of[svc] = (role, i)
                 policy_of[svc] = info.get("restartPolicy", "")
+                if role in written_restart:
+                    policy_of[svc] = written_restart[role].policy
         init_steps = {d for svc in self.services.values() for d, cond in _deps(svc).items()
                       if (cond or {}).get("condition") == "service_completed_successfully"}
         for name, svc in self.services.items():
@@ -100,13 +108,48 @@ class _Compose:
             if name not in self.services:
                 raise self.fail("x-trainspec.roles", f"service {name!r} is not defined")
             replicas.append(self._replica(name, role, index, policy_of.get(name, ""), inits, job))
-        clean = self.meta.get("cleanPodPolicy") or "Running"
+        replica_of = {svc: r for svc, r in zip(role_of, replicas)}
+        if policy is not None:
+            success = policy.success
+            clean = policy.cleanup.pods or "Running"
+            backoff, deadline = policy.backoff_limit, policy.deadline
+        else:  # a compose file without trainspec's run policy
+            success = fallback_rule(self.meta.get("framework"), replicas, self.meta.get("successPolicy"))
+            clean = self.meta.get("cleanPodPolicy") or "Running"
+            backoff, deadline = self.meta.get("backoffLimit"), self.meta.get("activeDeadlineSeconds")
+        after, ready = self._start_after(replica_of)
         return JobModel(
             name=job, namespace=namespace, framework=self.meta.get("framework"),
-            success_policy=self.meta.get("successPolicy"), clean_pod_policy=clean,
-            backoff_limit=self.meta.get("backoffLimit"),
-            active_deadline=self.meta.get("activeDeadlineSeconds"),
-            replicas=start_order(replicas), configmaps={}, secrets={}, source=self.path)
+            success=success, clean_pod_policy=clean, backoff_limit=backoff,
+            active_deadline=None if deadline is None else float(deadline),
+            replicas=listing_order(replicas), configmaps={}, secrets={}, source=self.path,
+            start_order=policy.start_order if policy else (), start_after=after, start_after_ready=ready)
+
+    def _run_policy(self) -> runpolicy.RunPolicy | None:
+        data = self.meta.get(runpolicy.COMPOSE_KEY)
+        if data is None:
+            return None
+        try:
+            return runpolicy.decode(data)
+        except runpolicy.RunPolicyError as exc:
+            raise self.fail(f"x-trainspec.{runpolicy.COMPOSE_KEY}", str(exc)) from None
+
+    def _start_after(self, replica_of: dict[str, Replica]) -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
+        """Compose's start order between replicas, as written: `depends_on` service_started or
+        service_healthy (service_completed_successfully on an init service is the init chain)."""
+        after: dict[str, tuple[str, ...]] = {}
+        ready: set[str] = set()
+        for name, r in replica_of.items():
+            names = []
+            for dep, cond in _deps(self.services.get(name) or {}).items():
+                condition = (cond or {}).get("condition", "service_started")
+                if dep in replica_of and condition in ("service_started", "service_healthy"):
+                    names.append(replica_of[dep].name)
+                    if condition == "service_healthy":
+                        ready.add(replica_of[dep].name)
+            if names:
+                after[r.name] = tuple(names)
+        return after, frozenset(ready)
 
     def _init_services(self, replicas: set[str]) -> dict[str, list[str]]:
         """replica service → its init services, in dependency order."""
@@ -142,8 +185,10 @@ class _Compose:
         rules: list[FailureRule] = []
         if role_policy == "ExitCode":
             pod_policy = "Never"
-            backoff = int(self.meta.get("backoffLimit") or 6)
-            rules = [FailureRule("FailJob", "In", list(range(1, 128)))]
+            written = self.written.restart.get(role) if self.written else None
+            role_backoff = written.backoff_limit if written else None
+            backoff = role_backoff if role_backoff is not None else int(self.meta.get("backoffLimit") or 6)
+            rules = [FailureRule("FailJob", "In", list(Restart("ExitCode").permanent_exit_codes))]
         aliases = [svc.get("hostname") or name]
         for net in (svc.get("networks") or {}).values() if isinstance(svc.get("networks"), dict) else []:
             aliases += list((net or {}).get("aliases") or [])
@@ -156,7 +201,7 @@ class _Compose:
             restart_policy=pod_policy, backoff_limit=backoff, active_deadline=None, failure_rules=rules,
             hostname=str(svc.get("hostname") or name), aliases=list(dict.fromkeys(aliases)), labels=labels,
             init_containers=[self._container(i, self.services[i]) for i in inits.get(name, [])],
-            main=self._container(name, svc, main=True), grace=grace)
+            main=self._container(name, svc, main=True), grace=grace, spec_policy=role_policy)
 
     def _container(self, name: str, svc: dict, main: bool = False) -> Container:
         where = f"services.{name}"
@@ -169,9 +214,11 @@ class _Compose:
         reservations = ((svc.get("deploy") or {}).get("resources") or {}).get("reservations") or {}
         accel = 0
         for dev in reservations.get("devices") or []:
-            caps = [c for group in (dev.get("capabilities") or []) for c in ([group] if isinstance(group, str) else group)]
+            caps = [c for group in (dev.get("capabilities") or [])
+                    for c in ([group] if isinstance(group, str) else group)]
             if "gpu" in caps or dev.get("driver") == "nvidia":
-                accel += len(dev.get("device_ids") or []) or int(dev.get("count", 1) if dev.get("count") != "all" else 1)
+                count = int(dev.get("count", 1) if dev.get("count") != "all" else 1)
+                accel += len(dev.get("device_ids") or []) or count
         try:
             cpu = Decimal(str(limits["cpus"])) if "cpus" in limits else None
             memory = _mem(limits["memory"]) if "memory" in limits else None

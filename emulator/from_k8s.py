@@ -11,11 +11,12 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from ..compiler import runpolicy
 from ..compiler.errors import UsageError
-from .expand import expand_command
+from ..compiler.kube import expand_references, parse_quantity
 from .hostpaths import safe_name, safe_subpath
 from .pod_rules import refuse_api_rejects
-from .quantity import parse_quantity
+from .policy import fallback_rule
 from .runmodel import (
     Container,
     EnvSource,
@@ -25,7 +26,7 @@ from .runmodel import (
     Mount,
     Probe,
     Replica,
-    start_order,
+    listing_order,
 )
 from .security import k8s_security
 
@@ -132,17 +133,38 @@ class _Reader:
         if len(set(names)) != len(names):
             raise self.fail(f"job {self.job}", "two workloads have the same name")
         self.add_service_aliases(replicas, services)
-        clean = ann.get(ANNOTATION + "clean-pod-policy") or "Running"
-        if clean not in ("Running", "All", "None"):
-            raise self.fail("ConfigMap annotations", f"clean-pod-policy {clean!r} is not Running|All|None")
+        policy = self.run_policy(ann)
+        if policy is not None:
+            for r in replicas:
+                if r.role in policy.restart:
+                    r.spec_policy = policy.restart[r.role].policy
+            success = policy.success
+            clean = policy.cleanup.pods or "Running"
+            backoff, deadline = policy.backoff_limit, policy.deadline
+        else:  # a hand-written manifest (or one compiled before the run policy existed)
+            success = fallback_rule(framework, replicas, ann.get(ANNOTATION + "success-policy") or None)
+            clean = ann.get(ANNOTATION + "clean-pod-policy") or "Running"
+            if clean not in runpolicy.CLEAN_POD_POLICIES:
+                raise self.fail("ConfigMap annotations", f"clean-pod-policy {clean!r} is not Running|All|None")
+            backoff = _opt_int(ann.get(ANNOTATION + "backoff-limit"))
+            deadline = _opt_int(ann.get(ANNOTATION + "active-deadline-seconds"))
         return JobModel(
-            name=self.job, namespace=self.namespace, framework=framework,
-            success_policy=ann.get(ANNOTATION + "success-policy") or None,
-            clean_pod_policy=clean,
-            backoff_limit=_opt_int(ann.get(ANNOTATION + "backoff-limit")),
-            active_deadline=_opt_float(ann.get(ANNOTATION + "active-deadline-seconds")),
-            replicas=start_order(replicas), configmaps=self.configmaps, secrets=self.secrets,
-            secret_missing=self.secret_missing, configmap_missing=self.configmap_missing, source=self.source)
+            name=self.job, namespace=self.namespace, framework=framework, success=success,
+            clean_pod_policy=clean, backoff_limit=backoff,
+            active_deadline=None if deadline is None else float(deadline),
+            replicas=listing_order(replicas), configmaps=self.configmaps, secrets=self.secrets,
+            secret_missing=self.secret_missing, configmap_missing=self.configmap_missing, source=self.source,
+            # Plain Kubernetes starts every pod at once and stops none when the job is done.
+            start_order=policy.start_order if policy else (), start_after={}, controller=False)
+
+    def run_policy(self, ann: dict) -> runpolicy.RunPolicy | None:
+        if runpolicy.ANNOTATION not in ann:
+            return None
+        try:
+            return runpolicy.parse_annotation(ann[runpolicy.ANNOTATION])
+        except runpolicy.RunPolicyError as exc:
+            raise self.fail(f"ConfigMap {(self.topology or {}).get('metadata', {}).get('name')} annotations",
+                            str(exc)) from None
 
     # -- workloads -------------------------------------------------------
     def replica(self, doc: dict) -> Replica:
@@ -229,7 +251,7 @@ class _Reader:
             try:
                 q = parse_quantity(value)
             except ValueError:
-                raise self.fail(f"{where} resources", f"{key}: {value!r} is not a Kubernetes quantity")
+                raise self.fail(f"{where} resources", f"{key}: {value!r} is not a Kubernetes quantity") from None
             if key == "cpu":
                 cpu = q
             elif key == "memory":
@@ -394,7 +416,7 @@ class _Reader:
         if "exec" in p:
             command = _strs((p["exec"] or {}).get("command"))
             if command is not None:
-                command = expand_command(command, static_env or {})
+                command = [expand_references(w, static_env or {}) for w in command]
             return Probe("exec", command=command, **common)
         if "tcpSocket" in p:
             t = p["tcpSocket"] or {}

@@ -2,7 +2,10 @@
 
 Replicas get disjoint, explicit device ids in replica order (worker-0 gets
 0,1; worker-1 gets 2,3), so two replicas never share a GPU by accident, the
-way the device plugin hands out whole devices on a node.
+way the device plugin hands out whole devices on a node. A job that asks for
+more than the machine has is an error, unless the user says how to fit it:
+`--gpus-per-replica N` lowers each replica's request, `--share-gpus` lets
+replicas share devices (round robin); both are said in a note, never silent.
 """
 
 from __future__ import annotations
@@ -75,7 +78,8 @@ def assign(job: JobModel, available: list[str]) -> dict[str, list[str]]:
         have = ",".join(available) if available else "none"
         raise UsageError(
             f"the job asks for {total} GPUs ({detail}) but only {len(available)} may be used "
-            f"(GPUs available to this run: {have}); free some, pass --gpus with more ids, "
+            f"(GPUs available to this run: {have}); free some, pass --gpus with more ids, lower each "
+            "replica's request with --gpus-per-replica N, let replicas share GPUs with --share-gpus, "
             "or use --cpu-only for a CPU dry-run")
     out: dict[str, list[str]] = {}
     pos = 0
@@ -85,6 +89,51 @@ def assign(job: JobModel, available: list[str]) -> dict[str, list[str]]:
             out[r.name] = available[pos:pos + k]
             pos += k
     return out
+
+
+def share(job: JobModel, available: list[str]) -> tuple[dict[str, list[str]], str]:
+    """--share-gpus: every replica gets what it asks for (at most every GPU there is), handed
+    out round robin, so replicas share devices when there are too few; and the note saying so."""
+    want = requested(job)
+    total = sum(want.values())
+    if total <= len(available):
+        return assign(job, available), ""
+    if not available:
+        raise UsageError(f"the job asks for {total} GPUs and none may be used; --share-gpus needs at least one "
+                         "(see --gpus), or use --cpu-only for a CPU dry-run")
+    out: dict[str, list[str]] = {}
+    pos = 0
+    for r in job.replicas:
+        k = min(want.get(r.name, 0), len(available))
+        if k:
+            out[r.name] = [available[(pos + i) % len(available)] for i in range(k)]
+            pos = (pos + k) % len(available)
+    spread = "; ".join(f"{_display(job, n)}: {','.join(ids)}" for n, ids in out.items())
+    fewer = [f"{_display(job, n)} {want[n]}->{len(out[n])}" for n in out if len(out[n]) < want[n]]
+    note = (f"the job asks for {total} GPUs and {len(available)} may be used, so replicas share them ({spread})"
+            + (f"; fewer than asked: {', '.join(fewer)}" if fewer else "")
+            + "; memory and compute are shared, so this is slower and may run out of GPU memory where a cluster "
+            "would not")
+    return out, note
+
+
+def cap_per_replica(job: JobModel, n: int) -> str | None:
+    """--gpus-per-replica N: lower every request above N to N; what was lowered, for the note."""
+    if n < 0:
+        raise UsageError("--gpus-per-replica must be 0 or more")
+    lowered: dict[str, tuple[int, int]] = {}
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            for key, k in list(c.accelerators.items()):
+                if k > n:
+                    lowered.setdefault(r.role, (k, n))
+                    if n:
+                        c.accelerators[key] = n
+                    else:
+                        del c.accelerators[key]
+    if not lowered:
+        return None
+    return ", ".join(f"{role}: {k} -> {m} each" for role, (k, m) in lowered.items())
 
 
 def drop_gpus(job: JobModel) -> str | None:

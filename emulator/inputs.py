@@ -1,7 +1,7 @@
 """From what the user names on the command line to a run model.
 
-`trainspec run` takes a spec (compiled here to the `k8s` target's objects),
-a compiled `k8s.yaml`, or a compiled `compose.yaml`. Secrets the manifests
+`trainspec run` takes a spec (its plan, read by from_plan.py: no target is
+compiled), a compiled `k8s.yaml`, or a compiled `compose.yaml`. Secrets the manifests
 reference but do not contain come from --secret; the MPI ssh Secret is made
 fresh for each run when absent (the keys exist only in memory and in the
 run's containers).
@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..compiler.errors import SpecErrors, UsageError
+from ..compiler.plan import JobPlan
 from .from_k8s import from_k8s
+from .from_plan import from_plan
 from .runmodel import JobModel
 
 SPEC_API = "trainspec/v1"
@@ -30,7 +32,8 @@ def read_documents(path: str) -> list[Any]:
     if not p.exists():
         raise UsageError(f"{path}: no such file")
     if p.is_dir():
-        raise UsageError(f"{path} is a directory; name a spec, a compiled k8s.yaml or a compose.yaml")
+        raise UsageError(f"{path} is a directory without Chart.yaml; name a spec, a compiled file "
+                         "(k8s, compose, kubeflow, volcano, jobset, trainjob) or a Helm chart folder")
     if p.suffix.lower() == ".jsonnet":
         raise UsageError(f"{path}: a .jsonnet file is a spec")  # never reached: load() compiles it
     try:
@@ -46,13 +49,14 @@ def is_spec(path: str, docs: list[Any] | None) -> bool:
                for d in docs or [])
 
 
-def compile_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: list[str],
-                 job: str | None) -> tuple[list[dict], str]:
-    from ..compiler import load_plans
-    from ..targets import k8s
+def plan_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: list[str],
+              job: str | None) -> JobPlan:
+    """The spec's one job, planned as for the `k8s` target (its naming scheme and checks: the
+    emulator runs what that target would run)."""
+    from .overrides import load_plans  # the compiler's, with `--set` edits applied first (overrides.py)
 
     try:
-        plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath)
+        plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, targets=("k8s",))
     except SpecErrors as exc:
         raise UsageError(str(exc)) from None
     if job is not None:
@@ -62,29 +66,58 @@ def compile_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath
     if len(plans) > 1:
         raise UsageError(f"{path} defines {len(plans)} jobs ({', '.join(p.name for p in plans)}); "
                          "choose one with --job NAME")
-    return k8s.objects(plans[0]), plans[0].name
+    return plans[0]
 
 
 def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
          jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
-         configmap_options: Iterable[str] = (), state_dir: str = ".trainspec") -> JobModel:
+         configmap_options: Iterable[str] = (), state_dir: str = ".trainspec",
+         set_options: Iterable[str] = (), values_files: Iterable[str] = (), start_order: bool = False,
+         check_missing: bool = True) -> JobModel:
+    """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
+    the plan's start order names, as the compose and jobset targets do; by default a spec runs
+    like its k8s output, every replica at once. `set_options` are a chart's `--set` values (a
+    spec's are applied by overrides.using); `check_missing`: raise for missing Secrets and
+    ConfigMaps (`trainspec run` reports them in preflight instead, with missing images)."""
+    from . import from_helm, from_operator
+
     secrets = parse_key_options(secret_options, "--secret")
     configmaps = parse_key_options(configmap_options, "--configmap")
-    docs = None if path.endswith(".jsonnet") else read_documents(path)
+    shown = path
+    if from_helm.is_chart(path):  # a Helm chart folder: rendered, then read as the file it renders to
+        docs: list[Any] | None = from_helm.render(path, values_files, set_options)
+        shown = f"{path} (Helm chart)"
+    elif list(values_files):
+        raise UsageError(f"{path}: -f/--values is for a Helm chart folder")
+    else:
+        docs = None if path.endswith(".jsonnet") else read_documents(path)
+    if start_order and not is_spec(path, docs):
+        raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
+                         "(k8s.yaml: all at once; compose.yaml: depends_on)")
+    if docs and from_operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
+        model = from_operator.from_operator(docs, shown, state_dir, job, secrets, configmaps)
+        if check_missing:
+            missing_objects_error(model)
+        return model
     if is_spec(path, docs):
-        objects, job = compile_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
-        source = f"{path} (compiled to k8s)"
-    elif len(docs or []) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+        plan = plan_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
+        if plan.framework == "mpi" and f"{plan.name}-ssh" not in secrets:
+            secrets[f"{plan.name}-ssh"] = ssh_keypair()
+        model = from_plan(plan, state_dir=state_dir, secrets=secrets, configmaps=configmaps,
+                          start_order=start_order, source=path)
+    elif docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
         from .from_compose import from_compose
 
         return from_compose(docs[0], path, state_dir)
     else:
-        objects, source = [d for d in docs or [] if isinstance(d, dict)], path
+        objects = [d for d in docs or [] if isinstance(d, dict)]
         if not objects:
             raise UsageError(f"{path}: empty; name a spec, a compiled k8s.yaml or a compose.yaml")
-    add_ssh_secrets(objects, secrets)
-    model = from_k8s(objects, source=source, state_dir=state_dir, job=job, secrets=secrets, configmaps=configmaps)
-    missing_objects_error(model)
+        add_ssh_secrets(objects, secrets)
+        model = from_k8s(objects, source=shown, state_dir=state_dir, job=job, secrets=secrets,
+                         configmaps=configmaps)
+    if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
+        missing_objects_error(model)
     return model
 
 

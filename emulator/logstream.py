@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from .logview import TimedLog
 from .ui import Console
 
 MAX_LINE = 1 << 20          # bytes; longer lines are split (and marked), never dropped
@@ -23,7 +24,7 @@ CONTINUED = " [trainspec: line continues]"
 
 
 class LogPump(threading.Thread):
-    def __init__(self, client: Any, cid: str, label: str, console: Console, log_file: TextIO | None,
+    def __init__(self, client: Any, cid: str, label: str, console: Console, log_file: TimedLog | TextIO | None,
                  mask: Callable[[str], str]):
         super().__init__(name=f"logs-{label}", daemon=True)
         self.client = client

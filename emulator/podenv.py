@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from .expand import expand_command, expand_env
+from ..compiler.kube import expand_env, expand_references
 from .runmodel import Container, Replica
 
 NODE_NAME = "trainspec-emulator"
@@ -43,6 +43,11 @@ def container_env(c: Container, r: Replica, namespace: str, ip: str = "", host_i
 
 
 def command_and_args(c: Container, env: dict[str, str]) -> tuple[list[str] | None, list[str] | None]:
+    """command/args see the container's whole final environment (the kubelet's expansion)."""
     if not c.expand:
         return c.command, c.args
-    return expand_command(c.command, env), expand_command(c.args, env)
+    return _expand(c.command, env), _expand(c.args, env)
+
+
+def _expand(words: list[str] | None, env: dict[str, str]) -> list[str] | None:
+    return None if words is None else [expand_references(w, env) for w in words]

@@ -12,15 +12,17 @@ import contextlib
 import threading
 import time
 import traceback
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 import docker.errors
 import requests.exceptions
 
 from ..compiler.errors import UsageError
+from ..compiler.kube import is_permanent_exit
 from . import docker_backend as db
 from .containers import recheck_binds
 from .logstream import IDLE_LIMIT, LogPump
+from .logview import TimedLog
 from .policy import FAILED, SUCCEEDED
 from .probes import ProbeLoop, check_once
 from .runmodel import Container, Replica
@@ -46,7 +48,7 @@ class PodRunner(threading.Thread):
         self.t0 = time.time()
         self.lock = threading.Lock()
         self.log_path = run.dir / f"{replica.display}.log"
-        self.log_file: TextIO | None = None
+        self.log_file: TimedLog | None = None
         self.pumps: list[LogPump] = []          # this replica's log streams (one per container started)
 
     # -- control from the supervisor ------------------------------------
@@ -68,8 +70,8 @@ class PodRunner(threading.Thread):
     def _kill(self, reason: str) -> None:
         with self.lock:
             cid = self.cid
-            if cid is None:
-                return
+            if cid is None or self.run_.events.exit_code(cid) is not None:
+                return  # nothing to stop: it exited on its own, which is not the run's doing
             self.kill_reason = self.kill_reason or reason
         api = self.run_.client.api
         grace = min(self.r.grace, self.run_.opts.max_grace)
@@ -86,7 +88,7 @@ class PodRunner(threading.Thread):
     # -- the pod's life -------------------------------------------------
     def run(self) -> None:
         try:
-            self.log_file = open(self.log_path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+            self.log_file = TimedLog(self.log_path)  # closed below; each line's time beside it (logview.py)
         except OSError:
             self.log_file = None
         try:
@@ -156,7 +158,7 @@ class PodRunner(threading.Thread):
     def _daemon_went_away(self, code: int) -> bool:
         """A container killed by a signal just as the daemon stops (it stops every container when
         it shuts down) is not the job's failure: check the daemon before counting it as one."""
-        if code < 128 or self.run_.daemon_answers():
+        if code == 0 or is_permanent_exit(code) or self.run_.daemon_answers():  # 128+: a signal
             return False
         self.run_.lose_daemon(f"{self.r.display} exited {code} and the daemon does not answer")
         return True
@@ -171,9 +173,10 @@ class PodRunner(threading.Thread):
             if self.stop_ev.is_set():
                 st = self.run_.status[self.r.name]
                 if st.phase not in (SUCCEEDED, FAILED):
-                    self.run_.set_status(self.r, phase=SUCCEEDED if code == 0 else TERMINATED,
-                                         exit_code=code, ready=False,
-                                         reason="" if code == 0 else self.kill_reason or "")
+                    # Stopped by the run only if the run sent the stop; an exit of its own is the pod's.
+                    self.run_.set_status(self.r, phase=SUCCEEDED if code == 0 else TERMINATED if self.kill_reason
+                                         else FAILED, exit_code=code, ready=False,
+                                         reason="" if code == 0 else self.kill_reason or f"exit code {code}")
                 return "stopped"
             if code == 0 and self.r.restart_policy != "Always":
                 self.run_.set_status(self.r, phase=SUCCEEDED, exit_code=0, ready=False, reason="")

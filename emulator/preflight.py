@@ -1,9 +1,11 @@
 """Everything checked before Docker is touched (and the first questions asked of the daemon).
 
-Host paths, image mapping (--image), Secrets/ConfigMaps the input lacks, GPUs
-(--gpus / --cpu-only and the daemon's runtimes), CPU caps, images present
-locally (the emulator never pulls), host ports; and the claim folders created
-under the state folder. A failure is a UsageError before any container exists.
+Claims mapped to host folders (--claim), host paths, image mapping (--image),
+GPUs (--gpus / --cpu-only / --gpus-per-replica / --share-gpus and the daemon's
+runtimes), CPU caps, images present locally (pulled only with --pull), the
+Secrets/ConfigMaps the input lacks (reported with the missing images, all at
+once), host ports; and the claim folders created under the state folder. A failure
+is a UsageError before any container exists.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from ..compiler.errors import UsageError
 from . import docker_backend as db
 from . import gpus as gpu_mod
 from .hostpaths import check_host_paths, make_dir_inside
-from .inputs import missing_objects_error
 from .runmodel import JobModel
 from .runtypes import RunOptions
 from .ui import Console
@@ -31,15 +32,22 @@ class Preflight:
 
 
 def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) -> Preflight:
+    map_claims(job, opts.claims, state)
     check_host_paths(job, str(state), allow=opts.allow_host_path)
-    map_images(job, opts.images)
-    missing_objects_error(job)
+    replaced = map_images(job, opts.images)
+    if replaced:
+        console.note(f"--image: {replaced}")
     if opts.cpu_only:
         dropped = gpu_mod.drop_gpus(job)
         if dropped:
             console.note(f"--cpu-only: GPU requests dropped ({dropped}); this is a CPU dry-run")
     else:
         gpu_mod.check_accelerator_names(job)
+    if opts.gpus_per_replica is not None:
+        capped = gpu_mod.cap_per_replica(job, opts.gpus_per_replica)
+        if capped:
+            console.note(f"--gpus-per-replica {opts.gpus_per_replica}: GPU requests lowered ({capped}); "
+                         "the job asks for more on a cluster")
     wanted = gpu_mod.requested(job)
     client = db.connect(len(job.replicas))
     info = client.info()
@@ -58,17 +66,29 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
         if allowed is None and not available:
             raise UsageError("cannot list this machine's GPUs (nvidia-smi found none); "
                              "pass the ids to use with --gpus 0,1,... or run with --cpu-only")
-        out.gpu_ids = gpu_mod.assign(job, available)
+        if opts.share_gpus:
+            out.gpu_ids, shared = gpu_mod.share(job, available)
+            if shared:
+                console.note(f"--share-gpus: {shared}")
+        else:
+            out.gpu_ids = gpu_mod.assign(job, available)
     biggest = max((c.cpu for r in job.replicas for c in [*r.init_containers, r.main] if c.cpu), default=None)
     if biggest is not None and out.ncpu and biggest > out.ncpu:
         console.note(f"CPU limits above this machine's {out.ncpu} CPUs (up to {biggest:g}) are capped "
                      f"at {out.ncpu}")
     missing = db.missing_images(client, job.images())
+    if missing and opts.pull:
+        missing = pull_images(client, missing, console)
+    problems = missing_objects(job)
     if missing:
-        raise UsageError(
+        problems.append(
             f"image{'s' if len(missing) > 1 else ''} not present locally: {', '.join(missing)}; the emulator "
-            "never pulls (that could hang or fetch the wrong thing): `docker pull`/`docker build`/`docker load` "
-            "it first, or map it to a local image with --image OLD=NEW (or --image NEW for every role)")
+            "never pulls unless told to (that could hang or fetch the wrong thing): `docker pull`/`docker build`/"
+            "`docker load` it first, pass --pull, or map it to a local image with --image OLD=NEW (or --image NEW "
+            "for every container)")
+    if problems:
+        raise UsageError(problems[0] if len(problems) == 1 else
+                         f"{len(problems)} things a cluster would have are missing:\n  - " + "\n  - ".join(problems))
     check_run_as_non_root(client, job)
     check_host_ports(job)
     for r in job.replicas:
@@ -79,8 +99,9 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
     return out
 
 
-def map_images(job: JobModel, images: list[str]) -> None:
-    """--image OLD=NEW maps one image; --image NEW replaces every main container's image."""
+def map_images(job: JobModel, images: list[str]) -> str:
+    """--image OLD=NEW maps one image; --image NEW replaces every other container's image (main,
+    init and sidecar containers alike). Returns what NEW replaced, for a note."""
     mapping: dict[str, str] = {}
     every: str | None = None
     for spec in images:
@@ -89,18 +110,76 @@ def map_images(job: JobModel, images: list[str]) -> None:
             mapping[old] = new
         else:
             every = spec
+    replaced: list[str] = []
     for r in job.replicas:
         for c in [*r.init_containers, r.main]:
             if c.image in mapping:
                 c.image = mapping[c.image]
-            elif every and c is r.main:
+            elif every and c.image != every:
+                if c.image not in replaced:
+                    replaced.append(c.image)
                 c.image = every
+    return f"{', '.join(replaced)} -> {every}" if replaced else ""
+
+
+def map_claims(job: JobModel, claims: list[str], state: Path) -> None:
+    """--claim NAME=HOSTPATH: the claim's mounts bind HOSTPATH instead of the state folder's
+    volumes/NAME; from then on it is a host path like any hostPath (hostpaths.py's rules)."""
+    import os
+
+    wanted: dict[str, str] = {}
+    for spec in claims:
+        name, sep, host = spec.partition("=")
+        if not sep or not name or not host:
+            raise UsageError(f"--claim {spec!r}: expected NAME=HOSTPATH, e.g. --claim results=./out")
+        if "\0" in host:
+            raise UsageError(f"--claim {name}: the path holds a NUL byte")
+        wanted[name] = os.path.abspath(os.path.expanduser(host))
+    used: set[str] = set()
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            for m in c.mounts:
+                if m.kind != "bind" or not m.root:
+                    continue
+                name = os.path.basename(m.root.rstrip("/"))
+                used.add(name)
+                if name in wanted:
+                    m.source = wanted[name] + m.source[len(m.root):]
+                    m.root, m.host_path = "", True
+    unknown = sorted(set(wanted) - used)
+    if unknown:
+        raise UsageError(f"--claim {unknown[0]}: the job has no persistentVolumeClaim {unknown[0]!r} "
+                         f"(its claims: {', '.join(sorted(used)) or 'none'})")
+
+
+def pull_images(client: Any, images: list[str], console: Console) -> list[str]:
+    """--pull: pull each missing image; the ones that could not be pulled (said why)."""
+    still: list[str] = []
+    for image in images:
+        console.note(f"--pull: pulling {image} ...")
+        try:
+            client.images.pull(image)
+        except Exception as exc:  # noqa: BLE001 - any failure: say it, list the image as missing
+            console.note(f"--pull: could not pull {image}: {db.short(exc)[:300]}")
+            still.append(image)
+    return still
+
+
+def missing_objects(job: JobModel) -> list[str]:
+    """Secrets/ConfigMaps a cluster would have but the input does not: one problem each, with how to give it."""
+    out = []
+    for kind, missing, flag in (("Secret", job.secret_missing, "--secret"),
+                                ("ConfigMap", job.configmap_missing, "--configmap")):
+        for name, where in missing.items():
+            out.append(f"{where}: {kind} {name!r} is not in {job.source}; supply it with {flag} {name}=PATH "
+                       f"(a directory of key files, or a KEY=VALUE env file) or {flag} {name}:KEY=VALUE")
+    return out
 
 
 def check_host_ports(job: JobModel) -> None:
     seen: dict[int, str] = {}
     for r in job.replicas:
-        for port, _proto, host_port in r.main.ports:
+        for _port, _proto, host_port in r.main.ports:
             if not host_port:
                 continue
             if host_port in seen:

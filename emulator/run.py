@@ -21,17 +21,17 @@ import requests.exceptions
 
 from ..compiler.errors import UsageError
 from . import docker_backend as db
+from . import startorder
 from .containers import create_container, emptydir_volumes
 from .events import Events
 from .filesvol import FilesDir
 from .podrunner import PodRunner
-from .policy import FAILED, SUCCEEDED, Decision, decide
+from .policy import FAILED, SUCCEEDED, Decision, decide, left_running
 from .preflight import preflight
 from .runmodel import Container, JobModel, Mount, Replica
 from .runtypes import (
     PENDING,
     RUNNING,
-    SERVER_ROLES,
     RunOptions,
     Status,
     read_stop_grace,
@@ -79,7 +79,8 @@ class Run:
         self._drawn_at = 0.0                    # when the live table was last drawn
         # container id -> its bind mounts and the real paths checked at create (checked again at start)
         self.bind_sources: dict[str, list[tuple[Mount, str]]] = {}
-        self.files = FilesDir(self.run_id)     # configMap/secret volumes, on a tmpfs
+        # configMap/secret volumes, on a tmpfs; laid out as the kubelet does for manifests
+        self.files = FilesDir(self.run_id, kubelet=any(r.main.expand for r in job.replicas))
 
     def make_console(self, stream: TextIO | None, colour: str | None, quiet: bool) -> Console:
         console = Console([r.display for r in self.job.replicas] + self._init_names(), stream, colour, quiet=quiet)
@@ -204,14 +205,9 @@ class Run:
         return db.labels(self.run_id, self.job.name, self.supervisor, str(self.state), **extra)
 
     def _start_runners(self) -> None:
-        servers_started: list[threading.Event] = []
         for r in self.job.replicas:
-            runner = PodRunner(self, r)
-            self.runners[r.name] = runner
-            if r.role.lower() in SERVER_ROLES or (self.job.framework == "mpi" and r.role == "worker"):
-                servers_started.append(runner.started)
-            else:
-                runner.wait_for = servers_started
+            self.runners[r.name] = PodRunner(self, r)
+        startorder.wire(self.job, self.runners, self.status, self.console.note)  # as the target orders starts
         for runner in self.runners.values():
             runner.start()
 
@@ -271,6 +267,10 @@ class Run:
         elif self.fatal is None and self.decision is not None:
             msg = f"job {self.job.name} {self.decision.outcome.lower()}: {self.decision.reason}"
             self.console.note(msg)
+            outliving = left_running(self.job, {n: s.phase for n, s in self.status.items()}) \
+                if self.decision.outcome == SUCCEEDED else None
+            if outliving:
+                self.console.note(outliving)
         for rn in self.runners.values():
             if abandon:
                 rn.abandon()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from ..compiler.plan import StartAfter, SuccessRule
 from .security import Security
 
 
@@ -112,9 +113,15 @@ class Replica:
     def display(self) -> str:
         return f"{self.role}-{self.index}"
 
+    # The spec's restartPolicy as the user wrote it, when the input says so (the plan, or the
+    # run policy a target wrote); "" for a hand-written manifest, where `policy` infers it.
+    spec_policy: str = ""
+
     @property
     def policy(self) -> str:
         """The spec's restartPolicy, as the user wrote it."""
+        if self.spec_policy:
+            return self.spec_policy
         if self.workload == "Deployment":
             return "Always"
         if self.restart_policy == "Never" and self.failure_rules:
@@ -123,11 +130,22 @@ class Replica:
 
 
 @dataclass
+class ControllerSuccess:
+    """A controller's success rule by replica name (controllers/): the job succeeds once `need`
+    of `groups` have all their replicas succeeded; `name` is said in the summary."""
+    groups: list[list[str]]
+    need: int
+    name: str
+    tolerated: list[str] = field(default_factory=list)   # replicas whose failure alone does not fail the job
+    min_available: int | None = None   # once every replica finished: succeeded >= this, else failed (Volcano)
+
+
+@dataclass
 class JobModel:
     name: str
     namespace: str
     framework: str | None
-    success_policy: str | None
+    success: SuccessRule | None     # None: every replica must complete (no operator rule known)
     clean_pod_policy: str
     backoff_limit: int | None
     active_deadline: float | None
@@ -137,6 +155,17 @@ class JobModel:
     secret_missing: dict[str, str] = field(default_factory=dict)  # name -> where used
     configmap_missing: dict[str, str] = field(default_factory=dict)
     source: str = ""
+    # An operator's own rule by replica name (controllers/); when set it decides instead of `success`.
+    controller_success: ControllerSuccess | None = None
+    # Start order: what the job asks for (the plan's, as compose/jobset write it) ...
+    start_order: tuple[StartAfter, ...] = ()
+    # ... and what this input's target enforces: replica name -> the replicas it starts after, and
+    # whether to wait for them to be ready (compose's service_healthy) rather than started.
+    start_after: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    start_after_ready: frozenset[str] = frozenset()
+    # Whether a controller stops the other replicas once the job has succeeded (an operator, or
+    # `docker compose up --exit-code-from`); plain Kubernetes Jobs have none (run.py reports them).
+    controller: bool = True
 
     def images(self) -> list[str]:
         seen: list[str] = []
@@ -148,21 +177,33 @@ class JobModel:
 
 
 # --------------------------------------------------------------------------
-# reading
+# listing order
 
 
-# Roles that others connect to start first: DNS names and listening sockets
-# are then in place when clients come up (DOCKER-NOTES: fewer start races).
+# Roles that others connect to are listed (and created) first. This is only the order of the
+# status table and of container creation: when a replica may *start* is the target's start
+# order (JobModel.start_after, startorder.py).
 SERVER_ROLES = ("scheduler", "ps", "server", "master", "chief")
 
 
-def start_order(replicas: list[Replica]) -> list[Replica]:
+def listing_order(replicas: list[Replica]) -> list[Replica]:
     def rank(r: Replica) -> tuple:
         role = r.role.lower()
         if role in SERVER_ROLES:
             return (0, SERVER_ROLES.index(role), r.index)
         if role == "launcher":
             return (2, 0, r.index)
-        return (1, 0, r.index)  # workers (MPI workers run sshd: before the launcher)
+        return (1, 0, r.index)
 
     return sorted(replicas, key=rank)
+
+
+def role_start_after(order: tuple[StartAfter, ...], replicas: list[Replica]) -> dict[str, tuple[str, ...]]:
+    """A role-level start order as replica names: each replica of `role` after every replica of `after`."""
+    out: dict[str, tuple[str, ...]] = {}
+    for rule in order:
+        first = tuple(r.name for r in replicas if r.role in rule.after)
+        for r in replicas:
+            if r.role == rule.role and first:
+                out[r.name] = tuple(dict.fromkeys(out.get(r.name, ()) + first))
+    return out

@@ -8,8 +8,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TextIO
+from typing import TextIO
 
 _COLOURS = (36, 33, 35, 32, 34, 91, 96, 93, 95, 92, 94, 31)
 
@@ -46,6 +47,7 @@ class Console:
         self.rows: list[Row] = []
         self.drawn = 0
         self.mask = _no_mask  # hides secret values in everything trainspec prints (see masker())
+        self.hinted: set[str] = set()
 
     def _paint(self, text: str, code: int) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour else text
@@ -66,6 +68,10 @@ class Console:
     def log(self, name: str, line: str) -> None:
         if not self.quiet:
             self._emit(f"{self.prefix(name)} {line}")
+        for key, (needle, hint) in HINTS.items():
+            if needle in line and key not in self.hinted:
+                self.hinted.add(key)
+                self.note(f"{name.split(':', 1)[0]}: {hint}")
 
     def note(self, text: str) -> None:
         self._emit(self._paint(f"trainspec: {text}", 1))
@@ -89,7 +95,10 @@ class Console:
 
     def _draw(self) -> None:
         if self.live and self.rows:
-            text = self.table(self.rows)
+            cols, lines = terminal_size(self.out)
+            # At most half the terminal (at least 3 rows): the log lines keep the rest. A line wider
+            # than the terminal would wrap and break the erase count, so every line is cut to fit.
+            text = self.table(self.rows, limit=max(3, lines // 2), width=cols - 1)
             self.out.write(text + "\n")
             self.drawn = text.count("\n") + 1
 
@@ -100,19 +109,72 @@ class Console:
             self.live = False
 
     # -- formatting ------------------------------------------------------
-    def table(self, rows: list[Row], age: bool = True) -> str:
-        """AGE is the time in the current status (live view only)."""
-        head = ("REPLICA", "STATUS", "READY", "RESTARTS", "EXIT", "AGE", "DETAIL")
+    def table(self, rows: list[Row], age: bool = True, limit: int | None = None, width: int | None = None) -> str:
+        """AGE is the time in the current status (live view only). `limit`: at most that many
+        lines; the replicas that need attention (failed, restarting, pending) are kept first and
+        the rest are summed up in a last line. `width`: lines cut to that many characters."""
+        if limit is not None and len(rows) + 1 > limit:
+            rows, hidden = _clip(rows, max(limit - 2, 1))
+        else:
+            hidden = []
+        head = ["REPLICA", "STATUS", "READY", "RESTARTS", "EXIT", "AGE", "DETAIL"]
         now = time.time()
-        body = [(r.name, r.phase, "yes" if r.ready else "-", str(r.restarts),
-                 "-" if r.exit_code is None else str(r.exit_code), _age(now - r.since), r.reason)
+        body = [[r.name, r.phase, "yes" if r.ready else "-", str(r.restarts),
+                 "-" if r.exit_code is None else str(r.exit_code), _age(now - r.since), r.reason]
                 for r in rows]
         if not age:
             head = head[:5] + head[6:]
             body = [b[:5] + b[6:] for b in body]
         widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
         lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body]]
+        if hidden:
+            counts: dict[str, int] = {}
+            for r in hidden:
+                counts[r.phase] = counts.get(r.phase, 0) + 1
+            lines.append(f"... {len(hidden)} more: " + ", ".join(f"{n} {phase}" for phase, n in counts.items()))
+        if width is not None and width > 0:
+            lines = [line[:width] for line in lines]
         return self.mask("\n".join(lines))
+
+
+_ATTENTION = ("Failed", "Terminated", "Pending", "Init")
+
+
+def _clip(rows: list[Row], keep: int) -> tuple[list[Row], list[Row]]:
+    """The `keep` rows to show (those that need attention first, then in order), in their
+    original order, and the rest."""
+    ranked = sorted(range(len(rows)), key=lambda i: (rows[i].phase not in _ATTENTION and rows[i].restarts == 0, i))
+    shown = sorted(ranked[:keep])
+    return [rows[i] for i in shown], [rows[i] for i in sorted(ranked[keep:])]
+
+
+def terminal_size(stream: TextIO) -> tuple[int, int]:
+    """(columns, lines) of the terminal `stream` writes to; $COLUMNS/$LINES win (as in
+    shutil.get_terminal_size), 80x24 when it cannot be told."""
+    import shutil
+
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        cols, lines = size.columns, size.lines
+    except (AttributeError, OSError, ValueError):
+        cols, lines = shutil.get_terminal_size((80, 24))
+    for name in ("COLUMNS", "LINES"):
+        value = os.environ.get(name, "")
+        if value.isdigit() and int(value) > 0:
+            cols, lines = (int(value), lines) if name == "COLUMNS" else (cols, int(value))
+    return cols or 80, lines or 24
+
+
+# Lines a replica prints that a cluster would show too, and what to do about them (once per run).
+HINTS = {
+    "strictmodes": (
+        "Authentication refused: bad ownership or modes for directory",
+        "sshd refused the MPI keys: the Secret volume's folder is world-writable (drwxrwxrwt), as the kubelet "
+        "makes it on a cluster, and this image's sshd keeps the default `StrictModes yes`, so the job fails "
+        "there too; set `StrictModes no` in the image's sshd_config (mpi-operator's images do), or mount the "
+        "keys elsewhere (MPIJob sshAuthMountPath) and copy them into a 0700 ~/.ssh before sshd starts "
+        "(defaultMode changes the files' modes, not the folder's)"),
+}
 
 
 def _no_mask(text: str) -> str:
@@ -122,7 +184,7 @@ def _no_mask(text: str) -> str:
 MASK = "******"
 
 
-def masker(secret_values) -> "Callable[[str], str]":
+def masker(secret_values) -> Callable[[str], str]:
     """A function that replaces every secret value (and every line of a multi-line one)
     in a text by ******. Values shorter than 4 characters are left alone: masking
     every "1" or "yes" would garble the output and hide nothing."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from trainspec.compiler import runpolicy
 from trainspec.compiler.kube import escape_references
 from trainspec.compiler.model import FieldRef, Handler, InitContainer, Probe, ResourceFieldRef, Resources, Volume
 from trainspec.compiler.plan import EnvVar, JobPlan, Replica, Restart, RolePlan, user_var
@@ -316,3 +317,7 @@ def warn_dropped(plan: JobPlan, target: str, fields) -> None:
     _WARNED.add((plan.source, target))
     print(f"trainspec: warning: {os.path.basename(plan.source)}: target {target} has no equivalent for "
           f"{', '.join(sorted(fields))}; dropped (see docs/spec.md)", file=sys.stderr)
+def run_policy(plan: JobPlan) -> dict[str, str]:
+    """The machine-readable run policy (success rule, restart per role, start order, cleanup,
+    deadline) as an annotation, for `trainspec run` to read back (compiler/runpolicy.py)."""
+    return {runpolicy.ANNOTATION: runpolicy.annotation(plan)}

@@ -19,6 +19,7 @@ import re
 import shlex
 from decimal import ROUND_CEILING
 
+from trainspec.compiler import runpolicy
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH
 from trainspec.compiler.kube import parse_quantity
 from trainspec.compiler.model import ConfigMapRef, FieldRef, Probe, ResourceFieldRef, SecretRef
@@ -174,6 +175,8 @@ def compose_document(plan: JobPlan, dropped: set[str] | None = None) -> dict:
                 depends = service.setdefault("depends_on", {})
                 for name in first:
                     depends[name] = {"condition": condition}
+    for service in services.values():
+        service["init"] = True  # Docker's init as PID 1 forwards SIGTERM: a stop reaches servers that ignore it
     doc: dict = {"services": services, "networks": {network_key(plan): {"driver": "bridge"}}}
     if ctx.named_volumes:
         doc["volumes"] = ctx.named_volumes
@@ -198,6 +201,7 @@ def job_metadata(ctx: _Context) -> dict:
                  "`trainspec run` enforces it")
     if any(r.restart_policy == "ExitCode" for r in plan.roles):
         ctx.note("restartPolicy ExitCode is `on-failure` here: Docker cannot restart on signals (>= 128) only")
+    meta[runpolicy.COMPOSE_KEY] = runpolicy.encode(plan)  # what `trainspec run` reads back
     if ctx.notes:
         meta["notes"] = list(ctx.notes)
     return meta

@@ -49,6 +49,7 @@ def topology_config_map(plan: JobPlan) -> dict:
         annotations["trainspec.dev/backoff-limit"] = str(plan.backoff_limit)
     if plan.active_deadline_seconds is not None:
         annotations["trainspec.dev/active-deadline-seconds"] = str(plan.active_deadline_seconds)
+    annotations.update(common.run_policy(plan))
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -63,9 +63,8 @@ def _user_names(plan, role: str) -> list[str]:
 
 
 def _pod_ip(value: str) -> str:
-    """The operator model gives each pod an IP (10.0.<pod>.<i>, 10.1.<pod>.<i> on volcano) for Paddle's rendezvous; a user's
-    fieldRef status.podIP is then that IP, where the plan says `<pod status.podIP>`."""
-    return "<pod status.podIP>" if re.fullmatch(r"10\.[01]\.\d+\.\d+", value) else value
+    """A user's fieldRef status.podIP: the operator model gives the pod's IP, the plan `<pod status.podIP>`."""
+    return "<pod status.podIP>" if value == operator_model.POD_IP else value
 
 
 def view(plan, env: dict, command, args, files: dict, target: str) -> dict:

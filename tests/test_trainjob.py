@@ -12,9 +12,9 @@ from trainspec.compiler import SpecErrors, load_plans
 from trainspec.compiler.plan import resolved_env
 from trainspec.targets import render, trainjob, unsupported
 
+import operator_model
 import schemas
 from helpers import SPECS, compiled_docs, run_cli
-from operator_model import _config_maps, kubelet_env
 
 K8S_VERSION = "1.33"
 SUPPORTED = ("pytorch-ddp.yaml", "mpi-horovod.yaml")
@@ -48,21 +48,9 @@ def test_valid_against_the_trainer_crds_and_the_job_schema(spec):
 
 
 def _trainer_pods(docs):
-    """Trainer v2 + JobSet for the torch runtime: node k of `<tj>-node-0`, env = runtime, TrainJob, PET_*."""
-    runtime, job = docs[1], docs[2]
-    name = job["metadata"]["name"]
-    (rj,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
-    template = rj["template"]["spec"]["template"]
-    container = dict(template["spec"]["containers"][0])
-    container["env"] = container.get("env", []) + job["spec"]["trainer"].get("env", [])
-    nodes = job["spec"]["trainer"]["numNodes"]
-    pods = []
-    for k in range(nodes):
-        annotations = {"batch.kubernetes.io/job-completion-index": str(k)}
-        pet = [("PET_NNODES", str(nodes)), ("PET_NODE_RANK", str(k)),
-               ("PET_MASTER_ADDR", f"{name}-node-0-0.{name}"), ("PET_MASTER_PORT", "29500")]
-        pods.append(kubelet_env(container, {}, annotations, _config_maps(docs), pet))
-    return pods
+    """Trainer v2 + JobSet for the torch runtime, as the product's controllers make them (emulator/controllers/
+    trainjob.py, jobset.py): node k of `<tj>-node-0`, env = runtime, TrainJob (upserted), PET_*."""
+    return [pod.env for pod in operator_model.trainjob_pods(docs)]
 
 
 def test_torch_nodes_get_the_ranks_and_hosts_of_the_k8s_target():

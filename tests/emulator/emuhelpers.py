@@ -65,3 +65,26 @@ def norm(out: str) -> str:
 
     out = re.sub(r" +\|", " |", out)
     return re.sub(r"^(trainspec: \S+) +", r"\1 ", out, flags=re.M)
+
+
+def sshd_image(client, base: str, strict: bool) -> str:
+    """`base` with sshd's StrictModes set explicitly (a drop-in in sshd_config.d, which
+    Debian's sshd_config includes first), committed locally: no registry, no build.
+    mpi-operator's images set `StrictModes no`: a Secret volume's folder is world-writable."""
+    import io
+    import tarfile
+
+    tag = f"trainspec-test:sshd-strict-{'yes' if strict else 'no'}"
+    conf = f"StrictModes {'yes' if strict else 'no'}\n".encode()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("etc/ssh/sshd_config.d/zz-trainspec-strictmodes.conf")
+        info.size = len(conf)
+        tar.addfile(info, io.BytesIO(conf))
+    c = client.containers.create(base, "true")
+    try:
+        c.put_archive("/", buf.getvalue())
+        c.commit(repository="trainspec-test", tag=tag.split(":", 1)[1])
+    finally:
+        c.remove(force=True)
+    return tag

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from emuhelpers import ROOT, trainspec
+
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator import inputs
 from trainspec.emulator.interpolation import InterpolationError, interpolate
+
+from emuhelpers import ROOT, trainspec
 
 
 @pytest.fixture

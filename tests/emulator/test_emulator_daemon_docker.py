@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from emuhelpers import spec, start, trainspec, wait_for
 
 pytestmark = [pytest.mark.docker, pytest.mark.docker_daemon]

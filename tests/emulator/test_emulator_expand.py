@@ -1,8 +1,13 @@
-"""Kubernetes $(VAR) expansion: cases from the kubelet's own expansion tests."""
+"""Kubernetes $(VAR) expansion (compiler/kube.py, which the emulator runs with): cases from the
+kubelet's own expansion tests."""
+
+from collections import ChainMap
 
 import pytest
 
-from trainspec.emulator.expand import expand, expand_command, expand_env, mapping_for
+from trainspec.compiler.kube import expand_env, expand_references
+from trainspec.emulator.podenv import command_and_args
+from trainspec.emulator.runmodel import Container
 
 CTX = {"VAR_A": "A", "VAR_B": "B", "VAR_C": "C", "VAR_REF": "$(VAR_A)", "VAR_EMPTY": ""}
 
@@ -32,7 +37,8 @@ CTX = {"VAR_A": "A", "VAR_B": "B", "VAR_C": "C", "VAR_REF": "$(VAR_A)", "VAR_EMP
     ("$()", "$()"),                      # an empty name is a reference to nothing defined
 ])
 def test_kubernetes_expansion(text, want):
-    assert expand(text, mapping_for(CTX)) == want
+    assert expand_references(text, CTX) == want
+    assert expand_references(text, ChainMap({}, CTX)) == want  # any Mapping
 
 
 def test_env_sees_only_earlier_variables_and_valuefrom_is_literal():
@@ -55,5 +61,7 @@ def test_env_sees_only_earlier_variables_and_valuefrom_is_literal():
 
 
 def test_command_sees_the_whole_environment():
-    assert expand_command(["echo", "$(A)", "$$(A)", "$(NOPE)"], {"A": "1"}) == ["echo", "1", "$(A)", "$(NOPE)"]
-    assert expand_command(None, {}) is None
+    c = Container("c", "img", ["echo", "$(A)"], ["$$(A)", "$(NOPE)"], None, [], [], None, None, {}, [])
+    assert command_and_args(c, {"A": "1"}) == (["echo", "1"], ["$(A)", "$(NOPE)"])
+    c.command = None
+    assert command_and_args(c, {})[0] is None

@@ -13,9 +13,10 @@ import subprocess
 import time
 
 import pytest
-from emuhelpers import norm, run_containers, spec, start, trainspec, wait_for
 
 from trainspec.emulator.state import supervisor_alive, supervisor_id, supervisor_pid
+
+from emuhelpers import norm, run_containers, spec, start, trainspec, wait_for
 
 pytestmark = pytest.mark.docker
 SECRET = "s3cr3t-Value-91c2e"

@@ -4,13 +4,17 @@ runtime are checked for real. A real-GPU run happens only where nvidia-smi works
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 
 import pytest
-from emuhelpers import run_containers, spec, trainspec
+
+from trainspec.compiler.errors import UsageError
 from trainspec.emulator import inputs
 from trainspec.emulator.run import Run, RunOptions
+
+from emuhelpers import run_containers, spec, trainspec
 
 pytestmark = pytest.mark.docker
 
@@ -101,3 +105,28 @@ def test_real_gpus_are_visible_and_disjoint(tmp_path, test_image, leak_check):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "GPU 0" in r.stdout
 
+
+
+@pytest.mark.parametrize("opts,want", [
+    ({"share_gpus": True}, {"worker-0": ["0", "1"], "worker-1": ["0", "1"]}),   # shared, each sees both
+    ({"gpus_per_replica": 1}, {"worker-0": ["0"], "worker-1": ["1"]}),          # fewer each, disjoint
+])
+def test_more_gpus_than_the_machine_has_only_when_told(tmp_path, docker_client, test_image, leak_check, opts, want):
+    """2 workers x 2 GPUs on a 2-GPU machine: an error by default; --share-gpus or
+    --gpus-per-replica fit it, with a note, and the device requests say what each got."""
+    state = str(tmp_path / ".trainspec")
+    job = inputs.load(str(_gpu_spec(tmp_path)), state_dir=state)
+    with pytest.raises(UsageError, match="--gpus-per-replica N.*--share-gpus"):
+        Run(job, RunOptions(gpus="0,1", assume_gpu_runtime=True, offline=True, state_dir=state, quiet=True)).prepare()
+    out = io.StringIO()
+    job = inputs.load(str(_gpu_spec(tmp_path)), state_dir=state)
+    run = Run(job, RunOptions(gpus="0,1", assume_gpu_runtime=True, offline=True, state_dir=state, **opts), out)
+    try:
+        created = run.create_all()
+        for name, ids in want.items():
+            attrs = docker_client.api.inspect_container(created[name])
+            assert attrs["HostConfig"]["DeviceRequests"][0]["DeviceIDs"] == ids
+        note = out.getvalue()
+        assert ("replicas share them" in note) if opts.get("share_gpus") else ("worker: 2 -> 1 each" in note)
+    finally:
+        run.teardown()

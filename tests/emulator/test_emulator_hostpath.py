@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from emuhelpers import spec, trainspec
+
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator.hostpaths import (
     denied_host_path,
@@ -20,6 +20,8 @@ from trainspec.emulator.hostpaths import (
     safe_subpath,
 )
 from trainspec.emulator.runmodel import Mount
+
+from emuhelpers import spec, trainspec
 
 
 @pytest.mark.parametrize("path", ["/", "/etc", "/etc/", "/etc/ssl/private", "/proc", "/proc/1/root", "/sys",

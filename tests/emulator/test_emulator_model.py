@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from emuhelpers import trainspec as trainspec_cli
+
 from trainspec.compiler.errors import UsageError
+from trainspec.compiler.kube import parse_quantity
 from trainspec.emulator import gpus, inputs, policy
 from trainspec.emulator.from_k8s import from_k8s
 from trainspec.emulator.podenv import command_and_args, container_env
-from trainspec.emulator.quantity import parse_quantity
+
+from emuhelpers import trainspec as trainspec_cli
 
 HERE = Path(__file__).parent
 ROOT = HERE.parents[1]
@@ -66,7 +68,8 @@ def test_mpi_gets_a_fresh_ssh_key_and_the_hostfile():
 
 
 def test_missing_secret_and_configmap_are_reported_with_a_hint():
-    with pytest.raises(UsageError, match=r"Secrets not in .*'hf-credentials' \(used by .* env HF_TOKEN\).*--secret"):
+    with pytest.raises(UsageError,
+                       match=r"Secrets not in .*'hf-credentials' \(used by roles\.master\.env\.HF_TOKEN\).*--secret"):
         load_spec("full-features.yaml")
     with pytest.raises(UsageError, match=r"ConfigMaps not in .*'tracking' \(used by .*--configmap NAME"):
         load_spec("full-features.yaml", secret_options=["hf-credentials:token=x", "internal-ca:ca.crt=y"])
@@ -77,7 +80,8 @@ def test_secret_and_configmap_options(tmp_path):
     (tmp_path / "ca" / "ca.crt").write_text("CERT")
     envfile = tmp_path / "tracking.env"
     envfile.write_text("# comment\nproject=squad\n")
-    job = load_spec("full-features.yaml", secret_options=["hf-credentials:token=s3cr3t", f"internal-ca={tmp_path / 'ca'}"],
+    job = load_spec("full-features.yaml",
+                    secret_options=["hf-credentials:token=s3cr3t", f"internal-ca={tmp_path / 'ca'}"],
                     configmap_options=[f"tracking={envfile}", f"finetune-config={tmp_path / 'ca'}"])
     assert not job.secret_missing
     master = job.replicas[0]
@@ -224,7 +228,7 @@ def test_the_compile_path_does_not_import_docker():
 
     code = ("import sys, argparse; from trainspec.emulator.commands import register; "
             "p = argparse.ArgumentParser(); register(p.add_subparsers()); "
-            "from trainspec.emulator import inputs, from_k8s, runmodel, policy, gpus, expand; "
+            "from trainspec.emulator import inputs, from_k8s, from_plan, runmodel, policy, gpus, podenv; "
             "assert 'docker' not in sys.modules, 'docker imported'")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr

@@ -7,6 +7,7 @@ import signal
 import time
 
 import pytest
+
 from emuhelpers import HERE, SPECS, norm, run_containers, spec, start, trainspec, wait_for
 
 pytestmark = pytest.mark.docker
@@ -214,7 +215,7 @@ def test_secrets_reach_the_container_but_no_saved_file(tmp_path, test_image, lea
                                        "source": {"secret": "creds"}})
         doc["spec"]["command"] = ["python3", "-c",
                                   "import os; v = open('/etc/creds/token').read(); "
-                                  "assert os.environ['TOKEN'] == v == '%s'; print('secret ok')" % value]
+                                  f"assert os.environ['TOKEN'] == v == '{value}'; print('secret ok')"]
     path = spec("flaky.yaml", tmp_path, edit)
     r = trainspec("run", path, "--offline", cwd=tmp_path)
     assert r.returncode == 2 and "--secret creds" in r.stderr, r.stderr

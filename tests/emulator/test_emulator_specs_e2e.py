@@ -11,10 +11,12 @@ import io
 import tarfile
 
 import pytest
-from emuhelpers import ROOT, norm, trainspec
+
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator import inputs
 from trainspec.emulator.run import Run, RunOptions
+
+from emuhelpers import ROOT, norm, sshd_image, trainspec
 
 pytestmark = pytest.mark.docker
 SPECS = ROOT / "specs"
@@ -67,6 +69,13 @@ def tf_args_image(docker_client, test_image):
     return tag
 
 
+@pytest.fixture(scope="module")
+def mpi_image(docker_client, test_image):
+    """The test image with `StrictModes no`, as mpi-operator's images: the Secret volume holding
+    the ssh keys is world-writable, on a cluster and in the emulator."""
+    return sshd_image(docker_client, test_image, strict=False)
+
+
 def _run(tmp_path, spec: str, image: str, *extra: str):
     path = SPECS / spec
     text = path.read_text()
@@ -103,8 +112,8 @@ def test_tf_argument_style(tmp_path, tf_args_image, leak_check):
     assert (tmp_path / ".trainspec/volumes/results/tf-args/worker0").read_text() == "ok"
 
 
-def test_mpi_launcher_reaches_every_worker_with_mpirun(tmp_path, test_image, leak_check):
-    out = _run(tmp_path, "mpi-horovod.yaml", test_image)
+def test_mpi_launcher_reaches_every_worker_with_mpirun(tmp_path, mpi_image, leak_check):
+    out = _run(tmp_path, "mpi-horovod.yaml", mpi_image)
     assert "launcher-0 | rank on mpi-horovod-worker-0" in out
     assert "launcher-0 | rank on mpi-horovod-worker-1" in out
     assert "Accepted publickey for root" in out  # the run's own key, through each worker's sshd

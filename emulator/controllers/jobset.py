@@ -1,0 +1,113 @@
+"""JobSet (jobset.x-k8s.io/v1alpha2) and the Indexed Job controller under it.
+
+Sources (shared/reference/CONVENTIONS-V2.md §1-2; kubernetes-sigs/jobset v0.12.0,
+kubernetes job controller):
+  * child Jobs `<js>-<rj>-<j>` (placement.go GenJobName); each Indexed Job's pods have the
+    hostname `<js>-<rj>-<j>-<i>` and, with network.enableDNSHostnames (default true), the
+    subdomain network.subdomain or the JobSet's name (jobset_controller.go constructJob,
+    GetSubdomain): `<js>-<rj>-<j>-<i>.<subdomain>`;
+  * labels (and annotations) `jobset.sigs.k8s.io/{jobset-name, replicatedjob-name,
+    replicatedjob-replicas, job-index, job-global-index, global-replicas, group-name,
+    restart-attempt}` (labelAndAnnotateObject) and the completion index
+    `batch.kubernetes.io/job-completion-index` (indexed_job_utils.go);
+  * JOB_COMPLETION_INDEX appended to every container that has no variable of that name
+    (addCompletionIndexEnvVariable); pod restartPolicy OnFailure where unset (webhook);
+  * a Job completes when every index succeeded, or when its successPolicy rule
+    (succeededIndexes / succeededCount) is met; the JobSet succeeds when All (or Any) of the
+    targeted replicatedJobs' Jobs completed (success_policy.go); without failurePolicy the first
+    failed Job fails the JobSet (failure_policy.go).
+Not reproduced: failurePolicy restarts of the whole JobSet (a failed Job fails the run), and
+startupPolicy InOrder / dependsOn readiness gates (the emulator starts servers first).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from . import ControllerSuccess, Created, append_env, fail, meta, pod_wrapper
+
+INDEX_KEY = "batch.kubernetes.io/job-completion-index"
+PREFIX = "jobset.sigs.k8s.io/"
+
+
+def indexes(text: str, total: int) -> list[int]:
+    """An interval string such as `0,2-3` (Job successPolicy succeededIndexes)."""
+    out: list[int] = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        out += [i for i in range(int(lo), int(hi or lo) + 1) if i < total]
+    return out
+
+
+def job_success(spec: dict, pods: list[str]) -> list[str]:
+    """The pods whose success completes one Indexed Job (the first successPolicy rule; else all)."""
+    for rule in ((spec.get("successPolicy") or {}).get("rules") or []):
+        if "succeededIndexes" in rule:
+            return [pods[i] for i in indexes(rule["succeededIndexes"], len(pods))]
+        if "succeededCount" in rule:
+            return pods[:int(rule["succeededCount"])]  # the first N: one choice among many
+    return pods
+
+
+def create(js: dict, source: str, framework: str | None = None) -> Created:
+    name, ns = meta(js)
+    spec = js.get("spec") or {}
+    rjobs = list(spec.get("replicatedJobs") or [])
+    if not rjobs:
+        raise fail(source, f"JobSet {name} spec.replicatedJobs", "is empty")
+    network = spec.get("network") or {}
+    subdomain = (network.get("subdomain") or name) if network.get("enableDNSHostnames", True) else None
+    global_replicas = sum(int(r.get("replicas", 1)) for r in rjobs)
+    objects: list[dict] = []
+    jobs_of: dict[str, list[list[str]]] = {}
+    global_index = 0
+    for rj in rjobs:
+        rname = str(rj.get("name"))
+        jt = rj.get("template") or {}
+        jspec = jt.get("spec") or {}
+        completions = int(jspec.get("completions", jspec.get("parallelism", 1)))
+        job_labels = (jt.get("metadata") or {}).get("labels") or {}
+        for j in range(int(rj.get("replicas", 1))):
+            pods: list[str] = []
+            for i in range(completions):
+                template = copy.deepcopy(jspec.get("template") or {})
+                pod_spec = template.setdefault("spec", {})
+                if not pod_spec.get("containers"):
+                    raise fail(source, f"JobSet {name} replicatedJobs {rname}", "has no containers")
+                for c in [*(pod_spec.get("initContainers") or []), *pod_spec["containers"]]:
+                    if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in c.get("env") or []):
+                        append_env(c, [("JOB_COMPLETION_INDEX",
+                                        {"fieldRef": {"fieldPath": f"metadata.labels['{INDEX_KEY}']"}})])
+                labels = {**{str(k): str(v) for k, v in job_labels.items()},
+                          PREFIX + "jobset-name": name, PREFIX + "replicatedjob-name": rname,
+                          PREFIX + "replicatedjob-replicas": str(rj.get("replicas", 1)),
+                          PREFIX + "job-index": str(j), PREFIX + "job-global-index": str(global_index),
+                          PREFIX + "global-replicas": str(global_replicas),
+                          PREFIX + "group-name": str(rj.get("groupName") or "default"),
+                          PREFIX + "restart-attempt": "0", INDEX_KEY: str(i)}
+                restart = str(pod_spec.get("restartPolicy") or "OnFailure")
+                failure_codes = [int(v) for rule in ((jspec.get("podFailurePolicy") or {}).get("rules") or [])
+                                 if rule.get("action") == "FailJob"
+                                 and (rule.get("onExitCodes") or {}).get("operator", "In") == "In"
+                                 for v in (rule.get("onExitCodes") or {}).get("values") or []]
+                pod = f"{name}-{rname}-{j}-{i}"
+                objects.append(pod_wrapper(name, pod, rname, j * completions + i, template, restart=restart,
+                                           backoff_limit=int(jspec.get("backoffLimit", 6)),
+                                           failure_codes=failure_codes, hostname=pod, subdomain=subdomain,
+                                           labels=labels, namespace=ns))
+                pods.append(pod)
+            jobs_of.setdefault(rname, []).append(job_success(jspec, pods))
+            global_index += 1
+    policy = spec.get("successPolicy") or {}
+    targets = [str(t) for t in policy.get("targetReplicatedJobs") or []] or [str(r.get("name")) for r in rjobs]
+    for t in targets:
+        if t not in jobs_of:
+            raise fail(source, f"JobSet {name} spec.successPolicy.targetReplicatedJobs", f"no replicatedJob {t!r}")
+    groups = [g for t in targets for g in jobs_of[t]]
+    any_one = policy.get("operator") == "Any"
+    success = ControllerSuccess(groups, 1 if any_one else len(groups),
+                          ("any of " if any_one else "") + " and ".join(targets))
+    return Created(name, ns, framework, objects, success, clean_pod_policy="Running")
