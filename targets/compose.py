@@ -155,7 +155,7 @@ def compose_document(plan: JobPlan, dropped: set[str] | None = None) -> dict:
             name = service_name(role.name, replica.index)
             init_names: list[str] = []
             sidecars: list[str] = []
-            for init_index, init in enumerate(role.init_containers):
+            for init in role.init_containers:
                 init_name = f"{name}-init-{init.name}"
                 services[init_name] = init_service(ctx, role, replica, init,
                                                    init_names[-1] if init_names else None)
@@ -208,7 +208,8 @@ def job_metadata(ctx: _Context) -> dict:
 
 
 def _volumes(ctx: _Context, role: RolePlan, replica_service: str, shared: bool) -> list[dict]:
-    """The volume entries of a replica's containers (a Memory emptyDir is a tmpfs entry); `shared`: emptyDirs shared with init services."""
+    """The volume entries of a replica's containers (a Memory emptyDir is a tmpfs entry);
+    `shared`: emptyDirs shared with init services."""
     out = []
     for v in role.volumes:
         if v.kind == "persistentVolumeClaim":

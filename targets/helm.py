@@ -25,9 +25,19 @@ import json
 import os
 
 from trainspec.compiler import kube
-from trainspec.compiler.model import (CLEAN_POD_POLICIES, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
-                                      RESTART_POLICIES, ROLE_LIMITS, TF_SUCCESS_POLICIES, ConfigMapRef, FieldRef,
-                                      ResourceFieldRef, SecretRef)
+from trainspec.compiler.model import (
+    CLEAN_POD_POLICIES,
+    MAX_REPLICAS,
+    MPI_IMPLEMENTATIONS,
+    NPROC_WORDS,
+    RESTART_POLICIES,
+    ROLE_LIMITS,
+    TF_SUCCESS_POLICIES,
+    ConfigMapRef,
+    FieldRef,
+    ResourceFieldRef,
+    SecretRef,
+)
 from trainspec.compiler.plan import HostList, JobPlan, RolePlan, Text
 
 from . import common, helm_pod
