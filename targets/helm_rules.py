@@ -10,9 +10,13 @@ name and replica limits.  That code is written here from the compiler's tables
 
 from __future__ import annotations
 
+from trainspec.compiler.checks import MAX_DNS_LABEL, POD_SUFFIX
 from trainspec.compiler.frameworks import SUCCESS_RULES
 from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
 from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
+from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS
+
+from .jobset import START_ORDER
 
 EXIT_CODES_MARKER = ("        {{- /* trainspec:permanent-exit-codes (generated from compiler/kube.py "
                      "PERMANENT_EXIT_CODES) */ -}}\n")
@@ -26,8 +30,13 @@ def _condition(framework: str, condition: tuple[str, str]) -> str:
     return f'eq (($v.{framework} | default dict).successPolicy | default "") "{value}"'
 
 
+def _assign(rule) -> str:
+    return f'{{{{- $rule = "{rule.text}" -}}}}{{{{- $successRole = "{rule.role}" -}}}}'
+
+
 def success_rule_code() -> str:
-    """Go-template lines that set `$rule` to the SuccessRule text for `$v.framework` and `$counts`."""
+    """Go-template lines that set `$rule` (the SuccessRule text) and `$successRole` (its role) for
+    `$v.framework` and `$counts`."""
     lines = []
     frameworks = list(SUCCESS_RULES)
     for n, framework in enumerate(frameworks):
@@ -36,11 +45,11 @@ def success_rule_code() -> str:
             ("{{- if" if n == 0 else "{{- else if") + f' eq $v.framework "{framework}" -}}}}'
         rules = SUCCESS_RULES[framework]
         if len(rules) == 1:
-            lines.append(f'{head}{{{{- $rule = "{rules[0][1].text}" -}}}}' + ("{{- end -}}" if last else ""))
+            lines.append(f'{head}{_assign(rules[0][1])}' + ("{{- end -}}" if last else ""))
             continue
         lines.append(head)
         for k, (condition, rule) in enumerate(rules):
-            assign = f'{{{{- $rule = "{rule.text}" -}}}}'
+            assign = _assign(rule)
             if condition is None:
                 lines.append(f"{{{{- else -}}}}{assign}{{{{- end -}}}}")
             else:
@@ -80,9 +89,44 @@ def replica_limit_code() -> str:
             f'{{{{- fail (printf "%d replicas in all; trainspec allows at most {MAX_REPLICAS}" $total) -}}}}\n')
 
 
+JOBSET_MARKER = ("{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py "
+                 "JOBSET_ONE_POD_JOBS) */ -}}\n")
+JOBSET_NAME_MARKER = "{{- /* trainspec:jobset-name-limit (generated from compiler/checks.py jobset) */ -}}\n"
+EXIT_CODE_LIST_MARKER = ("{{- /* trainspec:permanent-exit-code-list (generated from compiler/kube.py "
+                         "PERMANENT_EXIT_CODES) */ -}}\n")
+
+
+def _string_lists(table: dict[str, tuple[str, ...]]) -> str:
+    return " ".join(f'"{key}" (list {" ".join(chr(34) + r + chr(34) for r in roles)})' for key, roles in table.items())
+
+
+def jobset_code() -> str:
+    """`$startOrders` (framework -> replicatedJobs in start order) and `$onePodJobs` (framework -> roles
+    written as N one-pod Jobs), the jobset target's tables."""
+    return (f"{{{{- $startOrders := dict {_string_lists(START_ORDER)} -}}}}\n"
+            f"{{{{- $onePodJobs := dict {_string_lists(JOBSET_ONE_POD_JOBS)} -}}}}\n")
+
+
+def jobset_name_limit_code() -> str:
+    """Fail as the jobset target does when the JobSet webhook would refuse `<job>-<role>-<j>-<i>-abcde`."""
+    limit = MAX_DNS_LABEL - POD_SUFFIX
+    return (f"{{{{- if gt (len $jsLongest) {limit} -}}}}\n"
+            f'{{{{- fail (printf "workload jobset: pod names such as %s-abcde are longer than {MAX_DNS_LABEL} '
+            'characters (the JobSet webhook refuses them): shorten name, or use workload jobs" $jsLongest) -}}\n'
+            "{{- end -}}\n")
+
+
+def exit_code_list_code(codes: range = PERMANENT_EXIT_CODES) -> str:
+    """`$exitCodes`: ExitCode's permanent exit codes as a list of ints."""
+    add = "add1 $c" if codes.start == 1 else f"add {codes.start} $c"
+    return (f"{{{{- $exitCodes := list -}}}}{{{{- range $c := until {len(codes)} -}}}}"
+            f"{{{{- $exitCodes = append $exitCodes ({add}) -}}}}{{{{- end -}}}}\n")
+
+
 GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_MARKER, name_limit_code),
-                              (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code)),
-             "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code),)}
+                              (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code),
+                              (JOBSET_MARKER, jobset_code), (JOBSET_NAME_MARKER, jobset_name_limit_code)),
+             "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code), (EXIT_CODE_LIST_MARKER, exit_code_list_code))}
 
 
 def fill(name: str, text: str) -> str:
