@@ -25,8 +25,17 @@ import json
 import os
 
 from trainspec.compiler import kube
-from trainspec.compiler.model import (CLEAN_POD_POLICIES, MAX_REPLICAS, MPI_IMPLEMENTATIONS, NPROC_WORDS,
-                                        RESTART_POLICIES, ROLE_LIMITS, TF_SUCCESS_POLICIES, ConfigMapRef, SecretRef)
+from trainspec.compiler.model import (
+    CLEAN_POD_POLICIES,
+    MAX_REPLICAS,
+    MPI_IMPLEMENTATIONS,
+    NPROC_WORDS,
+    RESTART_POLICIES,
+    ROLE_LIMITS,
+    TF_SUCCESS_POLICIES,
+    ConfigMapRef,
+    SecretRef,
+)
 from trainspec.compiler.plan import HostList, JobPlan, RolePlan, Text
 from trainspec.compiler.schemes import scheme_for
 
@@ -157,8 +166,8 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
     command, args = sources.command, sources.args
     replicas = role.replicas
     if command is not None:
-        out["command"] = [converter.text(role, s, [r.command[k] for r in replicas], _jobset_text(plan, role, "command", k))
-                          for k, s in enumerate(command)]
+        out["command"] = [converter.text(role, s, [r.command[k] for r in replicas],
+                                         _jobset_text(plan, role, "command", k)) for k, s in enumerate(command)]
     if args is not None:
         out["args"] = [converter.text(role, s, [r.args[k] for r in replicas], _jobset_text(plan, role, "args", k))
                        for k, s in enumerate(args)]

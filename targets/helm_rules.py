@@ -62,7 +62,8 @@ def success_rule_code() -> str:
 def exit_codes_code(codes: range = PERMANENT_EXIT_CODES) -> str:
     """The podFailurePolicy `values:` line listing ExitCode's permanent exit codes."""
     add = "add1 $c" if codes.start == 1 else f"add {codes.start} $c"
-    return f"        values: [{{{{ range $c := until {len(codes)} }}}}{{{{ if $c }}}}, {{{{ end }}}}{{{{ {add} }}}}{{{{ end }}}}]\n"
+    return (f"        values: [{{{{ range $c := until {len(codes)} }}}}{{{{ if $c }}}}, {{{{ end }}}}"
+            f"{{{{ {add} }}}}{{{{ end }}}}]\n")
 
 
 ROLE_ORDER_MARKER = "{{- /* trainspec:role-order (generated from compiler/model.py ROLE_ORDER) */ -}}\n"

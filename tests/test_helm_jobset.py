@@ -19,12 +19,13 @@ import yaml
 
 helm_chart = pytest.importorskip("helm_python.chart", reason="helm-python-sdk is not installed")
 from helm_python import HelmError  # noqa: E402
+from test_helm import EXAMPLES, _set_replicas, assert_same_objects, plan_of, render, sort_objects, write_chart  # noqa: E402
 
 from trainspec.compiler import SpecErrors, load_plans  # noqa: E402
 from trainspec.targets import jobset  # noqa: E402
+
 import schemas  # noqa: E402
-from helpers import GOLDEN, SPECS  # noqa: E402
-from test_helm import EXAMPLES, _set_replicas, assert_same_objects, plan_of, render, sort_objects, write_chart  # noqa: E402
+from helpers import GOLDEN  # noqa: E402
 
 JOBSET = {"workload": "jobset"}
 K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (as tests/test_jobset.py)
@@ -113,7 +114,8 @@ def test_worker_replicas_8_updates_the_replicated_job_and_the_topology(tmp_path)
     container = worker["template"]["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e for e in container["env"]}
     assert env["TRAINSPEC_NUM_WORKER"]["value"] == "8"
-    assert env["TF_CONFIG"]["value"].endswith('"task":{"type":"worker","index":$(TRAINSPEC_INDEX)},"environment":"cloud"}')
+    task = '"task":{"type":"worker","index":$(TRAINSPEC_INDEX)},"environment":"cloud"}'
+    assert env["TF_CONFIG"]["value"].endswith(task)
     assert "--task_index=$(TRAINSPEC_INDEX)" in container["args"]
     assert f"--worker_hosts={','.join(hosts)}" in container["args"]
 
