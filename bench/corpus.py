@@ -60,7 +60,7 @@ def write_corpus(folder: Path, count: int = 300, seed: int = 7) -> list[Path]:
 def replica_job(framework: str, replicas: int, name: str = "scale") -> dict:
     """`replicas` in all: the servers / master / launcher, the rest workers."""
     servers = {"tensorflow": 2, "pytorch": 1, "mxnet": 3, "mpi": 1}[framework]
-    return worker_job(framework, max(replicas - servers, 1 if framework == "tensorflow" else 0), name)
+    return worker_job(framework, max(replicas - servers, 0 if framework == "pytorch" else 1), name)
 
 
 def worker_job(framework: str, workers: int, name: str = "scale") -> dict:
