@@ -259,3 +259,56 @@ def test_workload_is_an_enum(tmp_path):
     chart = write_chart(plan_of("tf-ps.yaml", tmp_path), tmp_path)
     with pytest.raises(HelmError, match="workload"):
         render(chart, "ml", {"workload": "deployment"})
+
+
+# --- generated specs: the chart's jobset workload agrees with the jobset target -----------------
+
+def render_go_like(chart_dir: Path, namespace: str, values: dict) -> list[dict]:
+    """As `render`, read as go-yaml reads it (generated text holds scalars PyYAML alone would retype)."""
+    import fuzzing
+
+    with helm_chart.Chart.load(str(chart_dir)) as chart:
+        manifests = chart.render(values=values, name="release", namespace=namespace)
+    return sort_objects([d for path, text in sorted(manifests.items()) if path.endswith(".yaml")
+                         for d in fuzzing.parse_all(text)])
+
+
+def test_generated_specs_render_the_jobset_target_or_are_refused_alike(tmp_path_factory):
+    """For generated valid specs (tests/fuzzing.py), `workload: jobset` renders exactly the jobset
+    target's objects, and fails exactly when the jobset target refuses the job."""
+    fuzzing = pytest.importorskip("fuzzing")
+    from hypothesis import HealthCheck, given, settings
+
+    root = tmp_path_factory.mktemp("gen")
+    seen = {"rendered": 0, "refused": 0}
+
+    @settings(max_examples=30, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(doc=fuzzing.valid_specs())
+    def check(doc):
+        folder = root / str(sum(seen.values()))
+        folder.mkdir()
+        path = folder / "job.yaml"
+        path.write_text(fuzzing.to_text(doc, ".yaml"), encoding="utf-8")
+        outcome = fuzzing.load_outcome(str(path))
+        if isinstance(outcome, SpecErrors):
+            return
+        for plan in outcome:
+            chart = write_chart(plan, folder / plan.name)
+            try:
+                text = jobset.render(plan)[jobset.FILE]
+            except SpecErrors:
+                seen["refused"] += 1
+                with pytest.raises(HelmError):
+                    render_go_like(chart, plan.namespace, JOBSET)
+                continue
+            seen["rendered"] += 1
+            want = sort_objects(fuzzing.parse_all(text))
+            got = render_go_like(chart, plan.namespace, JOBSET)
+            assert [(o["kind"], o["metadata"]["name"]) for o in got] == \
+                [(o["kind"], o["metadata"]["name"]) for o in want]
+            for g, w in zip(got, want):
+                assert g == w, f"{g['kind']}: {fuzzing.first_difference(g, w)}"
+
+    check()
+    assert seen["rendered"] > 0, seen
