@@ -16,6 +16,11 @@ the chart cannot recompute (filters, arithmetic...) is kept as the per-replica
 text compiled for the spec's topology (`{byIndex: [...], pin: ...}`); the chart
 then refuses, with a message, a topology other than the compiled one.
 
+`values.workload` picks the objects: `jobs` (default) renders exactly the `k8s`
+target's, `jobset` exactly the `jobset` target's (one JobSet; the chart refuses,
+with `fail`, what compiler/checks.py `jobset` refuses).  A `byIndex` text carries
+the jobset target's text for it (`jobset`), since a JobSet role has one pod template.
+
 Everything is in docs/targets-helm-compose.md.
 """
 

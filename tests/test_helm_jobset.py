@@ -86,6 +86,7 @@ JOBSET_TOPOLOGY_CASES = [
     ("tf-args-style.yaml", "worker", 8),
     ("tf-ps.yaml", "ps", 0),
     ("tf-chief.yaml", "worker", 5),
+    ("tf-chief.yaml", "chief", 0),  # worker 0 decides: the worker Job's own successPolicy
     ("full-features.yaml", "worker", 6),  # PyTorch workers: one-pod Jobs, replicas = N
     ("mxnet-ps.yaml", "server", 3),
     ("mpi-horovod.yaml", "worker", 4),
@@ -98,6 +99,16 @@ def test_changing_replicas_equals_recompiling_for_jobset(spec, role, count, tmp_
     chart = write_chart(plan, tmp_path / "chart")
     got = render(chart, plan.namespace, with_jobset({"roles": {role: {"replicas": count}}}))
     assert_same_objects(got, jobset_objects(plan_of(spec, tmp_path, _set_replicas(role, count))))
+
+
+def test_changing_a_port_equals_recompiling_for_jobset(tmp_path):
+    plan = plan_of("mxnet-ps.yaml", tmp_path)
+    got = render(write_chart(plan, tmp_path / "chart"), plan.namespace,
+                 with_jobset({"roles": {"scheduler": {"port": 9999}}}))
+
+    def edit(data):
+        data["spec"]["roles"]["scheduler"]["port"] = 9999
+    assert_same_objects(got, jobset_objects(plan_of("mxnet-ps.yaml", tmp_path, edit)))
 
 
 def test_worker_replicas_8_updates_the_replicated_job_and_the_topology(tmp_path):
