@@ -122,7 +122,7 @@ def _job_pods_always(role: RolePlan, target: str, what: str, hint: str, unsuppor
 
 
 # Frameworks the jobset target writes the operator's variables for (the others are refused).
-JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi")
+JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax")
 
 
 def _elastic(plan: JobPlan, target: str) -> list[Problem]:
@@ -138,8 +138,9 @@ def jobset(plan: JobPlan) -> list[Problem]:
     if plan.framework not in JOBSET_FRAMEWORKS:
         return [Problem(("spec", "framework"),
                         f"target jobset: trainspec does not yet write the {plan.framework} controller's variables "
-                        "for JobSet host names", "one of " + ", ".join(JOBSET_FRAMEWORKS),
-                        "use the kubeflow, jobset, volcano, k8s, helm or compose target", True)]
+                        "for JobSet host names (Paddle's rendezvous replica reads its own pod IP, which one "
+                        "replicatedJob template cannot give worker 0 alone)", "one of " + ", ".join(JOBSET_FRAMEWORKS),
+                        "use the kubeflow, volcano, k8s, helm or compose target", True)]
     out: list[Problem] = []
     for role in plan.roles:
         out += _job_pods_always(role, "jobset", f"the {role.name} pods are Job pods, which",

@@ -10,7 +10,7 @@ those differ (PRODUCT.md, shared/reference/CONVENTIONS.md):
   subdomain     pod hostname `<job>-<task>-<i>` + subdomain `<job>` (Volcano's svc plugin)
   jobset        pod hostname `<job>-<role>-<j>-<i>` + subdomain `<job>` (JobSet v0.12: replicatedJob
                 `<role>`, its Job j, completion index i): one Indexed Job per role, so `<job>-<role>-0-<i>.<job>`;
-                PyTorch workers are one-pod Jobs (`jobset-pytorch`: `<job>-worker-<i>-0.<job>`)
+                PyTorch and XGBoost workers are one-pod Jobs (`jobset-ranked`: `<job>-worker-<i>-0.<job>`)
   trainjob-*    Kubeflow Trainer v2's JobSet: torch runs master and workers as the `node` Job's pods,
                 `<job>-node-0-<k>.<job>` at Trainer's port 29500; mpi names the workers `node`
 
@@ -53,7 +53,9 @@ register(NamingScheme("subdomain", "<job>-<role>-<i>.<job>", lambda job, role, i
 
 # JobSet: roles whose replicatedJob is N one-pod Jobs instead of one Indexed Job of N pods (RANK =
 # index + 1 for PyTorch workers needs the Job's global index; the downward API cannot add).
-JOBSET_ONE_POD_JOBS: dict[str, tuple[str, ...]] = {"pytorch": ("worker",)}
+# Roles whose replicas are one-pod Jobs in the jobset target: their rank is index + 1 (the master
+# is rank 0), which only the JobSet's job-global-index label gives (the downward API cannot add).
+JOBSET_ONE_POD_JOBS: dict[str, tuple[str, ...]] = {"pytorch": ("worker",), "xgboost": ("worker",)}
 
 
 def jobset_shape(framework: str, role: str, count: int) -> tuple[int, int]:
@@ -68,8 +70,8 @@ def _jobset_host(one_pod_jobs: tuple[str, ...]) -> Callable[[str, str, int], str
 
 
 register(NamingScheme("jobset", "<job>-<role>-0-<i>.<job>", _jobset_host(())))
-register(NamingScheme("jobset-pytorch", "<job>-master-0-0.<job>, <job>-worker-<i>-0.<job>",
-                      _jobset_host(JOBSET_ONE_POD_JOBS["pytorch"])))
+register(NamingScheme("jobset-ranked", "<job>-master-0-0.<job>, <job>-worker-<i>-0.<job>",
+                      _jobset_host(("worker",))))
 TRAINER_PORT = 29500  # Trainer's ContainerTrainerPort: PET_MASTER_PORT for torch
 register(NamingScheme("trainjob-torch", "<job>-node-0-<k>.<job>:29500 (master k=0, worker i k=i+1)",
                       lambda job, role, i: f"{job}-node-0-{0 if role == 'master' else i + 1}.{job}", TRAINER_PORT))
@@ -83,7 +85,7 @@ TARGET_SCHEMES: dict[str, str | dict[str, str]] = {
     "volcano": "subdomain",
     "helm": BASE,
     "compose": BASE,
-    "jobset": {"pytorch": "jobset-pytorch", "*": "jobset"},
+    "jobset": {"pytorch": "jobset-ranked", "xgboost": "jobset-ranked", "*": "jobset"},
     # Trainer v2 has runtimes for torch and mpi only (compiler/checks.py reports the others)
     "trainjob": {"pytorch": "trainjob-torch", "mpi": "trainjob-mpi", "*": BASE},
 }

@@ -123,7 +123,8 @@ class _Compose:
             success=success, clean_pod_policy=clean, backoff_limit=backoff,
             active_deadline=None if deadline is None else float(deadline),
             replicas=listing_order(replicas), configmaps={}, secrets={}, source=self.path,
-            start_order=policy.start_order if policy else (), start_after=after, start_after_ready=ready)
+            start_order=policy.start_order if policy else (), start_after=after, start_after_ready=ready,
+            kubelet_files=False)
 
     def _run_policy(self) -> runpolicy.RunPolicy | None:
         data = self.meta.get(runpolicy.COMPOSE_KEY)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -26,69 +25,12 @@ def is_chart(path: str) -> bool:
     return Path(path).is_dir() and (Path(path) / "Chart.yaml").is_file()
 
 
-def parse_scalar(text: str) -> Any:
-    """A --set value as Helm's strvals types it: true/false, null, integers, {a,b} lists; else a string."""
-    if text in ("true", "false"):
-        return text == "true"
-    if text == "null":
-        return None
-    if re.fullmatch(r"-?(0|[1-9][0-9]*)", text):
-        return int(text)
-    if text.startswith("{") and text.endswith("}"):
-        return [parse_scalar(x) for x in re.split(r"(?<!\\),", text[1:-1])] if text[1:-1] else []
-    return text.replace("\\,", ",")
-
-
-def _split(text: str) -> list[str]:
-    """Split at commas outside `{...}` lists and not escaped `\\,` (kept escaped for parse_scalar)."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth = max(depth - 1, 0)
-        elif ch == "," and depth == 0 and (i == 0 or text[i - 1] != "\\"):
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
 def apply_set(values: dict, option: str) -> None:
-    """One `--set a.b[0].c=v[,x=y]` into values (Helm's strvals paths)."""
-    for assignment in _split(option):
-        path, eq, raw = assignment.partition("=")
-        if not eq or not path:
-            raise UsageError(f"--set {option!r}: expected PATH=VALUE (e.g. roles.worker.replicas=2)")
-        node: Any = values
-        keys = path.split(".")
-        for n, key in enumerate(keys):
-            last = n == len(keys) - 1
-            m = _INDEX.match(key)
-            name, index = (m.group("key"), int(m.group("i"))) if m else (key, None)
-            if not name:
-                raise UsageError(f"--set {option!r}: empty key in {path!r}")
-            if not isinstance(node, dict):
-                raise UsageError(f"--set {option!r}: {'.'.join(keys[:n])} is not a map")
-            if index is None:
-                if last:
-                    node[name] = parse_scalar(raw)
-                else:
-                    if not isinstance(node.get(name), dict):
-                        node[name] = {}
-                    node = node[name]
-                continue
-            items = node.get(name)
-            if not isinstance(items, list):
-                items = node[name] = []
-            while len(items) <= index:
-                items.append(None)
-            if last:
-                items[index] = parse_scalar(raw)
-            else:
-                if not isinstance(items[index], dict):
-                    items[index] = {}
-                node = items[index]
+    """One `--set a.b[0].c=v[,x=y]` into chart values: the emulator's one --set parser (overrides.py)."""
+    from .overrides import apply, parse
+
+    for assignment in parse(option, spec=False):
+        apply(values, assignment, extend=True)
 
 
 def merge(base: dict, over: dict) -> dict:

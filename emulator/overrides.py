@@ -86,7 +86,9 @@ def _typed(raw: str) -> Any:
     return text
 
 
-def parse(argument: str) -> list[Assignment]:
+def parse(argument: str, spec: bool = True) -> list[Assignment]:
+    """One `--set` argument's assignments. `spec`: paths are a spec's values paths (`roles...`
+    means `spec.roles...`, as a chart's values would say it); else a chart's values as they are."""
     out = []
     for pair in _split(argument, ","):
         if "=" not in pair:
@@ -101,13 +103,15 @@ def parse(argument: str) -> list[Assignment]:
                                  "dots and [N] list indexes, e.g. roles.worker.env.LR or roles.worker.args[0]")
             path.append(m.group(1).replace("\\.", "."))
             path.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
-        if path[0] not in TOP_LEVEL:
+        if spec and path[0] not in TOP_LEVEL:
             path.insert(0, "spec")  # a values path, as for a chart: the spec's fields
         out.append(Assignment(argument, tuple(path), _typed(raw)))
     return out
 
 
-def apply(data: Any, a: Assignment) -> None:
+def apply(data: Any, a: Assignment, extend: bool = False) -> None:
+    """Set one assignment in `data`. `extend`: a list index past the end pads the list with nulls
+    (Helm's strvals, for chart values); else it is an error (a spec's list is what it is)."""
     node = data
     for i, part in enumerate(a.path):
         last = i == len(a.path) - 1
@@ -115,6 +119,8 @@ def apply(data: Any, a: Assignment) -> None:
         if isinstance(part, int):
             if not isinstance(node, list):
                 raise UsageError(f"--set {a.argument}: {where} is not a list, so [{part}] cannot be set")
+            if part >= len(node) and extend:
+                node.extend([None] * (part + 1 - len(node)))
             if part >= len(node):
                 raise UsageError(f"--set {a.argument}: {where} has {len(node)} item(s); [{part}] is past its end")
         elif not isinstance(node, dict):

@@ -80,7 +80,7 @@ class Run:
         # container id -> its bind mounts and the real paths checked at create (checked again at start)
         self.bind_sources: dict[str, list[tuple[Mount, str]]] = {}
         # configMap/secret volumes, on a tmpfs; laid out as the kubelet does for manifests
-        self.files = FilesDir(self.run_id, kubelet=any(r.main.expand for r in job.replicas))
+        self.files = FilesDir(self.run_id, kubelet=job.kubelet_files)
 
     def make_console(self, stream: TextIO | None, colour: str | None, quiet: bool) -> Console:
         console = Console([r.display for r in self.job.replicas] + self._init_names(), stream, colour, quiet=quiet)

@@ -166,6 +166,9 @@ class JobModel:
     # Whether a controller stops the other replicas once the job has succeeded (an operator, or
     # `docker compose up --exit-code-from`); plain Kubernetes Jobs have none (run.py reports them).
     controller: bool = True
+    # Secret/ConfigMap volumes as the kubelet writes them (atomic-writer layout, 0777/1777 mount
+    # points): every Kubernetes input; compose binds host folders as they are.
+    kubelet_files: bool = True
 
     def images(self) -> list[str]:
         seen: list[str] = []

@@ -16,6 +16,11 @@ the chart cannot recompute (filters, arithmetic...) is kept as the per-replica
 text compiled for the spec's topology (`{byIndex: [...], pin: ...}`); the chart
 then refuses, with a message, a topology other than the compiled one.
 
+`values.workload` picks the objects: `jobs` (default) renders exactly the `k8s`
+target's, `jobset` exactly the `jobset` target's (one JobSet; the chart refuses,
+with `fail`, what compiler/checks.py `jobset` refuses).  A `byIndex` text carries
+the jobset target's text for it (`jobset`), since a JobSet role has one pod template.
+
 Everything is in docs/targets-helm-compose.md.
 """
 
@@ -39,6 +44,7 @@ from trainspec.compiler.model import (
     SecretRef,
 )
 from trainspec.compiler.plan import HostList, JobPlan, RolePlan, Text
+from trainspec.compiler.schemes import scheme_for
 
 from . import common, helm_pod
 from .helm_rules import fill
@@ -47,6 +53,7 @@ from .yamlout import dump
 CHART_DIR = os.path.join(os.path.dirname(__file__), "helm_chart")
 TEMPLATE_FILES = ("_helpers.tpl", "topology.yaml", "services.yaml", "jobs.yaml", "NOTES.txt")
 CHART_VERSION = "0.1.0"
+WORKLOADS = ("jobs", "jobset")  # values.workload: the k8s target's objects, or the jobset target's
 
 
 
@@ -101,7 +108,8 @@ def _top_image(plan: JobPlan) -> str:
 
 def chart_values(plan: JobPlan) -> dict:
     top_image = _top_image(plan)
-    values: dict = {"name": plan.name, "framework": plan.framework, "image": split_image(top_image),
+    values: dict = {"name": plan.name, "framework": plan.framework, "workload": "jobs",
+                    "image": split_image(top_image),
                     "accelerator": plan.accelerator, "labels": dict(plan.labels),
                     "annotations": dict(plan.annotations)}
     for key, value in (("backoffLimit", plan.backoff_limit), ("activeDeadlineSeconds", plan.active_deadline_seconds),
@@ -179,16 +187,18 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
     command, args = sources.command, sources.args
     replicas = role.replicas
     if command is not None:
-        out["command"] = [converter.text(role, s, [r.command[k] for r in replicas]) for k, s in enumerate(command)]
+        out["command"] = [converter.text(role, s, [r.command[k] for r in replicas],
+                                         _jobset_text(plan, role, "command", k)) for k, s in enumerate(command)]
     if args is not None:
-        out["args"] = [converter.text(role, s, [r.args[k] for r in replicas]) for k, s in enumerate(args)]
+        out["args"] = [converter.text(role, s, [r.args[k] for r in replicas], _jobset_text(plan, role, "args", k))
+                       for k, s in enumerate(args)]
     if role.working_dir:
         out["workingDir"] = role.working_dir
     env = []
-    for name, value in sources.env:
+    for k, (name, value) in enumerate(sources.env):
         if isinstance(value, Text):
             rendered = [next(v.value for v in r.env if v.name == name) for r in replicas]
-            value = converter.text(role, value, rendered)
+            value = converter.text(role, value, rendered, _jobset_text(plan, role, "env", k))
         env.append(_env_value(name, value))
     out["env"] = env
     out["restartPolicy"] = role.restart_policy
@@ -232,6 +242,19 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
     return out
 
 
+def _jobset_text(plan: JobPlan, role: RolePlan, key: str, k: int) -> str | None:
+    """The jobset target's kubelet text for item k of command / args / env, or None when it has none."""
+    render = role.renders.get(scheme_for("jobset", plan.framework))
+    if render is None or not (render.uniform or render.shared is not None):
+        return None
+    rendered = render.of(0) if render.uniform else render.shared
+    assert rendered is not None
+    if key == "env":
+        return common.env_entry(rendered.env[k], plan.topology_name).get("value")
+    items = getattr(rendered, key)
+    return common.escape_k8s(items[k]) if render.uniform else items[k]
+
+
 class _Converter:
     """Spec templates -> chart parts (data), checked against the plan's rendering.
 
@@ -245,7 +268,7 @@ class _Converter:
         self.pin = ",".join(f"{r.name}={r.count}:{r.port}" for r in plan.roles)
         self.hosts = {r.name: [rep.address for rep in r.replicas] for r in plan.roles}
 
-    def text(self, role: RolePlan, source: Text, rendered: list[str]):
+    def text(self, role: RolePlan, source: Text, rendered: list[str], jobset: str | None = None):
         if not source.templated:
             return source.source
         parts = None if source.parts is None else [_part(p) for p in source.parts]
@@ -255,6 +278,8 @@ class _Converter:
         part: dict = {"byIndex": list(rendered), "pin": self.pin + (f"@{self.plan.namespace}" if pin_namespace else "")}
         if pin_namespace:
             part["pinNamespace"] = True
+        if jobset is not None:
+            part["jobset"] = jobset  # `workload: jobset`: the role's one pod template (kubelet text)
         return [part]
 
     def assemble(self, parts: list, role: RolePlan, index: int) -> str:
@@ -285,6 +310,9 @@ def _part(part) -> str | dict:
 _COMMENTS = {
     "name": "name: the job name; every object name derives from it (<name>-<role>-<index>, <name>-topology).",
     "framework": "framework: fixed by the spec (the templates compute its topology environment).",
+    "workload": "workload: jobs (one Job per replica, a one-pod Deployment for restartPolicy Always, and a headless\n"
+                "Service per replica: the k8s target's objects) or jobset (one JobSet, jobset.x-k8s.io/v1alpha2,\n"
+                "JobSet v0.12 on Kubernetes >= 1.33: the jobset target's objects; restartPolicy Always is refused).",
     "image": "image: the default image of every role (repository and tag; a digest stays in repository).",
     "accelerator": "accelerator: the extended resource that roles.<role>.resources.gpu requests "
                    "(nvidia.com/gpu, amd.com/gpu, huawei.com/Ascend910...).",
@@ -363,7 +391,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         _obj({"var": {"enum": ["index", "replicas", "port", "job.name", "job.namespace"]}}, required=("var",)),
         _obj({"hosts": {"enum": [r.name for r in plan.roles]}, "join": {"type": "string"}}, required=("hosts",)),
         _obj({"byIndex": {"type": "array", "items": {"type": "string"}}, "pin": {"type": "string"},
-              "pinNamespace": {"type": "boolean"}}, required=("byIndex", "pin")),
+              "pinNamespace": {"type": "boolean"}, "jobset": {"type": "string"}}, required=("byIndex", "pin")),
     ]}
     text = {"oneOf": [{"type": "string"}, {"type": "array", "items": part}]}
     strings = {"type": "array", "items": text}
@@ -426,6 +454,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
     properties = {
         "name": {"type": "string", "pattern": DNS1035, "maxLength": kube.MAX_NAME},
         "framework": {"const": plan.framework},
+        "workload": {"enum": list(WORKLOADS)},
         "image": image,
         "accelerator": {"type": "string", "pattern": RESOURCE_NAME},
         "labels": string_map,

@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import os
 
+from trainspec.compiler.checks import MAX_DNS_LABEL, POD_SUFFIX
 from trainspec.compiler.frameworks import CONTAINER_NAME, SUCCESS_RULES
 from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
 from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
+from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS
+
+from .jobset import START_ORDER
 
 from .common import PORT_NAMES
 
@@ -45,8 +49,13 @@ def _condition(framework: str, condition: tuple[str, str]) -> str:
     return f'eq (($v.{framework} | default dict).successPolicy | default "") "{value}"'
 
 
+def _assign(rule) -> str:
+    return f'{{{{- $rule = "{rule.text}" -}}}}{{{{- $successRole = "{rule.role}" -}}}}'
+
+
 def success_rule_code(framework: str | None = None) -> str:
-    """Go-template lines that set `$rule` to the SuccessRule text for `$v.framework` and `$counts`."""
+    """Go-template lines that set `$rule` (the SuccessRule text) and `$successRole` (its role) for
+    `$v.framework` and `$counts`."""
     lines = []
     frameworks = [fw for fw in SUCCESS_RULES if fw in chart_frameworks(framework)]
     for n, framework in enumerate(frameworks):
@@ -55,11 +64,11 @@ def success_rule_code(framework: str | None = None) -> str:
             ("{{- if" if n == 0 else "{{- else if") + f' eq $v.framework "{framework}" -}}}}'
         rules = SUCCESS_RULES[framework]
         if len(rules) == 1:
-            lines.append(f'{head}{{{{- $rule = "{rules[0][1].text}" -}}}}' + ("{{- end -}}" if last else ""))
+            lines.append(f'{head}{_assign(rules[0][1])}' + ("{{- end -}}" if last else ""))
             continue
         lines.append(head)
         for k, (condition, rule) in enumerate(rules):
-            assign = f'{{{{- $rule = "{rule.text}" -}}}}'
+            assign = _assign(rule)
             if condition is None:
                 lines.append(f"{{{{- else -}}}}{assign}{{{{- end -}}}}")
             else:
@@ -72,7 +81,8 @@ def success_rule_code(framework: str | None = None) -> str:
 def exit_codes_code(framework: str | None = None, codes: range = PERMANENT_EXIT_CODES) -> str:
     """The podFailurePolicy `values:` line listing ExitCode's permanent exit codes."""
     add = "add1 $c" if codes.start == 1 else f"add {codes.start} $c"
-    return f"        values: [{{{{ range $c := until {len(codes)} }}}}{{{{ if $c }}}}, {{{{ end }}}}{{{{ {add} }}}}{{{{ end }}}}]\n"
+    return (f"        values: [{{{{ range $c := until {len(codes)} }}}}{{{{ if $c }}}}, {{{{ end }}}}"
+            f"{{{{ {add} }}}}{{{{ end }}}}]\n")
 
 
 ROLE_ORDER_MARKER = "{{- /* trainspec:role-order (generated from compiler/model.py ROLE_ORDER) */ -}}\n"
@@ -130,10 +140,45 @@ def replica_limit_code(framework: str | None = None) -> str:
             f'{{{{- fail (printf "%d replicas in all; trainspec allows at most {MAX_REPLICAS}" $total) -}}}}\n')
 
 
+JOBSET_MARKER = ("{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py "
+                 "JOBSET_ONE_POD_JOBS) */ -}}\n")
+JOBSET_NAME_MARKER = "{{- /* trainspec:jobset-name-limit (generated from compiler/checks.py jobset) */ -}}\n"
+EXIT_CODE_LIST_MARKER = ("{{- /* trainspec:permanent-exit-code-list (generated from compiler/kube.py "
+                         "PERMANENT_EXIT_CODES) */ -}}\n")
+
+
+def _string_lists(table: dict[str, tuple[str, ...]]) -> str:
+    return " ".join(f'"{key}" (list {" ".join(chr(34) + r + chr(34) for r in roles)})' for key, roles in table.items())
+
+
+def jobset_code(framework: str | None = None) -> str:
+    """`$startOrders` (framework -> replicatedJobs in start order) and `$onePodJobs` (framework -> roles
+    written as N one-pod Jobs), the jobset target's tables."""
+    return (f"{{{{- $startOrders := dict {_string_lists(START_ORDER)} -}}}}\n"
+            f"{{{{- $onePodJobs := dict {_string_lists(JOBSET_ONE_POD_JOBS)} -}}}}\n")
+
+
+def jobset_name_limit_code(framework: str | None = None) -> str:
+    """Fail as the jobset target does when the JobSet webhook would refuse `<job>-<role>-<j>-<i>-abcde`."""
+    limit = MAX_DNS_LABEL - POD_SUFFIX
+    return (f"{{{{- if gt (len $jsLongest) {limit} -}}}}\n"
+            f'{{{{- fail (printf "workload jobset: pod names such as %s-abcde are longer than {MAX_DNS_LABEL} '
+            'characters (the JobSet webhook refuses them): shorten name, or use workload jobs" $jsLongest) -}}\n'
+            "{{- end -}}\n")
+
+
+def exit_code_list_code(framework: str | None = None, codes: range = PERMANENT_EXIT_CODES) -> str:
+    """`$exitCodes`: ExitCode's permanent exit codes as a list of ints."""
+    add = "add1 $c" if codes.start == 1 else f"add {codes.start} $c"
+    return (f"{{{{- $exitCodes := list -}}}}{{{{- range $c := until {len(codes)} -}}}}"
+            f"{{{{- $exitCodes = append $exitCodes ({add}) -}}}}{{{{- end -}}}}\n")
+
+
 GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_MARKER, name_limit_code),
-                              (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code)),
-             "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code), (FRAMEWORK_NAMES_MARKER, framework_names_code),
-                           (FRAMEWORK_ENV_MARKER, framework_env_code)),
+                              (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code),
+                              (JOBSET_MARKER, jobset_code), (JOBSET_NAME_MARKER, jobset_name_limit_code)),
+             "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code), (EXIT_CODE_LIST_MARKER, exit_code_list_code),
+                           (FRAMEWORK_NAMES_MARKER, framework_names_code), (FRAMEWORK_ENV_MARKER, framework_env_code)),
              "services.yaml": ((PORT_NAMES_MARKER, port_names_code),)}
 
 

@@ -56,6 +56,8 @@ START_ORDER = {
     "pytorch": ("master", "worker"),  # master first: the workers' job-global-index is then index + 1
     "mxnet": ("scheduler", "server", "worker"),
     "mpi": ("worker", "launcher"),
+    "xgboost": ("master", "worker"),  # master first: the workers' job-global-index is then index + 1 = RANK
+    "jax": ("worker",),
 }
 
 
@@ -184,6 +186,24 @@ def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dic
         if role.name == "worker":
             env.append({"name": "DMLC_WORKER_ID", "value": "$(TRAINSPEC_INDEX)"})
         return env
+    if fw == "xgboost":  # the XGBoostJob controller's variables, in its order (CONVENTIONS-V2 §4)
+        total = plan.total_replicas
+        rank = {"value": "0"} if role.name == "master" else field_ref(f"metadata.labels['{GLOBAL_INDEX_LABEL}']")
+        env = [{"name": "MASTER_PORT", "value": str(plan.role("master").port)},
+               {"name": "MASTER_ADDR", "value": names["master"][0]},
+               {"name": "WORLD_SIZE", "value": str(total)},
+               {"name": "RANK", **rank},
+               {"name": "PYTHONUNBUFFERED", "value": "1"}]
+        if total > 1:
+            env += [{"name": "WORKER_PORT", "value": str(plan.role("worker").port)},
+                    {"name": "WORKER_ADDRS", "value": ",".join(names.get("worker", [])[:total - 1])}]
+        return env
+    if fw == "jax":  # the JAXJob controller's (CONVENTIONS-V2 §4): the coordinator is worker 0, no port
+        return [{"name": "PYTHONUNBUFFERED", "value": "1"},
+                {"name": "COORDINATOR_PORT", "value": str(plan.role("worker").port)},
+                {"name": "COORDINATOR_ADDRESS", "value": names["worker"][0]},
+                {"name": "NUM_PROCESSES", "value": str(plan.total_replicas)},
+                {"name": "PROCESS_ID", "value": "$(TRAINSPEC_INDEX)"}]
     env = [{"name": "K_MPI_JOB_ROLE", "value": role.name}]
     if role.name == "launcher":
         slots = str(plan.mpi_slots or 1)

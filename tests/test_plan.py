@@ -101,13 +101,13 @@ def test_templates_render_once_per_scheme_with_a_shared_form(tmp_path):
           roles: {master: {replicas: 1}, worker: {replicas: 2}}
         """))
     worker = plan.role("worker")
-    assert set(worker.renders) == {"service", "subdomain", "jobset-pytorch", "trainjob-torch"}
+    assert set(worker.renders) == {"service", "subdomain", "jobset-ranked", "trainjob-torch"}
     service, subdomain = worker.renders["service"], worker.renders["subdomain"]
     assert not service.uniform and service.of(1).command[2] == "echo 1 sh-master-0:23456"
     assert subdomain.of(1).command[2] == "echo 1 sh-master-0.sh:23456"
-    assert worker.renders["jobset-pytorch"].of(1).command[2] == "echo 1 sh-master-0-0.sh:23456"
+    assert worker.renders["jobset-ranked"].of(1).command[2] == "echo 1 sh-master-0-0.sh:23456"
     assert worker.renders["trainjob-torch"].of(1).command[2] == "echo 1 sh-node-0-0.sh:29500"  # Trainer's port
-    assert plan.hosts("jobset-pytorch")["worker"] == ["sh-worker-0-0.sh:23456", "sh-worker-1-0.sh:23456"]
+    assert plan.hosts("jobset-ranked")["worker"] == ["sh-worker-0-0.sh:23456", "sh-worker-1-0.sh:23456"]
     assert service.shared.command[2] == "echo $(TRAINSPEC_INDEX) sh-master-0:23456"
     text = worker.sources.command[2]
     assert text.templated and text.path == ("spec", "command", 2)

@@ -207,7 +207,7 @@ def test_helm_set_values():
     from_helm.apply_set(values, "roles.worker.replicas=3,flag=true,list={a,b},items[1].x=null,s=1.5")
     assert values == {"roles": {"worker": {"replicas": 3}}, "flag": True, "list": ["a", "b"],
                       "items": [None, {"x": None}], "s": "1.5"}
-    with pytest.raises(UsageError, match="PATH=VALUE"):
+    with pytest.raises(UsageError, match="expected path=value"):
         from_helm.apply_set({}, "novalue")
 
 

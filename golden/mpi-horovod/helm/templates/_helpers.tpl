@@ -7,13 +7,19 @@ reaches Kubernetes literally.
 
 {{/*
 trainspec.topology: computes the job's topology from .Values into .out (a dict):
-  job, namespace, roles (in the framework's order), counts, ports, hosts
-  (role -> list of "host:port"), total, successRule.
+  job, namespace, jobset (workload jobset), roles (in the framework's order), counts,
+  ports, hosts (role -> list of "host:port"; JobSet's pod host names with workload
+  jobset), names (the same without ports), startOrder and onePodJobs (jobset), total,
+  successRule, successRole.
 */}}
 {{- define "trainspec.topology" -}}
 {{- $v := .root.Values -}}
 {{- $out := .out -}}
+{{- $jobset := eq ($v.workload | default "jobs") "jobset" -}}
 {{- $orders := dict "tensorflow" (list "chief" "ps" "worker" "evaluator") "pytorch" (list "master" "worker") "mxnet" (list "scheduler" "server" "worker") "mpi" (list "launcher" "worker") -}}
+{{- $startOrders := dict "tensorflow" (list "ps" "chief" "worker" "evaluator") "pytorch" (list "master" "worker") "mxnet" (list "scheduler" "server" "worker") "mpi" (list "worker" "launcher") "xgboost" (list "master" "worker") "jax" (list "worker") -}}
+{{- $onePodJobs := dict "pytorch" (list "worker") "xgboost" (list "worker") -}}
+{{- $perJob := get $onePodJobs $v.framework | default list -}}
 {{- $roles := list -}}
 {{- range $name := get $orders $v.framework -}}
 {{- if hasKey $v.roles $name -}}{{- $roles = append $roles $name -}}{{- end -}}
@@ -21,18 +27,38 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $counts := dict -}}
 {{- $ports := dict -}}
 {{- $hosts := dict -}}
+{{- $hostNames := dict -}}
 {{- $total := 0 -}}
 {{- range $name := $roles -}}
 {{- $r := get $v.roles $name -}}
 {{- $n := int $r.replicas -}}
 {{- $port := int $r.port -}}
 {{- $list := list -}}
+{{- $names := list -}}
 {{- range $i := until $n -}}
-{{- $list = append $list (printf "%s-%s-%d:%d" $v.name $name $i $port) -}}
+{{- $host := printf "%s-%s-%d" $v.name $name $i -}}
+{{- if and $jobset (has $name $perJob) -}}{{- $host = printf "%s-%s-%d-0.%s" $v.name $name $i $v.name -}}
+{{- else if $jobset -}}{{- $host = printf "%s-%s-0-%d.%s" $v.name $name $i $v.name -}}{{- end -}}
+{{- $names = append $names $host -}}
+{{- $list = append $list (printf "%s:%d" $host $port) -}}
 {{- end -}}
 {{- $_ := set $counts $name $n -}}
 {{- $_ := set $ports $name $port -}}
 {{- $_ := set $hosts $name $list -}}
+{{- $_ := set $hostNames $name $names -}}
+{{- if $jobset -}}
+{{- /* the jobset target refuses these (compiler/checks.py jobset): so does the chart */ -}}
+{{- if eq $r.restartPolicy "Always" -}}
+{{- fail (printf "roles.%s.restartPolicy: workload jobset runs the %s pods as Job pods, which cannot use restartPolicy Always; use OnFailure (restarts after a failure), or workload jobs (a one-pod Deployment)" $name $name) -}}
+{{- end -}}
+{{- if gt $n 0 -}}
+{{- $jsLongest := printf "%s-%s-0-%d" $v.name $name (sub $n 1) -}}
+{{- if has $name $perJob -}}{{- $jsLongest = printf "%s-%s-%d-0" $v.name $name (sub $n 1) -}}{{- end -}}
+{{- if gt (len $jsLongest) 57 -}}
+{{- fail (printf "workload jobset: pod names such as %s-abcde are longer than 63 characters (the JobSet webhook refuses them): shorten name, or use workload jobs" $jsLongest) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- $total = add $total $n -}}
 {{- $longest := printf "%s-%s-%d" $v.name $name (max (sub $n 1) 0) -}}
 {{- if gt (len $longest) 63 -}}
@@ -51,15 +77,16 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- end -}}
 {{- end -}}
 {{- $rule := "" -}}
+{{- $successRole := "" -}}
 {{- if eq $v.framework "tensorflow" -}}
-{{- if gt (int (get $counts "chief" | default 0)) 0 -}}{{- $rule = "chief-0 succeeds" -}}
-{{- else if eq (($v.tensorflow | default dict).successPolicy | default "") "AllWorkers" -}}{{- $rule = "all workers succeed" -}}
-{{- else -}}{{- $rule = "worker-0 succeeds" -}}{{- end -}}
+{{- if gt (int (get $counts "chief" | default 0)) 0 -}}{{- $rule = "chief-0 succeeds" -}}{{- $successRole = "chief" -}}
+{{- else if eq (($v.tensorflow | default dict).successPolicy | default "") "AllWorkers" -}}{{- $rule = "all workers succeed" -}}{{- $successRole = "worker" -}}
+{{- else -}}{{- $rule = "worker-0 succeeds" -}}{{- $successRole = "worker" -}}{{- end -}}
 {{- else if eq $v.framework "pytorch" -}}
-{{- if gt (int (get $counts "master" | default 0)) 0 -}}{{- $rule = "master-0 succeeds" -}}
-{{- else -}}{{- $rule = "all workers succeed" -}}{{- end -}}
-{{- else if eq $v.framework "mxnet" -}}{{- $rule = "scheduler-0 succeeds" -}}
-{{- else -}}{{- $rule = "launcher-0 succeeds" -}}{{- end -}}
+{{- if gt (int (get $counts "master" | default 0)) 0 -}}{{- $rule = "master-0 succeeds" -}}{{- $successRole = "master" -}}
+{{- else -}}{{- $rule = "all workers succeed" -}}{{- $successRole = "worker" -}}{{- end -}}
+{{- else if eq $v.framework "mxnet" -}}{{- $rule = "scheduler-0 succeeds" -}}{{- $successRole = "scheduler" -}}
+{{- else -}}{{- $rule = "launcher-0 succeeds" -}}{{- $successRole = "launcher" -}}{{- end -}}
 {{- $pin := list -}}
 {{- range $name := $roles -}}
 {{- $pin = append $pin (printf "%s=%d:%d" $name (get $counts $name) (get $ports $name)) -}}
@@ -72,6 +99,11 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $_ := set $out "hosts" $hosts -}}
 {{- $_ := set $out "total" $total -}}
 {{- $_ := set $out "successRule" $rule -}}
+{{- $_ := set $out "successRole" $successRole -}}
+{{- $_ := set $out "jobset" $jobset -}}
+{{- $_ := set $out "names" $hostNames -}}
+{{- $_ := set $out "startOrder" (get $startOrders $v.framework) -}}
+{{- $_ := set $out "onePodJobs" $perJob -}}
 {{- $_ := set $out "pin" (join "," $pin) -}}
 {{- end -}}
 
@@ -80,7 +112,8 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- . | upper | replace "-" "_" -}}
 {{- end -}}
 
-{{/* trainspec.labels: the job's labels; .role adds app.kubernetes.io/component. */}}
+{{/* trainspec.labels: the job's labels; .role adds app.kubernetes.io/component, .index (a replica's
+pod) or .pod (a role's one pod template) trainspec.dev/role, .index trainspec.dev/index. */}}
 {{- define "trainspec.labels" -}}
 {{- $v := .root.Values -}}
 {{- $labels := dict -}}
@@ -92,10 +125,8 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $_ := set $labels "app.kubernetes.io/managed-by" "trainspec" -}}
 {{- $_ := set $labels "trainspec.dev/job" $v.name -}}
 {{- if and .workload $v.scheduling -}}{{- with $v.scheduling.queue -}}{{- $_ := set $labels "kueue.x-k8s.io/queue-name" . -}}{{- end -}}{{- end -}}
-{{- if hasKey . "index" -}}
-{{- $_ := set $labels "trainspec.dev/role" .role -}}
-{{- $_ := set $labels "trainspec.dev/index" (toString .index) -}}
-{{- end -}}
+{{- if or (hasKey . "index") .pod -}}{{- $_ := set $labels "trainspec.dev/role" .role -}}{{- end -}}
+{{- if hasKey . "index" -}}{{- $_ := set $labels "trainspec.dev/index" (toString .index) -}}{{- end -}}
 {{- toYaml $labels -}}
 {{- end -}}
 
@@ -183,12 +214,45 @@ The parts are the spec's `{{ ... }}` templates, compiled to data by trainspec.
 {{- end -}}
 {{- end -}}
 
-{{/* trainspec.strings: a list of command/args values as a YAML flow list, each escaped. */}}
+{{/*
+trainspec.kubelet: a command/args/env value as the kubelet must receive it.  With workload
+jobs, the replica's text, escaped.  With workload jobset, a role's one pod template:
+{var: index} is .ctx.index, the token below when the replicas differ, which becomes
+$(TRAINSPEC_INDEX) (the text around it escaped as if "(" followed, so a "$" just before
+stays literal); a {byIndex} text is the jobset text trainspec compiled for it (`jobset`),
+already kubelet text, and the chart refuses the jobset workload when there is none.
+*/}}
+{{- define "trainspec.kubelet" -}}
+{{- $ctx := .ctx -}}
+{{- $token := "\ue000trainspec-index\ue000" -}}
+{{- if and $ctx.jobset (kindIs "slice" .v) (eq (len .v) 1) (kindIs "map" (first .v)) (hasKey (first .v) "byIndex") -}}
+{{- $p := first .v -}}
+{{- $_ := include "trainspec.text" (dict "v" (list (omit $p "jobset")) "ctx" (merge (dict "index" 0) $ctx)) -}}
+{{- if not (hasKey $p "jobset") -}}
+{{- fail (printf "role %s: its command, args or env differ per replica in a way one JobSet pod template cannot express (nothing to rebuild from $(TRAINSPEC_INDEX)); use workload jobs" $ctx.role) -}}
+{{- end -}}
+{{- $p.jobset -}}
+{{- else -}}
+{{- $text := include "trainspec.text" (dict "v" .v "ctx" $ctx) -}}
+{{- if and $ctx.jobset (contains $token $text) -}}
+{{- $chunks := splitList $token $text -}}
+{{- $last := sub (len $chunks) 1 -}}
+{{- range $k, $chunk := $chunks -}}
+{{- if lt $k $last -}}{{- trimSuffix "(" (include "trainspec.escape" (printf "%s(" $chunk)) -}}$(TRAINSPEC_INDEX)
+{{- else -}}{{- include "trainspec.escape" $chunk -}}{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- include "trainspec.escape" $text -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* trainspec.strings: a list of command/args values as a YAML flow list, each as trainspec.kubelet. */}}
 {{- define "trainspec.strings" -}}
 {{- $ctx := .ctx -}}
 {{- $out := list -}}
 {{- range $s := .v -}}
-{{- $out = append $out (include "trainspec.escape" (include "trainspec.text" (dict "v" $s "ctx" $ctx))) -}}
+{{- $out = append $out (include "trainspec.kubelet" (dict "v" $s "ctx" $ctx)) -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}
@@ -205,7 +269,7 @@ The parts are the spec's `{{ ... }}` templates, compiled to data by trainspec.
 {{- else if or (hasKey $e "fieldRef") (hasKey $e "resourceFieldRef") -}}
 {{- $out = append $out (dict "name" $e.name "valueFrom" (omit $e "name")) -}}
 {{- else -}}
-{{- $out = append $out (dict "name" $e.name "value" (include "trainspec.escape" (include "trainspec.text" (dict "v" ($e.value | default "") "ctx" $ctx)))) -}}
+{{- $out = append $out (dict "name" $e.name "value" (include "trainspec.kubelet" (dict "v" ($e.value | default "") "ctx" $ctx))) -}}
 {{- end -}}
 {{- end -}}
 {{- toJson $out -}}
