@@ -19,9 +19,10 @@ from __future__ import annotations
 import os
 
 from trainspec.compiler.checks import MAX_DNS_LABEL, POD_SUFFIX
-from trainspec.compiler.frameworks import CONTAINER_NAME, SUCCESS_RULES
+from trainspec.compiler.frameworks import CONTAINER_NAME, START_AFTER, SUCCESS_RULES
 from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
 from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
+from trainspec.compiler.runpolicy import VERSION
 from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS
 
 from .jobset import START_ORDER
@@ -50,12 +51,13 @@ def _condition(framework: str, condition: tuple[str, str]) -> str:
 
 
 def _assign(rule) -> str:
-    return f'{{{{- $rule = "{rule.text}" -}}}}{{{{- $successRole = "{rule.role}" -}}}}'
+    return (f'{{{{- $rule = "{rule.text}" -}}}}{{{{- $successRole = "{rule.role}" -}}}}'
+            f'{{{{- $successScope = "{rule.scope}" -}}}}{{{{- $successIndex = {int(rule.index)} -}}}}')
 
 
 def success_rule_code(framework: str | None = None) -> str:
-    """Go-template lines that set `$rule` (the SuccessRule text) and `$successRole` (its role) for
-    `$v.framework` and `$counts`."""
+    """Go-template lines that set `$rule` (the SuccessRule text), `$successRole`, `$successScope` and
+    `$successIndex` (its fields) for `$v.framework` and `$counts`."""
     lines = []
     frameworks = [fw for fw in SUCCESS_RULES if fw in chart_frameworks(framework)]
     for n, framework in enumerate(frameworks):
@@ -174,12 +176,37 @@ def exit_code_list_code(framework: str | None = None, codes: range = PERMANENT_E
             f"{{{{- $exitCodes = append $exitCodes ({add}) -}}}}{{{{- end -}}}}\n")
 
 
+RUN_POLICY_MARKER = ("{{- /* trainspec:run-policy (generated from compiler/runpolicy.py VERSION, "
+                     "compiler/frameworks.py START_AFTER) */ -}}\n")
+
+
+def run_policy_code(framework: str | None = None) -> str:
+    """`$runPolicy` started: its version, and `startOrder` when a START_AFTER rule of `$v.framework`
+    waits for roles with replicas (as compiler/frameworks.py start_order)."""
+    lines = [f'{{{{- $runPolicy := dict "version" {VERSION} -}}}}', "{{- $startOrder := list -}}"]
+    for fw, rules in START_AFTER.items():
+        if fw not in chart_frameworks(framework):
+            continue
+        lines.append(f'{{{{- if eq $v.framework "{fw}" -}}}}')
+        for rule in rules:
+            after = " ".join(f'"{r}"' for r in rule.after)
+            lines.append(f"{{{{- $after := list -}}}}{{{{- range $r := list {after} -}}}}"
+                         "{{- if gt (int (get $t.counts $r | default 0)) 0 -}}{{- $after = append $after $r -}}"
+                         "{{- end -}}{{- end -}}")
+            lines.append(f'{{{{- if $after -}}}}{{{{- $startOrder = append $startOrder '
+                         f'(dict "role" "{rule.role}" "after" $after) -}}}}{{{{- end -}}}}')
+        lines.append("{{- end -}}")
+    lines.append('{{- if $startOrder -}}{{- $_ := set $runPolicy "startOrder" $startOrder -}}{{- end -}}')
+    return "".join(line + "\n" for line in lines)
+
+
 GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_MARKER, name_limit_code),
                               (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code),
                               (JOBSET_MARKER, jobset_code), (JOBSET_NAME_MARKER, jobset_name_limit_code)),
              "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code), (EXIT_CODE_LIST_MARKER, exit_code_list_code),
                            (FRAMEWORK_NAMES_MARKER, framework_names_code), (FRAMEWORK_ENV_MARKER, framework_env_code)),
-             "services.yaml": ((PORT_NAMES_MARKER, port_names_code),)}
+             "services.yaml": ((PORT_NAMES_MARKER, port_names_code),),
+             "topology.yaml": ((RUN_POLICY_MARKER, run_policy_code),)}
 
 
 def fill(name: str, text: str, framework: str | None = None) -> str:

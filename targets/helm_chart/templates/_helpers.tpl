@@ -73,6 +73,8 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- end -}}
 {{- $rule := "" -}}
 {{- $successRole := "" -}}
+{{- $successScope := "" -}}
+{{- $successIndex := 0 -}}
 {{- /* trainspec:success-rule (generated from compiler/frameworks.py SUCCESS_RULES) */ -}}
 {{- $pin := list -}}
 {{- range $name := $roles -}}
@@ -87,6 +89,8 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $_ := set $out "total" $total -}}
 {{- $_ := set $out "successRule" $rule -}}
 {{- $_ := set $out "successRole" $successRole -}}
+{{- $_ := set $out "successScope" $successScope -}}
+{{- $_ := set $out "successIndex" $successIndex -}}
 {{- $_ := set $out "jobset" $jobset -}}
 {{- $_ := set $out "names" $hostNames -}}
 {{- $_ := set $out "startOrder" (get $startOrders $v.framework) -}}
