@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from trainspec.compiler.checks import MAX_DNS_LABEL, POD_SUFFIX
+from trainspec.compiler.checks import JOBSET_FRAMEWORKS, MAX_DNS_LABEL, POD_SUFFIX
 from trainspec.compiler.frameworks import CONTAINER_NAME, START_AFTER, SUCCESS_RULES
 from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
 from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
@@ -143,7 +143,7 @@ def replica_limit_code(framework: str | None = None) -> str:
 
 
 JOBSET_MARKER = ("{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py "
-                 "JOBSET_ONE_POD_JOBS) */ -}}\n")
+                 "JOBSET_ONE_POD_JOBS, compiler/checks.py JOBSET_FRAMEWORKS) */ -}}\n")
 JOBSET_NAME_MARKER = "{{- /* trainspec:jobset-name-limit (generated from compiler/checks.py jobset) */ -}}\n"
 EXIT_CODE_LIST_MARKER = ("{{- /* trainspec:permanent-exit-code-list (generated from compiler/kube.py "
                          "PERMANENT_EXIT_CODES) */ -}}\n")
@@ -155,9 +155,16 @@ def _string_lists(table: dict[str, tuple[str, ...]]) -> str:
 
 def jobset_code(framework: str | None = None) -> str:
     """`$startOrders` (framework -> replicatedJobs in start order) and `$onePodJobs` (framework -> roles
-    written as N one-pod Jobs), the jobset target's tables."""
+    written as N one-pod Jobs), the jobset target's tables; with workload jobset, `fail` for a framework
+    the jobset target refuses (not in JOBSET_FRAMEWORKS)."""
+    frameworks = " ".join(f'"{fw}"' for fw in JOBSET_FRAMEWORKS)
     return (f"{{{{- $startOrders := dict {_string_lists(START_ORDER)} -}}}}\n"
-            f"{{{{- $onePodJobs := dict {_string_lists(JOBSET_ONE_POD_JOBS)} -}}}}\n")
+            f"{{{{- $onePodJobs := dict {_string_lists(JOBSET_ONE_POD_JOBS)} -}}}}\n"
+            f"{{{{- if and $jobset (not (has $v.framework (list {frameworks}))) -}}}}\n"
+            '{{- fail (printf "workload jobset: trainspec does not yet write the %s controller\'s variables for '
+            'JobSet host names (the jobset target refuses it too); expected framework one of '
+            f'{", ".join(JOBSET_FRAMEWORKS)}; use workload jobs" $v.framework) -}}}}\n'
+            "{{- end -}}\n")
 
 
 def jobset_name_limit_code(framework: str | None = None) -> str:

@@ -17,7 +17,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $out := .out -}}
 {{- $jobset := eq ($v.workload | default "jobs") "jobset" -}}
 {{- /* trainspec:role-order (generated from compiler/model.py ROLE_ORDER) */ -}}
-{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py JOBSET_ONE_POD_JOBS) */ -}}
+{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py JOBSET_ONE_POD_JOBS, compiler/checks.py JOBSET_FRAMEWORKS) */ -}}
 {{- $perJob := get $onePodJobs $v.framework | default list -}}
 {{- $roles := list -}}
 {{- range $name := get $orders $v.framework -}}
