@@ -25,9 +25,8 @@ from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
 from trainspec.compiler.runpolicy import VERSION
 from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS
 
-from .jobset import START_ORDER
-
 from .common import PORT_NAMES
+from .jobset import START_ORDER
 
 # Frameworks whose code is in the template files themselves.
 BUILTIN = ("tensorflow", "pytorch", "mxnet", "mpi")

@@ -18,6 +18,7 @@ from helm_python import HelmError  # noqa: E402
 
 from trainspec.compiler import load_plans, runpolicy  # noqa: E402
 from trainspec.targets import helm, k8s  # noqa: E402
+
 from helpers import GOLDEN, SPECS, run_cli  # noqa: E402
 
 EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))
