@@ -112,11 +112,19 @@ LINGERING_ROLES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Roles that must be up before another starts: mpirun reaches every worker over ssh at once.
+# A table (not code) so the chart's run policy is generated from it (targets/helm_rules.py).
+START_AFTER: dict[str, tuple[StartAfter, ...]] = {"mpi": (StartAfter("launcher", ("worker",)),)}
+
+
 def start_order(framework: str, roles: dict[str, int]) -> tuple[StartAfter, ...]:
-    """Roles that must be up before another starts: mpirun reaches every worker over ssh at once."""
-    if framework == "mpi" and roles.get("worker"):
-        return (StartAfter("launcher", ("worker",)),)
-    return ()
+    """START_AFTER's rules for `framework`, each waiting only for the roles that have replicas."""
+    out = []
+    for rule in START_AFTER.get(framework, ()):
+        after = tuple(r for r in rule.after if roles.get(r))
+        if after:
+            out.append(StartAfter(rule.role, after))
+    return tuple(out)
 
 
 def framework_env(framework: str, job: str, role: str, index: int, counts: dict[str, int],

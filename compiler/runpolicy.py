@@ -75,8 +75,9 @@ def _restart(restart: Restart) -> dict[str, Any]:
 
 
 def annotation(plan: JobPlan) -> str:
-    """`encode(plan)` as the compact JSON an annotation value holds."""
-    return json.dumps(encode(plan), separators=(",", ":"))
+    """`encode(plan)` as the compact JSON an annotation value holds.  Keys sorted, as Go's
+    json.Marshal (Helm's toJson) writes them, so the chart renders the same bytes."""
+    return json.dumps(encode(plan), sort_keys=True, separators=(",", ":"))
 
 
 class RunPolicyError(ValueError):

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import os
 
-from trainspec.compiler.checks import MAX_DNS_LABEL, POD_SUFFIX
-from trainspec.compiler.frameworks import CONTAINER_NAME, SUCCESS_RULES
+from trainspec.compiler.checks import JOBSET_FRAMEWORKS, MAX_DNS_LABEL, POD_SUFFIX
+from trainspec.compiler.frameworks import CONTAINER_NAME, START_AFTER, SUCCESS_RULES
 from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
 from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
+from trainspec.compiler.runpolicy import VERSION
 from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS
 
-from .jobset import START_ORDER
-
 from .common import PORT_NAMES
+from .jobset import START_ORDER
 
 # Frameworks whose code is in the template files themselves.
 BUILTIN = ("tensorflow", "pytorch", "mxnet", "mpi")
@@ -50,12 +50,13 @@ def _condition(framework: str, condition: tuple[str, str]) -> str:
 
 
 def _assign(rule) -> str:
-    return f'{{{{- $rule = "{rule.text}" -}}}}{{{{- $successRole = "{rule.role}" -}}}}'
+    return (f'{{{{- $rule = "{rule.text}" -}}}}{{{{- $successRole = "{rule.role}" -}}}}'
+            f'{{{{- $successScope = "{rule.scope}" -}}}}{{{{- $successIndex = {int(rule.index)} -}}}}')
 
 
 def success_rule_code(framework: str | None = None) -> str:
-    """Go-template lines that set `$rule` (the SuccessRule text) and `$successRole` (its role) for
-    `$v.framework` and `$counts`."""
+    """Go-template lines that set `$rule` (the SuccessRule text), `$successRole`, `$successScope` and
+    `$successIndex` (its fields) for `$v.framework` and `$counts`."""
     lines = []
     frameworks = [fw for fw in SUCCESS_RULES if fw in chart_frameworks(framework)]
     for n, framework in enumerate(frameworks):
@@ -141,7 +142,7 @@ def replica_limit_code(framework: str | None = None) -> str:
 
 
 JOBSET_MARKER = ("{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py "
-                 "JOBSET_ONE_POD_JOBS) */ -}}\n")
+                 "JOBSET_ONE_POD_JOBS, compiler/checks.py JOBSET_FRAMEWORKS) */ -}}\n")
 JOBSET_NAME_MARKER = "{{- /* trainspec:jobset-name-limit (generated from compiler/checks.py jobset) */ -}}\n"
 EXIT_CODE_LIST_MARKER = ("{{- /* trainspec:permanent-exit-code-list (generated from compiler/kube.py "
                          "PERMANENT_EXIT_CODES) */ -}}\n")
@@ -153,9 +154,16 @@ def _string_lists(table: dict[str, tuple[str, ...]]) -> str:
 
 def jobset_code(framework: str | None = None) -> str:
     """`$startOrders` (framework -> replicatedJobs in start order) and `$onePodJobs` (framework -> roles
-    written as N one-pod Jobs), the jobset target's tables."""
+    written as N one-pod Jobs), the jobset target's tables; with workload jobset, `fail` for a framework
+    the jobset target refuses (not in JOBSET_FRAMEWORKS)."""
+    frameworks = " ".join(f'"{fw}"' for fw in JOBSET_FRAMEWORKS)
     return (f"{{{{- $startOrders := dict {_string_lists(START_ORDER)} -}}}}\n"
-            f"{{{{- $onePodJobs := dict {_string_lists(JOBSET_ONE_POD_JOBS)} -}}}}\n")
+            f"{{{{- $onePodJobs := dict {_string_lists(JOBSET_ONE_POD_JOBS)} -}}}}\n"
+            f"{{{{- if and $jobset (not (has $v.framework (list {frameworks}))) -}}}}\n"
+            '{{- fail (printf "workload jobset: trainspec does not yet write the %s controller\'s variables for '
+            'JobSet host names (the jobset target refuses it too); expected framework one of '
+            f'{", ".join(JOBSET_FRAMEWORKS)}; use workload jobs" $v.framework) -}}}}\n'
+            "{{- end -}}\n")
 
 
 def jobset_name_limit_code(framework: str | None = None) -> str:
@@ -174,12 +182,37 @@ def exit_code_list_code(framework: str | None = None, codes: range = PERMANENT_E
             f"{{{{- $exitCodes = append $exitCodes ({add}) -}}}}{{{{- end -}}}}\n")
 
 
+RUN_POLICY_MARKER = ("{{- /* trainspec:run-policy (generated from compiler/runpolicy.py VERSION, "
+                     "compiler/frameworks.py START_AFTER) */ -}}\n")
+
+
+def run_policy_code(framework: str | None = None) -> str:
+    """`$runPolicy` started: its version, and `startOrder` when a START_AFTER rule of `$v.framework`
+    waits for roles with replicas (as compiler/frameworks.py start_order)."""
+    lines = [f'{{{{- $runPolicy := dict "version" {VERSION} -}}}}', "{{- $startOrder := list -}}"]
+    for fw, rules in START_AFTER.items():
+        if fw not in chart_frameworks(framework):
+            continue
+        lines.append(f'{{{{- if eq $v.framework "{fw}" -}}}}')
+        for rule in rules:
+            after = " ".join(f'"{r}"' for r in rule.after)
+            lines.append(f"{{{{- $after := list -}}}}{{{{- range $r := list {after} -}}}}"
+                         "{{- if gt (int (get $t.counts $r | default 0)) 0 -}}{{- $after = append $after $r -}}"
+                         "{{- end -}}{{- end -}}")
+            lines.append(f'{{{{- if $after -}}}}{{{{- $startOrder = append $startOrder '
+                         f'(dict "role" "{rule.role}" "after" $after) -}}}}{{{{- end -}}}}')
+        lines.append("{{- end -}}")
+    lines.append('{{- if $startOrder -}}{{- $_ := set $runPolicy "startOrder" $startOrder -}}{{- end -}}')
+    return "".join(line + "\n" for line in lines)
+
+
 GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_MARKER, name_limit_code),
                               (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code),
                               (JOBSET_MARKER, jobset_code), (JOBSET_NAME_MARKER, jobset_name_limit_code)),
              "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code), (EXIT_CODE_LIST_MARKER, exit_code_list_code),
                            (FRAMEWORK_NAMES_MARKER, framework_names_code), (FRAMEWORK_ENV_MARKER, framework_env_code)),
-             "services.yaml": ((PORT_NAMES_MARKER, port_names_code),)}
+             "services.yaml": ((PORT_NAMES_MARKER, port_names_code),),
+             "topology.yaml": ((RUN_POLICY_MARKER, run_policy_code),)}
 
 
 def fill(name: str, text: str, framework: str | None = None) -> str:

@@ -16,8 +16,9 @@ import yaml
 helm_chart = pytest.importorskip("helm_python.chart", reason="helm-python-sdk is not installed")
 from helm_python import HelmError  # noqa: E402
 
-from trainspec.compiler import load_plans  # noqa: E402
+from trainspec.compiler import load_plans, runpolicy  # noqa: E402
 from trainspec.targets import helm, k8s  # noqa: E402
+
 from helpers import GOLDEN, SPECS, run_cli  # noqa: E402
 
 EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))
@@ -239,6 +240,26 @@ def test_other_knobs_equal_recompiling(tmp_path):
         data["spec"]["roles"]["worker"]["resources"] = {"cpu": "500m", "memory": "2Gi", "gpu": 2}
         data["spec"]["roles"]["worker"]["restartPolicy"] = "Always"
     assert_same_objects(got, k8s_objects(plan_of("tf-ps.yaml", tmp_path, edit)))
+
+
+def test_run_policy_annotation_follows_values(tmp_path):
+    """The topology ConfigMap's trainspec.dev/run-policy (what `trainspec run` reads back) is
+    computed from values: job knobs, restart policies and the start order equal recompiling."""
+    plan = plan_of("mpi-horovod.yaml", tmp_path)
+    values = {"backoffLimit": 5, "activeDeadlineSeconds": 900, "cleanPodPolicy": "All",
+              "ttlSecondsAfterFinished": 30, "roles": {"worker": {"replicas": 3, "restartPolicy": "OnFailure"}}}
+    got = render(write_chart(plan, tmp_path / "chart"), plan.namespace, values)
+
+    def edit(data):
+        data["spec"].update(backoffLimit=5, activeDeadlineSeconds=900, cleanPodPolicy="All", ttlSecondsAfterFinished=30)
+        data["spec"]["roles"]["worker"].update(replicas=3, restartPolicy="OnFailure")
+    want = k8s_objects(plan_of("mpi-horovod.yaml", tmp_path, edit))
+    assert_same_objects(got, want)
+    topology = next(o for o in got if o["kind"] == "ConfigMap")
+    policy = runpolicy.parse_annotation(topology["metadata"]["annotations"][runpolicy.ANNOTATION])
+    assert policy.restart["worker"] == ("OnFailure", 5)
+    assert [tuple(s) for s in policy.start_order] == [("launcher", ("worker",))]
+    assert (policy.cleanup.pods, policy.backoff_limit, policy.deadline) == ("All", 5, 900)
 
 
 def test_changing_the_name_equals_recompiling(tmp_path):

@@ -25,9 +25,18 @@ from trainspec.compiler import SpecErrors, load_plans  # noqa: E402
 from trainspec.targets import jobset  # noqa: E402
 
 import schemas  # noqa: E402
-from helpers import GOLDEN  # noqa: E402
+from helpers import GOLDEN, SPECS  # noqa: E402
 
 JOBSET = {"workload": "jobset"}
+
+
+def _jobset_refuses(spec: str) -> bool:
+    (plan,) = load_plans(str(SPECS / spec))
+    return bool(plan.target_errors.get("jobset"))
+
+
+JOBSET_EXAMPLES = [spec for spec in EXAMPLES if not _jobset_refuses(spec)]
+REFUSED_EXAMPLES = [spec for spec in EXAMPLES if _jobset_refuses(spec)]  # paddle (compiler/checks.py jobset)
 K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (as tests/test_jobset.py)
 
 
@@ -54,7 +63,7 @@ def the_jobset(docs: list[dict]) -> dict:
 
 # --- workload: jobset == the jobset target -------------------------------------------------------
 
-@pytest.mark.parametrize("spec", EXAMPLES)
+@pytest.mark.parametrize("spec", JOBSET_EXAMPLES)
 def test_jobset_workload_is_the_jobset_target(spec, tmp_path):
     plan = plan_of(spec, tmp_path)
     chart = write_chart(plan, tmp_path)
@@ -63,12 +72,26 @@ def test_jobset_workload_is_the_jobset_target(spec, tmp_path):
     assert_same_objects(got, jobset_objects(plan))
 
 
-@pytest.mark.parametrize("spec", EXAMPLES)
+@pytest.mark.parametrize("spec", JOBSET_EXAMPLES)
 def test_golden_chart_with_jobset_renders_the_golden_jobset(spec, tmp_path):
     plan = plan_of(spec, tmp_path)
     golden = GOLDEN / plan.name
     want = sort_objects([d for d in yaml.safe_load_all((golden / "jobset.yaml").read_text()) if d])
     assert_same_objects(render(golden / "helm", plan.namespace, JOBSET), want)
+
+
+@pytest.mark.parametrize("spec", REFUSED_EXAMPLES)
+def test_a_framework_the_jobset_target_refuses_is_refused(spec, tmp_path):
+    """Paddle: the jobset target refuses it (no JobSet form of its pod-IP rendezvous); so does the chart,
+    from the compiled chart and the golden one, while workload jobs still renders."""
+    plan = plan_of(spec, tmp_path)
+    with pytest.raises(SpecErrors, match=f"does not yet write the {plan.framework} controller"):
+        jobset.render(plan)
+    for chart in (write_chart(plan, tmp_path), GOLDEN / plan.name / "helm"):
+        assert render(chart, plan.namespace)
+        with pytest.raises(HelmError, match=f"workload jobset: trainspec does not yet write the {plan.framework} "
+                                            "controller's variables .*use workload jobs"):
+            render(chart, plan.namespace, JOBSET)
 
 
 def test_default_workload_is_jobs(tmp_path):
@@ -90,6 +113,8 @@ JOBSET_TOPOLOGY_CASES = [
     ("full-features.yaml", "worker", 6),  # PyTorch workers: one-pod Jobs, replicas = N
     ("mxnet-ps.yaml", "server", 3),
     ("mpi-horovod.yaml", "worker", 4),
+    ("xgboost.yaml", "worker", 5),  # one-pod Jobs: RANK from job-global-index, WORKER_ADDRS JobSet hosts
+    ("jax.yaml", "worker", 3),  # PROCESS_ID $(TRAINSPEC_INDEX), NUM_PROCESSES follows
 ]
 
 
@@ -143,7 +168,7 @@ def test_pytorch_workers_stay_one_pod_jobs(tmp_path):
 
 # --- valid for the cluster -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("spec", EXAMPLES)
+@pytest.mark.parametrize("spec", JOBSET_EXAMPLES)
 def test_rendered_jobset_passes_the_strict_crd_and_job_schemas(spec, tmp_path):
     kubernetes_validate = pytest.importorskip("kubernetes_validate")
     plan = plan_of(spec, tmp_path)

@@ -2,13 +2,21 @@
 {{- $rank := $i }}
 {{- if eq $role "worker" }}{{ $rank = add $i (get $t.counts "master") }}{{ end }}
 {{- $fwEnv = append $fwEnv (dict "name" "MASTER_PORT" "value" (toString (get $t.ports "master"))) }}
-{{- $fwEnv = append $fwEnv (dict "name" "MASTER_ADDR" "value" (printf "%s-master-0" $t.job)) }}
+{{- $fwEnv = append $fwEnv (dict "name" "MASTER_ADDR" "value" (first (get $t.names "master"))) }}
 {{- $fwEnv = append $fwEnv (dict "name" "WORLD_SIZE" "value" (toString $t.total)) }}
-{{- $fwEnv = append $fwEnv (dict "name" "RANK" "value" (toString $rank)) }}
+{{- /* workload jobset: workers are one-pod Jobs after the master, so the job-global-index is the rank */}}
+{{- $rankEnv := dict "name" "RANK" "value" (toString $rank) }}
+{{- if and $js (ne $role "master") }}{{ $rankEnv = dict "name" "RANK" "valueFrom" (dict "fieldRef" (dict "fieldPath" "metadata.labels['jobset.sigs.k8s.io/job-global-index']")) }}{{ end }}
+{{- $fwEnv = append $fwEnv $rankEnv }}
 {{- $fwEnv = append $fwEnv (dict "name" "PYTHONUNBUFFERED" "value" "1") }}
 {{- if gt (int $t.total) 1 }}
 {{- $fwEnv = append $fwEnv (dict "name" "WORKER_PORT" "value" (toString (get $t.ports "worker"))) }}
 {{- $addrs := list }}
+{{- if $js }}
+{{- $workers := get $t.names "worker" | default list }}
+{{- $addrs = slice $workers 0 (min (len $workers) (int (sub $t.total 1))) }}
+{{- else }}
 {{- range $w := until (int (sub $t.total 1)) }}{{ $addrs = append $addrs (printf "%s-worker-%d" $t.job $w) }}{{ end }}
+{{- end }}
 {{- $fwEnv = append $fwEnv (dict "name" "WORKER_ADDRS" "value" (join "," $addrs)) }}
 {{- end }}

@@ -17,7 +17,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $out := .out -}}
 {{- $jobset := eq ($v.workload | default "jobs") "jobset" -}}
 {{- /* trainspec:role-order (generated from compiler/model.py ROLE_ORDER) */ -}}
-{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py JOBSET_ONE_POD_JOBS) */ -}}
+{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py JOBSET_ONE_POD_JOBS, compiler/checks.py JOBSET_FRAMEWORKS) */ -}}
 {{- $perJob := get $onePodJobs $v.framework | default list -}}
 {{- $roles := list -}}
 {{- range $name := get $orders $v.framework -}}
@@ -73,6 +73,8 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- end -}}
 {{- $rule := "" -}}
 {{- $successRole := "" -}}
+{{- $successScope := "" -}}
+{{- $successIndex := 0 -}}
 {{- /* trainspec:success-rule (generated from compiler/frameworks.py SUCCESS_RULES) */ -}}
 {{- $pin := list -}}
 {{- range $name := $roles -}}
@@ -87,6 +89,8 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $_ := set $out "total" $total -}}
 {{- $_ := set $out "successRule" $rule -}}
 {{- $_ := set $out "successRole" $successRole -}}
+{{- $_ := set $out "successScope" $successScope -}}
+{{- $_ := set $out "successIndex" $successIndex -}}
 {{- $_ := set $out "jobset" $jobset -}}
 {{- $_ := set $out "names" $hostNames -}}
 {{- $_ := set $out "startOrder" (get $startOrders $v.framework) -}}

@@ -19,6 +19,9 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $orders := dict "tensorflow" (list "chief" "ps" "worker" "evaluator") "pytorch" (list "master" "worker") "mxnet" (list "scheduler" "server" "worker") "mpi" (list "launcher" "worker") -}}
 {{- $startOrders := dict "tensorflow" (list "ps" "chief" "worker" "evaluator") "pytorch" (list "master" "worker") "mxnet" (list "scheduler" "server" "worker") "mpi" (list "worker" "launcher") "xgboost" (list "master" "worker") "jax" (list "worker") -}}
 {{- $onePodJobs := dict "pytorch" (list "worker") "xgboost" (list "worker") -}}
+{{- if and $jobset (not (has $v.framework (list "tensorflow" "pytorch" "mxnet" "mpi" "xgboost" "jax"))) -}}
+{{- fail (printf "workload jobset: trainspec does not yet write the %s controller's variables for JobSet host names (the jobset target refuses it too); expected framework one of tensorflow, pytorch, mxnet, mpi, xgboost, jax; use workload jobs" $v.framework) -}}
+{{- end -}}
 {{- $perJob := get $onePodJobs $v.framework | default list -}}
 {{- $roles := list -}}
 {{- range $name := get $orders $v.framework -}}
@@ -78,15 +81,17 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- end -}}
 {{- $rule := "" -}}
 {{- $successRole := "" -}}
+{{- $successScope := "" -}}
+{{- $successIndex := 0 -}}
 {{- if eq $v.framework "tensorflow" -}}
-{{- if gt (int (get $counts "chief" | default 0)) 0 -}}{{- $rule = "chief-0 succeeds" -}}{{- $successRole = "chief" -}}
-{{- else if eq (($v.tensorflow | default dict).successPolicy | default "") "AllWorkers" -}}{{- $rule = "all workers succeed" -}}{{- $successRole = "worker" -}}
-{{- else -}}{{- $rule = "worker-0 succeeds" -}}{{- $successRole = "worker" -}}{{- end -}}
+{{- if gt (int (get $counts "chief" | default 0)) 0 -}}{{- $rule = "chief-0 succeeds" -}}{{- $successRole = "chief" -}}{{- $successScope = "one" -}}{{- $successIndex = 0 -}}
+{{- else if eq (($v.tensorflow | default dict).successPolicy | default "") "AllWorkers" -}}{{- $rule = "all workers succeed" -}}{{- $successRole = "worker" -}}{{- $successScope = "all" -}}{{- $successIndex = 0 -}}
+{{- else -}}{{- $rule = "worker-0 succeeds" -}}{{- $successRole = "worker" -}}{{- $successScope = "one" -}}{{- $successIndex = 0 -}}{{- end -}}
 {{- else if eq $v.framework "pytorch" -}}
-{{- if gt (int (get $counts "master" | default 0)) 0 -}}{{- $rule = "master-0 succeeds" -}}{{- $successRole = "master" -}}
-{{- else -}}{{- $rule = "all workers succeed" -}}{{- $successRole = "worker" -}}{{- end -}}
-{{- else if eq $v.framework "mxnet" -}}{{- $rule = "scheduler-0 succeeds" -}}{{- $successRole = "scheduler" -}}
-{{- else -}}{{- $rule = "launcher-0 succeeds" -}}{{- $successRole = "launcher" -}}{{- end -}}
+{{- if gt (int (get $counts "master" | default 0)) 0 -}}{{- $rule = "master-0 succeeds" -}}{{- $successRole = "master" -}}{{- $successScope = "one" -}}{{- $successIndex = 0 -}}
+{{- else -}}{{- $rule = "all workers succeed" -}}{{- $successRole = "worker" -}}{{- $successScope = "all" -}}{{- $successIndex = 0 -}}{{- end -}}
+{{- else if eq $v.framework "mxnet" -}}{{- $rule = "scheduler-0 succeeds" -}}{{- $successRole = "scheduler" -}}{{- $successScope = "one" -}}{{- $successIndex = 0 -}}
+{{- else -}}{{- $rule = "launcher-0 succeeds" -}}{{- $successRole = "launcher" -}}{{- $successScope = "one" -}}{{- $successIndex = 0 -}}{{- end -}}
 {{- $pin := list -}}
 {{- range $name := $roles -}}
 {{- $pin = append $pin (printf "%s=%d:%d" $name (get $counts $name) (get $ports $name)) -}}
@@ -100,6 +105,8 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $_ := set $out "total" $total -}}
 {{- $_ := set $out "successRule" $rule -}}
 {{- $_ := set $out "successRole" $successRole -}}
+{{- $_ := set $out "successScope" $successScope -}}
+{{- $_ := set $out "successIndex" $successIndex -}}
 {{- $_ := set $out "jobset" $jobset -}}
 {{- $_ := set $out "names" $hostNames -}}
 {{- $_ := set $out "startOrder" (get $startOrders $v.framework) -}}
