@@ -199,6 +199,11 @@ TRAINER_OTHER_TARGETS = "jobset, kubeflow, volcano, k8s, helm or compose"
 NODE_FRAMEWORKS = {"pytorch": "PyTorch", "xgboost": "XGBoost"}  # master + workers as one `node` Job
 
 
+JOB_LEVEL = ("image", "workingDir", "restartPolicy", "volumes")  # node settings the spec also has job-wide
+JOB_LEVEL_HINT = "set it at the job level"
+SAME_HINT = "give the master and workers the same {}"
+
+
 def one_node_template(plan: JobPlan) -> str:
     return (f"Trainer v2 runs the {NODE_FRAMEWORKS.get(plan.framework, plan.framework)} master and workers from "
             "one pod template (its `node` Job)")
@@ -240,7 +245,8 @@ def _shared_nodes(plan: JobPlan) -> list[Problem]:
             path = worker.restart_path if key == "restartPolicy" else ("spec", "roles", "worker", key)
             out.append(Problem(path, f"target trainjob: {one_node_template(plan)}, but their {key} differ",
                                "the same settings for master and worker",
-                               "set it at the job level, or use the jobset or kubeflow target", True))
+                               f"{JOB_LEVEL_HINT if key in JOB_LEVEL else SAME_HINT.format(key)}, or use the jobset "
+                               "or kubeflow target", True))
     scheme = scheme_for("trainjob", plan.framework)
     m, w = master.renders.get(scheme), worker.renders.get(scheme)
     if m is not None and w is not None:
