@@ -102,10 +102,11 @@ def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
 
 
 def trainer_mpi_root_key(plan: JobPlan) -> list[Problem]:
-    """Trainer's MPI plugin mounts the SSH private key `id_rsa` with mode 0640 (CONVENTIONS-V2 §3.4), and
-    OpenSSH running as root refuses a private key that its group can read ("UNPROTECTED PRIVATE KEY FILE"),
-    so mpirun's ssh to the workers fails when the pods run as root.  The spec has no pod securityContext
-    yet, so every MPI job is warned (once it has one, warn only when runAsUser is unset or 0)."""
+    """Trainer's MPI plugin mounts the SSH private key `id_rsa` with mode 0640 (CONVENTIONS-V2 §3.4), owned by
+    root; OpenSSH refuses a key its own user owns that the group can read ("UNPROTECTED PRIVATE KEY FILE"), so
+    mpirun's ssh to the workers fails when the pods run as root (a non-root user in the fsGroup reads it).
+    The spec has no pod securityContext yet, so every MPI job is warned (once it has one, warn only when
+    runAsUser is unset or 0)."""
     if plan.framework != "mpi":
         return []
     return [Problem(("spec", "framework"),

@@ -49,7 +49,8 @@ def register(scheme: NamingScheme) -> NamingScheme:
 
 register(NamingScheme(BASE, "<job>-<role>-<i>", lambda job, role, i: f"{job}-{role}-{i}"))
 register(NamingScheme("mpi-operator", "<job>-launcher.<job>, <job>-worker-<i>.<job>",
-                      lambda job, role, i: f"{job}-launcher.{job}" if role == "launcher" else f"{job}-{role}-{i}.{job}"))
+                      lambda job, role, i: f"{job}-launcher.{job}" if role == "launcher"
+                      else f"{job}-{role}-{i}.{job}"))
 register(NamingScheme("subdomain", "<job>-<role>-<i>.<job>", lambda job, role, i: f"{job}-{role}-{i}.{job}"))
 
 # JobSet: roles whose replicatedJob is N one-pod Jobs instead of one Indexed Job of N pods (RANK =
