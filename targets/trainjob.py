@@ -17,6 +17,12 @@ that fit.
   WORLD_SIZE and RANK (= the completion index) in the runtime.  TRAINSPEC_ROLE
   and TRAINSPEC_INDEX are not written: node 0 (the master) and node 1 (worker 0)
   would need values the downward API cannot give; read RANK or PET_NODE_RANK.
+* xgboost: as torch (master = node 0, the tracker; worker i = node i + 1); Trainer injects DMLC_*
+  (reserved); we write the XGBoostJob controller's MASTER_PORT / ADDR, WORLD_SIZE, RANK (= the completion
+  index), PYTHONUNBUFFERED, WORKER_PORT / ADDRS, all at port 29500.
+* jax: the workers are the `node` Job's pods (worker i = node i); Trainer injects JAX_* before the
+  TrainJob's env; we write the JAXJob controller's COORDINATOR_ADDRESS / PORT, NUM_PROCESSES, PROCESS_ID,
+  and TRAINSPEC_ROLE / TRAINSPEC_INDEX (one role: exact for every node).
 * mpi: replicatedJobs `node` (our workers, sshd) and `launcher` (the trainer
   step, `dependsOn` node Ready); Trainer makes the SSH Secret and the hostfile
   (`<job>-node-0-<i>.<job> slots=N`) and the launcher's OMPI_* variables itself.

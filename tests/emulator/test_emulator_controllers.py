@@ -293,6 +293,7 @@ def test_trainjob_xgboost_plugin_env(tmp_path):
             ("xgboost-dist-node-0-0.xgboost-dist", "29500", str(k), "3")
         assert env["WORKER_ADDRS"] == "xgboost-dist-node-0-1.xgboost-dist,xgboost-dist-node-0-2.xgboost-dist"
     assert job.controller_success.groups == [["xgboost-dist-node-0-0"]]
+    assert job.controller  # the Job's successPolicy ends the workers: no plain-Kubernetes leftover report
     runtime = next(d for d in docs if d["kind"] == "TrainingRuntime")
     container = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
         "containers"][0]
