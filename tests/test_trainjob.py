@@ -108,6 +108,26 @@ def test_jax_nodes_get_the_jaxjob_variables_for_trainer_hosts():
         assert env["TRAINSPEC_HOSTS_WORKER"] == "jax-dist-node-0-0.jax-dist:29500,jax-dist-node-0-1.jax-dist:29500"
 
 
+def test_jax_index_templates_become_the_completion_index(tmp_path):
+    path = write_spec(tmp_path, """\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: jx}
+        spec:
+          framework: jax
+          image: jax:1
+          command: [python3, train.py, "--shard={{ index }}"]
+          env: {SHARD: "part-{{ index }}", PEERS: "{{ hosts.worker | join(' ') }}"}
+          roles:
+            worker: {replicas: 3}
+        """)
+    pods = operator_model.trainjob_pods(compiled_docs("trainjob", path))
+    for k, pod in enumerate(pods):
+        assert pod.command == ["python3", "train.py", f"--shard={k}"]
+        assert pod.env["SHARD"] == f"part-{k}" and pod.env["TRAINSPEC_INDEX"] == str(k)
+        assert pod.env["PEERS"] == " ".join(f"jx-node-0-{i}.jx:29500" for i in range(3))
+
+
 def test_xgboost_master_is_node_0_and_ranks_follow_the_completion_index(xgboost_spec):
     (plan,) = load_plans(str(xgboost_spec))
     docs = compiled_docs("trainjob", xgboost_spec)
