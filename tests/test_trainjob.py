@@ -153,11 +153,14 @@ def test_xgboost_master_is_node_0_and_ranks_follow_the_completion_index(xgboost_
 
 
 def test_xgboost_roles_that_differ_and_reserved_dmlc_names_are_errors(tmp_path):
-    r = run_cli("compile", str(SPECS / "xgboost.yaml"), "-t", "trainjob")
+    unequal = tmp_path / "xgboost.yaml"
+    unequal.write_text((SPECS / "xgboost.yaml").read_text().replace(
+        '      replicas: 1\n      resources: {cpu: "1", memory: 2Gi}', "      replicas: 1", 1))
+    r = run_cli("compile", str(unequal), "-t", "trainjob")
     assert r.returncode == 2 and "spec.roles.worker.resources: target trainjob:" in r.stderr, r.stderr
     assert "XGBoost master and workers from one pod template" in r.stderr and "Traceback" not in r.stderr
     assert "give the master and workers the same resources" in r.stderr  # there is no job-level resources
-    (plan,) = load_plans(str(SPECS / "xgboost.yaml"))
+    (plan,) = load_plans(str(unequal))
     assert "resources differ" in (unsupported("trainjob", plan) or "")
     path = write_spec(tmp_path, XGBOOST.replace("{DATA: /data}", "{DMLC_TASK_ID: '7'}"))
     r = run_cli("compile", str(path), "-t", "trainjob")
