@@ -101,10 +101,30 @@ def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
                     "compile for jobset, kubeflow or volcano, or set activeDeadlineSeconds")]
 
 
+def trainer_mpi_root_key(plan: JobPlan) -> list[Problem]:
+    """Trainer's MPI plugin mounts the SSH private key `id_rsa` with mode 0640 (CONVENTIONS-V2 §3.4), owned by
+    root; OpenSSH refuses a key its own user owns that the group can read ("UNPROTECTED PRIVATE KEY FILE"), so
+    mpirun's ssh to the workers fails when the pods run as root (a non-root user in the fsGroup reads it).
+    The spec has no pod securityContext yet, so every MPI job is warned (once it has one, warn only when
+    runAsUser is unset or 0)."""
+    if plan.framework != "mpi":
+        return []
+    return [Problem(("spec", "framework"),
+                    "Trainer's MPI plugin mounts the SSH private key id_rsa with mode 0640, "
+                    "which OpenSSH refuses when the pods run as root (the image's default user, unless it sets "
+                    "another): mpirun cannot reach the workers",
+                    "pods that run as a non-root user",
+                    "build the image with a non-root user (e.g. mpiuser) that runs sshd and mpirun, give the pods "
+                    "runAsUser / fsGroup for it, and point mlPolicy.mpi.sshAuthMountPath at its ~/.ssh, as "
+                    "Trainer's deepspeed-distributed runtime does with /home/mpiuser/.ssh; or use the kubeflow "
+                    "(mpi-operator) or jobset target")]
+
+
 # Warnings per target: the output is valid, but the user should know (printed once per job).
 WARNINGS: dict[str, Callable[[JobPlan], list[Problem]]] = {
     "k8s": plain_kubernetes_caveat,
     "helm": plain_kubernetes_caveat,
+    "trainjob": trainer_mpi_root_key,
 }
 
 
@@ -172,7 +192,8 @@ class TrainerRuntime(NamedTuple):
     implementations: tuple[str, ...] = ()  # MPI implementations Trainer implements
 
 
-# framework -> runtime.  jax (worker) and xgboost (master + worker) join as those frameworks are added.
+# framework -> runtime.  Frameworks whose node_roles are all on one `node` Job (torch, jax, xgboost) run
+# every node from one pod template: the first role's replica 0 is node 0 (master, coordinator, tracker).
 TRAINER_RUNTIMES: dict[str, TrainerRuntime] = {
     "pytorch": TrainerRuntime("torch", ("master", "worker"), "master",
                               ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR",
@@ -180,9 +201,22 @@ TRAINER_RUNTIMES: dict[str, TrainerRuntime] = {
     "mpi": TrainerRuntime("mpi", ("worker",), "launcher",
                           ("OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
                            "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args"), ("OpenMPI",)),
+    "jax": TrainerRuntime("jax", ("worker",), "worker"),  # JAX_*: no reserved-name check in Trainer
+    "xgboost": TrainerRuntime("xgboost", ("master", "worker"), "master",
+                              ("DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER")),
 }
 TRAINER_OTHER_TARGETS = "jobset, kubeflow, volcano, k8s, helm or compose"
-ONE_NODE_TEMPLATE = "Trainer v2 runs the PyTorch master and workers from one pod template (its `node` Job)"
+NODE_FRAMEWORKS = {"pytorch": "PyTorch", "xgboost": "XGBoost"}  # master + workers as one `node` Job
+
+
+JOB_LEVEL = ("image", "workingDir", "restartPolicy", "volumes")  # node settings the spec also has job-wide
+JOB_LEVEL_HINT = "set it at the job level"
+SAME_HINT = "give the master and workers the same {}"
+
+
+def one_node_template(plan: JobPlan) -> str:
+    return (f"Trainer v2 runs the {NODE_FRAMEWORKS.get(plan.framework, plan.framework)} master and workers from "
+            "one pod template (its `node` Job)")
 
 
 def _node_settings(role: RolePlan) -> dict:
@@ -210,7 +244,7 @@ def _text_difference(role: RolePlan, a: Rendered, b: Rendered) -> tuple[str, tup
     return None
 
 
-def _torch_nodes(plan: JobPlan) -> list[Problem]:
+def _shared_nodes(plan: JobPlan) -> list[Problem]:
     master, worker = plan.role("master"), plan.role("worker")
     if master is None or worker is None or not worker.count:
         return []
@@ -219,9 +253,10 @@ def _torch_nodes(plan: JobPlan) -> list[Problem]:
     for key in ours:
         if ours[key] != theirs[key]:
             path = worker.restart_path if key == "restartPolicy" else ("spec", "roles", "worker", key)
-            out.append(Problem(path, f"target trainjob: {ONE_NODE_TEMPLATE}, but their {key} differ",
+            out.append(Problem(path, f"target trainjob: {one_node_template(plan)}, but their {key} differ",
                                "the same settings for master and worker",
-                               "set it at the job level, or use the jobset or kubeflow target", True))
+                               f"{JOB_LEVEL_HINT if key in JOB_LEVEL else SAME_HINT.format(key)}, or use the jobset "
+                               "or kubeflow target", True))
     scheme = scheme_for("trainjob", plan.framework)
     m, w = master.renders.get(scheme), worker.renders.get(scheme)
     if m is not None and w is not None:
@@ -230,7 +265,7 @@ def _torch_nodes(plan: JobPlan) -> list[Problem]:
             found = _text_difference(worker, w.of(0), w.of(1))
         if found is not None:
             key, path = found
-            out.append(Problem(path, f"target trainjob: {ONE_NODE_TEMPLATE}, but their {key} render differently "
+            out.append(Problem(path, f"target trainjob: {one_node_template(plan)}, but their {key} render differently "
                                      "(a {{ role }} or {{ index }} template, or a per-role value)",
                                "the same text for master and worker", "use the jobset or kubeflow target", True))
     return out
@@ -244,7 +279,7 @@ def trainjob(plan: JobPlan) -> list[Problem]:
         known = ", ".join(sorted(r.policy for r in TRAINER_RUNTIMES.values()))
         return [Problem(("spec", "framework"),
                         f"target trainjob: Kubeflow Trainer v2 has no runtime for {plan.framework} (trainspec maps: "
-                        f"{known}; Trainer also ships jax and xgboost)",
+                        f"{known})",
                         "a framework with a Trainer v2 runtime", f"use the {TRAINER_OTHER_TARGETS} target", True)]
     out: list[Problem] = []
     for role in plan.roles:
@@ -254,8 +289,8 @@ def trainjob(plan: JobPlan) -> list[Problem]:
                            f"target trainjob: Trainer v2 implements only {', '.join(runtime.implementations)}, "
                            f"not {plan.mpi_implementation}", " or ".join(runtime.implementations),
                            "use the kubeflow (mpi-operator) or jobset target", True))
-    if plan.framework == "pytorch":
-        out += _torch_nodes(plan)
+    if plan.framework in NODE_FRAMEWORKS:
+        out += _shared_nodes(plan)
     else:
         # every role but the trainer shares one template per role (the trainer step is one pod)
         out += shared_template_problems(plan, "trainjob", "a Trainer replicatedJob has one pod template for all "

@@ -11,8 +11,9 @@ those differ (PRODUCT.md, shared/reference/CONVENTIONS.md):
   jobset        pod hostname `<job>-<role>-<j>-<i>` + subdomain `<job>` (JobSet v0.12: replicatedJob
                 `<role>`, its Job j, completion index i): one Indexed Job per role, so `<job>-<role>-0-<i>.<job>`;
                 PyTorch and XGBoost workers are one-pod Jobs (`jobset-ranked`: `<job>-worker-<i>-0.<job>`)
-  trainjob-*    Kubeflow Trainer v2's JobSet: torch runs master and workers as the `node` Job's pods,
-                `<job>-node-0-<k>.<job>` at Trainer's port 29500; mpi names the workers `node`
+  trainjob-*    Kubeflow Trainer v2's JobSet: torch and xgboost run master and workers as the `node` Job's
+                pods, `<job>-node-0-<k>.<job>` at Trainer's port 29500 (master k=0, worker i k=i+1); jax
+                runs its workers so (worker i k=i); mpi names the workers `node`
 
 A scheme is a function (job, role, index) -> host name.  The planner renders the
 spec's templates once per scheme some target of the framework needs
@@ -48,7 +49,8 @@ def register(scheme: NamingScheme) -> NamingScheme:
 
 register(NamingScheme(BASE, "<job>-<role>-<i>", lambda job, role, i: f"{job}-{role}-{i}"))
 register(NamingScheme("mpi-operator", "<job>-launcher.<job>, <job>-worker-<i>.<job>",
-                      lambda job, role, i: f"{job}-launcher.{job}" if role == "launcher" else f"{job}-{role}-{i}.{job}"))
+                      lambda job, role, i: f"{job}-launcher.{job}" if role == "launcher"
+                      else f"{job}-{role}-{i}.{job}"))
 register(NamingScheme("subdomain", "<job>-<role>-<i>.<job>", lambda job, role, i: f"{job}-{role}-{i}.{job}"))
 
 # JobSet: roles whose replicatedJob is N one-pod Jobs instead of one Indexed Job of N pods (RANK =
@@ -75,6 +77,8 @@ register(NamingScheme("jobset-ranked", "<job>-master-0-0.<job>, <job>-worker-<i>
 TRAINER_PORT = 29500  # Trainer's ContainerTrainerPort: PET_MASTER_PORT for torch
 register(NamingScheme("trainjob-torch", "<job>-node-0-<k>.<job>:29500 (master k=0, worker i k=i+1)",
                       lambda job, role, i: f"{job}-node-0-{0 if role == 'master' else i + 1}.{job}", TRAINER_PORT))
+register(NamingScheme("trainjob-jax", "<job>-node-0-<i>.<job>:29500",
+                      lambda job, role, i: f"{job}-node-0-{i}.{job}", TRAINER_PORT))
 register(NamingScheme("trainjob-mpi", "<job>-launcher-0-0.<job>, <job>-node-0-<i>.<job>",
                       lambda job, role, i: f"{job}-{'node' if role == 'worker' else role}-0-{i}.{job}"))
 
@@ -86,8 +90,10 @@ TARGET_SCHEMES: dict[str, str | dict[str, str]] = {
     "helm": BASE,
     "compose": BASE,
     "jobset": {"pytorch": "jobset-ranked", "xgboost": "jobset-ranked", "*": "jobset"},
-    # Trainer v2 has runtimes for torch and mpi only (compiler/checks.py reports the others)
-    "trainjob": {"pytorch": "trainjob-torch", "mpi": "trainjob-mpi", "*": BASE},
+    # Trainer v2 has runtimes for torch, mpi, jax and xgboost only (compiler/checks.py reports the others);
+    # xgboost's master + workers are numbered as torch's
+    "trainjob": {"pytorch": "trainjob-torch", "xgboost": "trainjob-torch", "jax": "trainjob-jax",
+                 "mpi": "trainjob-mpi", "*": BASE},
 }
 
 

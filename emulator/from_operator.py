@@ -102,6 +102,7 @@ def from_operator(docs: list[Any], source: str, state_dir: str = ".trainspec", j
                      configmaps=configmaps)
     model.namespace = made.namespace
     model.framework = made.framework
+    model.controller = True  # the operator stops the rest once its rule is met (from_k8s says plain k8s)
     model.success_policy = None
     model.controller_success = made.success
     model.clean_pod_policy = made.clean_pod_policy

@@ -17,6 +17,12 @@ that fit.
   WORLD_SIZE and RANK (= the completion index) in the runtime.  TRAINSPEC_ROLE
   and TRAINSPEC_INDEX are not written: node 0 (the master) and node 1 (worker 0)
   would need values the downward API cannot give; read RANK or PET_NODE_RANK.
+* xgboost: as torch (master = node 0, the tracker; worker i = node i + 1); Trainer injects DMLC_*
+  (reserved); we write the XGBoostJob controller's MASTER_PORT / ADDR, WORLD_SIZE, RANK (= the completion
+  index), PYTHONUNBUFFERED, WORKER_PORT / ADDRS, all at port 29500.
+* jax: the workers are the `node` Job's pods (worker i = node i); Trainer injects JAX_* before the
+  TrainJob's env; we write the JAXJob controller's COORDINATOR_ADDRESS / PORT, NUM_PROCESSES, PROCESS_ID,
+  and TRAINSPEC_ROLE / TRAINSPEC_INDEX (one role: exact for every node).
 * mpi: replicatedJobs `node` (our workers, sshd) and `launcher` (the trainer
   step, `dependsOn` node Ready); Trainer makes the SSH Secret and the hostfile
   (`<job>-node-0-<i>.<job> slots=N`) and the launcher's OMPI_* variables itself.
@@ -61,18 +67,49 @@ def _texts(plan: JobPlan, role: RolePlan):
     return _role_texts(plan, role, target="trainjob")
 
 
-def _torch_env(plan: JobPlan, settings: Settings, taken: set[str]) -> list[dict]:
+def _completion_index() -> dict:
+    return field_ref(f"metadata.annotations['{INDEX_ANNOTATION}']")
+
+
+def _framework_env(plan: JobPlan, settings: Settings) -> list[dict]:
+    """The Kubeflow-v1-style variables the spec promises, for node k = the completion index (the Trainer
+    plugin adds its own PET_* / JAX_* / DMLC_* names beside them)."""
+    hosts = {role: [h.rsplit(":", 1)[0] for h in names] for role, names in trainjob_hosts(plan).items()}
+    port = str(TRAINER_PORT)
+    total = plan.total_replicas
+    if plan.framework == "jax":  # the JAXJob controller's names; worker i is node i
+        return [{"name": "PYTHONUNBUFFERED", "value": "1"},
+                {"name": "COORDINATOR_PORT", "value": port},
+                {"name": "COORDINATOR_ADDRESS", "value": hosts["worker"][0]},
+                {"name": "NUM_PROCESSES", "value": str(total)},
+                {"name": "PROCESS_ID", "value": "$(TRAINSPEC_INDEX)"}]
+    if plan.framework == "xgboost":  # the XGBoostJob controller's, in its order: master = node 0 = RANK 0
+        env = [{"name": "MASTER_PORT", "value": port},
+               {"name": "MASTER_ADDR", "value": hosts["master"][0]},
+               {"name": "WORLD_SIZE", "value": str(total)},
+               {"name": "RANK", **_completion_index()},
+               {"name": "PYTHONUNBUFFERED", "value": "1"}]
+        if total > 1:
+            env += [{"name": "WORKER_PORT", "value": port},
+                    {"name": "WORKER_ADDRS", "value": ",".join(hosts.get("worker", []))}]
+        return env
     nproc = settings.nproc_per_node or "auto"
     per_node = int(nproc) if nproc.isdigit() else 1
-    master = trainjob_hosts(plan)["master"][0].rsplit(":", 1)[0]
-    env = [{"name": "TRAINSPEC_JOB", "value": plan.name}]
-    env += [e for e in base_env(plan, plan.role("master"), {"value": "0"}, plan.topology_name)
-            if e["name"].startswith(("TRAINSPEC_NUM_", "TRAINSPEC_HOSTS_"))]
-    env += [{"name": "PYTHONUNBUFFERED", "value": "1"},
-            {"name": "MASTER_ADDR", "value": master},
-            {"name": "MASTER_PORT", "value": str(TRAINER_PORT)},
-            {"name": "WORLD_SIZE", "value": str(plan.total_replicas * per_node)},
-            {"name": "RANK", **field_ref(f"metadata.annotations['{INDEX_ANNOTATION}']")}]
+    return [{"name": "PYTHONUNBUFFERED", "value": "1"},
+            {"name": "MASTER_ADDR", "value": hosts["master"][0]},
+            {"name": "MASTER_PORT", "value": port},
+            {"name": "WORLD_SIZE", "value": str(total * per_node)},
+            {"name": "RANK", **_completion_index()}]
+
+
+def _node_env(plan: JobPlan, role: RolePlan, settings: Settings, taken: set[str]) -> list[dict]:
+    if plan.framework == "jax":  # one role: TRAINSPEC_ROLE and TRAINSPEC_INDEX are exact for every node
+        env = base_env(plan, role, _completion_index(), plan.topology_name)
+    else:  # node 0 (the master) and node 1 (worker 0) would need values the downward API cannot give
+        env = [{"name": "TRAINSPEC_JOB", "value": plan.name}]
+        env += [e for e in base_env(plan, role, {"value": "0"}, plan.topology_name)
+                if e["name"].startswith(("TRAINSPEC_NUM_", "TRAINSPEC_HOSTS_"))]
+    env += _framework_env(plan, settings)
     return [e for e in env if e["name"] not in taken or e["name"].startswith("TRAINSPEC_")]
 
 
@@ -119,22 +156,26 @@ def _strip(container: dict, *keys: str) -> dict:
     return {k: v for k, v in container.items() if k not in keys}
 
 
-def _torch(plan: JobPlan, settings: Settings):
-    """(runtime JobSet spec, trainer fields) for torch: one `node` Job of master + workers."""
-    master = plan.role("master")
+def _nodes(plan: JobPlan, settings: Settings):
+    """(runtime JobSet spec, trainer fields, mlPolicy, nodes) for torch, xgboost and jax: one `node` Job of
+    every replica (master + workers, or the JAX workers)."""
+    runtime = RUNTIMES[plan.framework]
+    first = plan.role(runtime.trainer_role)
     # compiler/checks.py made sure the workers' settings and text are the master's
-    values, command, args, user_env = _texts(plan, master)
-    env = _torch_env(plan, settings, _user_env_names(master))
-    container = _strip(role_container(plan, master, env, values, name=CONTAINER), "command", "args", "ports")
+    values, command, args, user_env = _texts(plan, first)
+    env = _node_env(plan, first, settings, _user_env_names(first))
+    container = _strip(role_container(plan, first, env, values, name=CONTAINER), "command", "args", "ports")
     nodes = plan.total_replicas
-    job = _job_spec(plan, master, settings, nodes, _pod(plan, master, container, ""), decide_at_0=nodes > 1)
+    # the master (node 0) decides; JAX workers all must succeed, as in a JAXJob
+    decide_at_0 = nodes > 1 and plan.framework != "jax"
+    job = _job_spec(plan, first, settings, nodes, _pod(plan, first, container, ""), decide_at_0=decide_at_0)
     template = {"replicatedJobs": [_replicated_job(plan, "node", job, trainer=True)]}
-    trainer = _trainer_fields(plan, master, values, command, args, user_env)
+    trainer = _trainer_fields(plan, first, values, command, args, user_env)
     trainer["numNodes"] = nodes
     nproc = settings.nproc_per_node
-    if nproc and nproc.isdigit():
+    if plan.framework == "pytorch" and nproc and nproc.isdigit():
         trainer["numProcPerNode"] = int(nproc)
-    return template, trainer, {"torch": {}}, nodes
+    return template, trainer, {runtime.policy: {}}, nodes
 
 
 def _mpi(plan: JobPlan, settings: Settings):
@@ -190,7 +231,7 @@ def topology_config_map(plan: JobPlan) -> dict:
 def objects(plan: JobPlan) -> list[dict]:
     settings = _settings(plan)
     runtime = RUNTIMES[plan.framework]
-    build = _torch if plan.framework == "pytorch" else _mpi
+    build = _mpi if plan.framework == "mpi" else _nodes
     template, trainer, policy, nodes = build(plan, settings)
     labels = common.job_labels(plan)
     runtime_labels = dict(labels)

@@ -17,7 +17,21 @@ import schemas
 from helpers import SPECS, compiled_docs, run_cli
 
 K8S_VERSION = "1.33"
-SUPPORTED = ("pytorch-ddp.yaml", "mpi-horovod.yaml")
+SUPPORTED = ("pytorch-ddp.yaml", "mpi-horovod.yaml", "jax.yaml")
+# specs/xgboost.yaml gives its workers their own resources, which one `node` template cannot; this one is alike
+XGBOOST = """\
+    apiVersion: trainspec/v1
+    kind: TrainingJob
+    metadata: {name: xgb, namespace: ml}
+    spec:
+      framework: xgboost
+      image: xgb:1
+      command: [python3, train.py]
+      env: {DATA: /data}
+      roles:
+        master: {replicas: 1, resources: {cpu: "1", memory: 2Gi}}
+        worker: {replicas: 2, resources: {cpu: "1", memory: 2Gi}}
+    """
 
 
 def write_spec(tmp_path, body: str, name="job.yaml"):
@@ -26,9 +40,14 @@ def write_spec(tmp_path, body: str, name="job.yaml"):
     return path
 
 
-@pytest.mark.parametrize("spec", SUPPORTED)
-def test_valid_against_the_trainer_crds_and_the_job_schema(spec):
-    docs = compiled_docs("trainjob", SPECS / spec)
+@pytest.fixture
+def xgboost_spec(tmp_path):
+    return write_spec(tmp_path, XGBOOST, "xgb.yaml")
+
+
+@pytest.mark.parametrize("spec", [*SUPPORTED, "xgboost"])
+def test_valid_against_the_trainer_crds_and_the_job_schema(spec, xgboost_spec):
+    docs = compiled_docs("trainjob", xgboost_spec if spec == "xgboost" else SPECS / spec)
     assert [d["kind"] for d in docs] == ["ConfigMap", "TrainingRuntime", "TrainJob"]
     for doc in docs[1:]:
         assert schemas.errors(doc) == [], doc["kind"]
@@ -66,6 +85,97 @@ def test_torch_nodes_get_the_ranks_and_hosts_of_the_k8s_target():
         assert env["MASTER_ADDR"] == env["PET_MASTER_ADDR"] and env["MASTER_PORT"] == env["PET_MASTER_PORT"]
         assert env["TRAINSPEC_HOSTS_MASTER"] == "pytorch-ddp-node-0-0.pytorch-ddp:29500"
         assert "TRAINSPEC_INDEX" not in env and "TRAINSPEC_ROLE" not in env  # documented: nodes, not roles
+
+
+def test_jax_nodes_get_the_jaxjob_variables_for_trainer_hosts():
+    (plan,) = load_plans(str(SPECS / "jax.yaml"))
+    docs = compiled_docs("trainjob", SPECS / "jax.yaml")
+    assert docs[1]["spec"]["mlPolicy"] == {"numNodes": 2, "jax": {}}
+    node = docs[1]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    assert "successPolicy" not in node  # every worker must succeed, as in a JAXJob
+    pods = operator_model.trainjob_pods(docs)
+    replicas = list(plan.replicas())
+    assert [p.host for p in pods] == ["jax-dist-node-0-0.jax-dist", "jax-dist-node-0-1.jax-dist"]
+    for k, (pod, replica) in enumerate(zip(pods, replicas)):
+        env, k8s = pod.env, dict(resolved_env(plan, replica))
+        for key in ("NUM_PROCESSES", "PROCESS_ID", "TRAINSPEC_ROLE", "TRAINSPEC_INDEX", "TRAINSPEC_NUM_WORKER",
+                    "JAX_PLATFORMS", "PYTHONUNBUFFERED"):
+            assert env[key] == k8s[key], (k, key)
+        assert env["PROCESS_ID"] == env["JAX_PROCESS_ID"] == str(k)
+        assert env["NUM_PROCESSES"] == env["JAX_NUM_PROCESSES"] == "2"
+        assert (env["COORDINATOR_ADDRESS"], env["COORDINATOR_PORT"]) == ("jax-dist-node-0-0.jax-dist", "29500")
+        assert env["JAX_COORDINATOR_ADDRESS"] == f"{env['COORDINATOR_ADDRESS']}:{env['COORDINATOR_PORT']}"
+        assert env["TRAINSPEC_HOSTS_WORKER"] == "jax-dist-node-0-0.jax-dist:29500,jax-dist-node-0-1.jax-dist:29500"
+
+
+def test_jax_index_templates_become_the_completion_index(tmp_path):
+    path = write_spec(tmp_path, """\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: jx}
+        spec:
+          framework: jax
+          image: jax:1
+          command: [python3, train.py, "--shard={{ index }}"]
+          env: {SHARD: "part-{{ index }}", PEERS: "{{ hosts.worker | join(' ') }}"}
+          roles:
+            worker: {replicas: 3}
+        """)
+    pods = operator_model.trainjob_pods(compiled_docs("trainjob", path))
+    for k, pod in enumerate(pods):
+        assert pod.command == ["python3", "train.py", f"--shard={k}"]
+        assert pod.env["SHARD"] == f"part-{k}" and pod.env["TRAINSPEC_INDEX"] == str(k)
+        assert pod.env["PEERS"] == " ".join(f"jx-node-0-{i}.jx:29500" for i in range(3))
+
+
+def test_xgboost_master_is_node_0_and_ranks_follow_the_completion_index(xgboost_spec):
+    (plan,) = load_plans(str(xgboost_spec))
+    docs = compiled_docs("trainjob", xgboost_spec)
+    assert docs[1]["spec"]["mlPolicy"] == {"numNodes": 3, "xgboost": {}}
+    assert docs[1]["metadata"]["labels"][trainjob.FRAMEWORK_LABEL] == "xgboost"
+    node = docs[1]["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    assert node["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}  # the master decides
+    pods = operator_model.trainjob_pods(docs)
+    replicas = list(plan.replicas())  # master, worker 0, worker 1: node k is replica k
+    assert len(pods) == len(replicas) == 3
+    workers = "xgb-node-0-1.xgb,xgb-node-0-2.xgb"
+    for k, (pod, replica) in enumerate(zip(pods, replicas)):
+        env, k8s = pod.env, dict(resolved_env(plan, replica))
+        for key in ("RANK", "WORLD_SIZE", "PYTHONUNBUFFERED", "DATA", "TRAINSPEC_NUM_MASTER", "TRAINSPEC_NUM_WORKER"):
+            assert env[key] == k8s[key], (k, key)
+        assert env["RANK"] == env["DMLC_TASK_ID"] == str(k)
+        assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == (env["DMLC_TRACKER_URI"], env["DMLC_TRACKER_PORT"]) \
+            == ("xgb-node-0-0.xgb", "29500")
+        assert (env["WORKER_ADDRS"], env["WORKER_PORT"]) == (workers, "29500")
+        assert env["DMLC_NUM_WORKER"] == env["WORLD_SIZE"] == "3"
+        assert pod.command == ["python3", "train.py"]
+        assert "TRAINSPEC_INDEX" not in env and "TRAINSPEC_ROLE" not in env  # documented: nodes, not roles
+
+
+def test_xgboost_roles_that_differ_and_reserved_dmlc_names_are_errors(tmp_path):
+    unequal = tmp_path / "xgboost.yaml"
+    unequal.write_text((SPECS / "xgboost.yaml").read_text().replace(
+        '      replicas: 1\n      resources: {cpu: "1", memory: 2Gi}', "      replicas: 1", 1))
+    r = run_cli("compile", str(unequal), "-t", "trainjob")
+    assert r.returncode == 2 and "spec.roles.worker.resources: target trainjob:" in r.stderr, r.stderr
+    assert "XGBoost master and workers from one pod template" in r.stderr and "Traceback" not in r.stderr
+    assert "give the master and workers the same resources" in r.stderr  # there is no job-level resources
+    (plan,) = load_plans(str(unequal))
+    assert "resources differ" in (unsupported("trainjob", plan) or "")
+    path = write_spec(tmp_path, XGBOOST.replace("{DATA: /data}", "{DMLC_TASK_ID: '7'}"))
+    r = run_cli("compile", str(path), "-t", "trainjob")
+    assert r.returncode == 2 and "spec.env.DMLC_TASK_ID: target trainjob: Trainer v2 sets" in r.stderr, r.stderr
+
+
+def test_mpi_jobs_are_warned_about_the_root_ssh_key():
+    (plan,) = load_plans(str(SPECS / "mpi-horovod.yaml"))
+    (warning,) = plan.target_warnings["trainjob"]
+    assert "0640" in str(warning) and "/home/mpiuser/.ssh" in str(warning) and "spec.framework" in str(warning)
+    r = run_cli("compile", str(SPECS / "mpi-horovod.yaml"), "-t", "trainjob")
+    assert r.returncode == 0 and "mpi-horovod.yaml:10:14: spec.framework: target trainjob: Trainer's MPI plugin " \
+        "mounts" in r.stderr, r.stderr
+    (plan,) = load_plans(str(SPECS / "pytorch-ddp.yaml"))
+    assert "trainjob" not in plan.target_warnings
 
 
 def test_mpi_runtime_workers_first_launcher_decides():

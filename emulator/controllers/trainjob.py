@@ -2,7 +2,7 @@
 
 Sources (shared/reference/CONVENTIONS-V2.md §3; kubeflow/trainer v2.3.0,
 plugins/jobset/{jobset.go,builder.go}, pkg/runtime/core/trainingruntime.go, plugins/torch/torch.go,
-plugins/mpi/mpi.go):
+plugins/mpi/mpi.go, plugins/jax/jax.go, plugins/xgboost/xgboost.go):
   * the JobSet `<tj>` is the runtime's template (labels merged); the replicatedJob whose template
     has the label `trainer.kubeflow.org/trainjob-ancestor-step: trainer` gets `replicas: 1`, and in
     its container `node` the TrainJob's `trainer.image`, `command`, `args` replace the runtime's,
@@ -16,8 +16,15 @@ plugins/mpi/mpi.go):
   * mpi: Secret `<tj>-mpi-ssh-auth` at sshAuthMountPath in the `node` containers of the node and
     launcher Jobs (id_rsa 0640, id_rsa.pub, authorized_keys 0644); ConfigMap `<tj>-mpi-hostfile` at
     /etc/mpi/hostfile (0444) on the launcher, one `<tj>-node-0-<i>.<tj> slots=<numProcPerNode>` line
-    per node pod; the launcher's OMPI_MCA_* before the TrainJob env.
-The JobSet then runs as jobset.py says. Not reproduced: other runtime plugins (JAX, XGBoost, Flux),
+    per node pod; the launcher's OMPI_MCA_* before the TrainJob env;
+  * jax: JAX_NUM_PROCESSES (node count), JAX_PROCESS_ID (the completion index), JAX_COORDINATOR_ADDRESS
+    `<tj>-node-0-0.<tj>:29500`, before the TrainJob env; container port 29500;
+  * xgboost: DMLC_TRACKER_URI `<tj>-node-0-0.<tj>`, DMLC_TRACKER_PORT 29500, DMLC_TASK_ID (the completion
+    index), DMLC_NUM_WORKER (nodes x GPUs per node, or nodes); container port 29500.  Trainer runs its
+    PlainML and XGBoost plugins in Go-map order, so DMLC_* may come before or after the TrainJob env
+    (CONVENTIONS-V2 §3.3); the names are reserved, so only `$(DMLC_...)` in the TrainJob env could tell:
+    here they come after it, as torch's PET_*.
+The JobSet then runs as jobset.py says. Not reproduced: other runtime plugins (Flux),
 podGroupPolicy, ClusterTrainingRuntime (only a TrainingRuntime in the same file), runtimePatches.
 """
 
@@ -30,6 +37,8 @@ from . import jobset as jobset_controller
 
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 PORT = 29500
+COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+GPU = "nvidia.com/gpu"
 
 
 def upsert(container: dict, pairs: list[dict]) -> None:
@@ -58,6 +67,16 @@ def _mount(rjob: dict, volume: dict, path: str, sub: str | None = None) -> None:
     if sub:
         mount["subPath"] = sub
     c.setdefault("volumeMounts", []).append(mount)
+
+
+def _gpus(container: dict) -> int:
+    """GPUs per node as Trainer counts them for DMLC_NUM_WORKER (limits, else requests)."""
+    resources = container.get("resources") or {}
+    for key in ("limits", "requests"):
+        value = (resources.get(key) or {}).get(GPU)
+        if value is not None:
+            return int(str(value))
+    return 0
 
 
 def _set_nodes(rjob: dict, n: int) -> None:
@@ -120,15 +139,24 @@ def create(tj: dict, runtime: dict, source: str) -> Created:
                   "data": {"hostfile": "".join(f"{h} slots={slots}\n" for h in hosts)}}]
     else:
         _set_nodes(ancestor, nodes)
-        upsert(main, trainer.get("env") or [])
         extra = []
+        if ml.get("jax") is not None:  # JAX_* go before the TrainJob env
+            upsert(main, [{"name": "JAX_NUM_PROCESSES", "value": str(nodes)},
+                          {"name": "JAX_PROCESS_ID", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
+                          {"name": "JAX_COORDINATOR_ADDRESS", "value": f"{name}-node-0-0.{name}:{PORT}"}])
+        upsert(main, trainer.get("env") or [])
         if ml.get("torch") is not None:
             nproc = str(trainer.get("numProcPerNode") or (ml.get("torch") or {}).get("numProcPerNode") or "auto")
             upsert(main, [{"name": "PET_NNODES", "value": str(nodes)}, {"name": "PET_NPROC_PER_NODE", "value": nproc},
-                          {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath":
-                           "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+                          {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
                           {"name": "PET_MASTER_ADDR", "value": f"{name}-node-0-0.{name}"},
                           {"name": "PET_MASTER_PORT", "value": str(PORT)}])
+        if ml.get("xgboost") is not None:
+            upsert(main, [{"name": "DMLC_TRACKER_URI", "value": f"{name}-node-0-0.{name}"},
+                          {"name": "DMLC_TRACKER_PORT", "value": str(PORT)},
+                          {"name": "DMLC_TASK_ID", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
+                          {"name": "DMLC_NUM_WORKER", "value": str(nodes * max(_gpus(main), 1))}])
+        if any(ml.get(key) is not None for key in ("torch", "jax", "xgboost")):
             ports = main.setdefault("ports", [])
             if not any(p.get("containerPort") == PORT for p in ports):
                 ports.append({"containerPort": PORT, "protocol": "TCP"})

@@ -255,6 +255,53 @@ def test_trainjob_mpi_hostfile_and_key(tmp_path):
     assert "mpi-horovod-mpi-ssh-auth" in job.secrets
 
 
+def test_trainjob_jax_plugin_env_before_the_trainjob_env(tmp_path):
+    """mlPolicy.jax: JAX_* on every node from the completion index, the TrainJob env after them (CONVENTIONS-V2 §3.3)."""
+    docs = [d for d in yaml.safe_load_all((ROOT / "golden/jax-dist/trainjob.yaml").read_text()) if d]
+    job = load(tmp_path, *docs)
+    assert [r.display for r in job.replicas] == ["node-0", "node-1"]
+    for k, replica in enumerate(job.replicas):
+        env = env_of(job, replica.display)
+        assert (env["JAX_NUM_PROCESSES"], env["JAX_PROCESS_ID"], env["JAX_COORDINATOR_ADDRESS"]) == \
+            ("2", str(k), "jax-dist-node-0-0.jax-dist:29500")
+        assert (env["PROCESS_ID"], env["COORDINATOR_ADDRESS"], env["TRAINSPEC_INDEX"]) == \
+            (str(k), "jax-dist-node-0-0.jax-dist", str(k))
+        names = [e.name for e in replica.main.env]
+        assert names.index("JAX_COORDINATOR_ADDRESS") < names.index("JAX_PLATFORMS")
+        assert (29500, "TCP", None) in replica.main.ports
+    assert job.controller_success.groups == [["jax-dist-node-0-0", "jax-dist-node-0-1"]]
+
+
+def test_trainjob_xgboost_plugin_env(tmp_path):
+    """mlPolicy.xgboost: DMLC_* from the completion index, DMLC_NUM_WORKER = nodes x GPUs; node 0 decides."""
+    from trainspec.compiler import load_plans
+    from trainspec.targets import render
+
+    spec = yaml.safe_load((ROOT / "specs/xgboost.yaml").read_text())
+    spec["spec"]["roles"]["master"]["resources"] = spec["spec"]["roles"]["worker"]["resources"]
+    path = tmp_path / "xgb.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    (plan,) = load_plans(str(path))
+    docs = [d for d in yaml.safe_load_all(render("trainjob", plan)["trainjob.yaml"]) if d]
+    job = load(tmp_path, *docs)
+    assert [r.display for r in job.replicas] == ["node-0", "node-1", "node-2"]
+    for k, replica in enumerate(job.replicas):
+        env = env_of(job, replica.display)
+        assert (env["DMLC_TRACKER_URI"], env["DMLC_TRACKER_PORT"], env["DMLC_TASK_ID"], env["DMLC_NUM_WORKER"]) == \
+            ("xgboost-dist-node-0-0.xgboost-dist", "29500", str(k), "3")
+        assert (env["MASTER_ADDR"], env["MASTER_PORT"], env["RANK"], env["WORLD_SIZE"]) == \
+            ("xgboost-dist-node-0-0.xgboost-dist", "29500", str(k), "3")
+        assert env["WORKER_ADDRS"] == "xgboost-dist-node-0-1.xgboost-dist,xgboost-dist-node-0-2.xgboost-dist"
+    assert job.controller_success.groups == [["xgboost-dist-node-0-0"]]
+    assert job.controller  # the Job's successPolicy ends the workers: no plain-Kubernetes leftover report
+    runtime = next(d for d in docs if d["kind"] == "TrainingRuntime")
+    container = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "containers"][0]
+    container["resources"] = {"limits": {"nvidia.com/gpu": 2}}
+    job = load(tmp_path, *docs)
+    assert env_of(job, "node-1")["DMLC_NUM_WORKER"] == "6"  # Trainer counts nodes x GPUs
+
+
 def test_trainjob_needs_its_runtime(tmp_path):
     docs = [d for d in yaml.safe_load_all((ROOT / "golden/pytorch-ddp/trainjob.yaml").read_text())
             if d and d["kind"] != "TrainingRuntime"]

@@ -75,6 +75,27 @@ def test_jax_distributed_initialize_two_processes(tmp_path, jax_image, leak_chec
     assert "(all workers succeeded)" in out
 
 
+def test_trainjob_jax_and_xgboost_run_on_trainer_hosts(tmp_path, jax_image, xgboost_image, leak_check):
+    """The trainjob target's runtimes: JAX workers and the XGBoost master + workers as Trainer's `node` pods,
+    from the variables the runtime writes (xgboost.yaml gives only its workers resources, which one node
+    template cannot: here the master gets the same)."""
+    out = _run(tmp_path, "trainjob", "jax.yaml", jax_image)
+    for i in (0, 1):
+        assert f"node-{i} | process {i}/2: allgather ok [0, 1]" in out
+    doc = yaml.safe_load((SPECS / "xgboost.yaml").read_text())
+    doc["spec"]["roles"]["master"]["resources"] = doc["spec"]["roles"]["worker"]["resources"]
+    spec = tmp_path / "xgb.yaml"
+    spec.write_text(yaml.safe_dump(doc, sort_keys=False))
+    source = tmp_path / "xgb-trainjob.yaml"
+    assert trainspec("compile", spec, "--target", "trainjob", "-o", source, cwd=tmp_path).returncode == 0
+    r = trainspec("run", source, "--image", xgboost_image, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = norm(r.stdout)
+    for rank in range(3):
+        assert f"node-{rank} | rank {rank}/3: all-reduce ok (6.0), 3 trees" in out
+    assert "(node succeeded)" in out and "would keep running" not in r.stdout + r.stderr
+
+
 PADDLE_PROBE = """\
 import os, socket
 me = os.environ["TRAINSPEC_INDEX"]
