@@ -80,7 +80,7 @@ def commands(python: str) -> dict[str, list[str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--keep", metavar="VENV", help="build (b) in this folder and keep it (default: a temporary one)")
+    parser.add_argument("--keep", metavar="VENV", help="build (b) in this folder, kept (default: a temporary one)")
     args = parser.parse_args()
     # As installed for a user: bytecode cached (some shells here set PYTHONDONTWRITEBYTECODE,
     # which makes every start re-compile trainspec's sources), and one warm-up run each.
