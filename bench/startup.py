@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -57,8 +58,13 @@ def regular_install(venv: Path) -> Path:
     python = venv / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(ROOT)],
+    # From a copy: setuptools builds in the source folder (build/), which is not the bench's to leave behind.
+    source = venv.parent / "trainspec-src"
+    shutil.rmtree(source, ignore_errors=True)
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "golden"))
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(source)],
                    check=True, stdout=subprocess.DEVNULL)
+    shutil.rmtree(source, ignore_errors=True)
     return python
 
 
