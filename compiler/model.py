@@ -5,8 +5,6 @@ cheaper to define, which is CLI start-up time (bench/startup.py).  Equality and 
 type and value, as a dataclass's (`_by_type` below): a SecretRef never equals a ConfigMapRef.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax")
