@@ -13,6 +13,7 @@ from trainspec.compiler import load_plans
 from trainspec.compiler.model import ConfigMapRef, SecretRef
 from trainspec.compiler.plan import FieldRef, resolved_env
 from trainspec.targets import compose
+
 from helpers import GOLDEN, SPECS
 from tools import compose_config, compose_schema, compose_v1_binary, compose_v2_binary, require
 

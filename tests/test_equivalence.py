@@ -29,12 +29,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-import operator_model
 from trainspec.compiler import load_plans
 from trainspec.compiler.frameworks import env_role
 from trainspec.compiler.model import ConfigMapRef, SecretRef
 from trainspec.compiler.plan import resolved_env
 from trainspec.targets import render
+
+import operator_model
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))
