@@ -129,7 +129,7 @@ def main() -> int:
                 start = time.perf_counter()
                 subprocess.run([sys.executable, "-m", "trainspec", "run", "job.yaml", "--detach", "-q"], cwd=folder,
                                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                wait_until(lambda: running(job) == n)
+                wait_until(lambda job=job, n=n: running(job) == n)
                 samples["ts_up"].append(time.perf_counter() - start)
                 samples["ts_down"].append(timed([sys.executable, "-m", "trainspec", "down", job, "-t", "0"],
                                                 str(folder)))
@@ -139,7 +139,7 @@ def main() -> int:
                 start = time.perf_counter()
                 subprocess.run([compose, "-p", project, "-f", "compose.yaml", "up", "-d"], cwd=folder, check=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                wait_until(lambda: compose_running(project) == n)
+                wait_until(lambda project=project, n=n: compose_running(project) == n)
                 samples["dc_up"].append(time.perf_counter() - start)
                 samples["dc_down"].append(timed([compose, "-p", project, "-f", "compose.yaml", "down", "-t", "0"],
                                                 str(folder)))

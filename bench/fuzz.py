@@ -28,10 +28,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
-import fuzzing  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, settings, seed as hseed, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import seed as hseed  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
 from trainspec.compiler import SpecErrors  # noqa: E402
 from trainspec.targets import render  # noqa: E402
+
+import fuzzing  # noqa: E402
 from tools import compose_config, compose_v2_binary  # noqa: E402
 
 

@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
-from .errors import ErrorSink, SpecError, SpecErrors, UsageError
-from .loader import JsonnetOptions, load_file
-from .plan import JobPlan
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .errors import ErrorSink, SpecError, SpecErrors, UsageError
+    from .loader import JsonnetOptions, load_file
+    from .plan import JobPlan
+
+# Names this package re-exports, and the module each comes from.  They load on first use
+# (module __getattr__), so `from trainspec.compiler.errors import ...` or `trainspec --version`
+# does not import the loader, the plan and their dependencies.
+_LAZY = {"ErrorSink": "errors", "SpecError": "errors", "SpecErrors": "errors", "UsageError": "errors",
+         "JsonnetOptions": "loader", "load_file": "loader", "JobPlan": "plan"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:  # AttributeError lets `from trainspec.compiler import runpolicy` import the submodule
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
@@ -19,7 +39,9 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     `skip_unsupported`: do not raise the problems of a target that cannot run a job at all
     (`JobPlan.unsupported`); the caller leaves that target out for the job (`build`).
     """
+    from .errors import SpecError, SpecErrors
     from .limits import report as report_limits
+    from .loader import JsonnetOptions, load_file
     from .planner import build_plan
     from .validate import validate
 
@@ -55,4 +77,4 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     return plans
 
 
-__all__ = ["ErrorSink", "JobPlan", "SpecError", "SpecErrors", "UsageError", "load_plans"]
+__all__ = ["ErrorSink", "JobPlan", "JsonnetOptions", "SpecError", "SpecErrors", "UsageError", "load_file", "load_plans"]

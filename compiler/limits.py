@@ -21,7 +21,7 @@ validation (`load_plans`), so `validate`, every target and `trainspec run` refus
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MAX_ARG_STRLEN = 32 * 4096  # bytes, including the terminating NUL (linux/binfmts.h)
 CONFIG_MAP_MAX_BYTES = 1024 * 1024  # k8s.io/api core/v1 validation: sum of data values
@@ -36,8 +36,7 @@ TOPOLOGY_IN_CONFIG_MAP = {"k8s": None, "helm": None, "jobset": None, "trainjob":
                           "kubeflow": "TRAINSPEC_HOSTS_", "volcano": "TRAINSPEC_HOSTS_"}
 
 
-@dataclass(frozen=True)
-class LimitProblem:
+class LimitProblem(NamedTuple):  # not a frozen dataclass: cheaper at start-up
     paths: tuple[tuple, ...]  # where it is in the spec, best first (the error is put at the first one found)
     message: str
     expected: str
@@ -121,7 +120,7 @@ def exec_string_problems(plan) -> list[LimitProblem]:
                                 "no target avoids this; pass large data in a file"))
     # One error per replica count that is too large: the variable that breaks first, naming the others.
     by_path: dict[tuple, list] = {}
-    for most, name, problem in sorted(topology, key=lambda item: item[0]):
+    for _most, name, problem in sorted(topology, key=lambda item: item[0]):
         by_path.setdefault(problem.paths, []).append((name, problem))
     for found in by_path.values():
         name, first = found[0]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 from .errors import ErrorSink
 from .kube import QUANTITY
 from .model import NPROC_WORDS
@@ -48,6 +46,8 @@ class Reader:
         guessed = set()
         for key in value:
             if key not in allowed:
+                import difflib  # only for a "did you mean" hint: not imported by a clean compile
+
                 close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
                 guessed.update(close)
                 hint = (f"did you mean {close[0]!r}?" if close else
@@ -75,6 +75,8 @@ class Reader:
     def choice(self, value, path: tuple, choices: tuple[str, ...]) -> str | None:
         if not isinstance(value, str) or value not in choices:
             shown = repr(value) if isinstance(value, str) else type_name(value)
+            import difflib
+
             close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5) if isinstance(value, str) else []
             if not close and isinstance(value, str):
                 close = [c for c in choices if c.lower() == value.lower()]

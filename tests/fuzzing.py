@@ -100,7 +100,7 @@ memory = st.one_of(st.sampled_from(["512Mi", "8Gi", "1G", "100M", "1Ti", "1e9", 
 quantity_size = st.sampled_from(["64Mi", "1Gi", "2G", "500M"])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _templates(roles: tuple[str, ...]) -> st.SearchStrategy[str]:
     exprs = ["{{ index }}", "{{ role }}", "{{ replicas }}", "{{ port }}", "{{ job.name }}", "{{ job.namespace }}",
              "{{ '{{' }}", "{{ '}}' }}", "{{ index + 1 }}", "{{ '{%' }}"]
@@ -109,31 +109,31 @@ def _templates(roles: tuple[str, ...]) -> st.SearchStrategy[str]:
     return st.lists(piece, min_size=1, max_size=4).map("".join)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _text_or_template(roles: tuple[str, ...]):
     return st.one_of(free_text, free_text, _templates(roles))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ref(kind: str):
     key = st.from_regex(r"[-._a-zA-Z0-9]{1,20}", fullmatch=True).filter(lambda k: k not in (".", ".."))
     return st.builds(lambda n, k: {kind: {"name": n, "key": k}}, subdomain, key)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _env(roles: tuple[str, ...], templated: bool = True):
     value = st.one_of(_text_or_template(roles) if templated else free_text, _ref("secretKeyRef"),
                       _ref("configMapKeyRef"))
     return st.dictionaries(env_name, value, max_size=4)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _resources():
     return st.fixed_dictionaries({}, optional={"cpu": cpu, "memory": memory, "gpu": st.integers(0, 4),
                                                "shm": quantity_size})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _handler(kinds=("exec", "httpGet", "tcpSocket")):
     options = {
         "exec": st.lists(free_text, min_size=1, max_size=4),
@@ -145,7 +145,7 @@ def _handler(kinds=("exec", "httpGet", "tcpSocket")):
     return st.sampled_from(kinds).flatmap(lambda k: options[k].map(lambda v: {k: v}))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe(kind: str):
     return _probe_of(kind)
 
@@ -162,7 +162,7 @@ def _probe_of(draw, kind: str):
     return body
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _init_containers():
     entry = st.fixed_dictionaries(
         {"name": dns1123},
@@ -172,7 +172,7 @@ def _init_containers():
         lambda items: [c for c in items if c["name"] not in ("tensorflow", "pytorch", "mxnet", "mpi")])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _volume():
     source = st.one_of(
         subdomain.map(lambda s: {"persistentVolumeClaim": s}),
@@ -219,7 +219,7 @@ spec: {framework: pytorch, image: pt:1, roles: {master: {replicas: 1}}}
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _job_optional(roles: tuple[str, ...]) -> dict:
     return {
         "command": st.lists(_text_or_template(roles), max_size=4),
@@ -237,7 +237,7 @@ def _job_optional(roles: tuple[str, ...]) -> dict:
     }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _role_optional(roles: tuple[str, ...]) -> dict:
     return {
         "image": image,
@@ -500,7 +500,7 @@ def _render(target: str, plan):
 K8S_VERSION = "1.30"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _k8s_definitions(schema_dir: str):
     from kubernetes_validate.utils import schema_contents
     from referencing import Resource
@@ -509,7 +509,7 @@ def _k8s_definitions(schema_dir: str):
                                                   K8S_VERSION))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _k8s_validator(api_version: str, kind: str):
     """kubernetes_validate.validate(doc, K8S_VERSION, strict=True), with the schemas loaded once."""
     import jsonschema
@@ -529,7 +529,7 @@ def k8s_errors(doc: dict) -> list[str]:
     return sorted(f"{'.'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in found)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compose_validator():
     import jsonschema
 

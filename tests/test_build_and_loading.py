@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from trainspec.compiler import SpecErrors, load_plans
+
 from helpers import GOLDEN, SPECS, run_cli
 
 MINIMAL = """\

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import run_cli
+
 from trainspec.compiler import SpecErrors, limits, load_plans
 from trainspec.targets import render
+
+from helpers import run_cli
 
 
 def _spec(tmp_path, framework: str = "tensorflow", workers: int = 2, extra: dict | None = None,

@@ -12,11 +12,12 @@ import json
 import pytest
 import yaml
 
-import fuzzing
-from tools import compose_config, compose_v2_binary, require
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.compiler.plan import expand_references
 from trainspec.targets import render, yamlout
+
+import fuzzing
+from tools import compose_config, compose_v2_binary, require
 
 # Plain scalars PyYAML (YAML 1.1) reads as strings but go-yaml reads as numbers or booleans.
 GO_RETYPED = ["y", "Y", "n", "N", "1e3", "1e-4", "08", "0o17", "0O17", "0b101", "0X1F", "1_000", "1.", ".5",

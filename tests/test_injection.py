@@ -28,12 +28,13 @@ import subprocess
 
 import pytest
 
-import fuzzing
-from tools import compose_v2_binary, require
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.compiler.plan import expand_references
 from trainspec.compiler.templating import has_template
 from trainspec.targets import render
+
+import fuzzing
+from tools import compose_v2_binary, require
 
 HOSTILE = [
     "line1\nline2", "trailing newline\n", "\n", "a\r\nb", "---", "--- !!python/object:os.system", "...",

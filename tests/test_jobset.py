@@ -14,6 +14,7 @@ from trainspec.targets import jobset, render
 import schemas
 from helpers import SPECS, compiled_docs, run_cli
 
+
 def _framework(path) -> str:
     import yaml
 

@@ -12,6 +12,7 @@ import yaml
 from trainspec.compiler import load_plans
 from trainspec.compiler.plan import expand_references, resolved_env
 from trainspec.targets import k8s
+
 from helpers import ROOT, SPECS, run_cli
 
 EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))

@@ -9,10 +9,11 @@ import kubernetes_validate
 import pytest
 import yaml
 
-import schemas
-from helpers import GOLDEN, ROOT, SPECS, compiled_docs, run_cli
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.targets import kubeflow
+
+import schemas
+from helpers import GOLDEN, ROOT, SPECS, compiled_docs, run_cli
 
 EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))
 # Variables the operators inject themselves (CONVENTIONS §1): never in our templates.

@@ -11,10 +11,16 @@ import pytest
 
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.compiler import schemes as schemes_module
-from trainspec.compiler.kube import (PERMANENT_EXIT_CODES, escape_references, expand_references, is_permanent_exit,
-                                     parse_quantity)
+from trainspec.compiler.kube import (
+    PERMANENT_EXIT_CODES,
+    escape_references,
+    expand_references,
+    is_permanent_exit,
+    parse_quantity,
+)
 from trainspec.compiler.plan import Cleanup, HostList, Restart, StartAfter, SuccessRule, TopologyVar
 from trainspec.compiler.schemes import NamingScheme, register, scheme_for
+
 from helpers import SPECS
 
 TARGETS_DIR = Path(__file__).resolve().parent.parent / "targets"
@@ -228,7 +234,6 @@ def test_a_plan_for_some_targets_renders_only_their_schemes(tmp_path):
 def test_chart_rules_are_generated_from_the_compiler_tables():
     from trainspec.compiler.frameworks import SUCCESS_RULES
     from trainspec.targets import helm
-
     from trainspec.targets.helm_rules import chart_frameworks
 
     (plan,) = load_plans(str(SPECS / "tf-chief.yaml"))

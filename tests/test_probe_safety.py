@@ -15,6 +15,7 @@ import uuid
 
 import pytest
 import yaml
+
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.compiler.model import Handler
 from trainspec.targets import compose
@@ -86,8 +87,8 @@ def test_probe_url_authority_is_fixed(path):
 def _healthcheck_with(plan, handler: Handler) -> str:
     """The compose healthcheck for a plan whose readiness probe is `handler`, as Compose passes it to sh."""
     role = plan.roles[0]
-    probe = dataclasses.replace(role.probes.readiness, handler=handler)
-    role = dataclasses.replace(role, probes=dataclasses.replace(role.probes, readiness=probe))
+    probe = role.probes.readiness._replace(handler=handler)  # model types are NamedTuples
+    role = dataclasses.replace(role, probes=role.probes._replace(readiness=probe))
     plan = dataclasses.replace(plan, roles=(role,))
     doc = yaml.safe_load(compose.render(plan)[compose.FILE])
     test = doc["services"]["master-0"]["healthcheck"]["test"]

@@ -8,6 +8,7 @@ import pytest
 
 from trainspec.compiler import load_plans
 from trainspec.compiler.plan import resolved_env
+
 from helpers import SPECS
 
 

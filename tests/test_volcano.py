@@ -7,12 +7,13 @@ import textwrap
 
 import kubernetes_validate
 import pytest
-
-import schemas
 import yaml
-from helpers import GOLDEN, SPECS, compiled_docs, run_cli
+
 from trainspec.compiler import SpecErrors, load_plans
 from trainspec.targets import volcano
+
+import schemas
+from helpers import GOLDEN, SPECS, compiled_docs, run_cli
 
 EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))
 

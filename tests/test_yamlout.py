@@ -5,9 +5,11 @@ from __future__ import annotations
 import glob
 
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trainspec.targets import yamlout
+
 from helpers import GOLDEN
 
 scalars = st.one_of(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -174,7 +173,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: standard output)")
     p.set_defaults(func=cmd_schema)
 
-    if command in COMPILE_COMMANDS:
+    if command in COMPILE_COMMANDS or command == "version":
         return parser
     try:
         from trainspec.emulator.commands import register
@@ -301,6 +300,8 @@ def cmd_validate(args) -> int:
             names = ", ".join(plan.name for plan in plans)
             print(f"{spec.path}: ok ({names})")
     if args.format == "json":
+        import json
+
         print(json.dumps(problems, indent=2))
     return EXIT_USAGE if failed else EXIT_OK
 
@@ -420,6 +421,8 @@ def cmd_build(args) -> int:
 
 
 def _build_locked(args, out: str, specs, targets) -> int:
+    import json
+
     from trainspec.build import locked, marker_text, ownership, run_build
     from trainspec.inputs import MARKER
     from trainspec.output import remove_jobs, write_atomic, write_files
@@ -487,6 +490,8 @@ def cmd_diff(args) -> int:
                     for path in (args.old, args.new))
         changes = diff_paths(old, new)
     if args.format == "json":
+        import json
+
         print(json.dumps([c.as_json() for c in changes], indent=2, ensure_ascii=False, default=str))
     elif changes:
         sys.stdout.writelines(render_text(changes))
@@ -530,29 +535,33 @@ def cmd_completion(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from trainspec.compiler.errors import SpecErrors, UsageError
-
     words = sys.argv[1:] if argv is None else argv
     command = next((w for w in words if not w.startswith("-")), None)
-    parser = build_parser(command)
+    # `trainspec --version` prints and exits while parsing: the emulator's commands (slower to
+    # import) need not be built for it.
+    parser = build_parser("version" if command is None and words[:1] == ["--version"] else command)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
         return args.func(args)
-    except SpecErrors as exc:
-        print(exc, file=sys.stderr)
-        return EXIT_USAGE
-    except UsageError as exc:  # OutputError is one too
-        print(f"trainspec: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("trainspec: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return EXIT_OK
-    except Exception as exc:  # a bug in trainspec, not bad input: say so briefly
+    except Exception as exc:
+        # The compiler's error types are looked up, not imported: a command that never loaded
+        # them (`--version`, `run`) cannot have raised them, and start-up stays lean.
+        errors = sys.modules.get("trainspec.compiler.errors")
+        if errors is not None and isinstance(exc, errors.SpecErrors):
+            print(exc, file=sys.stderr)
+            return EXIT_USAGE
+        if errors is not None and isinstance(exc, errors.UsageError):  # OutputError is one too
+            print(f"trainspec: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        # a bug in trainspec, not bad input: say so briefly
         if os.environ.get("TRAINSPEC_DEBUG"):
             raise
         print(f"trainspec: internal error: {type(exc).__name__}: {exc} "

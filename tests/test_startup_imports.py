@@ -1,0 +1,104 @@
+"""Start-up stays lean: what a command imports, checked in a fresh interpreter (no timings).
+
+`trainspec --version` loads neither the compiler nor the emulator; compiling a spec with no
+`{{ }}` template never imports Jinja; the compile path never imports Docker or Kubernetes.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT, SPECS
+
+# Runs the CLI's main() in-process, then prints the names in sys.modules (repr: nothing imported for it).
+PROBE = """
+import sys
+from trainspec.cli import main
+sys.argv = ["trainspec", *{args!r}]
+try:
+    code = main()
+except SystemExit as exc:
+    code = exc.code
+sys.stdout.flush()
+sys.stderr.write("\\n@@modules@@" + repr(sorted(sys.modules)) + "\\n")
+sys.stderr.write("@@code@@" + repr(code) + "\\n")
+"""
+
+
+def imported(*args: str) -> tuple[set[str], object]:
+    """The modules a `trainspec ARGS...` run had loaded when it finished, and its exit code."""
+    # Run outside the repository: the working folder comes first on sys.path for `-c`.
+    done = subprocess.run([sys.executable, "-c", PROBE.format(args=list(args))], capture_output=True,
+                          text=True, cwd=ROOT.parent, check=True)
+    modules = code = None
+    for line in done.stderr.splitlines():
+        if line.startswith("@@modules@@"):
+            modules = set(ast.literal_eval(line.removeprefix("@@modules@@")))
+        elif line.startswith("@@code@@"):
+            code = ast.literal_eval(line.removeprefix("@@code@@"))
+    assert modules is not None, done.stderr
+    return modules, code
+
+
+def loaded(modules: set[str], package: str) -> list[str]:
+    return sorted(m for m in modules if m == package or m.startswith(package + "."))
+
+
+def test_version_does_not_import_the_compiler_or_the_emulator():
+    modules, code = imported("--version")
+    assert code == 0
+    for package in ("trainspec.compiler", "trainspec.emulator", "yaml", "jinja2", "docker", "dataclasses"):
+        assert not loaded(modules, package), f"`trainspec --version` imports {loaded(modules, package)}"
+
+
+def untemplated_specs() -> list[str]:
+    return sorted(p.name for p in SPECS.glob("*.yaml") if "{{" not in p.read_text() and "{%" not in p.read_text())
+
+
+@pytest.mark.parametrize("target", ["k8s", "kubeflow", "compose"])
+def test_compiling_a_spec_without_templates_does_not_import_jinja(target):
+    spec = next(name for name in untemplated_specs() if name.startswith(("tf-", "pytorch")))
+    modules, code = imported("compile", str(SPECS / spec), "--target", target, "-o", "-")
+    assert code in (0, None), f"compile {spec} -t {target} exited {code}"
+    assert "trainspec.compiler.plan" in modules  # it did compile
+    assert not loaded(modules, "jinja2"), f"compile {spec} imports jinja2"
+    for package in ("docker", "kubernetes", "difflib"):
+        assert not loaded(modules, package), f"compile {spec} imports {package}"
+
+
+def test_a_spec_with_templates_does_import_jinja():
+    # The other side of the test above: the probe does see Jinja when a spec needs it.
+    spec = next(p for p in sorted(SPECS.glob("*.yaml")) if "{{" in p.read_text())
+    modules, code = imported("compile", str(spec), "--target", "k8s", "-o", "-")
+    assert code in (0, None)
+    assert loaded(modules, "jinja2")
+
+
+def test_error_types_are_lazy_names_of_the_compiler_package():
+    done = subprocess.run([sys.executable, "-c", (
+        "import sys\n"
+        "from trainspec.compiler.errors import SpecError\n"
+        "assert 'trainspec.compiler.plan' not in sys.modules, 'errors alone loads the plan'\n"
+        "from trainspec.compiler import JobPlan, SpecErrors, load_plans, runpolicy\n"
+        "assert SpecErrors.__module__ == 'trainspec.compiler.errors'\n"
+        "assert JobPlan.__module__ == 'trainspec.compiler.plan'\n"
+        "import trainspec.compiler as c\n"
+        "assert not hasattr(c, 'no_such_name')\n")], capture_output=True, text=True, cwd=ROOT.parent)
+    assert done.returncode == 0, done.stderr
+
+
+def test_bad_spec_still_reports_and_exits_2(tmp_path):
+    # main() finds the error types in sys.modules instead of importing them: errors still exit 2.
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: trainspec.io/v1\nkind: TrainingJob\nmetadata: {name: x}\nspec: {frameworkk: pytorch}\n")
+    done = subprocess.run([sys.executable, "-m", "trainspec", "validate", str(bad)], capture_output=True,
+                          text=True, cwd=ROOT.parent)
+    assert done.returncode == 2, done.stderr
+    assert "bad.yaml:" in done.stderr and "Traceback" not in done.stderr
+    done = subprocess.run([sys.executable, "-m", "trainspec", "compile", str(bad), "-t", "nope"], capture_output=True,
+                          text=True, cwd=ROOT.parent)
+    assert done.returncode == 2 and "unknown target 'nope'" in done.stderr, done.stderr
