@@ -7,6 +7,14 @@ import os
 import sys
 
 from trainspec import __version__
+from trainspec.loading import (
+    load_input,
+    load_job_plans,
+    load_specs,
+    print_warning,
+    spec_options,
+    validate_inputs,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -44,10 +52,6 @@ def add_spec_options(parser: argparse.ArgumentParser) -> None:
                         help="Jsonnet external variable (string)")
     parser.add_argument("-J", "--jpath", metavar="DIR", action="append", default=[],
                         help="extra folder Jsonnet imports may come from")
-
-
-def spec_options(args) -> dict:
-    return {"tla": dict(args.tla), "ext_vars": dict(args.ext_var), "jpath": list(args.jpath)}
 
 
 def _targets_help() -> str:
@@ -185,82 +189,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:
-    """Print each job's target warnings once (`validate`, targets None: those of plain k8s)."""
-    seen: set[tuple[str, str]] = set()
-    for plan in plans:
-        for target in targets if targets is not None else ("k8s",):
-            if target in plan.unsupported:
-                continue  # left out of the build for this job
-            for warning in plan.target_warnings.get(target, ()):
-                if (plan.name, warning.path) in seen:
-                    continue  # k8s and helm give the same advice
-                seen.add((plan.name, warning.path))
-                if warn is not None:
-                    warn(warning)
-                else:
-                    print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
-
-
-def _load(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False, warn=None):
-    plans = _load_plans(path, args, targets, skip_unsupported)
-    _warn_targets(plans, targets, warn)
-    return plans
-
-
-def _load_plans(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False):
-    from trainspec.compiler import load_plans
-
-    if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
-        from trainspec.inputs import STDIN_NAME, read_stdin_documents
-
-        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets,
-                          skip_unsupported=skip_unsupported, **spec_options(args))
-    return load_plans(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
-
-
-def _print_warning(file: str, line: int, message: str) -> None:
-    print(f"trainspec: warning: {file}:{line}: {message}", file=sys.stderr)
-
-
-def _load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False,
-                warn_target=None):
-    """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
-    if not spec.walked:
-        return _load(spec.path, args, targets, skip_unsupported, warn_target)
-    from trainspec.compiler import load_plans
-    from trainspec.compiler.loader import JsonnetOptions
-    from trainspec.inputs import walked_documents
-
-    options = spec_options(args)
-    jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
-                             tuple(options["jpath"]))
-    docs = walked_documents(spec.path, jsonnet, warn or _print_warning)
-    plans = load_plans(spec.path, documents=docs, targets=targets, skip_unsupported=skip_unsupported,
-                       **options) if docs else []
-    _warn_targets(plans, targets, warn_target)
-    return plans
-
-
-def _validate_inputs(args):
-    from trainspec.inputs import STDIN, SpecInput, collect, in_build_output
-
-    named = [item for item in args.specs if item == STDIN or not os.path.isdir(item)]
-    if args.specs.count(STDIN) > 1:
-        from trainspec.compiler import UsageError
-
-        raise UsageError("standard input (-) can be read once")
-    out = []
-    for item in args.specs:
-        if item in named:
-            if args.only_specs and item != STDIN and in_build_output(item):
-                continue  # compiled output, not specs
-            out.append(SpecInput(item, args.only_specs and item != STDIN))
-        else:
-            out.extend(collect([item], None, args.exclude))
-    return out
-
-
 def cmd_validate(args) -> int:
     from trainspec.compiler import SpecErrors
 
@@ -269,7 +197,7 @@ def cmd_validate(args) -> int:
 
     def warn(file: str, line: int, message: str) -> None:
         if args.format != "json":
-            _print_warning(file, line, message)
+            print_warning(file, line, message)
             return
         problems.append({"file": file, "line": line, "column": 1, "path": "", "message": message,
                          "expected": "", "hint": "", "severity": "warning"})
@@ -280,9 +208,9 @@ def cmd_validate(args) -> int:
             return
         problems.append(dict(vars(warning), severity="warning"))
 
-    for spec in _validate_inputs(args):
+    for spec in validate_inputs(args):
         try:
-            plans = _load_input(spec, args, warn, warn_target=warn_target)
+            plans = load_input(spec, args, warn, warn_target=warn_target)
             if any(plan.patches for plan in plans):  # an op that does not apply is a spec error too
                 from trainspec.targets.patches import check
 
@@ -340,7 +268,7 @@ def cmd_compile(args) -> int:
     to_stdout = args.output in (None, "-")
     if args.target == "helm" and to_stdout:
         raise UsageError("the helm target writes a chart folder: give -o DIR")
-    plans = _load(args.spec, args, (args.target,))
+    plans = load_specs(args.spec, args, (args.target,))
     outputs = [render(args.target, plan) for plan in plans]
     if args.target == "helm":
         if len(plans) != 1:
@@ -431,7 +359,7 @@ def _build_locked(args, out: str, specs, targets) -> int:
     with locked(out, exclusive=not args.check):
         skip = not args.target  # over all targets, skip those that cannot run a job; a target named must fit
         build, cache, keys = run_build(specs, out, targets,
-                                       lambda spec: _load_input(spec, args, targets=targets, skip_unsupported=skip),
+                                       lambda spec: load_input(spec, args, targets=targets, skip_unsupported=skip),
                                        options, use_cache=not args.no_cache, skip_unsupported=skip)
         marker, orphans = ownership(out, build, specs)
         fresh = [o for o in build.outputs if o.texts is not None]
@@ -503,7 +431,7 @@ def cmd_diff(args) -> int:
 def cmd_graph(args) -> int:
     from trainspec.graph import render_graph
 
-    plans = _load_plans(args.spec, args)
+    plans = load_job_plans(args.spec, args)
     sys.stdout.write(render_graph(plans, args.format))
     return EXIT_OK
 

@@ -1,0 +1,86 @@
+"""Loading specs for the CLI: standard input, folder walks, and each job's target warnings."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def spec_options(args) -> dict:
+    return {"tla": dict(args.tla), "ext_vars": dict(args.ext_var), "jpath": list(args.jpath)}
+
+
+def warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:
+    """Print each job's target warnings once (`validate`, targets None: those of plain k8s)."""
+    seen: set[tuple[str, str]] = set()
+    for plan in plans:
+        for target in targets if targets is not None else ("k8s",):
+            if target in plan.unsupported:
+                continue  # left out of the build for this job
+            for warning in plan.target_warnings.get(target, ()):
+                if (plan.name, warning.path) in seen:
+                    continue  # k8s and helm give the same advice
+                seen.add((plan.name, warning.path))
+                if warn is not None:
+                    warn(warning)
+                else:
+                    print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
+
+
+def load_specs(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False, warn=None):
+    plans = load_job_plans(path, args, targets, skip_unsupported)
+    warn_targets(plans, targets, warn)
+    return plans
+
+
+def load_job_plans(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False):
+    from trainspec.compiler import load_plans
+
+    if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
+        from trainspec.inputs import STDIN_NAME, read_stdin_documents
+
+        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets,
+                          skip_unsupported=skip_unsupported, **spec_options(args))
+    return load_plans(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
+
+
+def print_warning(file: str, line: int, message: str) -> None:
+    print(f"trainspec: warning: {file}:{line}: {message}", file=sys.stderr)
+
+
+def load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False,
+                warn_target=None):
+    """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
+    if not spec.walked:
+        return load_specs(spec.path, args, targets, skip_unsupported, warn_target)
+    from trainspec.compiler import load_plans
+    from trainspec.compiler.loader import JsonnetOptions
+    from trainspec.inputs import walked_documents
+
+    options = spec_options(args)
+    jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
+                             tuple(options["jpath"]))
+    docs = walked_documents(spec.path, jsonnet, warn or print_warning)
+    plans = load_plans(spec.path, documents=docs, targets=targets, skip_unsupported=skip_unsupported,
+                       **options) if docs else []
+    warn_targets(plans, targets, warn_target)
+    return plans
+
+
+def validate_inputs(args):
+    from trainspec.inputs import STDIN, SpecInput, collect, in_build_output
+
+    named = [item for item in args.specs if item == STDIN or not os.path.isdir(item)]
+    if args.specs.count(STDIN) > 1:
+        from trainspec.compiler import UsageError
+
+        raise UsageError("standard input (-) can be read once")
+    out = []
+    for item in args.specs:
+        if item in named:
+            if args.only_specs and item != STDIN and in_build_output(item):
+                continue  # compiled output, not specs
+            out.append(SpecInput(item, args.only_specs and item != STDIN))
+        else:
+            out.extend(collect([item], None, args.exclude))
+    return out
