@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from emuhelpers import HERE, ROOT, norm, trainspec
+from emuhelpers import HERE, ROOT, norm, sshd_image, trainspec
 
 pytestmark = pytest.mark.docker
 SPEC = HERE / "specs" / "heldout-tf.yaml"
@@ -68,10 +68,12 @@ def test_held_out_job_fails_from_every_form(tmp_path, test_image, leak_check, fo
     ("mpi-horovod/jobset.yaml", "launcher-0 | rank on mpi-horovod-worker-0-1"),
     ("mxnet-ps/jobset.yaml", "scheduler-0 | every node registered"),
 ])
-def test_golden_operator_files_run(tmp_path, test_image, leak_check, compiled, check):
+def test_golden_operator_files_run(tmp_path, docker_client, test_image, leak_check, compiled, check):
     """mpirun over the controller's hostfile and ssh key (MPI operator; Volcano ssh/svc plugins; JobSet host
-    names); DMLC_* env."""
-    r = trainspec("run", ROOT / "golden" / compiled, "--image", test_image, "--cpu-only", "--offline",
+    names); DMLC_* env. MPI runs in an image whose sshd says `StrictModes no`, as mpi-operator's images do:
+    a Secret volume's folder is world-writable on a cluster, and here too."""
+    image = sshd_image(docker_client, test_image, strict=False) if compiled.startswith("mpi") else test_image
+    r = trainspec("run", ROOT / "golden" / compiled, "--image", image, "--cpu-only", "--offline",
                   cwd=tmp_path, timeout=300)
     out = norm(r.stdout)
     assert r.returncode == 0, out + r.stderr
@@ -96,10 +98,11 @@ def test_trainjob_pytorch_all_reduce(tmp_path, torch_image, leak_check):
     assert "node-1 | rank 1/2: all-reduce ok (3.0)" in out
 
 
-def test_trainjob_mpi_as_root_fails_like_the_cluster(tmp_path, test_image, leak_check):
+def test_trainjob_mpi_as_root_fails_like_the_cluster(tmp_path, docker_client, test_image, leak_check):
     """Trainer's MPI plugin mounts id_rsa with mode 0640 (CONVENTIONS-V2 §3.4): OpenSSH running as root, the key
     file's owner, refuses a group-readable key, so mpirun as root cannot reach the nodes — as on a cluster."""
-    r = trainspec("run", ROOT / "golden/mpi-horovod/trainjob.yaml", "--image", test_image, "--cpu-only",
+    image = sshd_image(docker_client, test_image, strict=False)  # sshd accepts; the ssh client refuses the key
+    r = trainspec("run", ROOT / "golden/mpi-horovod/trainjob.yaml", "--image", image, "--cpu-only",
                   "--offline", "--restart-backoff", "0.2", cwd=tmp_path, timeout=300)
     out = norm(r.stdout)
     assert r.returncode == 1, out + r.stderr
