@@ -223,7 +223,13 @@ def _node_settings(role: RolePlan) -> dict:
     """The role's pod settings one shared `node` template must agree on (torch), by spec key."""
     return {"image": role.image, "workingDir": role.working_dir, "restartPolicy": role.restart_policy,
             "resources": role.resources, "volumes": role.volumes, "initContainers": role.init_containers,
-            "lifecycle": role.lifecycle, "probes": role.probes}
+            "lifecycle": role.lifecycle, "probes": role.probes,
+            # spec v1.1's pod settings (the job's with the role's over them)
+            "imagePullPolicy": role.pod.image_pull_policy, "serviceAccountName": role.pod.service_account_name,
+            "nodeSelector": role.pod.node_selector, "tolerations": role.pod.tolerations,
+            "affinity": role.pod.affinity, "securityContext": role.pod.security_context,
+            "podSecurityContext": role.pod.pod_security_context, "podLabels": role.pod.pod_labels,
+            "podAnnotations": role.pod.pod_annotations, "priorityClassName": role.pod.priority_class_name}
 
 
 def _env_path(role: RolePlan, name: str) -> tuple:
