@@ -36,6 +36,7 @@ from .runmodel import (
     listing_order,
     role_start_after,
 )
+from .security import Security, k8s_security
 
 DEFAULT_BACKOFF = 6  # batch/v1 Job's default backoffLimit
 DEFAULT_GRACE = 30.0  # terminationGracePeriodSeconds' default
@@ -121,14 +122,22 @@ class _PlanReader:
             post_start=_hook(lifecycle.post_start if lifecycle else None, f"{hooks}.postStart"),
             pre_stop=_hook(lifecycle.pre_stop if lifecycle else None, f"{hooks}.preStop"),
             liveness=_probe(role.probes.liveness), readiness=_probe(role.probes.readiness),
-            startup=_probe(role.probes.startup), expand=False)
+            startup=_probe(role.probes.startup), expand=False,
+            security=self.security(role, role.pod.security_context, where))
+
+    def security(self, role: RolePlan, container_context: dict | None, where: str) -> Security:
+        """The pod's and the container's securityContext as the k8s target writes them: honoured
+        or refused by the rules manifests get (security.py), never dropped."""
+        pod = {"securityContext": role.pod.pod_security_context or {}}
+        return k8s_security(pod, {"securityContext": container_context or {}}, f"{self.plan.source}: {where}")
 
     def init_container(self, role: RolePlan, init: InitContainer, where: str) -> Container:
         cpu, memory, accel = self.resources(init.resources, where)
         return Container(
             name=init.name, image=init.image or role.image, command=_words(init.command), args=_words(init.args),
             working_dir=init.working_dir, env=self.env(tuple(user_var(n, v) for n, v in init.env), where),
-            ports=[], cpu=cpu, memory=memory, accelerators=accel, mounts=self.mounts(role, where), expand=False)
+            ports=[], cpu=cpu, memory=memory, accelerators=accel, mounts=self.mounts(role, where), expand=False,
+            security=self.security(role, None, where))
 
     def resources(self, res: Resources, where: str) -> tuple[Decimal | None, int | None, dict[str, int]]:
         try:

@@ -78,8 +78,8 @@ _key_cache: dict[str, str] = {}
 # Strings PyYAML certainly writes plain: identifier-like, not starting with an
 # indicator, and not one of YAML 1.1's bool/null words (which it must quote).
 _PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*\Z")
-_RESOLVED_WORDS = {"y", "Y", "n", "N", "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
-                   "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL"}
+_RESOLVED_WORDS = {"y", "Y", "n", "N", "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE",
+                   "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL"}
 # JSON text (TF_CONFIG): starts with a flow indicator, so never plain; printable ASCII
 # without quotes or edge spaces is written single-quoted as it is.
 _SINGLE_QUOTABLE = re.compile(r"[{\[][\x20-\x26\x28-\x7e]*[\x21-\x26\x28-\x7e]\Z")

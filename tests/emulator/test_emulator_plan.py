@@ -284,3 +284,31 @@ def test_fallback_without_a_framework():
     assert policy.fallback_rule(None, workers, None) == SuccessRule("worker", "all")
     assert policy.fallback_rule(None, [r for r in workers if r.role == "ps"], None) is None
     assert policy.fallback_rule("tensorflow", workers, "AllWorkers") == SuccessRule("worker", "all")
+
+
+SECURE = """apiVersion: trainspec/v1.1
+kind: TrainingJob
+metadata: {name: sec}
+spec:
+  framework: pytorch
+  image: img
+  command: [python3, train.py]
+  podSecurityContext: {runAsGroup: 200}
+  SECURITY
+  roles: {master: {replicas: 1}}
+"""
+
+
+def test_a_spec_run_honours_or_refuses_security_fields_like_its_k8s_output(tmp_path):
+    """Issue 15: from the plan too, security fields are honoured (user, read-only root) or refused."""
+    path = tmp_path / "sec.yaml"
+    path.write_text(SECURE.replace("SECURITY", "securityContext: {runAsUser: 1234, readOnlyRootFilesystem: true}"))
+    (plan,) = load_plans(str(path), targets=("k8s",))
+    main = from_plan(plan).replicas[0].main
+    theirs = from_k8s([d for t in k8s.render(plan).values() for d in yaml.safe_load_all(t) if d]).replicas[0].main
+    assert main.security == theirs.security
+    assert (main.security.user, main.security.read_only_root) == ("1234:200", True)
+    path.write_text(SECURE.replace("SECURITY", "securityContext: {privileged: true}"))
+    (plan,) = load_plans(str(path), targets=("k8s",))
+    with pytest.raises(UsageError, match="privileged: true is not supported"):
+        from_plan(plan)
