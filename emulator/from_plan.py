@@ -140,12 +140,17 @@ class _PlanReader:
             security=self.security(role, None, where))
 
     def resources(self, res: Resources, where: str) -> tuple[Decimal | None, int | None, dict[str, int]]:
+        # The limits the kubelet enforces: the shorthand (requests = limits), else resources.limits.
+        limits = dict(res.limits)
+        cpu_text = res.cpu if res.cpu is not None else limits.get("cpu")
+        memory_text = res.memory if res.memory is not None else limits.get("memory")
         try:
-            cpu = parse_quantity(res.cpu) if res.cpu is not None else None
-            memory = int(parse_quantity(res.memory)) if res.memory is not None else None
+            cpu = parse_quantity(cpu_text) if cpu_text is not None else None
+            memory = int(parse_quantity(memory_text)) if memory_text is not None else None
+            gpus = res.gpu or int(parse_quantity(limits.get(self.plan.accelerator, "0")))
         except ValueError as exc:  # validated by the compiler; kept as a clear error all the same
             raise UsageError(f"{self.plan.source}: {where}.resources: {exc}") from None
-        return cpu, memory, ({self.plan.accelerator: res.gpu} if res.gpu else {})
+        return cpu, memory, ({self.plan.accelerator: gpus} if gpus else {})
 
     def env(self, env: tuple[EnvVar, ...], where: str) -> list[EnvSource]:
         out: list[EnvSource] = []
