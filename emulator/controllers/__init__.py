@@ -43,6 +43,8 @@ class Created:
     backoff_limit: int | None = None
     active_deadline: float | None = None
     ssh_secrets: list[str] = field(default_factory=list)   # Secrets the controller generates (a fresh key per run)
+    # pod -> the pods that must be ready before the controller creates it (JobSet InOrder, dependsOn Ready)
+    start_after_ready: dict[str, list[str]] = field(default_factory=dict)
 
 
 def fail(source: str, where: str, message: str, hint: str = "") -> UsageError:

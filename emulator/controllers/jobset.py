@@ -16,8 +16,11 @@ kubernetes job controller):
     (succeededIndexes / succeededCount) is met; the JobSet succeeds when All (or Any) of the
     targeted replicatedJobs' Jobs completed (success_policy.go); without failurePolicy the first
     failed Job fails the JobSet (failure_policy.go).
+  * startupPolicy InOrder creates replicatedJob k+1 once every Job of k is ready, and dependsOn
+    `Ready` waits for the named replicatedJob the same way (startup_policy.go, depends_on.go):
+    reproduced as start gates on readiness (a pod with no readinessProbe is ready once running).
 Not reproduced: failurePolicy restarts of the whole JobSet (a failed Job fails the run), and
-startupPolicy InOrder / dependsOn readiness gates (the emulator starts servers first).
+dependsOn `Complete` (said in a note; the pods start without waiting).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     global_replicas = sum(int(r.get("replicas", 1)) for r in rjobs)
     objects: list[dict] = []
     jobs_of: dict[str, list[list[str]]] = {}
+    pods_of: dict[str, list[str]] = {}  # replicatedJob -> all its pods, for the start gates
     global_index = 0
     for rj in rjobs:
         rname = str(rj.get("name"))
@@ -99,6 +103,7 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
                                            failure_codes=failure_codes, hostname=pod, subdomain=subdomain,
                                            labels=labels, namespace=ns))
                 pods.append(pod)
+                pods_of.setdefault(rname, []).append(pod)
             jobs_of.setdefault(rname, []).append(job_success(jspec, pods))
             global_index += 1
     policy = spec.get("successPolicy") or {}
@@ -110,4 +115,21 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     any_one = policy.get("operator") == "Any"
     success = ControllerSuccess(groups, 1 if any_one else len(groups),
                           ("any of " if any_one else "") + " and ".join(targets))
-    return Created(name, ns, framework, objects, success, clean_pod_policy="Running")
+    return Created(name, ns, framework, objects, success, clean_pod_policy="Running",
+                   start_after_ready=start_gates(spec, rjobs, pods_of))
+
+
+def start_gates(spec: dict, rjobs: list[dict], pods_of: dict[str, list[str]]) -> dict[str, list[str]]:
+    """pod -> the pods that must be ready first: InOrder (each replicatedJob after the one before)
+    and dependsOn Ready (after the named replicatedJob)."""
+    gates: dict[str, list[str]] = {}
+    in_order = (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder"
+    names = [str(r.get("name")) for r in rjobs]
+    for k, rj in enumerate(rjobs):
+        before: list[str] = list(pods_of.get(names[k - 1], [])) if in_order and k else []
+        for dep in rj.get("dependsOn") or []:
+            if dep.get("status", "Ready") == "Ready":
+                before += [p for p in pods_of.get(str(dep.get("name")), []) if p not in before]
+        for pod in pods_of.get(names[k], []) if before else []:
+            gates[pod] = before
+    return gates

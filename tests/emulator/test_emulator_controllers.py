@@ -327,3 +327,16 @@ def test_volcano_failed_pod_without_policy_counts_against_min_available(tmp_path
     assert decide(strict, succeeded=["w-0", "w-2"], failed=["w-1"]).outcome == policy.FAILED
     terminate = load(tmp_path, volcano([{**task, "policies": [{"event": "PodFailed", "action": "TerminateJob"}]}]))
     assert decide(terminate, failed=["w-1"]).outcome == policy.FAILED
+
+
+def test_jobset_in_order_and_depends_on_ready_gate_the_start(tmp_path):
+    """JobSet startupPolicy InOrder: replicatedJob k+1 after every pod of k is ready (CONVENTIONS-V2 §1.5);
+    Trainer's MPI runtime: the launcher dependsOn the node Job Ready (§3.6)."""
+    job = inputs.load(str(ROOT / "golden/mpi-horovod/jobset.yaml"), state_dir=str(tmp_path))
+    workers = ("mpi-horovod-worker-0-0", "mpi-horovod-worker-0-1")
+    assert job.start_after == {"mpi-horovod-launcher-0-0": workers}
+    assert job.start_after_ready == frozenset(workers)
+    job = inputs.load(str(ROOT / "golden/mpi-horovod/trainjob.yaml"), state_dir=str(tmp_path))
+    assert job.start_after == {"mpi-horovod-launcher-0-0": ("mpi-horovod-node-0-0", "mpi-horovod-node-0-1")}
+    job = inputs.load(str(ROOT / "golden/pytorch-ddp/jobset.yaml"), state_dir=str(tmp_path))
+    assert job.start_after == {}  # no startupPolicy: every Job at once, as the controller creates them
