@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
+from trainspec.compiler.model import DEFAULT_PORT, ROLE_ORDER
+
 from .context import Context
 from .pod import OWN_LABEL_PREFIXES, RoleDraft, pointer
 
-ROLE_ORDER = {
-    "tensorflow": ("chief", "ps", "worker", "evaluator"),
-    "pytorch": ("master", "worker"),
-    "mxnet": ("scheduler", "server", "worker"),
-    "mpi": ("launcher", "worker"),
-    "xgboost": ("master", "worker"),
-    "paddle": ("master", "worker"),
-    "jax": ("worker",),
-}
-DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mxnet": 9091, "mpi": 22, "xgboost": 9999, "paddle": 36543,
-                "jax": 6666}
 NEW_FRAMEWORKS = ("xgboost", "paddle", "jax")
 HOISTED = ("image", "imagePullPolicy", "command", "args", "workingDir", "serviceAccountName", "nodeSelector",
            "tolerations", "affinity", "securityContext", "podSecurityContext", "podLabels", "podAnnotations")
