@@ -288,6 +288,9 @@ def test_clean_pod_policy_decides_what_keeps_running(tmp_path, docker_client, te
     r = trainspec("run", spec("flaky.yaml", tmp_path, edit), "--offline", "--keep", cwd=tmp_path)
     try:
         assert r.returncode == 0, r.stdout + r.stderr
+        if ps_left_running:  # no start order: under load the worker may finish before ps-0 is up
+            wait_for(lambda: [c.status for c in run_containers(docker_client, "flaky", tmp_path, replica="ps-0")]
+                     == ["running"], 30, "ps-0 running")
         ps = run_containers(docker_client, "flaky", tmp_path, replica="ps-0")
         assert [c.status == "running" for c in ps] == [ps_left_running]
     finally:
