@@ -321,3 +321,9 @@ def run_policy(plan: JobPlan) -> dict[str, str]:
     """The machine-readable run policy (success rule, restart per role, start order, cleanup,
     deadline) as an annotation, for `trainspec run` to read back (compiler/runpolicy.py)."""
     return {runpolicy.ANNOTATION: runpolicy.annotation(plan)}
+
+
+def topology_config_map(plan: JobPlan, data: dict[str, str], annotations: dict[str, str] | None = None) -> dict:
+    """The job's `<job>-topology` ConfigMap: the values every target keeps once per job."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": metadata(plan, plan.topology_name, job_labels(plan), annotations), "data": data}

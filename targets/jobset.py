@@ -228,12 +228,7 @@ def topology_config_map(plan: JobPlan, settings: Settings) -> dict:
     if plan.framework == "mpi":
         data[HOSTFILE_KEY] = mpi_hostfile(host_names(plan).get("worker", []), plan.mpi_slots or 1,
                                           settings.mpi_implementation)
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": common.metadata(plan, plan.topology_name, common.job_labels(plan)),
-        "data": data,
-    }
+    return common.topology_config_map(plan, data)
 
 
 def _decides_alone_at_index_0(plan: JobPlan, settings: Settings) -> bool:

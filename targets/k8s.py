@@ -50,12 +50,7 @@ def topology_config_map(plan: JobPlan) -> dict:
     if plan.active_deadline_seconds is not None:
         annotations["trainspec.dev/active-deadline-seconds"] = str(plan.active_deadline_seconds)
     annotations.update(common.run_policy(plan))
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": common.metadata(plan, plan.topology_name, common.job_labels(plan), annotations),
-        "data": dict(plan.topology),
-    }
+    return common.topology_config_map(plan, dict(plan.topology), annotations)
 
 
 def service(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:

@@ -72,12 +72,7 @@ def hosts(plan: JobPlan) -> dict[str, list[str]]:
 
 
 def topology_config_map(plan: JobPlan, host_lists: dict[str, list[str]]) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": common.metadata(plan, plan.topology_name, common.job_labels(plan)),
-        "data": topology_data(plan, host_lists),
-    }
+    return common.topology_config_map(plan, topology_data(plan, host_lists))
 
 
 def _framework_env(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]) -> list[dict]:

@@ -223,9 +223,7 @@ def _trainer_fields(plan: JobPlan, role: RolePlan, values, command, args, env) -
 
 
 def topology_config_map(plan: JobPlan) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": common.metadata(plan, plan.topology_name, common.job_labels(plan)),
-            "data": topology_data(plan, trainjob_hosts(plan))}
+    return common.topology_config_map(plan, topology_data(plan, trainjob_hosts(plan)))
 
 
 def objects(plan: JobPlan) -> list[dict]:

@@ -228,12 +228,7 @@ def topology_config_map(plan: JobPlan, split: bool) -> dict:
     if plan.framework == "mpi":
         workers = host_names(plan).get("worker", [])
         data[HOSTFILE_KEY] = mpi_hostfile(workers, plan.mpi_slots or 1, plan.mpi_implementation)
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": common.metadata(plan, plan.topology_name, common.job_labels(plan)),
-        "data": data,
-    }
+    return common.topology_config_map(plan, data)
 
 
 def plugins(plan: JobPlan, split: bool) -> dict:
