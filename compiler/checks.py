@@ -146,12 +146,13 @@ JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax")
 
 
 def _elastic(plan: JobPlan, target: str) -> list[Problem]:
-    """Elastic PyTorch (spec v1.1): not written for Trainer v2 (its torch runtime fixes numNodes)."""
+    """Elastic PyTorch (spec v1.1): Trainer v2 has no elastic policy (CONVENTIONS-V2.md: `torch.elasticPolicy`
+    was removed in v2.2.0; its torch runtime fixes numNodes)."""
     if plan.framework != "pytorch" or plan.elastic is None:
         return []
-    return [Problem(("spec", "pytorch", "elastic"), f"target {target}: trainspec does not yet write elastic "
-                    "PyTorch (torchrun's rendezvous on worker-0) for this target", "no pytorch.elastic",
-                    "use the kubeflow, jobset, volcano, k8s, helm or compose target", True)]
+    return [Problem(("spec", "pytorch", "elastic"), f"target {target}: Kubeflow Trainer v2 has no elastic "
+                    "PyTorch (torch.elasticPolicy was removed in v2.2.0; the runtime fixes numNodes)",
+                    "no pytorch.elastic", "use the kubeflow, jobset, volcano, k8s, helm or compose target", True)]
 
 
 def jobset(plan: JobPlan) -> list[Problem]:
