@@ -142,7 +142,7 @@ def _job_pods_always(role: RolePlan, target: str, what: str, hint: str, unsuppor
 
 
 # Frameworks the jobset target writes the operator's variables for (the others are refused).
-JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax")
+JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax", "paddle")
 
 
 def _elastic(plan: JobPlan, target: str) -> list[Problem]:

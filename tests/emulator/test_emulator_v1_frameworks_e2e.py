@@ -140,22 +140,48 @@ os.execvp(sys.executable, [sys.executable, "-m", "paddle.distributed.launch", "-
 """
 
 
-def test_paddle_collective_all_reduce_through_paddle_launch(tmp_path, docker_client, leak_check):
-    """paddle.distributed.launch finds its rendezvous from PADDLE_MASTER / PADDLE_NNODES alone:
-    worker 0 serves it on its own pod IP, the other worker reaches it by name."""
+def _paddle_image(docker_client) -> str:
     import docker.errors
 
     try:
         docker_client.images.get(PADDLE_IMAGE)
     except docker.errors.ImageNotFound:
         pytest.skip(f"{PADDLE_IMAGE} is not built (scripts/build-framework-image.sh --paddle; ~850 MB)")
-    spec = tmp_path / "paddle.yaml"
-    doc = yaml.safe_load((SPECS / "paddle.yaml").read_text())
-    doc["spec"]["command"] = ["python3", "-c", PADDLE_TRAIN]
-    doc["spec"]["roles"]["worker"] = {"replicas": 2}
+    return PADDLE_IMAGE
+
+
+def _paddle_run(tmp_path, image: str, spec_name: str, program: str, roles: dict, target: str | None) -> str:
+    spec = tmp_path / spec_name
+    doc = yaml.safe_load((SPECS / spec_name).read_text())
+    doc["spec"]["command"] = ["python3", "-c", program]
+    doc["spec"]["roles"] = roles
     spec.write_text(yaml.safe_dump(doc))
-    r = trainspec("run", spec, "--image", PADDLE_IMAGE, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
+    source = spec
+    if target is not None:
+        source = tmp_path / f"{target}.yaml"
+        c = trainspec("compile", spec, "--target", target, "-o", source, cwd=tmp_path)
+        assert c.returncode == 0, c.stderr
+    r = trainspec("run", source, "--image", image, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    out = norm(r.stdout)
+    return norm(r.stdout)
+
+
+def test_paddle_collective_all_reduce_through_paddle_launch(tmp_path, docker_client, leak_check):
+    """paddle.distributed.launch finds its rendezvous from PADDLE_MASTER / PADDLE_NNODES alone:
+    worker 0 serves it on its own pod IP, the other worker reaches it by name."""
+    out = _paddle_run(tmp_path, _paddle_image(docker_client), "paddle.yaml", PADDLE_TRAIN,
+                      {"worker": {"replicas": 2}}, None)
     assert "worker-0 | rank 0/2: all-reduce 3.0" in out and "worker-1 | rank 1/2: all-reduce 3.0" in out
     assert "(all workers succeeded)" in out
+
+
+def test_paddle_collective_all_reduce_from_jobset_yaml(tmp_path, docker_client, leak_check):
+    """The jobset target: one template for both workers, so each names itself by its JobSet host
+    (POD_IP) and PADDLE_MASTER is worker 0's name everywhere; worker 0 recognises itself by it and
+    serves the rendezvous; the gloo endpoints are host names."""
+    out = _paddle_run(tmp_path, _paddle_image(docker_client), "paddle.yaml", PADDLE_TRAIN,
+                      {"worker": {"replicas": 2}}, "jobset")
+    assert "worker-0 | rank 0/2: all-reduce 3.0" in out and "worker-1 | rank 1/2: all-reduce 3.0" in out
+    # worker 0 served launch's KV store under its JobSet name, and worker 1 reached it there
+    assert "worker-1 | [" in out and "HTTP Request: POST http://paddle-collective-worker-0-0.paddle-collective:36543/" in out
+    assert "job paddle-collective succeeded: worker succeeded" in out
