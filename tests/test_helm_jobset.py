@@ -36,7 +36,6 @@ def _jobset_refuses(spec: str) -> bool:
 
 
 JOBSET_EXAMPLES = [spec for spec in EXAMPLES if not _jobset_refuses(spec)]
-REFUSED_EXAMPLES = [spec for spec in EXAMPLES if _jobset_refuses(spec)]  # paddle (compiler/checks.py jobset)
 K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (as tests/test_jobset.py)
 
 
@@ -80,20 +79,6 @@ def test_golden_chart_with_jobset_renders_the_golden_jobset(spec, tmp_path):
     assert_same_objects(render(golden / "helm", plan.namespace, JOBSET), want)
 
 
-@pytest.mark.parametrize("spec", REFUSED_EXAMPLES)
-def test_a_framework_the_jobset_target_refuses_is_refused(spec, tmp_path):
-    """Paddle: the jobset target refuses it (no JobSet form of its pod-IP rendezvous); so does the chart,
-    from the compiled chart and the golden one, while workload jobs still renders."""
-    plan = plan_of(spec, tmp_path)
-    with pytest.raises(SpecErrors, match=f"does not yet write the {plan.framework} controller"):
-        jobset.render(plan)
-    for chart in (write_chart(plan, tmp_path), GOLDEN / plan.name / "helm"):
-        assert render(chart, plan.namespace)
-        with pytest.raises(HelmError, match=f"workload jobset: trainspec does not yet write the {plan.framework} "
-                                            "controller's variables .*use workload jobs"):
-            render(chart, plan.namespace, JOBSET)
-
-
 def test_default_workload_is_jobs(tmp_path):
     plan = plan_of("tf-ps.yaml", tmp_path)
     chart = write_chart(plan, tmp_path)
@@ -115,6 +100,10 @@ JOBSET_TOPOLOGY_CASES = [
     ("mpi-horovod.yaml", "worker", 4),
     ("xgboost.yaml", "worker", 5),  # one-pod Jobs: RANK from job-global-index, WORKER_ADDRS JobSet hosts
     ("jax.yaml", "worker", 3),  # PROCESS_ID $(TRAINSPEC_INDEX), NUM_PROCESSES follows
+    ("paddle.yaml", "worker", 1),  # one rendezvous replica: the operator's POD_IP_DUMMY form
+    ("paddle.yaml", "worker", 5),  # POD_IP: each worker's JobSet name
+    ("paddle-ps.yaml", "master", 1),
+    ("paddle-ps.yaml", "worker", 4),
 ]
 
 
