@@ -19,6 +19,12 @@ the TF cluster and the MPI hostfile are written once, in the ConfigMap.
 JobSet injects no environment, so the framework variables (TF_CONFIG, MASTER_*
 / RANK / WORLD_SIZE / PET_*, DMLC_*, the MPI hostfile and OMPI_* etc.) are
 written here, per role, with `$(VAR)` references for the per-replica parts.
+Paddle: launch serves its rendezvous where PADDLE_MASTER's host is its own node address; the
+PaddleJob controller gives the rendezvous replica (worker 0, or master 0 in PS mode) its pod IP
+there, which one template cannot give replica 0 alone.  So a rendezvous role of several replicas
+names each pod by its JobSet host in POD_IP (launch's `--host`) and PADDLE_MASTER is replica 0's
+name everywhere; one replica gets the operator's `$(POD_IP_DUMMY):port`.  Run for real from
+jobset.yaml (tests/emulator/test_emulator_v1_frameworks_e2e.py); docs/targets-jobset-trainjob.md.
 Success: `successPolicy` on the deciding role (TF's worker-0 rule through the
 Indexed Job's own `successPolicy` on index 0, Kubernetes >= 1.33).  Start order:
 `startupPolicy: InOrder` with the servers first (ps; scheduler, server; MPI
