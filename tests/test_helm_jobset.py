@@ -272,6 +272,36 @@ def test_restart_always_is_refused(tmp_path):
         render(chart, "ml", with_jobset({"roles": {"ps": {"restartPolicy": "Always"}}}))
 
 
+PADDLE_POD_IP_SPEC = """\
+apiVersion: trainspec/v1
+kind: TrainingJob
+metadata: {name: pip, namespace: ml}
+spec:
+  framework: paddle
+  image: python:3.12
+  command: [python, -m, paddle.distributed.launch, train.py]
+  roles:
+    worker: {replicas: 2, env: {POD_IP: {fieldRef: {fieldPath: status.podIP}}}}
+"""
+
+
+def test_a_users_pod_ip_on_a_paddle_rendezvous_role_is_refused(tmp_path):
+    """workload jobset names the rendezvous role's pods by their JobSet hosts in POD_IP: a user's POD_IP there
+    is refused as by the jobset target, in the spec and as a value."""
+    plan = spec_plan(tmp_path, PADDLE_POD_IP_SPEC)
+    with pytest.raises(SpecErrors, match="POD_IP is paddle.distributed.launch's node address"):
+        jobset.render(plan)
+    chart = write_chart(plan, tmp_path / "chart")
+    render(chart, "ml")  # workload jobs: the operator's form, the pod IP in PADDLE_MASTER
+    with pytest.raises(HelmError, match=r"roles\.worker\.env: workload jobset: POD_IP is paddle"):
+        render(chart, "ml", JOBSET)
+    chart = write_chart(plan_of("paddle-ps.yaml", tmp_path), tmp_path / "ps")
+    pod_ip = {"env": [{"name": "POD_IP", "value": "10.0.0.1"}]}
+    render(chart, "default", with_jobset({"roles": {"worker": pod_ip}}))  # PS workers are never the rendezvous
+    with pytest.raises(HelmError, match=r"roles\.master\.env: workload jobset: POD_IP"):
+        render(chart, "default", with_jobset({"roles": {"master": pod_ip}}))
+
+
 def test_pod_names_the_webhook_would_refuse_are_refused(tmp_path):
     chart = write_chart(plan_of("tf-ps.yaml", tmp_path), tmp_path)
     name = "n" * 50  # n...-worker-0-2-abcde: 65 characters, while n...-worker-2 fits the jobs workload

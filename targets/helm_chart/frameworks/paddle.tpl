@@ -13,6 +13,9 @@
 {{- $fwEnv = append $fwEnv (dict "name" "PADDLE_MASTER" "value" (printf "$(POD_IP_DUMMY):%d" $rendezvousPort)) }}
 {{- else }}
 {{- if and $js (eq $role $rendezvous) }}
+{{- if hasKey $userNames "POD_IP" }}
+{{- fail (printf "roles.%s.env: workload jobset: POD_IP is paddle.distributed.launch's node address, which workload jobset sets to each %s replica's JobSet host name so that %s 0 finds itself in PADDLE_MASTER (the jobset target refuses it too); expected no POD_IP in the rendezvous role's env; use workload jobs" $role $role $role) }}
+{{- end }}
 {{- $fwEnv = append $fwEnv (dict "name" "POD_IP" "value" (printf "%s-%s-0-$(TRAINSPEC_INDEX).%s" $t.job $role $t.job)) }}
 {{- end }}
 {{- $fwEnv = append $fwEnv (dict "name" "PADDLE_MASTER" "value" (printf "%s:%d" (first (get $t.names $rendezvous)) $rendezvousPort)) }}
