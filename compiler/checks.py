@@ -142,7 +142,7 @@ def _job_pods_always(role: RolePlan, target: str, what: str, hint: str, unsuppor
 
 
 # Frameworks the jobset target writes the operator's variables for (the others are refused).
-JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax")
+JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax", "paddle")
 
 
 def _elastic(plan: JobPlan, target: str) -> list[Problem]:
@@ -159,8 +159,7 @@ def jobset(plan: JobPlan) -> list[Problem]:
     if plan.framework not in JOBSET_FRAMEWORKS:
         return [Problem(("spec", "framework"),
                         f"target jobset: trainspec does not yet write the {plan.framework} controller's variables "
-                        "for JobSet host names (Paddle's rendezvous replica reads its own pod IP, which one "
-                        "replicatedJob template cannot give worker 0 alone)", "one of " + ", ".join(JOBSET_FRAMEWORKS),
+                        "for JobSet host names", "one of " + ", ".join(JOBSET_FRAMEWORKS),
                         "use the kubeflow, volcano, k8s, helm or compose target", True)]
     out: list[Problem] = []
     for role in plan.roles:
@@ -179,8 +178,23 @@ def jobset(plan: JobPlan) -> list[Problem]:
                                f"a job name of at most {MAX_DNS_LABEL - POD_SUFFIX - len(longest) + len(plan.name)} "
                                "characters", "shorten metadata.name"))
             break
-    return out + shared_template_problems(plan, "jobset",
-                                          "a JobSet replicatedJob has one pod template for all of its replicas")
+    return out + _paddle_node_name(plan) + shared_template_problems(
+        plan, "jobset", "a JobSet replicatedJob has one pod template for all of its replicas")
+
+
+def _paddle_node_name(plan: JobPlan) -> list[Problem]:
+    """Paddle under jobset: a rendezvous role of several replicas names each pod by its JobSet host in POD_IP
+    (targets/jobset.py paddle_env); a user's POD_IP would replace it and replica 0 would not serve the rendezvous."""
+    if plan.framework != "paddle":
+        return []
+    role = plan.role("master") if plan.role("master") and plan.role("master").count else plan.role("worker")
+    if role is None or role.count < 2 or "POD_IP" not in {name for name, _ in role.sources.env}:
+        return []
+    return [Problem(_env_path(role, "POD_IP"), f"target jobset: POD_IP is paddle.distributed.launch's node address, "
+                    f"which the jobset target sets to each {role.name} replica's JobSet host name so that "
+                    f"{role.name} 0 finds itself in PADDLE_MASTER (one pod template serves all {role.count})",
+                    "no POD_IP in the rendezvous role's env",
+                    "leave POD_IP out, or use the kubeflow or volcano target (there PADDLE_MASTER carries the pod IP)")]
 
 
 class TrainerRuntime(NamedTuple):

@@ -19,6 +19,12 @@ the TF cluster and the MPI hostfile are written once, in the ConfigMap.
 JobSet injects no environment, so the framework variables (TF_CONFIG, MASTER_*
 / RANK / WORLD_SIZE / PET_*, DMLC_*, the MPI hostfile and OMPI_* etc.) are
 written here, per role, with `$(VAR)` references for the per-replica parts.
+Paddle: launch serves its rendezvous where PADDLE_MASTER's host is its own node address; the
+PaddleJob controller gives the rendezvous replica (worker 0, or master 0 in PS mode) its pod IP
+there, which one template cannot give replica 0 alone.  So a rendezvous role of several replicas
+names each pod by its JobSet host in POD_IP (launch's `--host`) and PADDLE_MASTER is replica 0's
+name everywhere; one replica gets the operator's `$(POD_IP_DUMMY):port`.  Run for real from
+jobset.yaml (tests/emulator/test_emulator_v1_frameworks_e2e.py); docs/targets-jobset-trainjob.md.
 Success: `successPolicy` on the deciding role (TF's worker-0 rule through the
 Indexed Job's own `successPolicy` on index 0, Kubernetes >= 1.33).  Start order:
 `startupPolicy: InOrder` with the servers first (ps; scheduler, server; MPI
@@ -33,6 +39,7 @@ from dataclasses import dataclass
 from trainspec.compiler.frameworks import (
     HOSTFILE_KEY,
     MPI_HOSTFILE_PATH,
+    POD_IP_VAR,
     TF_CLUSTER_KEY,
     mpi_hostfile,
     pytorch_elastic_env,
@@ -47,6 +54,7 @@ from .yamlout import dump_all
 
 FILE = "jobset.yaml"
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
+PADDLE_NODE_VAR = "POD_IP"  # paddle.distributed.launch's node address (its --host)
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 GLOBAL_INDEX_LABEL = "jobset.sigs.k8s.io/job-global-index"
@@ -58,6 +66,7 @@ START_ORDER = {
     "mpi": ("worker", "launcher"),
     "xgboost": ("master", "worker"),  # master first: the workers' job-global-index is then index + 1 = RANK
     "jax": ("worker",),
+    "paddle": ("master", "worker"),  # no order needed: paddle.distributed.launch waits for its peers
 }
 
 
@@ -198,6 +207,8 @@ def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dic
             env += [{"name": "WORKER_PORT", "value": str(plan.role("worker").port)},
                     {"name": "WORKER_ADDRS", "value": ",".join(names.get("worker", [])[:total - 1])}]
         return env
+    if fw == "paddle":
+        return paddle_env(plan, role, names)
     if fw == "jax":  # the JAXJob controller's (CONVENTIONS-V2 §4): the coordinator is worker 0, no port
         return [{"name": "PYTHONUNBUFFERED", "value": "1"},
                 {"name": "COORDINATOR_PORT", "value": str(plan.role("worker").port)},
@@ -217,6 +228,27 @@ def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dic
                     {"name": "I_MPI_PERHOST", "value": slots}]
         else:
             env += [{"name": "HYDRA_HOST_FILE", "value": MPI_HOSTFILE_PATH}]
+    return env
+
+
+def paddle_env(plan: JobPlan, role: RolePlan, names: dict[str, list[str]]) -> list[dict]:
+    """The PaddleJob controller's variables (CONVENTIONS-V2 §4), with one change where one template must
+    serve a rendezvous role of several replicas: see the module docstring (Paddle)."""
+    ps = _count(plan, "master") > 0
+    rendezvous = "master" if ps else "worker"
+    port = plan.role(rendezvous).port
+    env = [{"name": "PYTHONUNBUFFERED", "value": "1"},
+           {"name": "PADDLE_JOB_ID", "value": plan.name},
+           {"name": "PADDLE_NNODES", "value": str(plan.total_replicas)}]
+    if role.name == rendezvous and role.count == 1:  # its only replica is the rendezvous: the operator's form
+        env += [{"name": POD_IP_VAR, **field_ref("status.podIP")},
+                {"name": "PADDLE_MASTER", "value": f"$({POD_IP_VAR}):{port}"}]
+    else:
+        if role.name == rendezvous:  # launch takes POD_IP as its node address: replica i's own JobSet name
+            env.append({"name": PADDLE_NODE_VAR, "value": f"{plan.name}-{role.name}-0-$(TRAINSPEC_INDEX).{plan.name}"})
+        env.append({"name": "PADDLE_MASTER", "value": f"{names[rendezvous][0]}:{port}"})
+    if ps:
+        env.append({"name": "PADDLE_SERVER_NUM" if role.name == "master" else "PADDLE_TRAINER_NUM", "value": "1"})
     return env
 
 

@@ -87,6 +87,21 @@ def test_every_replica_sees_the_same_topology_under_jobset(spec):
             assert env_a["PET_NODE_RANK"] == env_b["PET_NODE_RANK"] == env_b["RANK"] == str(a["rank"])
         if plan.framework == "tensorflow":
             assert json.loads(env_b["TF_CONFIG"]) == json.loads(jobset_canon(env_a["TF_CONFIG"], plan))
+        if plan.framework == "paddle":
+            assert_paddle_finds_its_rendezvous(plan, key, env_b)
+
+
+def assert_paddle_finds_its_rendezvous(plan, key, env: dict) -> None:
+    """paddle.distributed.launch serves the rendezvous where PADDLE_MASTER's host is its node address (POD_IP,
+    else the pod's IP): exactly on the rendezvous replica (master 0 in PS mode, else worker 0)."""
+    rendezvous = ("master" if plan.role("master") and plan.role("master").count else "worker", 0)
+    host = env["PADDLE_MASTER"].rsplit(":", 1)[0]
+    node = env.get("POD_IP", "<pod status.podIP>")
+    if "POD_IP" in env:  # the jobset form: the pod's own JobSet name
+        assert node == f"{plan.name}-{key[0]}-{key[1]}", node
+    if host == "$(POD_IP_DUMMY)" or host == env.get("POD_IP_DUMMY"):  # the operator's form
+        host = "<pod status.podIP>"
+    assert (host == node) == (key == rendezvous), (key, host, node)
 
 
 def test_the_model_notices_a_wrong_rank():
@@ -100,3 +115,16 @@ def test_the_model_notices_a_wrong_rank():
     pods = {p.name: p for p in jobset_model.jobset_pods(docs)}
     assert pods["bert-finetune-worker-1-0"].env["RANK"] == "1"  # should be 2: master is rank 0
     assert pods["bert-finetune-worker-1-0"].env["PET_NODE_RANK"] == "1"
+
+
+def test_the_model_notices_a_paddle_pod_ip_that_is_not_its_own_name():
+    """POD_IP without the index would make every worker think it is worker 0."""
+    plan = _plan(ROOT / "specs" / "paddle.yaml")
+    docs = _docs(plan)
+    env = docs[1]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
+    pod_ip = next(e for e in env if e["name"] == "POD_IP")
+    pod_ip["value"] = pod_ip["value"].replace("$(TRAINSPEC_INDEX)", "0")
+    pods = {p.name: p for p in jobset_model.jobset_pods(docs)}
+    env1 = {k: jobset_canon(v, plan) if isinstance(v, str) else v for k, v in pods["paddle-collective-worker-0-1"].env.items()}
+    with pytest.raises(AssertionError):
+        assert_paddle_finds_its_rendezvous(plan, ("worker", 1), env1)

@@ -36,7 +36,6 @@ def _jobset_refuses(spec: str) -> bool:
 
 
 JOBSET_EXAMPLES = [spec for spec in EXAMPLES if not _jobset_refuses(spec)]
-REFUSED_EXAMPLES = [spec for spec in EXAMPLES if _jobset_refuses(spec)]  # paddle (compiler/checks.py jobset)
 K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (as tests/test_jobset.py)
 
 
@@ -80,20 +79,6 @@ def test_golden_chart_with_jobset_renders_the_golden_jobset(spec, tmp_path):
     assert_same_objects(render(golden / "helm", plan.namespace, JOBSET), want)
 
 
-@pytest.mark.parametrize("spec", REFUSED_EXAMPLES)
-def test_a_framework_the_jobset_target_refuses_is_refused(spec, tmp_path):
-    """Paddle: the jobset target refuses it (no JobSet form of its pod-IP rendezvous); so does the chart,
-    from the compiled chart and the golden one, while workload jobs still renders."""
-    plan = plan_of(spec, tmp_path)
-    with pytest.raises(SpecErrors, match=f"does not yet write the {plan.framework} controller"):
-        jobset.render(plan)
-    for chart in (write_chart(plan, tmp_path), GOLDEN / plan.name / "helm"):
-        assert render(chart, plan.namespace)
-        with pytest.raises(HelmError, match=f"workload jobset: trainspec does not yet write the {plan.framework} "
-                                            "controller's variables .*use workload jobs"):
-            render(chart, plan.namespace, JOBSET)
-
-
 def test_default_workload_is_jobs(tmp_path):
     plan = plan_of("tf-ps.yaml", tmp_path)
     chart = write_chart(plan, tmp_path)
@@ -115,6 +100,10 @@ JOBSET_TOPOLOGY_CASES = [
     ("mpi-horovod.yaml", "worker", 4),
     ("xgboost.yaml", "worker", 5),  # one-pod Jobs: RANK from job-global-index, WORKER_ADDRS JobSet hosts
     ("jax.yaml", "worker", 3),  # PROCESS_ID $(TRAINSPEC_INDEX), NUM_PROCESSES follows
+    ("paddle.yaml", "worker", 1),  # one rendezvous replica: the operator's POD_IP_DUMMY form
+    ("paddle.yaml", "worker", 5),  # POD_IP: each worker's JobSet name
+    ("paddle-ps.yaml", "master", 1),
+    ("paddle-ps.yaml", "worker", 4),
 ]
 
 
@@ -281,6 +270,36 @@ def test_restart_always_is_refused(tmp_path):
     chart = write_chart(plan_of("tf-ps.yaml", tmp_path), tmp_path / "tfps")
     with pytest.raises(HelmError, match=r"roles\.ps\.restartPolicy: workload jobset"):
         render(chart, "ml", with_jobset({"roles": {"ps": {"restartPolicy": "Always"}}}))
+
+
+PADDLE_POD_IP_SPEC = """\
+apiVersion: trainspec/v1
+kind: TrainingJob
+metadata: {name: pip, namespace: ml}
+spec:
+  framework: paddle
+  image: python:3.12
+  command: [python, -m, paddle.distributed.launch, train.py]
+  roles:
+    worker: {replicas: 2, env: {POD_IP: {fieldRef: {fieldPath: status.podIP}}}}
+"""
+
+
+def test_a_users_pod_ip_on_a_paddle_rendezvous_role_is_refused(tmp_path):
+    """workload jobset names the rendezvous role's pods by their JobSet hosts in POD_IP: a user's POD_IP there
+    is refused as by the jobset target, in the spec and as a value."""
+    plan = spec_plan(tmp_path, PADDLE_POD_IP_SPEC)
+    with pytest.raises(SpecErrors, match="POD_IP is paddle.distributed.launch's node address"):
+        jobset.render(plan)
+    chart = write_chart(plan, tmp_path / "chart")
+    render(chart, "ml")  # workload jobs: the operator's form, the pod IP in PADDLE_MASTER
+    with pytest.raises(HelmError, match=r"roles\.worker\.env: workload jobset: POD_IP is paddle"):
+        render(chart, "ml", JOBSET)
+    chart = write_chart(plan_of("paddle-ps.yaml", tmp_path), tmp_path / "ps")
+    pod_ip = {"env": [{"name": "POD_IP", "value": "10.0.0.1"}]}
+    render(chart, "default", with_jobset({"roles": {"worker": pod_ip}}))  # PS workers are never the rendezvous
+    with pytest.raises(HelmError, match=r"roles\.master\.env: workload jobset: POD_IP"):
+        render(chart, "default", with_jobset({"roles": {"master": pod_ip}}))
 
 
 def test_pod_names_the_webhook_would_refuse_are_refused(tmp_path):

@@ -23,7 +23,6 @@ def _framework(path) -> str:
 
 ALL_EXAMPLES = sorted(SPECS.glob("*.yaml"))
 EXAMPLES = [p.name for p in ALL_EXAMPLES if _framework(p) in JOBSET_FRAMEWORKS]
-OTHER_EXAMPLES = [p.name for p in ALL_EXAMPLES if _framework(p) not in JOBSET_FRAMEWORKS]
 K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (CONVENTIONS-V2 §2)
 
 
@@ -78,6 +77,8 @@ def test_schema_checks_are_strict():
     ("pytorch-ddp.yaml", ["master", "worker"], False, "master"),
     ("mxnet-ps.yaml", ["scheduler", "server", "worker"], True, "scheduler"),
     ("mpi-horovod.yaml", ["worker", "launcher"], True, "launcher"),
+    ("paddle.yaml", ["worker"], False, "worker"),
+    ("paddle-ps.yaml", ["master", "worker"], False, "master"),
 ])
 def test_order_startup_and_success(spec, order, in_order, decider):
     js = jobset_of(spec)
@@ -269,8 +270,77 @@ def test_a_full_build_leaves_jobset_out_for_restart_always(tmp_path):
     assert r.returncode == 2 and "always.yaml:8:" in r.stderr and "spec.restartPolicy: target jobset:" in r.stderr
 
 
-@pytest.mark.parametrize("spec", OTHER_EXAMPLES)
-def test_frameworks_without_jobset_support_are_a_clear_error(spec):
-    result = run_cli("compile", str(SPECS / spec), "--target", "jobset")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "spec.framework: target jobset:" in result.stderr and "use the kubeflow" in result.stderr
+def test_every_example_framework_is_written():
+    assert {_framework(p) for p in ALL_EXAMPLES} <= set(JOBSET_FRAMEWORKS)
+
+
+def _paddle_env(spec: str, roles: dict | None = None, tmp_path=None) -> dict[str, list[tuple]]:
+    """role -> the Paddle variables of its one pod template, in order."""
+    path = SPECS / spec
+    if roles is not None:
+        import yaml
+
+        doc = yaml.safe_load(path.read_text())
+        doc["spec"]["roles"] = roles
+        path = tmp_path / spec
+        path.write_text(yaml.safe_dump(doc))
+    names = ("PYTHONUNBUFFERED", "PADDLE_JOB_ID", "PADDLE_NNODES", "POD_IP_DUMMY", "POD_IP", "PADDLE_MASTER",
+             "PADDLE_SERVER_NUM", "PADDLE_TRAINER_NUM")
+    out = {}
+    for name, rj in rjobs(docs_of(path)[1]).items():
+        env = rj["template"]["spec"]["template"]["spec"]["containers"][0]["env"]
+        out[name] = [(e["name"], e.get("value", e.get("valueFrom"))) for e in env if e["name"] in names]
+    return out
+
+
+def test_paddle_rendezvous_role_names_itself_by_its_jobset_host():
+    """One template for 3 workers: POD_IP (launch's node address) is each pod's own JobSet name, PADDLE_MASTER
+    worker 0's name everywhere, so worker 0 alone finds itself in PADDLE_MASTER (the operator gives it its pod IP
+    there instead, which one template cannot give worker 0 alone)."""
+    base = [("PYTHONUNBUFFERED", "1"), ("PADDLE_JOB_ID", "paddle-collective"), ("PADDLE_NNODES", "3")]
+    assert _paddle_env("paddle.yaml") == {"worker": base + [
+        ("POD_IP", "paddle-collective-worker-0-$(TRAINSPEC_INDEX).paddle-collective"),
+        ("PADDLE_MASTER", "paddle-collective-worker-0-0.paddle-collective:36543")]}
+    ps = _paddle_env("paddle-ps.yaml")
+    base = [("PYTHONUNBUFFERED", "1"), ("PADDLE_JOB_ID", "paddle-ps"), ("PADDLE_NNODES", "4")]
+    master = ("PADDLE_MASTER", "paddle-ps-master-0-0.paddle-ps:36543")
+    assert ps == {"master": base + [("POD_IP", "paddle-ps-master-0-$(TRAINSPEC_INDEX).paddle-ps"), master,
+                                    ("PADDLE_SERVER_NUM", "1")],
+                  "worker": base + [master, ("PADDLE_TRAINER_NUM", "1")]}  # never the rendezvous: its own IP
+
+
+def test_paddle_single_rendezvous_replica_gets_the_operators_pod_ip_form(tmp_path):
+    pod_ip = ("POD_IP_DUMMY", {"fieldRef": {"fieldPath": "status.podIP"}})
+    env = _paddle_env("paddle.yaml", {"worker": {"replicas": 1}}, tmp_path)
+    assert env["worker"][3:] == [pod_ip, ("PADDLE_MASTER", "$(POD_IP_DUMMY):36543")]
+    env = _paddle_env("paddle-ps.yaml", {"master": {"replicas": 1}, "worker": {"replicas": 3}}, tmp_path)
+    assert env["master"][3:] == [pod_ip, ("PADDLE_MASTER", "$(POD_IP_DUMMY):36543"), ("PADDLE_SERVER_NUM", "1")]
+    assert env["worker"][3:] == [("PADDLE_MASTER", "paddle-ps-master-0-0.paddle-ps:36543"),
+                                 ("PADDLE_TRAINER_NUM", "1")]
+
+
+@pytest.mark.parametrize("roles,refused", [
+    ("worker: {replicas: 2, env: {POD_IP: {fieldRef: {fieldPath: status.podIP}}}}", True),
+    ("master: {replicas: 2, env: {POD_IP: 10.0.0.1}}, worker: {replicas: 1}", True),
+    ("master: {replicas: 1, env: {POD_IP: 10.0.0.1}}, worker: {replicas: 2, env: {POD_IP: 10.0.0.2}}", False),
+    ("worker: {replicas: 1, env: {POD_IP: 10.0.0.1}}", False),
+])
+def test_a_users_pod_ip_on_a_paddle_rendezvous_role_is_a_spec_error(tmp_path, roles, refused):
+    path = write_spec(tmp_path, f"""\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {{name: pip}}
+        spec:
+          framework: paddle
+          image: img
+          roles: {{{roles}}}
+        """)
+    (plan,) = load_plans(str(path))
+    if not refused:
+        jobset.render(plan)
+        return
+    with pytest.raises(SpecErrors) as info:
+        jobset.render(plan)
+    text = str(info.value)
+    assert "job.yaml:7:" in text and "target jobset: POD_IP is paddle.distributed.launch's node address" in text
+    assert render("kubeflow", plan)  # the operator's form carries the pod IP in PADDLE_MASTER: POD_IP is free

@@ -139,23 +139,86 @@ print(f"rank {dist.get_rank()}/{dist.get_world_size()}: all-reduce {float(x.nump
 os.execvp(sys.executable, [sys.executable, "-m", "paddle.distributed.launch", "--log_dir", "/tmp/log", "/tmp/train.py"])
 """
 
+PADDLE_PS = """\
+import os, sys
+open("/tmp/train.py", "w").write('''
+import os
+os.environ["FLAGS_enable_pir_api"] = "0"  # fleet's parameter-server path needs the legacy static graph
+import numpy as np
+import paddle
+paddle.enable_static()
+import paddle.distributed.fleet as fleet
+fleet.init()
+out = open("/proc/1/fd/1", "w")  # the pod's log: launch writes its children's output to --log_dir
+if fleet.is_server():
+    servers = os.environ["PADDLE_PSERVERS_IP_PORT_LIST"]
+    print(f"server {fleet.server_index()}/{fleet.server_num()}: {servers}", file=out, flush=True)
+else:
+    total = fleet.util.all_reduce(np.array([fleet.worker_index() + 1]), "sum", "worker")
+    print(f"trainer {fleet.worker_index()}/{fleet.worker_num()}: all-reduce {int(total[0])}", file=out, flush=True)
+''')
+os.execvp(sys.executable, [sys.executable, "-m", "paddle.distributed.launch", "--log_dir", "/tmp/log", "/tmp/train.py"])
+"""
 
-def test_paddle_collective_all_reduce_through_paddle_launch(tmp_path, docker_client, leak_check):
-    """paddle.distributed.launch finds its rendezvous from PADDLE_MASTER / PADDLE_NNODES alone:
-    worker 0 serves it on its own pod IP, the other worker reaches it by name."""
+
+def _paddle_image(docker_client) -> str:
     import docker.errors
 
     try:
         docker_client.images.get(PADDLE_IMAGE)
     except docker.errors.ImageNotFound:
         pytest.skip(f"{PADDLE_IMAGE} is not built (scripts/build-framework-image.sh --paddle; ~850 MB)")
-    spec = tmp_path / "paddle.yaml"
-    doc = yaml.safe_load((SPECS / "paddle.yaml").read_text())
-    doc["spec"]["command"] = ["python3", "-c", PADDLE_TRAIN]
-    doc["spec"]["roles"]["worker"] = {"replicas": 2}
+    return PADDLE_IMAGE
+
+
+def _paddle_run(tmp_path, image: str, spec_name: str, program: str, roles: dict, target: str | None) -> str:
+    spec = tmp_path / spec_name
+    doc = yaml.safe_load((SPECS / spec_name).read_text())
+    doc["spec"]["command"] = ["python3", "-c", program]
+    doc["spec"]["roles"] = roles
     spec.write_text(yaml.safe_dump(doc))
-    r = trainspec("run", spec, "--image", PADDLE_IMAGE, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
+    source = spec
+    if target is not None:
+        source = tmp_path / f"{target}.yaml"
+        c = trainspec("compile", spec, "--target", target, "-o", source, cwd=tmp_path)
+        assert c.returncode == 0, c.stderr
+    r = trainspec("run", source, "--image", image, "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    out = norm(r.stdout)
+    return norm(r.stdout)
+
+
+def test_paddle_collective_all_reduce_through_paddle_launch(tmp_path, docker_client, leak_check):
+    """paddle.distributed.launch finds its rendezvous from PADDLE_MASTER / PADDLE_NNODES alone:
+    worker 0 serves it on its own pod IP, the other worker reaches it by name."""
+    out = _paddle_run(tmp_path, _paddle_image(docker_client), "paddle.yaml", PADDLE_TRAIN,
+                      {"worker": {"replicas": 2}}, None)
     assert "worker-0 | rank 0/2: all-reduce 3.0" in out and "worker-1 | rank 1/2: all-reduce 3.0" in out
     assert "(all workers succeeded)" in out
+
+
+def test_paddle_collective_all_reduce_from_jobset_yaml(tmp_path, docker_client, leak_check):
+    """The jobset target: one template for both workers, so each names itself by its JobSet host
+    (POD_IP) and PADDLE_MASTER is worker 0's name everywhere; worker 0 recognises itself by it and
+    serves the rendezvous; the gloo endpoints are host names."""
+    out = _paddle_run(tmp_path, _paddle_image(docker_client), "paddle.yaml", PADDLE_TRAIN,
+                      {"worker": {"replicas": 2}}, "jobset")
+    assert "worker-0 | rank 0/2: all-reduce 3.0" in out and "worker-1 | rank 1/2: all-reduce 3.0" in out
+    # worker 0 is rank 0: launch ranks its KV master first; it served launch's KV store under its JobSet name, and worker 1 reached it there
+    assert "worker-1 | [" in out and "HTTP Request: POST http://paddle-collective-worker-0-0.paddle-collective:36543/" in out
+    assert "job paddle-collective succeeded: worker succeeded" in out
+
+
+def test_paddle_ps_rendezvous_and_trainer_all_reduce_from_jobset_yaml(tmp_path, docker_client, leak_check):
+    """PS mode from jobset.yaml: two masters in one template name themselves by their JobSet hosts, master 0
+    serves launch's rendezvous and the trainers' gloo store under its name; each pod runs one server and one
+    trainer (PADDLE_SERVER_NUM / PADDLE_TRAINER_NUM = 1, as the PaddleJob controller gives them), and the 3
+    trainers all-reduce over gloo.  (The CPU wheel has no brpc parameter-server runtime: no PS training here.)"""
+    roles = {"master": {"replicas": 2, "restartPolicy": "Never"}, "worker": {"replicas": 1, "restartPolicy": "Never"}}
+    out = _paddle_run(tmp_path, _paddle_image(docker_client), "paddle-ps.yaml", PADDLE_PS, roles, "jobset")
+    # launch ranks the rendezvous pod (its KV master) first, the others in random order
+    assert "master-0 | trainer 0/3: all-reduce 6" in out
+    assert {f"{r} | trainer {k}/3: all-reduce 6" in out for r in ("master-1", "worker-0") for k in (1, 2)} == {True, False}
+    assert sum(f"trainer {k}/3: all-reduce 6" in out for k in (1, 2)) == 2
+    servers = "paddle-ps-master-0-0.paddle-ps:"  # the rendezvous role's endpoints are its JobSet names
+    assert f"master-0 | server 0/3: {servers}" in out and ",paddle-ps-master-0-1.paddle-ps:" in out
+    assert "job paddle-ps succeeded: master succeeded" in out

@@ -17,10 +17,10 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $out := .out -}}
 {{- $jobset := eq ($v.workload | default "jobs") "jobset" -}}
 {{- $orders := dict "tensorflow" (list "chief" "ps" "worker" "evaluator") "pytorch" (list "master" "worker") "mxnet" (list "scheduler" "server" "worker") "mpi" (list "launcher" "worker") -}}
-{{- $startOrders := dict "tensorflow" (list "ps" "chief" "worker" "evaluator") "pytorch" (list "master" "worker") "mxnet" (list "scheduler" "server" "worker") "mpi" (list "worker" "launcher") "xgboost" (list "master" "worker") "jax" (list "worker") -}}
+{{- $startOrders := dict "tensorflow" (list "ps" "chief" "worker" "evaluator") "pytorch" (list "master" "worker") "mxnet" (list "scheduler" "server" "worker") "mpi" (list "worker" "launcher") "xgboost" (list "master" "worker") "jax" (list "worker") "paddle" (list "master" "worker") -}}
 {{- $onePodJobs := dict "pytorch" (list "worker") "xgboost" (list "worker") -}}
-{{- if and $jobset (not (has $v.framework (list "tensorflow" "pytorch" "mxnet" "mpi" "xgboost" "jax"))) -}}
-{{- fail (printf "workload jobset: trainspec does not yet write the %s controller's variables for JobSet host names (the jobset target refuses it too); expected framework one of tensorflow, pytorch, mxnet, mpi, xgboost, jax; use workload jobs" $v.framework) -}}
+{{- if and $jobset (not (has $v.framework (list "tensorflow" "pytorch" "mxnet" "mpi" "xgboost" "jax" "paddle"))) -}}
+{{- fail (printf "workload jobset: trainspec does not yet write the %s controller's variables for JobSet host names (the jobset target refuses it too); expected framework one of tensorflow, pytorch, mxnet, mpi, xgboost, jax, paddle; use workload jobs" $v.framework) -}}
 {{- end -}}
 {{- $perJob := get $onePodJobs $v.framework | default list -}}
 {{- $roles := list -}}
