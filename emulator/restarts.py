@@ -1,0 +1,176 @@
+"""Whole-job restarts: a controller deletes every pod of the job and creates them all afresh.
+
+The controllers fill `JobModel.restart` (runmodel.JobRestart); the run loop (run.py) calls
+`check(run)` whenever it looks at the replicas, and this module decides and carries out
+the restart. What the controllers do, and where it is written:
+
+JobSet `spec.failurePolicy` (CONVENTIONS-V2.md §1.5; kubernetes-sigs/jobset v0.12.0
+pkg/controllers/failure_policy.go):
+  * `executeFailurePolicy`: without failurePolicy the first failed Job fails the JobSet
+    (reason FailedJobs); with it, the rules are tried in order (`findFirstFailedPolicyRuleAndJob`)
+    and no match applies `defaultFailurePolicyRuleAction` = RestartJobSet;
+  * `ruleIsApplicable`: the Job's failure-condition reason is in `onJobFailureReasons` and its
+    replicatedJob in `targetReplicatedJobs` (an empty list matches anything); the CRD adds
+    `onJobFailureMessagePatterns` (a regex on the Job's failure message);
+  * `restartJobSetActionApplier`: fails with ReachedMaxRestarts once `restartsCountTowardsMax`
+    >= `maxRestarts`, else `failurePolicyRecreateAll`: `restarts` += 1 and, counted, the other
+    += 1; `RestartJobSetAndIgnoreMaxRestarts` only adds to `restarts`; `FailJobSet` fails
+    (FailJobSetAction). The new Jobs carry `jobset.sigs.k8s.io/restart-attempt` = `restarts`
+    (jobset_controller.go `labelAndAnnotateObject`); Jobs of a lower attempt are deleted
+    (`getChildJobs`, `deleteJobs`), so every pod is new: fresh containers and emptyDirs, the
+    same names and addresses (§1.2).
+Volcano `RestartJob` (volcano-sh/volcano pkg/controllers/job/state/running.go: RestartJobAction
+→ KillJob(PodRetainPhaseNone), `RetryCount++`, phase Restarting; restarting.go: `RetryCount >=
+maxRetry` → Failed, else the pods are created again): `maxRetry` counts runs, not retries, so
+maxRetry N allows N-1 whole restarts (the maintainers' reading in volcano-sh/volcano#2012).
+
+On one machine a pod's address is fixed, so an old pod is always gone before its new one
+starts: Recreate behaves as BlockingRecreate does on a cluster.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import docker.errors
+
+from . import docker_backend as db
+from .policy import FAILED, Decision
+from .runmodel import FAIL, NONE, RESTART, RESTART_UNCOUNTED, JobRestart, RestartRule
+from .runtypes import PENDING, Status
+
+if TYPE_CHECKING:
+    from .run import Run
+
+# The Job controller's failure messages for each reason (kubernetes pkg/controller/job/job_controller.go),
+# what `onJobFailureMessagePatterns` is matched against.
+MESSAGES = {
+    "BackoffLimitExceeded": "Job has reached the specified backoff limit",
+    "DeadlineExceeded": "Job was active longer than specified deadline",
+    "PodFailurePolicy": "Container {container} for pod {namespace}/{pod} failed with exit code {code} "
+                        "matching FailJob rule at index 0",
+    "FailedIndexes": "Job has failed indexes",
+    "MaxFailedIndexesExceeded": "Job has exceeded the specified maximal number of failed indexes",
+}
+
+
+@dataclass
+class Verdict:
+    action: str         # FAIL | RESTART | RESTART_UNCOUNTED
+    why: str            # which rule, or that none matched, and what it does
+
+
+def message(cause: str, container: str, namespace: str, pod: str, code: int | None) -> str:
+    return MESSAGES.get(cause, "").format(container=container, namespace=namespace, pod=pod, code=code)
+
+
+def matches(rule: RestartRule, cause: str, text: str, group: str, code: int | None) -> bool:
+    return ((not rule.reasons or cause in rule.reasons)
+            and (not rule.messages or any(re.search(p, text) for p in rule.messages))
+            and (not rule.groups or group in rule.groups)
+            and (not rule.exit_codes or code in rule.exit_codes))
+
+
+def verdict(policy: JobRestart, replica: str, cause: str, text: str, code: int | None,
+            counted: int) -> Verdict | None:
+    """What the controller does about one replica failed for good; None: not this policy's
+    business (the pod rules and the success rule decide, policy.py)."""
+    group = policy.group_of.get(replica, "")
+    rule = next((r for r in policy.rules if matches(r, cause, text, group, code)), None)
+    action = rule.action if rule is not None else policy.default
+    by = "no rule matched" if rule is None else " ".join(filter(None, ["rule", rule.name, rule.said and f"({rule.said})"]))
+    if action == NONE:
+        return None
+    if action == FAIL:
+        return Verdict(FAIL, f"{policy.controller}: {by}: the job fails")
+    if action == RESTART and counted >= policy.max_restarts:
+        return Verdict(FAIL, f"{policy.exhausted}: {policy.controller}: {by}, and {counted} of "
+                             f"{policy.max_restarts} restarts are used ({policy.limit})")
+    left = "not counted" if action == RESTART_UNCOUNTED else f"{counted + 1} of {policy.max_restarts}, {policy.limit}"
+    return Verdict(action, f"{policy.controller}: {by}: restart the whole job ({left})")
+
+
+def check(run: Run) -> Decision | None:
+    """Apply the job's whole-job restart policy to the replicas failed for good, the first to fail
+    first. A restart is carried out here; a failure is returned as the job's decision."""
+    policy = run.job.restart
+    if policy is None:
+        return None
+    with run.cond:
+        failed = sorted(((r, run.status[r.name]) for r in run.job.replicas if run.status[r.name].phase == FAILED),
+                        key=lambda pair: pair[1].since)
+        failed = [(r, Status(**vars(st))) for r, st in failed]  # a copy: the runners keep writing
+    for r, st in failed:
+        text = message(st.cause, r.main.name, run.job.namespace, r.name, st.exit_code)
+        v = verdict(policy, r.name, st.cause, text, st.exit_code, run.restarts_counted)
+        if v is None:
+            continue
+        what = f"{r.display} failed ({st.reason or 'failed'})"
+        if v.action == FAIL:
+            return Decision(FAILED, f"{what}; {v.why}")
+        restart(run, f"{what}; {v.why}", counted=v.action == RESTART)
+        return None
+    return None
+
+
+def restart(run: Run, why: str, counted: bool) -> None:
+    """Stop every replica (with its grace period, preStop first), remove the containers and emptyDirs,
+    and start every replica afresh: same names and addresses, the start order wired again."""
+    policy = run.job.restart
+    assert policy is not None
+    attempt = run.job_restarts + 1
+    run.console.note(f"restart-attempt {attempt}: {why}; stopping every replica")
+    for rn in run.runners.values():
+        rn.terminate(f"stopped for restart-attempt {attempt}")
+    old = list(run.runners.values())
+    deadline = time.time() + run.opts.max_grace + 15
+    while any(rn.is_alive() for rn in old) and time.time() < deadline:
+        if run.interrupted or run.fatal:
+            return  # the run is ending: its shutdown stops and removes the rest
+        for rn in old:
+            rn.join(0.05)
+        run._refresh()
+    _remove_pods(run)
+    for rn in old:  # a runner still waiting on a container that is gone now ends at once
+        rn.join(5)
+    if run.interrupted or run.fatal:
+        return
+    with run.cond:
+        run.job_restarts = attempt
+        run.restarts_counted += 1 if counted else 0
+        for r in run.job.replicas:
+            before = run.status[r.name]
+            run.status[r.name] = Status(phase=PENDING, restarts=before.restarts + 1,
+                                        reason=f"restart-attempt {attempt}")
+            if policy.attempt_label:
+                r.labels[policy.attempt_label] = str(attempt)  # the downward API reads it
+        run.dirty = True
+    run.bind_sources.clear()
+    run.console.note(f"restart-attempt {attempt}: creating every replica afresh")
+    run._start_runners()
+
+
+def _remove_pods(run: Run) -> None:
+    """The old pods' containers and emptyDir volumes (the run's network stays)."""
+    try:
+        db.remove_containers(run.client, run.run_id)
+        api = run.client.api
+        for vol in (api.volumes(filters={"label": [f"{db.RUN_ID}={run.run_id}"]}) or {}).get("Volumes") or []:
+            try:
+                api.remove_volume(vol["Name"], force=True)
+            except docker.errors.NotFound:
+                pass
+    except docker.errors.APIError as exc:
+        run.console.note(f"restart: could not remove every old container ({db.short(exc)}); continuing")
+
+
+def summary(run: Run) -> str:
+    """For the run's final line: how many whole-job restarts happened."""
+    n = run.job_restarts
+    if not n:
+        return ""
+    counted = "" if run.restarts_counted == n else f", {run.restarts_counted} counted"
+    return f" after {n} whole-job restart{'s' if n != 1 else ''}{counted}"
