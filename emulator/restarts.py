@@ -81,7 +81,9 @@ def verdict(policy: JobRestart, replica: str, cause: str, text: str, code: int |
     group = policy.group_of.get(replica, "")
     rule = next((r for r in policy.rules if matches(r, cause, text, group, code)), None)
     action = rule.action if rule is not None else policy.default
-    by = "no rule matched" if rule is None else " ".join(filter(None, ["rule", rule.name, rule.said and f"({rule.said})"]))
+    by = "no rule matched"
+    if rule is not None:
+        by = f"{rule.name or 'a rule'} ({rule.said})" if rule.said else rule.name or "a rule"
     if action == NONE:
         return None
     if action == FAIL:

@@ -149,7 +149,7 @@ class RestartRule:
     """One rule of a controller's whole-job restart policy, tried in order; the first that
     matches a replica failed for good decides (JobSet failurePolicy.rules[], Volcano policies)."""
     action: str                         # FAIL | RESTART | RESTART_UNCOUNTED | NONE (the pod rules decide)
-    name: str = ""                      # said in the notes, with ...
+    name: str = ""                      # said in the notes ("rule restartOnOOM", "the task's policy PodFailed") ...
     said: str = ""                      # ... the controller's word for the action (FailJobSet, RestartJob)
     reasons: tuple[str, ...] = ()       # the Job failure reason (BackoffLimitExceeded, PodFailurePolicy, ...); () any
     messages: tuple[str, ...] = ()      # regexes on the Job failure message; () any

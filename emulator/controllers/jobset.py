@@ -80,17 +80,18 @@ def failure_policy(spec: dict, pods_of: dict[str, list[str]], where: str) -> Job
         if action not in ACTIONS:
             raise fail(where, f"{at}.action", f"{action!r} is not reproduced by the emulator"
                        + (" (it needs the alpha RestartJob feature gate, off in JobSet v0.12.0)"
-                          if action.startswith("RestartJob") else ""), "; ".join(ACTIONS))
+                          if action.startswith("RestartJob") else ""), "use " + " | ".join(ACTIONS))
         reasons = tuple(str(r) for r in rule.get("onJobFailureReasons") or [])
         bad = [r for r in reasons if r not in REASONS]
         if bad:
             raise fail(where, f"{at}.onJobFailureReasons", f"{', '.join(bad)} is not a Job failure reason",
-                       ", ".join(REASONS))
+                       "use " + " | ".join(REASONS))
         targets = tuple(str(t) for t in rule.get("targetReplicatedJobs") or [])
         missing = [t for t in targets if t not in pods_of]
         if missing:
             raise fail(where, f"{at}.targetReplicatedJobs", f"no replicatedJob {', '.join(map(repr, missing))}")
-        rules.append(RestartRule(ACTIONS[action], name=str(rule.get("name") or f"failurePolicyRule{n}"), said=action,
+        named = rule.get("name") or f"failurePolicyRule{n}"  # the webhook's default name
+        rules.append(RestartRule(ACTIONS[action], name=f"rule {named}", said=action,
                                  reasons=reasons, groups=targets,
                                  messages=tuple(str(m) for m in rule.get("onJobFailureMessagePatterns") or [])))
     most = int(fp.get("maxRestarts", 0))

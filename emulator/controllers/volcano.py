@@ -59,7 +59,7 @@ def restart_rules(task: dict, job_policies: list[dict]) -> list[RestartRule]:
     """What a failed pod of `task` triggers, in applyPolicies' order (job_controller_util.go): the
     task's policies, then the job's; a policy matches the PodFailed event (or `*`) or the exit code."""
     rules: list[RestartRule] = []
-    for scope, policies in (("task", task.get("policies") or []), ("job", job_policies)):
+    for scope, policies in (("the task's", task.get("policies") or []), ("the job's", job_policies)):
         for p in policies:
             action = str(p.get("action"))
             kind = RESTART if action == "RestartJob" else FAIL if action in FAIL_ACTIONS else NONE

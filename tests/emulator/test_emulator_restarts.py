@@ -93,7 +93,7 @@ def test_volcano_restart_job_counts_runs_and_follows_policy_order(tmp_path):
     assert ps.backoff_limit == 3  # RestartPod stays the pod's own restart
     assert verdict(job, "v-w-1", "BackoffLimitExceeded", code=3).action == FAIL  # exitCode 3 comes first
     again = verdict(job, "v-w-1", "BackoffLimitExceeded", code=137, counted=1)
-    assert again.action == RESTART and "task policy PodFailed (RestartJob)" in again.why
+    assert again.action == RESTART and "the task's policy PodFailed (RestartJob)" in again.why
     assert verdict(job, "v-w-1", "BackoffLimitExceeded", code=137, counted=2).action == FAIL
     assert verdict(job, "v-ps-0", "BackoffLimitExceeded") is None  # not a whole-job matter
 
