@@ -124,3 +124,43 @@ def test_volcano_max_retry_one_is_one_run(tmp_path, test_image, leak_check):
     r, out = run(tmp_path, volcano_file(tmp_path, test_image, max_retry=1))
     assert r.returncode == 1, out
     assert "retryCount reached maxRetry" in out and "restart-attempt" not in out
+
+
+SERVER = """
+import socket, time
+time.sleep(1)  # not listening at once: only the start gate lets the client in on time
+server = socket.create_server(("", 7777))
+print("server listening", flush=True)
+while True:
+    server.accept()[0].close()
+"""
+CLIENT = """
+import os, socket, sys
+attempt = os.environ["ATTEMPT"]
+socket.create_connection(("io-server-0-0.io", 7777), timeout=2).close()  # the server is ready: it listens
+print(f"client attempt {attempt} reached the server", flush=True)
+sys.exit(3 if attempt == "0" else 0)
+"""
+
+
+def test_jobset_in_order_start_gate_holds_on_the_restarted_attempt(tmp_path, test_image, leak_check):
+    """startupPolicy InOrder: the client Job is created once the server's pod is ready, on every attempt."""
+    def rjob(name: str, program: str, probe: bool) -> dict:
+        container = {"name": "main", "image": test_image, "command": ["python3", "-c", program],
+                     "env": [{"name": "ATTEMPT", "valueFrom": {"fieldRef": {
+                         "fieldPath": f"metadata.labels['{ATTEMPT}']"}}}]}
+        if probe:
+            container["readinessProbe"] = {"tcpSocket": {"port": 7777}, "periodSeconds": 1}
+        return {"name": name, "template": {"spec": {"backoffLimit": 0, "template": {"spec": {
+            "restartPolicy": "Never", "terminationGracePeriodSeconds": 1, "containers": [container]}}}}}
+
+    doc = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "io"},
+           "spec": {"startupPolicy": {"startupPolicyOrder": "InOrder"}, "failurePolicy": {"maxRestarts": 1},
+                    "successPolicy": {"operator": "All", "targetReplicatedJobs": ["client"]},
+                    "replicatedJobs": [rjob("server", SERVER, True), rjob("client", CLIENT, False)]}}
+    path = tmp_path / "jobset.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    r, out = run(tmp_path, path)
+    assert r.returncode == 0, out
+    assert "client attempt 0 reached the server" in out and "client attempt 1 reached the server" in out
+    assert "after 1 whole-job restart" in out
