@@ -30,6 +30,7 @@ starts: Recreate behaves as BlockingRecreate does on a cluster.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from dataclasses import dataclass
@@ -38,8 +39,9 @@ from typing import TYPE_CHECKING
 import docker.errors
 
 from . import docker_backend as db
+from .podrunner import PodRunner
 from .policy import FAILED, Decision
-from .runmodel import FAIL, NONE, RESTART, RESTART_UNCOUNTED, JobRestart, RestartRule
+from .runmodel import FAIL, JOB, NONE, POD, RESTART, RESTART_UNCOUNTED, JobRestart, Replica, RestartRule
 from .runtypes import PENDING, Status
 
 if TYPE_CHECKING:
@@ -61,6 +63,7 @@ MESSAGES = {
 class Verdict:
     action: str         # FAIL | RESTART | RESTART_UNCOUNTED
     why: str            # which rule, or that none matched, and what it does
+    scope: str = JOB    # JOB | GROUP | POD: what is restarted
 
 
 def message(cause: str, container: str, namespace: str, pod: str, code: int | None) -> str:
@@ -92,12 +95,14 @@ def verdict(policy: JobRestart, replica: str, cause: str, text: str, code: int |
         return Verdict(FAIL, f"{policy.exhausted}: {policy.controller}: {by}, and {counted} of "
                              f"{policy.max_restarts} restarts are used ({policy.limit})")
     left = "not counted" if action == RESTART_UNCOUNTED else f"{counted + 1} of {policy.max_restarts}, {policy.limit}"
-    return Verdict(action, f"{policy.controller}: {by}: restart the whole job ({left})")
+    scope = rule.scope if rule is not None else JOB
+    what = {JOB: "the whole job", POD: "the pod"}.get(scope, f"the {group} pods")
+    return Verdict(action, f"{policy.controller}: {by}: restart {what} ({left})", scope)
 
 
 def check(run: Run) -> Decision | None:
-    """Apply the job's whole-job restart policy to the replicas failed for good, the first to fail
-    first. A restart is carried out here; a failure is returned as the job's decision."""
+    """Apply the job's restart policy to the replicas failed for good, the first to fail first.
+    A restart is carried out here; a failure is returned as the job's decision."""
     policy = run.job.restart
     if policy is None:
         return None
@@ -113,21 +118,27 @@ def check(run: Run) -> Decision | None:
         what = f"{r.display} failed ({st.reason or 'failed'})"
         if v.action == FAIL:
             return Decision(FAILED, f"{what}; {v.why}")
-        restart(run, f"{what}; {v.why}", counted=v.action == RESTART)
+        group = policy.group_of.get(r.name, "")
+        scope = {JOB: run.job.replicas, POD: [r]}.get(
+            v.scope, [p for p in run.job.replicas if policy.group_of.get(p.name) == group])
+        restart(run, f"{what}; {v.why}", counted=v.action == RESTART, scope=scope,
+                what={JOB: "every replica", POD: r.display}.get(v.scope, f"the {group} pods"))
         return None
     return None
 
 
-def restart(run: Run, why: str, counted: bool) -> None:
-    """Stop every replica (with its grace period, preStop first), remove the containers and emptyDirs,
-    and start every replica afresh: same names and addresses, the start order wired again."""
+def restart(run: Run, why: str, counted: bool, scope: list[Replica], what: str) -> None:
+    """Stop the replicas in `scope` (with their grace period, preStop first), remove their containers
+    and emptyDirs, and start them afresh: same names and addresses; the start order is wired again
+    when the whole job restarts (a partial restart is Volcano's, which orders no start)."""
     policy = run.job.restart
     assert policy is not None
     attempt = run.job_restarts + 1
-    run.console.note(f"restart-attempt {attempt}: {why}; stopping every replica")
-    for rn in run.runners.values():
+    whole = len(scope) == len(run.job.replicas)
+    run.console.note(f"restart-attempt {attempt}: {why}; stopping {what}")
+    old = [run.runners[r.name] for r in scope]
+    for rn in old:
         rn.terminate(f"stopped for restart-attempt {attempt}")
-    old = list(run.runners.values())
     deadline = time.time() + run.opts.max_grace + 15
     while any(rn.is_alive() for rn in old) and time.time() < deadline:
         if run.interrupted or run.fatal:
@@ -135,7 +146,8 @@ def restart(run: Run, why: str, counted: bool) -> None:
         for rn in old:
             rn.join(0.05)
         run._refresh()
-    _remove_pods(run)
+    for r in scope:
+        _remove_pod(run, r)
     for rn in old:  # a runner still waiting on a container that is gone now ends at once
         rn.join(5)
     if run.interrupted or run.fatal:
@@ -143,36 +155,46 @@ def restart(run: Run, why: str, counted: bool) -> None:
     with run.cond:
         run.job_restarts = attempt
         run.restarts_counted += 1 if counted else 0
-        for r in run.job.replicas:
+        run.restarted.append("the whole job" if whole else what)
+        for r in scope:
             before = run.status[r.name]
             run.status[r.name] = Status(phase=PENDING, restarts=before.restarts + 1,
                                         reason=f"restart-attempt {attempt}")
             if policy.attempt_label:
                 r.labels[policy.attempt_label] = str(attempt)  # the downward API reads it
         run.dirty = True
-    run.bind_sources.clear()
-    run.console.note(f"restart-attempt {attempt}: creating every replica afresh")
-    run._start_runners()
+    run.console.note(f"restart-attempt {attempt}: creating {what} afresh")
+    if whole:
+        run.bind_sources.clear()
+        run._start_runners()
+        return
+    for r in scope:
+        run.runners[r.name] = PodRunner(run, r)
+        run.runners[r.name].start()
 
 
-def _remove_pods(run: Run) -> None:
-    """The old pods' containers and emptyDir volumes (the run's network stays)."""
+def _remove_pod(run: Run, r: Replica) -> None:
+    """One old pod's containers and emptyDir volumes, by their labels (the run's network stays)."""
+    api = run.client.api
+    labels = {"label": [f"{db.RUN_ID}={run.run_id}", f"{db.REPLICA}={r.display}"]}
     try:
-        db.remove_containers(run.client, run.run_id)
-        api = run.client.api
-        for vol in (api.volumes(filters={"label": [f"{db.RUN_ID}={run.run_id}"]}) or {}).get("Volumes") or []:
-            try:
+        for c in api.containers(all=True, filters=labels):
+            with contextlib.suppress(docker.errors.NotFound):
+                api.remove_container(c["Id"], force=True, v=True)
+        for vol in (api.volumes(filters=labels) or {}).get("Volumes") or []:
+            with contextlib.suppress(docker.errors.NotFound):
                 api.remove_volume(vol["Name"], force=True)
-            except docker.errors.NotFound:
-                pass
     except docker.errors.APIError as exc:
-        run.console.note(f"restart: could not remove every old container ({db.short(exc)}); continuing")
+        run.console.note(f"restart: could not remove every old container of {r.display} ({db.short(exc)}); "
+                         "continuing")
 
 
 def summary(run: Run) -> str:
-    """For the run's final line: how many whole-job restarts happened."""
+    """For the run's final line: how many restarts the controller made, of what."""
     n = run.job_restarts
     if not n:
         return ""
     counted = "" if run.restarts_counted == n else f", {run.restarts_counted} counted"
-    return f" after {n} whole-job restart{'s' if n != 1 else ''}{counted}"
+    if all(what == "the whole job" for what in run.restarted):
+        return f" after {n} whole-job restart{'s' if n != 1 else ''}{counted}"
+    return f" after {n} restart{'s' if n != 1 else ''} of {' and '.join(dict.fromkeys(run.restarted))}{counted}"

@@ -64,8 +64,9 @@ class Run:
         self.supervisor = supervisor_id()
         self.started = time.time()
         self.decision: Decision | None = None
-        self.job_restarts = 0       # whole-job restarts done (restarts.py): the restart-attempt number
+        self.job_restarts = 0       # restarts the controller made (restarts.py): the restart-attempt number
         self.restarts_counted = 0   # ... of which count against the controller's limit
+        self.restarted: list[str] = []  # what each restart covered ("the whole job", "the worker pods")
         self.dirty = True
         self.prepared = False
         # Set once every replica has left Pending (its first container started, or it ended):

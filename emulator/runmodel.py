@@ -142,6 +142,8 @@ class ControllerSuccess:
 
 # What a whole-job restart rule does (restarts.py carries it out).
 FAIL, RESTART, RESTART_UNCOUNTED, NONE = "fail", "restart", "restart-uncounted", "none"
+# ... and what a restart covers: every replica, the failed one's group (replicatedJob / task), or that pod.
+JOB, GROUP, POD = "job", "group", "pod"
 
 
 @dataclass
@@ -155,6 +157,7 @@ class RestartRule:
     messages: tuple[str, ...] = ()      # regexes on the Job failure message; () any
     groups: tuple[str, ...] = ()        # replicatedJobs / tasks the rule applies to; () every one
     exit_codes: tuple[int, ...] = ()    # the failed container's exit code (Volcano exitCode); () any
+    scope: str = JOB                    # what a restart covers: JOB | GROUP | POD
 
 
 @dataclass

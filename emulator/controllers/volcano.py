@@ -19,12 +19,14 @@ Sources (shared/reference/CONVENTIONS.md §2; volcano-sh/volcano @ed72c7c8):
     else every pod (pkg/controllers/job/state/running.go).
   * RestartJob (state/running.go RestartJobAction: KillJob, RetryCount++; restarting.go: RetryCount
     >= maxRetry fails the job): every pod is killed and created afresh, maxRetry-1 times (restarts.py);
+    RestartTask / RestartPod the same for the task's pods / the failed pod (running.go KillTarget,
+    RetryCount++: the same count);
     the policy a failed pod triggers is the first of its task's, then the job's, whose event is
     PodFailed or `*` or whose exitCode is the pod's (job_controller_util.go applyPolicies).
 What the emulator does with the other actions: TerminateJob/AbortJob on PodFailed or an exit code
-fail the job when a pod fails (with that code); RestartTask/RestartPod on PodFailed restart the
-failed pod (up to maxRetry), not the task's pods; a pod with an exitCode policy that fails with
-another code fails the job; PodEvicted never happens on one machine.
+fail the job when a pod fails (with that code); RestartPartition restarts the failed pod (up to
+maxRetry times for that pod); a pod with an exitCode policy that fails with another code fails the
+job; PodEvicted never happens on one machine.
 """
 
 from __future__ import annotations
@@ -32,10 +34,14 @@ from __future__ import annotations
 import copy
 import json
 
-from ..runmodel import FAIL, NONE, RESTART
+from ..runmodel import FAIL, GROUP, JOB, NONE, POD, RESTART
 from . import UNLIMITED, ControllerSuccess, Created, JobRestart, RestartRule, append_env, fail, meta, pod_wrapper
 
 FAIL_ACTIONS = ("TerminateJob", "AbortJob")
+# What the controller kills and creates again, counted against maxRetry (state/running.go: KillJob for
+# RestartJob, KillTarget for the task / pod; RetryCount++ either way). RestartPartition (a part of a
+# task under network-topology scheduling) stays the pod's own retry here.
+RESTART_SCOPES = {"RestartJob": JOB, "RestartTask": GROUP, "RestartPod": POD}
 RESTART_ACTIONS = ("RestartJob", "RestartTask", "RestartPod", "RestartPartition")
 
 
@@ -59,17 +65,18 @@ def restart_rules(task: dict, job_policies: list[dict]) -> list[RestartRule]:
     """What a failed pod of `task` triggers, in applyPolicies' order (job_controller_util.go): the
     task's policies, then the job's; a policy matches the PodFailed event (or `*`) or the exit code."""
     rules: list[RestartRule] = []
-    for scope, policies in (("the task's", task.get("policies") or []), ("the job's", job_policies)):
+    for whose, policies in (("the task's", task.get("policies") or []), ("the job's", job_policies)):
         for p in policies:
             action = str(p.get("action"))
-            kind = RESTART if action == "RestartJob" else FAIL if action in FAIL_ACTIONS else NONE
+            kind = RESTART if action in RESTART_SCOPES else FAIL if action in FAIL_ACTIONS else NONE
+            scope = RESTART_SCOPES.get(action, JOB)
             events = [e for e in _events(p) if e in ("PodFailed", "*")]
             if events:
-                rules.append(RestartRule(kind, name=f"{scope} policy {events[0]}", said=action,
-                                         groups=(str(task["name"]),)))
+                rules.append(RestartRule(kind, name=f"{whose} policy {events[0]}", said=action,
+                                         groups=(str(task["name"]),), scope=scope))
             elif "exitCode" in p:
-                rules.append(RestartRule(kind, name=f"{scope} policy exitCode {p['exitCode']}", said=action,
-                                         groups=(str(task["name"]),), exit_codes=(int(p["exitCode"]),)))
+                rules.append(RestartRule(kind, name=f"{whose} policy exitCode {p['exitCode']}", said=action,
+                                         groups=(str(task["name"]),), exit_codes=(int(p["exitCode"]),), scope=scope))
     return rules
 
 
@@ -143,7 +150,7 @@ def create(job: dict, source: str) -> Created:
     for t in tasks:
         task_rules = restart_rules(t, list(spec.get("policies") or []))
         rules += task_rules
-        whole_job = any(r.action == RESTART for r in task_rules)
+        by_controller = any(r.action == RESTART for r in task_rules)
         policies = list(spec.get("policies") or []) + list(t.get("policies") or [])
         fail_codes = sorted({int(p["exitCode"]) for p in policies
                              if "exitCode" in p and p.get("action") in FAIL_ACTIONS})
@@ -159,8 +166,8 @@ def create(job: dict, source: str) -> Created:
                 raise fail(source, f"Volcano Job {name} task {t['name']}", "has no containers")
             restart = str(pod_spec.get("restartPolicy") or "Always")
             if restart == "Never":
-                # RestartJob: the pod fails at once and the whole job restarts (restarts.py)
-                restarts = max_retry if not whole_job and any(a in RESTART_ACTIONS for a in on_failed) else 0
+                # RestartJob/Task/Pod: the pod fails at once and the controller restarts (restarts.py)
+                restarts = max_retry if not by_controller and any(a in RESTART_ACTIONS for a in on_failed) else 0
             else:
                 restarts = UNLIMITED  # the kubelet restarts in place; Volcano sees no PodFailed
             env = plugin_env(plugins, tasks, t, i, task_hosts)

@@ -11,7 +11,7 @@ import yaml
 
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator import inputs, restarts
-from trainspec.emulator.runmodel import FAIL, RESTART, RESTART_UNCOUNTED
+from trainspec.emulator.runmodel import FAIL, GROUP, POD, RESTART, RESTART_UNCOUNTED
 
 
 def load(tmp_path: Path, doc: dict):
@@ -84,18 +84,25 @@ def test_volcano_restart_job_counts_runs_and_follows_policy_order(tmp_path):
     job = load(tmp_path, volcano([
         {"name": "w", "replicas": 2, "template": pod(),
          "policies": [{"exitCode": 3, "action": "TerminateJob"}, {"event": "PodFailed", "action": "RestartJob"}]},
-        {"name": "ps", "replicas": 1, "template": pod(), "policies": [{"event": "PodFailed", "action": "RestartPod"}]},
+        {"name": "ps", "replicas": 2, "template": pod(), "policies": [{"event": "PodFailed", "action": "RestartPod"}]},
+        {"name": "ev", "replicas": 2, "template": pod(), "policies": [{"event": "PodFailed", "action": "RestartTask"}]},
+        {"name": "x", "replicas": 1, "template": pod(),
+         "policies": [{"event": "PodFailed", "action": "RestartPartition"}]},
     ], maxRetry=3))
     assert job.restart.max_restarts == 2  # maxRetry counts runs: 3 runs, 2 whole restarts
     w = next(r for r in job.replicas if r.display == "w-1")
     assert w.backoff_limit == 0  # fails for good at once: the whole job restarts, not the pod
-    ps = next(r for r in job.replicas if r.role == "ps")
-    assert ps.backoff_limit == 3  # RestartPod stays the pod's own restart
+    x = next(r for r in job.replicas if r.role == "x")
+    assert x.backoff_limit == 3  # RestartPartition stays the pod's own retry
     assert verdict(job, "v-w-1", "BackoffLimitExceeded", code=3).action == FAIL  # exitCode 3 comes first
     again = verdict(job, "v-w-1", "BackoffLimitExceeded", code=137, counted=1)
     assert again.action == RESTART and "the task's policy PodFailed (RestartJob)" in again.why
     assert verdict(job, "v-w-1", "BackoffLimitExceeded", code=137, counted=2).action == FAIL
-    assert verdict(job, "v-ps-0", "BackoffLimitExceeded") is None  # not a whole-job matter
+    assert verdict(job, "v-x-0", "BackoffLimitExceeded") is None  # not the controller's restart
+    pod_only = verdict(job, "v-ps-1", "BackoffLimitExceeded", counted=1)  # KillTarget: the same count
+    assert (pod_only.action, pod_only.scope) == (RESTART, POD) and "restart the pod (2 of 2" in pod_only.why
+    task = verdict(job, "v-ev-0", "BackoffLimitExceeded")
+    assert (task.action, task.scope) == (RESTART, GROUP) and "restart the ev pods" in task.why
 
 
 def test_volcano_task_policy_before_job_policy(tmp_path):

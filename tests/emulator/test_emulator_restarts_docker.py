@@ -164,3 +164,42 @@ def test_jobset_in_order_start_gate_holds_on_the_restarted_attempt(tmp_path, tes
     assert r.returncode == 0, out
     assert "client attempt 0 reached the server" in out and "client attempt 1 reached the server" in out
     assert "after 1 whole-job restart" in out
+
+
+TASK_A = """
+import os, sys
+index = os.environ["VC_TASK_INDEX"]
+if not os.path.exists("/data/mark") and index == "1":
+    open("/data/mark", "w").close()
+    sys.exit(3)
+if os.path.exists("/data/mark"):
+    open(f"/data/a-{index}-after", "w").close()
+print(f"a-{index} done", flush=True)
+"""
+TASK_B = """
+import os, time
+print("b start", flush=True)
+while not all(os.path.exists(f"/data/a-{i}-after") for i in (0, 1)):
+    time.sleep(0.2)
+"""
+
+
+def test_volcano_restart_task_restarts_only_that_task(tmp_path, test_image, leak_check):
+    def task(name: str, replicas: int, program: str, policies: list) -> dict:
+        return {"name": name, "replicas": replicas, "policies": policies, "template": {"spec": {
+            "restartPolicy": "Never", "terminationGracePeriodSeconds": 1,
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "marks"}}],
+            "containers": [{"name": "main", "image": test_image, "command": ["python3", "-c", program],
+                            "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}}}
+
+    doc = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "vt"},
+           "spec": {"maxRetry": 2, "plugins": {"env": []},
+                    "tasks": [task("a", 2, TASK_A, [{"event": "PodFailed", "action": "RestartTask"}]),
+                              task("b", 1, TASK_B, [])]}}
+    path = tmp_path / "volcano.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    r, out = run(tmp_path, path)
+    assert r.returncode == 0, out
+    assert "restart-attempt 1: a-1 failed (exit code 3" in out and "restart the a pods (1 of 1" in out
+    assert out.count("b start") == 1  # the other task's pod ran on untouched
+    assert "after 1 restart of the a pods" in out
