@@ -1,4 +1,4 @@
-"""Whole-job restarts: a controller deletes every pod of the job and creates them all afresh.
+"""Whole-job restarts: a controller deletes every pod of the job (or of a task) and creates them afresh.
 
 The controllers fill `JobModel.restart` (runmodel.JobRestart); the run loop (run.py) calls
 `check(run)` whenever it looks at the replicas, and this module decides and carries out
@@ -23,6 +23,8 @@ Volcano `RestartJob` (volcano-sh/volcano pkg/controllers/job/state/running.go: R
 → KillJob(PodRetainPhaseNone), `RetryCount++`, phase Restarting; restarting.go: `RetryCount >=
 maxRetry` → Failed, else the pods are created again): `maxRetry` counts runs, not retries, so
 maxRetry N allows N-1 whole restarts (the maintainers' reading in volcano-sh/volcano#2012).
+`RestartTask` / `RestartPod` (running.go: KillTarget of the task / the pod, `RetryCount++`): the
+same for the failed pod's task / that pod alone, on the same count.
 
 On one machine a pod's address is fixed, so an old pod is always gone before its new one
 starts: Recreate behaves as BlockingRecreate does on a cluster.
@@ -115,7 +117,8 @@ def check(run: Run) -> Decision | None:
         v = verdict(policy, r.name, st.cause, text, st.exit_code, run.restarts_counted)
         if v is None:
             continue
-        what = f"{r.display} failed ({st.reason or 'failed'})"
+        owner = policy.owner_of.get(r.name)
+        what = f"{r.display}{f' (Job {owner})' if owner else ''} failed ({st.reason or 'failed'})"
         if v.action == FAIL:
             return Decision(FAILED, f"{what}; {v.why}")
         group = policy.group_of.get(r.name, "")

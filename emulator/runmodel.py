@@ -172,6 +172,7 @@ class JobRestart:
     limit: str = ""                     # the limit as the controller says it, for the notes ...
     exhausted: str = "ReachedMaxRestarts"   # ... and the controller's reason
     attempt_label: str = ""             # pod label set to the attempt number (jobset.sigs.k8s.io/restart-attempt)
+    owner_of: dict[str, str] = field(default_factory=dict)  # replica name -> its child Job, for the notes
 
 
 @dataclass

@@ -97,7 +97,8 @@ def failure_policy(spec: dict, pods_of: dict[str, list[str]], where: str) -> Job
     most = int(fp.get("maxRestarts", 0))
     return JobRestart("JobSet failurePolicy", most, rules, default=RESTART,
                       group_of={pod: rj for rj, pods in pods_of.items() for pod in pods},
-                      limit=f"maxRestarts {most}", attempt_label=PREFIX + "restart-attempt")
+                      limit=f"maxRestarts {most}", attempt_label=PREFIX + "restart-attempt",
+                      owner_of={pod: pod.rsplit("-", 1)[0] for pods in pods_of.values() for pod in pods})
 
 
 def create(js: dict, source: str, framework: str | None = None) -> Created:

@@ -64,7 +64,7 @@ def run(tmp_path: Path, path: Path):
 def test_jobset_max_restarts_one_restarts_every_pod_fresh(tmp_path, test_image, leak_check):
     r, out = run(tmp_path, jobset_file(tmp_path, test_image, {"maxRestarts": 1}))
     assert r.returncode == 0, out
-    assert "restart-attempt 1: worker-1 failed (exit code 3" in out and "no rule matched" in out
+    assert "restart-attempt 1: worker-1 (Job rs-worker-0) failed (exit code 3" in out and "no rule matched" in out
     assert "attempt 1 index 0 scratch []" in out and "attempt 1 index 1 scratch []" in out  # new pods, new emptyDirs
     assert "restart-attempt 2" not in out
     assert "SUCCEEDED" in out and "after 1 whole-job restart" in out
