@@ -4,12 +4,13 @@ and create them all afresh. Every test ends with `leak_check`."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 import yaml
 
-from emuhelpers import norm, trainspec
+from emuhelpers import norm, start, trainspec
 
 pytestmark = pytest.mark.docker
 
@@ -18,11 +19,12 @@ ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
 # On the first attempt index 0 listens and runs until the restart stops it; index 1 fails once it
 # has reached index 0 (so both were running). Every new pod finds its emptyDir empty.
 JOBSET_PROGRAM = """
-import os, socket, sys, time
+import os, signal, socket, sys, time
 attempt, index = os.environ["ATTEMPT"], os.environ["JOB_COMPLETION_INDEX"]
 seen = os.listdir("/scratch")
 open("/scratch/mark", "w").close()
 if attempt == "0" and index == "0":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # stopped only when its grace period ends
     server = socket.create_server(("", 7777))
     print(f"attempt {attempt} index {index} scratch {seen}", flush=True)
     time.sleep(120)
@@ -203,3 +205,26 @@ def test_volcano_restart_task_restarts_only_that_task(tmp_path, test_image, leak
     assert "restart-attempt 1: a-1 failed (exit code 3" in out and "restart the a pods (1 of 1" in out
     assert out.count("b start") == 1  # the other task's pod ran on untouched
     assert "after 1 restart of the a pods" in out
+
+
+def test_sigint_during_a_restart_leaves_nothing_behind(tmp_path, test_image, leak_check):
+    """Ctrl-C while the restart waits for the old pods' grace period: the run ends, nothing is recreated."""
+    path = jobset_file(tmp_path, test_image, {"maxRestarts": 2})
+    doc = yaml.safe_load(path.read_text())
+    # index 0 ignores SIGTERM: it holds the restart for its whole grace period
+    doc["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 8
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    proc = start("run", path, cwd=tmp_path)
+    seen = []
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if "stopping every replica" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    out = "".join(seen) + out
+    assert proc.returncode == 130, out
+    assert "restart-attempt 1:" in out and "creating every replica afresh" not in out and "INTERRUPTED" in out
