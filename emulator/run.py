@@ -228,7 +228,7 @@ class Run:
             attempt = self.job_restarts
             decision = restarts.check(self) if job.restart is not None else None  # may restart every replica
             if self.job_restarts != attempt:
-                continue  # every replica was created afresh: look again
+                continue  # replicas were created afresh: look again
             decision = decision or decide(job, phases, reasons)
             now = time.time()
             if (decision is None and job.backoff_limit is not None and total_restarts

@@ -219,8 +219,8 @@ def create(job: dict, source: str) -> Created:
     success.min_available = int(spec.get("minAvailable", len(all_pods)))
     framework = next((f for f in ("tensorflow", "pytorch", "mpi") if f in plugins), None)
     # maxRetry counts runs: RetryCount++ then `RetryCount >= maxRetry` fails (running.go, restarting.go)
-    restart = JobRestart("Volcano", max(max_retry - 1, 0), rules, default=NONE, group_of=group_of,
+    retry = JobRestart("Volcano", max(max_retry - 1, 0), rules, default=NONE, group_of=group_of,
                          limit=f"maxRetry {max_retry} counts runs", exhausted="Failed (retryCount reached maxRetry)")
     # Completing kills the pods still running (state/completing.go): cleanPodPolicy Running.
     return Created(name, ns, framework, objects, success, clean_pod_policy="Running",
-                   restart=restart if any(r.action == RESTART for r in rules) else None)
+                   restart=retry if any(r.action == RESTART for r in rules) else None)
