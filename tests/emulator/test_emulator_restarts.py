@@ -114,3 +114,16 @@ def test_volcano_task_policy_before_job_policy(tmp_path):
     used_up = verdict(job, "v-b-0", "BackoffLimitExceeded")
     assert used_up.action == FAIL and "retryCount reached maxRetry" in used_up.why  # maxRetry 1: one run
     assert load(tmp_path, volcano([{"name": "b", "template": pod()}])).restart is None
+
+
+def test_trainjob_runtime_failure_policy_reaches_the_jobset(tmp_path):
+    """Trainer v2 copies the runtime's JobSet template, failurePolicy included."""
+    root = Path(__file__).parents[2]
+    docs = list(yaml.safe_load_all((root / "golden/pytorch-ddp/trainjob.yaml").read_text()))
+    runtime = next(d for d in docs if d["kind"] == "TrainingRuntime")
+    runtime["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": 2}
+    path = tmp_path / "trainjob.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    job = inputs.load(str(path), state_dir=str(tmp_path / "state"))
+    assert job.restart is not None and job.restart.max_restarts == 2
+    assert set(job.restart.group_of.values()) == {"node"}
