@@ -52,18 +52,18 @@ class PodRunner(threading.Thread):
         self.pumps: list[LogPump] = []          # this replica's log streams (one per container started)
 
     # -- control from the supervisor ------------------------------------
-    def terminate(self) -> None:
+    def terminate(self, reason: str = "stopped by the run") -> None:
         self.stop_ev.set()
         self.started.set()
-        threading.Thread(target=self._kill, args=("stopped by the run",), daemon=True).start()
+        threading.Thread(target=self._kill, args=(reason,), daemon=True).start()
 
     def abandon(self) -> None:
         """cleanPodPolicy None with --keep: leave the container running, stop supervising."""
         self.abandoned = True
         self.stop_ev.set()
 
-    def fail(self, reason: str) -> None:
-        self.run_.set_status(self.r, phase=FAILED, reason=reason)
+    def fail(self, reason: str, cause: str = "DeadlineExceeded") -> None:
+        self.run_.set_status(self.r, phase=FAILED, reason=reason, cause=cause)
         self.stop_ev.set()
         threading.Thread(target=self._kill, args=(reason,), daemon=True).start()
 
@@ -199,24 +199,25 @@ class PodRunner(threading.Thread):
             # The Job controller fails an OnFailure Job once its pods' restarts reach
             # backoffLimit (any restart when it is 0): no restart past that.
             if r.restart_policy == "OnFailure" and st.failures >= max(r.backoff_limit, 1):
-                return self._failed(code, f"{why}; BackoffLimitExceeded ({r.backoff_limit})")
+                return self._failed(code, f"{why}; BackoffLimitExceeded ({r.backoff_limit})", "BackoffLimitExceeded")
             return self._retry(code, why, "restart")
         # Pod restartPolicy Never: the pod failed; the Job controller decides.
         for rule in r.failure_rules:
             if rule.matches(code):
                 if rule.action in ("FailJob", "FailIndex"):
-                    return self._failed(code, f"{why}; not retryable (podFailurePolicy {rule.action})")
+                    return self._failed(code, f"{why}; not retryable (podFailurePolicy {rule.action})",
+                                        "PodFailurePolicy" if rule.action == "FailJob" else "FailedIndexes")
                 if rule.action == "Ignore":
                     return self._retry(code, why, "newpod")
                 break
         st.failures += 1
         if st.failures > r.backoff_limit:
             limit = f"BackoffLimitExceeded ({r.backoff_limit})" if r.backoff_limit else "restartPolicy Never"
-            return self._failed(code, f"{why}; {limit}")
+            return self._failed(code, f"{why}; {limit}", "BackoffLimitExceeded")
         return self._retry(code, why, "newpod")
 
-    def _failed(self, code: int, why: str) -> str:
-        self.run_.set_status(self.r, phase=FAILED, exit_code=code, ready=False, reason=why)
+    def _failed(self, code: int, why: str, cause: str) -> str:
+        self.run_.set_status(self.r, phase=FAILED, exit_code=code, ready=False, reason=why, cause=cause)
         return "failed"
 
     def _retry(self, code: int, why: str, action: str) -> str:

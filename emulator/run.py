@@ -21,7 +21,7 @@ import requests.exceptions
 
 from ..compiler.errors import UsageError
 from . import docker_backend as db
-from . import startorder
+from . import restarts, startorder
 from .containers import create_container, emptydir_volumes
 from .events import Events
 from .filesvol import FilesDir
@@ -64,6 +64,9 @@ class Run:
         self.supervisor = supervisor_id()
         self.started = time.time()
         self.decision: Decision | None = None
+        self.job_restarts = 0       # restarts the controller made (restarts.py): the restart-attempt number
+        self.restarts_counted = 0   # ... of which count against the controller's limit
+        self.restarted: list[str] = []  # what each restart covered ("the whole job", "the worker pods")
         self.dirty = True
         self.prepared = False
         # Set once every replica has left Pending (its first container started, or it ended):
@@ -222,7 +225,11 @@ class Run:
                 # The operators count restarts of OnFailure/Always replicas against the job's backoffLimit.
                 total_restarts = sum(self.status[r.name].restarts for r in job.replicas
                                      if r.restart_policy in ("OnFailure", "Always"))
-            decision = decide(job, phases, reasons)
+            attempt = self.job_restarts
+            decision = restarts.check(self) if job.restart is not None else None  # may restart every replica
+            if self.job_restarts != attempt:
+                continue  # replicas were created afresh: look again
+            decision = decision or decide(job, phases, reasons)
             now = time.time()
             if (decision is None and job.backoff_limit is not None and total_restarts
                     and total_restarts >= max(job.backoff_limit, 1)):
@@ -354,7 +361,8 @@ class Run:
         if self.daemon_lost:
             head = f"job {self.job.name} LOST after {elapsed:.1f}s: the Docker daemon stopped or restarted mid-run"
         elif self.decision is not None and not self.interrupted:
-            head = f"job {self.job.name} {self.decision.outcome.upper()} in {elapsed:.1f}s ({self.decision.reason})"
+            head = (f"job {self.job.name} {self.decision.outcome.upper()} in {elapsed:.1f}s{restarts.summary(self)} "
+                    f"({self.decision.reason})")
         else:
             head = f"job {self.job.name} INTERRUPTED ({self.interrupted}) after {elapsed:.1f}s"
         text = self.mask(f"{head}\n{table}\nlogs: {self._rel(self.dir)}/")
@@ -367,7 +375,7 @@ class Run:
         data = {
             "run_id": self.run_id, "job": self.job.name, "namespace": self.job.namespace,
             "framework": self.job.framework, "source": self.job.source, "started": self.started,
-            "supervisor": self.supervisor, "kept": self.opts.keep,
+            "supervisor": self.supervisor, "kept": self.opts.keep, "job_restarts": self.job_restarts,
             "status": ("Interrupted" if self.interrupted else "Error" if self.daemon_lost and final
                        else self.decision.outcome if self.decision
                        else "Error" if (final and self.fatal) else "Running" if not final else "Stopped"),

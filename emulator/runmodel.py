@@ -140,6 +140,41 @@ class ControllerSuccess:
     min_available: int | None = None   # once every replica finished: succeeded >= this, else failed (Volcano)
 
 
+# What a whole-job restart rule does (restarts.py carries it out).
+FAIL, RESTART, RESTART_UNCOUNTED, NONE = "fail", "restart", "restart-uncounted", "none"
+# ... and what a restart covers: every replica, the failed one's group (replicatedJob / task), or that pod.
+JOB, GROUP, POD = "job", "group", "pod"
+
+
+@dataclass
+class RestartRule:
+    """One rule of a controller's whole-job restart policy, tried in order; the first that
+    matches a replica failed for good decides (JobSet failurePolicy.rules[], Volcano policies)."""
+    action: str                         # FAIL | RESTART | RESTART_UNCOUNTED | NONE (the pod rules decide)
+    name: str = ""                      # said in the notes ("rule restartOnOOM", "the task's policy PodFailed") ...
+    said: str = ""                      # ... the controller's word for the action (FailJobSet, RestartJob)
+    reasons: tuple[str, ...] = ()       # the Job failure reason (BackoffLimitExceeded, PodFailurePolicy, ...); () any
+    messages: tuple[str, ...] = ()      # regexes on the Job failure message; () any
+    groups: tuple[str, ...] = ()        # replicatedJobs / tasks the rule applies to; () every one
+    exit_codes: tuple[int, ...] = ()    # the failed container's exit code (Volcano exitCode); () any
+    scope: str = JOB                    # what a restart covers: JOB | GROUP | POD
+
+
+@dataclass
+class JobRestart:
+    """A controller's whole-job restart: when a replica has failed for good, every replica is
+    stopped, removed and created afresh (restarts.py), up to `max_restarts` counted restarts."""
+    controller: str                     # whose rule it is, for the notes: "JobSet failurePolicy", "Volcano"
+    max_restarts: int
+    rules: list[RestartRule]
+    default: str                        # the action when no rule matches
+    group_of: dict[str, str]            # replica name -> its replicatedJob / task
+    limit: str = ""                     # the limit as the controller says it, for the notes ...
+    exhausted: str = "ReachedMaxRestarts"   # ... and the controller's reason
+    attempt_label: str = ""             # pod label set to the attempt number (jobset.sigs.k8s.io/restart-attempt)
+    owner_of: dict[str, str] = field(default_factory=dict)  # replica name -> its child Job, for the notes
+
+
 @dataclass
 class JobModel:
     name: str
@@ -169,6 +204,9 @@ class JobModel:
     # Secret/ConfigMap volumes as the kubelet writes them (atomic-writer layout, 0777/1777 mount
     # points): every Kubernetes input; compose binds host folders as they are.
     kubelet_files: bool = True
+    # A controller's whole-job restart (JobSet failurePolicy, Volcano RestartJob); None: a replica
+    # failed for good fails the job.
+    restart: JobRestart | None = None
 
     def images(self) -> list[str]:
         seen: list[str] = []

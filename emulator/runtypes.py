@@ -46,6 +46,7 @@ class Status:
     reason: str = ""
     since: float = field(default_factory=time.time)
     container: str = ""
+    cause: str = ""     # why the pod's Job failed, as the Job controller says: BackoffLimitExceeded, ...
 
 
 

@@ -7,7 +7,7 @@ Kubeflow Trainer v2, TrainJob + TrainingRuntime to a JobSet). Each turns the cus
 controller would create (one `batch/v1` Job wrapper per pod, so the emulator's
 k8s reader reads them: from_k8s.py), the Services, ConfigMaps and Secrets it
 makes, and the job-level rules it applies (`Created`): who decides success,
-the job's backoff and deadline, what is removed at the end. The env a
+the job's backoff and deadline, whole-job restarts, what is removed at the end. The env a
 controller injects is appended after the template's own, in its order, so the
 kubelet's `$(VAR)` expansion sees it as on a cluster.
 
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...compiler.errors import UsageError
-from ..runmodel import ControllerSuccess
+from ..runmodel import ControllerSuccess, JobRestart, RestartRule
 
-__all__ = ["ControllerSuccess"]
+__all__ = ["ControllerSuccess", "JobRestart", "RestartRule"]
 
 # exit codes a Kubeflow ExitCode policy treats as permanent (TO train_util.go IsRetryableExitCode: >= 128 retried)
 PERMANENT_EXIT_CODES = list(range(1, 128))
@@ -45,6 +45,8 @@ class Created:
     ssh_secrets: list[str] = field(default_factory=list)   # Secrets the controller generates (a fresh key per run)
     # pod -> the pods that must be ready before the controller creates it (JobSet InOrder, dependsOn Ready)
     start_after_ready: dict[str, list[str]] = field(default_factory=dict)
+    # the controller's whole-job restart (JobSet failurePolicy, Volcano RestartJob); run by restarts.py
+    restart: JobRestart | None = None
 
 
 def fail(source: str, where: str, message: str, hint: str = "") -> UsageError:

@@ -19,18 +19,27 @@ kubernetes job controller):
   * startupPolicy InOrder creates replicatedJob k+1 once every Job of k is ready, and dependsOn
     `Ready` waits for the named replicatedJob the same way (startup_policy.go, depends_on.go):
     reproduced as start gates on readiness (a pod with no readinessProbe is ready once running).
-Not reproduced: failurePolicy restarts of the whole JobSet (a failed Job fails the run), and
-dependsOn `Complete` (said in a note; the pods start without waiting).
+  * failurePolicy (failure_policy.go): rules in order, first match, no match = RestartJobSet;
+    maxRestarts counted restarts, then ReachedMaxRestarts; every pod recreated with the
+    restart-attempt label raised (restarts.py, which names its sources). Recreate runs as
+    BlockingRecreate (one address per pod on one machine).
+Not reproduced: dependsOn `Complete` (said in a note; the pods start without waiting); the alpha
+restartStrategy InPlaceRestart and actions RestartJob / RestartJobAndIgnoreMaxRestarts (refused).
 """
 
 from __future__ import annotations
 
 import copy
 
-from . import ControllerSuccess, Created, append_env, fail, meta, pod_wrapper
+from ..runmodel import FAIL, RESTART, RESTART_UNCOUNTED
+from . import ControllerSuccess, Created, JobRestart, RestartRule, append_env, fail, meta, pod_wrapper
 
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 PREFIX = "jobset.sigs.k8s.io/"
+# failurePolicy actions the v0.12.0 controller applies without an alpha feature gate (failure_policy.go)
+ACTIONS = {"FailJobSet": FAIL, "RestartJobSet": RESTART, "RestartJobSetAndIgnoreMaxRestarts": RESTART_UNCOUNTED}
+REASONS = ("BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes", "MaxFailedIndexesExceeded",
+           "PodFailurePolicy")  # jobset_webhook.go validOnJobFailureReasons
 
 
 def indexes(text: str, total: int) -> list[int]:
@@ -53,6 +62,43 @@ def job_success(spec: dict, pods: list[str]) -> list[str]:
         if "succeededCount" in rule:
             return pods[:int(rule["succeededCount"])]  # the first N: one choice among many
     return pods
+
+
+def failure_policy(spec: dict, pods_of: dict[str, list[str]], where: str) -> JobRestart | None:
+    """spec.failurePolicy as the restart policy restarts.py runs; None without one (the first failed
+    Job fails the JobSet, policy.py)."""
+    fp = spec.get("failurePolicy")
+    if fp is None:
+        return None
+    strategy = str(fp.get("restartStrategy") or "Recreate")
+    if strategy not in ("Recreate", "BlockingRecreate"):
+        raise fail(where, "restartStrategy", f"{strategy!r} is not reproduced by the emulator (an alpha feature gate, "
+                   "off in JobSet v0.12.0)", "use Recreate or BlockingRecreate")
+    rules: list[RestartRule] = []
+    for n, rule in enumerate(fp.get("rules") or []):
+        at, action = f"rules[{n}]", str(rule.get("action"))
+        if action not in ACTIONS:
+            raise fail(where, f"{at}.action", f"{action!r} is not reproduced by the emulator"
+                       + (" (it needs the alpha RestartJob feature gate, off in JobSet v0.12.0)"
+                          if action.startswith("RestartJob") else ""), "use " + " | ".join(ACTIONS))
+        reasons = tuple(str(r) for r in rule.get("onJobFailureReasons") or [])
+        bad = [r for r in reasons if r not in REASONS]
+        if bad:
+            raise fail(where, f"{at}.onJobFailureReasons", f"{', '.join(bad)} is not a Job failure reason",
+                       "use " + " | ".join(REASONS))
+        targets = tuple(str(t) for t in rule.get("targetReplicatedJobs") or [])
+        missing = [t for t in targets if t not in pods_of]
+        if missing:
+            raise fail(where, f"{at}.targetReplicatedJobs", f"no replicatedJob {', '.join(map(repr, missing))}")
+        named = rule.get("name") or f"failurePolicyRule{n}"  # the webhook's default name
+        rules.append(RestartRule(ACTIONS[action], name=f"rule {named}", said=action,
+                                 reasons=reasons, groups=targets,
+                                 messages=tuple(str(m) for m in rule.get("onJobFailureMessagePatterns") or [])))
+    most = int(fp.get("maxRestarts", 0))
+    return JobRestart("JobSet failurePolicy", most, rules, default=RESTART,
+                      group_of={pod: rj for rj, pods in pods_of.items() for pod in pods},
+                      limit=f"maxRestarts {most}", attempt_label=PREFIX + "restart-attempt",
+                      owner_of={pod: pod.rsplit("-", 1)[0] for pods in pods_of.values() for pod in pods})
 
 
 def create(js: dict, source: str, framework: str | None = None) -> Created:
@@ -116,7 +162,8 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     success = ControllerSuccess(groups, 1 if any_one else len(groups),
                           ("any of " if any_one else "") + " and ".join(targets))
     return Created(name, ns, framework, objects, success, clean_pod_policy="Running",
-                   start_after_ready=start_gates(spec, rjobs, pods_of))
+                   start_after_ready=start_gates(spec, rjobs, pods_of),
+                   restart=failure_policy(spec, pods_of, f"{source}: JobSet {name} spec.failurePolicy"))
 
 
 def start_gates(spec: dict, rjobs: list[dict], pods_of: dict[str, list[str]]) -> dict[str, list[str]]:

@@ -17,10 +17,16 @@ Sources (shared/reference/CONVENTIONS.md §2; volcano-sh/volcano @ed72c7c8):
   * policies (job level, then the task's): `event`/`events` or `exitCode` → action;
     completion: a task's TaskCompleted→CompleteJob completes the job, else succeeded ≥ minSuccess,
     else every pod (pkg/controllers/job/state/running.go).
-What the emulator does with the actions: TerminateJob/AbortJob on PodFailed or an exit code fail
-the job when a pod fails (with that code); RestartJob/RestartTask/RestartPod on PodFailed restart
-the failed pod (up to maxRetry), not the whole job; a pod with an exitCode policy that fails with
-another code fails the job; PodEvicted never happens on one machine.
+  * RestartJob (state/running.go RestartJobAction: KillJob, RetryCount++; restarting.go: RetryCount
+    >= maxRetry fails the job): every pod is killed and created afresh, maxRetry-1 times (restarts.py);
+    RestartTask / RestartPod the same for the task's pods / the failed pod (running.go KillTarget,
+    RetryCount++: the same count);
+    the policy a failed pod triggers is the first of its task's, then the job's, whose event is
+    PodFailed or `*` or whose exitCode is the pod's (job_controller_util.go applyPolicies).
+What the emulator does with the other actions: TerminateJob/AbortJob on PodFailed or an exit code
+fail the job when a pod fails (with that code); RestartPartition restarts the failed pod (up to
+maxRetry times for that pod); a pod with an exitCode policy that fails with another code fails the
+job; PodEvicted never happens on one machine.
 """
 
 from __future__ import annotations
@@ -28,9 +34,14 @@ from __future__ import annotations
 import copy
 import json
 
-from . import UNLIMITED, ControllerSuccess, Created, append_env, fail, meta, pod_wrapper
+from ..runmodel import FAIL, GROUP, JOB, NONE, POD, RESTART
+from . import UNLIMITED, ControllerSuccess, Created, JobRestart, RestartRule, append_env, fail, meta, pod_wrapper
 
 FAIL_ACTIONS = ("TerminateJob", "AbortJob")
+# What the controller kills and creates again, counted against maxRetry (state/running.go: KillJob for
+# RestartJob, KillTarget for the task / pod; RetryCount++ either way). RestartPartition (a part of a
+# task under network-topology scheduling) stays the pod's own retry here.
+RESTART_SCOPES = {"RestartJob": JOB, "RestartTask": GROUP, "RestartPod": POD}
 RESTART_ACTIONS = ("RestartJob", "RestartTask", "RestartPod", "RestartPartition")
 
 
@@ -48,6 +59,25 @@ def _events(policy: dict) -> list[str]:
     if policy.get("event"):
         events.append(policy["event"])
     return [str(e) for e in events]
+
+
+def restart_rules(task: dict, job_policies: list[dict]) -> list[RestartRule]:
+    """What a failed pod of `task` triggers, in applyPolicies' order (job_controller_util.go): the
+    task's policies, then the job's; a policy matches the PodFailed event (or `*`) or the exit code."""
+    rules: list[RestartRule] = []
+    for whose, policies in (("the task's", task.get("policies") or []), ("the job's", job_policies)):
+        for p in policies:
+            action = str(p.get("action"))
+            kind = RESTART if action in RESTART_SCOPES else FAIL if action in FAIL_ACTIONS else NONE
+            scope = RESTART_SCOPES.get(action, JOB)
+            events = [e for e in _events(p) if e in ("PodFailed", "*")]
+            if events:
+                rules.append(RestartRule(kind, name=f"{whose} policy {events[0]}", said=action,
+                                         groups=(str(task["name"]),), scope=scope))
+            elif "exitCode" in p:
+                rules.append(RestartRule(kind, name=f"{whose} policy exitCode {p['exitCode']}", said=action,
+                                         groups=(str(task["name"]),), exit_codes=(int(p["exitCode"]),), scope=scope))
+    return rules
 
 
 def plugin_env(plugins: dict, tasks: list[dict], task: dict, i: int, task_hosts: dict[str, list[str]]
@@ -115,7 +145,12 @@ def create(job: dict, source: str) -> Created:
     complete_names: list[str] = []
     tolerated: list[str] = []
     all_pods: list[str] = []
+    rules: list[RestartRule] = []
+    group_of: dict[str, str] = {}
     for t in tasks:
+        task_rules = restart_rules(t, list(spec.get("policies") or []))
+        rules += task_rules
+        by_controller = any(r.action == RESTART for r in task_rules)
         policies = list(spec.get("policies") or []) + list(t.get("policies") or [])
         fail_codes = sorted({int(p["exitCode"]) for p in policies
                              if "exitCode" in p and p.get("action") in FAIL_ACTIONS})
@@ -131,7 +166,8 @@ def create(job: dict, source: str) -> Created:
                 raise fail(source, f"Volcano Job {name} task {t['name']}", "has no containers")
             restart = str(pod_spec.get("restartPolicy") or "Always")
             if restart == "Never":
-                restarts = max_retry if any(a in RESTART_ACTIONS for a in on_failed) else 0
+                # RestartJob/Task/Pod: the pod fails at once and the controller restarts (restarts.py)
+                restarts = max_retry if not by_controller and any(a in RESTART_ACTIONS for a in on_failed) else 0
             else:
                 restarts = UNLIMITED  # the kubelet restarts in place; Volcano sees no PodFailed
             env = plugin_env(plugins, tasks, t, i, task_hosts)
@@ -165,6 +201,7 @@ def create(job: dict, source: str) -> Created:
                 wrapper["kind"], wrapper["apiVersion"] = "Deployment", "apps/v1"
             objects.append(wrapper)
             pods.append(pod)
+            group_of[pod] = str(t["name"])
             if tolerate and restart == "Never":
                 tolerated.append(pod)
         all_pods += pods
@@ -181,5 +218,9 @@ def create(job: dict, source: str) -> Created:
     success.tolerated = tolerated
     success.min_available = int(spec.get("minAvailable", len(all_pods)))
     framework = next((f for f in ("tensorflow", "pytorch", "mpi") if f in plugins), None)
+    # maxRetry counts runs: RetryCount++ then `RetryCount >= maxRetry` fails (running.go, restarting.go)
+    retry = JobRestart("Volcano", max(max_retry - 1, 0), rules, default=NONE, group_of=group_of,
+                         limit=f"maxRetry {max_retry} counts runs", exhausted="Failed (retryCount reached maxRetry)")
     # Completing kills the pods still running (state/completing.go): cleanPodPolicy Running.
-    return Created(name, ns, framework, objects, success, clean_pod_policy="Running")
+    return Created(name, ns, framework, objects, success, clean_pod_policy="Running",
+                   restart=retry if any(r.action == RESTART for r in rules) else None)

@@ -139,7 +139,9 @@ def test_volcano_plugins_and_policies(tmp_path):
     assert (w1["MASTER_ADDR"], w1["MASTER_PORT"], w1["WORLD_SIZE"], w1["RANK"]) == ("v-master-0.v", "29500", "3", "2")
     assert w1["VC_TASK_INDEX"] == "1" and w1["VC_WORKER_HOSTS"] == "v-worker-0.v,v-worker-1.v"  # svc added
     worker = next(r for r in job.replicas if r.display == "worker-1")
-    assert worker.backoff_limit == 5 and worker.failure_rules[0].matches(3) and not worker.failure_rules[0].matches(1)
+    # PodFailed → RestartJob: the pod fails for good at once and the whole job restarts, maxRetry-1 times
+    assert worker.backoff_limit == 0 and job.restart.max_restarts == 4
+    assert worker.failure_rules[0].matches(3) and not worker.failure_rules[0].matches(1)
     volcano_files = next(m for m in worker.main.mounts if m.target == "/etc/volcano").files
     assert {f.path: f.data for f in volcano_files}["worker.host"] == b"v-worker-0.v\nv-worker-1.v"
     master = next(r for r in job.replicas if r.role == "master")
