@@ -46,6 +46,7 @@ class Status:
     reason: str = ""
     since: float = field(default_factory=time.time)
     container: str = ""
+    unhealthy: bool = False             # the readiness probe crossed its failure threshold (Compose: unhealthy)
 
 
 
