@@ -43,6 +43,7 @@ class PodRunner(threading.Thread):
         self.stop_ev = threading.Event()
         self.started = threading.Event()
         self.wait_for: list[threading.Event] = []
+        self.said_waiting = False
         self.cid: str | None = None
         self.kill_reason: str | None = None
         self.abandoned = False
@@ -119,8 +120,10 @@ class PodRunner(threading.Thread):
                 self.log_file.close()
 
     def waiting(self, detail: str) -> None:
-        """Held back by a start gate (startorder.py): Pending, and the status says why."""
-        self.run_.waiting(self.r, detail)
+        """Held back by a start gate (startorder.py): the status says why; a line says it once (as
+        each of 30 workers gets ready, the table's DETAIL changes, not 30 more lines)."""
+        self.run_.waiting(self.r, detail, say=not self.said_waiting)
+        self.said_waiting = True
 
     def _wait_gates(self, creates: bool) -> bool:
         """Wait for this replica's start gates (startorder.py) as long as the target would: the

@@ -121,3 +121,19 @@ def test_ctrl_c_while_a_replica_waits_cleans_up(tmp_path, test_image, leak_check
         proc.kill()
     assert proc.returncode == 130, "".join(seen) + out
     assert "INTERRUPTED" in out and "launcher starts" not in out
+
+
+def test_compose_service_healthy_fails_when_the_dependency_exits_first(tmp_path, test_image, leak_check):
+    """docker compose up: a dependency that exits before it is healthy fails the dependent
+    ("dependency failed to start: container ... exited (0)"); it never starts."""
+    doc = {"name": "hc", "services": {
+        "ps-0": {"image": test_image, "command": ["python3", "-u", "-c", "print('ps leaves')"],
+                 "healthcheck": {"test": ["CMD", "test", "-f", "/tmp/ready"], "interval": "1s", "retries": 30}},
+        "worker-0": {"image": test_image, "command": ["python3", "-u", "-c", "print('worker starts')"],
+                     "depends_on": {"ps-0": {"condition": "service_healthy"}}}}}
+    path = tmp_path / "compose.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    r, out = run(path, tmp_path)
+    assert r.returncode == 1, out + r.stderr
+    assert "worker starts" not in out
+    assert "worker-0 failed (dependency failed to start: ps-0 exited (0)" in out
