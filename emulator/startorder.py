@@ -75,7 +75,8 @@ def never(gate: Gate, status: Mapping[str, Any]) -> str | None:
         return None
     for name in gate.pods:
         st = status[name]
-        if st.phase in ENDED or (st.restarts and st.phase != RUNNING):  # ended, or between restarts
+        # ended for good ("restarting" between attempts is not "exited" to Compose: it waits on)
+        if st.phase in ENDED:
             return "exited" + (f" ({st.exit_code})" if st.exit_code is not None else "")
         if st.phase == RUNNING and getattr(st, "unhealthy", False):
             return "is unhealthy"

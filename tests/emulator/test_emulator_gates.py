@@ -199,3 +199,18 @@ def test_compose_and_start_order_inputs_make_gates_that_start_not_create(tmp_pat
     assert startorder.enforced_gates(job, "w") == (Gate(("ps",), "started", "depends_on", creates=False),
                                                   Gate(("db",), "healthy", "depends_on service_healthy",
                                                        creates=False))
+
+
+def test_compose_keeps_waiting_while_the_dependency_restarts():
+    status = {"js-ps-0": Status(restarts=1, exit_code=1)}  # Pending: between two attempts ("restarting")
+    gate = gate_of(Gate(("js-ps-0",), "healthy", "depends_on service_healthy", creates=False), status)
+    assert not gate.wait(0.3) and gate.failed is None
+
+
+def test_compose_start_period_failures_do_not_make_it_unhealthy(tmp_path):
+    doc = {"name": "hc", "services": {"ps-0": {"image": "img", "healthcheck": {
+        "test": ["CMD", "true"], "interval": "2s", "retries": 3, "start_period": "10s"}}}}
+    path = tmp_path / "compose.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    job = inputs.load(str(path), state_dir=str(tmp_path / "state"))
+    assert job.replicas[0].main.readiness.failure_threshold == 3 + 5
