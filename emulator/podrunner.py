@@ -145,6 +145,8 @@ class PodRunner(threading.Thread):
                 return False
         if creates:
             self.t0 = time.time()
+        if self.said_waiting:
+            self.run_.set_status(self.r, reason="")  # no longer waiting; creating and starting
         return True
 
     def _pods(self) -> None:
