@@ -137,3 +137,16 @@ def test_compose_service_healthy_fails_when_the_dependency_exits_first(tmp_path,
     assert r.returncode == 1, out + r.stderr
     assert "worker starts" not in out
     assert "worker-0 failed (dependency failed to start: ps-0 exited (0)" in out
+
+
+def test_detach_returns_while_the_launcher_waits_and_ps_says_why(tmp_path, test_image, leak_check):
+    """`run --detach` returns once every replica started or waits for its gate; `ps` shows why."""
+    r = trainspec("run", mpijob(tmp_path, test_image), "--cpu-only", "--offline", "--detach", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    try:
+        ps = trainspec("ps", "gates", cwd=tmp_path)
+        assert "waiting for worker-0, worker-1 (launcherCreationPolicy WaitForWorkersReady: not ready)" in ps.stdout, \
+            ps.stdout + ps.stderr
+    finally:
+        down = trainspec("down", "gates", "-t", "0", cwd=tmp_path)
+    assert down.returncode == 0, down.stdout + down.stderr
