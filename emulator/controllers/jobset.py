@@ -147,7 +147,8 @@ def start_gates(spec: dict, rjobs: list[dict], jobs: dict[str, list[tuple[list[s
     for k, rj in enumerate(rjobs):
         wait: list[Gate] = []
         if in_order and k:
-            wait += [Gate(tuple(pods), "ready_or_done", "InOrder", need=need) for pods, _, need in jobs[names[k - 1]]]
+            wait += [Gate(tuple(pods), "ready_or_done", "InOrder", need=need)
+                     for pods, _, need in jobs.get(names[k - 1], [])]
         for n, dep in enumerate(rj.get("dependsOn") or []):
             dep_name, status = str(dep.get("name")), dep.get("status")
             field = f"{where}.replicatedJobs[{k}].dependsOn[{n}]"
@@ -161,10 +162,10 @@ def start_gates(spec: dict, rjobs: list[dict], jobs: dict[str, list[tuple[list[s
                 raise fail(source, f"{field}.status", f"{status!r} is not Ready or Complete")
             if status == "Ready":
                 wait += [Gate(tuple(pods), "ready_or_done", "dependsOn Ready", need=need)
-                         for pods, _, need in jobs[dep_name]]
+                         for pods, _, need in jobs.get(dep_name, [])]
             else:
-                wait += [Gate(tuple(done), "complete", "dependsOn Complete") for _, done, _ in jobs[dep_name]]
-        for pods, _, _ in jobs[names[k]] if wait else []:
+                wait += [Gate(tuple(done), "complete", "dependsOn Complete") for _, done, _ in jobs.get(dep_name, [])]
+        for pods, _, _ in jobs.get(names[k], []) if wait else []:
             for pod in pods:
                 gates[pod] = wait
     return gates

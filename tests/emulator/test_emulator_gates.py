@@ -214,3 +214,9 @@ def test_compose_start_period_failures_do_not_make_it_unhealthy(tmp_path):
     path.write_text(yaml.safe_dump(doc))
     job = inputs.load(str(path), state_dir=str(tmp_path / "state"))
     assert job.replicas[0].main.readiness.failure_threshold == 3 + 5
+
+
+def test_a_replicated_job_of_no_jobs_holds_nothing_back(tmp_path):
+    job = load(tmp_path, jobset([rjob("a", replicas=0), rjob("b")], startupPolicy={"startupPolicyOrder": "InOrder"},
+                                successPolicy={"targetReplicatedJobs": ["b"]}))
+    assert job.gates == {}  # no Job of a to wait for: b's Jobs are created at once
