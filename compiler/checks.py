@@ -187,7 +187,8 @@ def _paddle_node_name(plan: JobPlan) -> list[Problem]:
     (targets/jobset.py paddle_env); a user's POD_IP would replace it and replica 0 would not serve the rendezvous."""
     if plan.framework != "paddle":
         return []
-    role = plan.role("master") if plan.role("master") and plan.role("master").count else plan.role("worker")
+    master = plan.role("master")
+    role = master if master is not None and master.count else plan.role("worker")
     if role is None or role.count < 2 or "POD_IP" not in {name for name, _ in role.sources.env}:
         return []
     return [Problem(_env_path(role, "POD_IP"), f"target jobset: POD_IP is paddle.distributed.launch's node address, "

@@ -13,6 +13,7 @@ objects, profiles, extends, build.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -279,8 +280,11 @@ class _Compose:
             cmd = [str(t) for t in test[1:]]
         else:
             return None
-        return Probe("exec", command=cmd, initial_delay=0, period=_seconds(h.get("interval", "30s")),
-                     timeout=_seconds(h.get("timeout", "30s")), failure_threshold=int(h.get("retries", 3)))
+        period = _seconds(h.get("interval", "30s"))
+        # Docker does not count failures during start_period towards `retries` (unhealthy): as many more
+        grace = math.ceil(_seconds(h.get("start_period", "0s")) / period) if period else 0
+        return Probe("exec", command=cmd, initial_delay=0, period=period,
+                     timeout=_seconds(h.get("timeout", "30s")), failure_threshold=int(h.get("retries", 3)) + grace)
 
     def _mount(self, v: Any, where: str) -> Mount:
         if isinstance(v, str):

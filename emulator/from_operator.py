@@ -109,7 +109,5 @@ def from_operator(docs: list[Any], source: str, state_dir: str = ".trainspec", j
     model.backoff_limit = made.backoff_limit
     model.active_deadline = made.active_deadline
     model.restart = made.restart
-    if made.start_after_ready:  # the controller creates these pods only once those are ready
-        model.start_after = {pod: tuple(after) for pod, after in made.start_after_ready.items()}
-        model.start_after_ready = frozenset(p for after in made.start_after_ready.values() for p in after)
+    model.gates = {pod: tuple(gates) for pod, gates in made.gates.items()}  # the controller creates them later
     return model

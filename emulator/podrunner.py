@@ -9,6 +9,7 @@ podFailurePolicy, whether to restart in place, start a new pod, or fail.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 import traceback
@@ -42,6 +43,7 @@ class PodRunner(threading.Thread):
         self.stop_ev = threading.Event()
         self.started = threading.Event()
         self.wait_for: list[threading.Event] = []
+        self.said_waiting = False
         self.cid: str | None = None
         self.kill_reason: str | None = None
         self.abandoned = False
@@ -117,17 +119,40 @@ class PodRunner(threading.Thread):
             if self.log_file:
                 self.log_file.close()
 
-    def _wait_for_servers(self) -> None:
-        """Servers first (DOCKER-NOTES: fewer start races). Called between creating a pod's
-        first container and starting it: creating is cheap and runs in parallel with the
-        servers' start; only the start waits."""
-        waits, self.wait_for = self.wait_for, []
+    def waiting(self, detail: str) -> None:
+        """Held back by a start gate (startorder.py): the status says why; a line says it once (as
+        each of 30 workers gets ready, the table's DETAIL changes, not 30 more lines)."""
+        self.run_.waiting(self.r, detail, say=not self.said_waiting)
+        self.said_waiting = True
+
+    def _wait_gates(self, creates: bool) -> bool:
+        """Wait for this replica's start gates (startorder.py) as long as the target would: the
+        controller's before anything is created (`creates`: no pod until then, and its Job's
+        activeDeadlineSeconds counts from then), the others between creating the first container
+        and starting it (Compose creates every container, then starts them in order). False when
+        the run stopped, or a gate can never open (Compose's dependency failed: the replica fails)."""
+        waits = [ev for ev in self.wait_for if getattr(ev, "creates", False) == creates]
+        if not waits:
+            return True
+        self.wait_for = [ev for ev in self.wait_for if ev not in waits]
+        if creates:
+            self.t0 = math.inf  # no Job yet: its deadline has not started
         for ev in waits:
-            ev.wait(15)
+            if not ev.wait():
+                why = getattr(ev, "failed", None)
+                if why and not self.stop_ev.is_set():
+                    self.run_.set_status(self.r, phase=FAILED, reason=why)
+                return False
+        if creates:
+            self.t0 = time.time()
+        if self.said_waiting:
+            self.run_.set_status(self.r, reason="")  # no longer waiting; creating and starting
+        return True
 
     def _pods(self) -> None:
         r = self.r
         attempt = 0
+        self._wait_gates(creates=True)  # False only when the run stopped: the loop does not begin
         while not self.stop_ev.is_set():
             emptydirs = self.run_.emptydir_volumes(r, attempt)
             outcome = self._init_containers(emptydirs)
@@ -248,8 +273,7 @@ class PodRunner(threading.Thread):
             self.kill_reason = None
         if self.stop_ev.is_set():  # stopped while creating: never start it
             return None
-        self._wait_for_servers()
-        if self.stop_ev.is_set():
+        if not self._wait_gates(creates=False) or self.stop_ev.is_set():
             return None
         label = self.r.display if kind == "main" else f"{self.r.display}:{c.name}"
         recheck_binds(run, cid)
@@ -267,7 +291,7 @@ class PodRunner(threading.Thread):
             self._kill("stopped by the run")
         elif kind == "main":
             run.set_status(self.r, phase=RUNNING, reason="", exit_code=None,
-                           ready=c.readiness is None, container=cid[:12])
+                           ready=c.readiness is None, unhealthy=False, container=cid[:12])
             if c.post_start:
                 code, out = db.exec_in(run.client, cid, c.post_start, max(self.r.grace, 30))
                 if code != 0 and not self.stop_ev.is_set() and run.events.exit_code(cid) is None:
@@ -328,7 +352,7 @@ class PodRunner(threading.Thread):
         if c.readiness is not None:
             def on_ready(ok: bool, detail: str) -> None:
                 if not stop.is_set():
-                    run.set_status(self.r, ready=ok)
+                    run.set_status(self.r, ready=ok, unhealthy=not ok)  # past its failureThreshold
 
             ProbeLoop(f"{self.r.display}-readiness", c.readiness, check(c.readiness), on_ready, stop,
                       started).start()

@@ -420,6 +420,17 @@ class Run:
         elif "ready" in changes and st.ready != old_ready and st.phase == RUNNING:
             self.console.transition(r.display, "ready" if st.ready else "not ready")
 
+    def waiting(self, r: Replica, detail: str, say: bool) -> None:
+        """`r` waits for a start gate (startorder.py), saying why (`say`: as a line too). For
+        `run --detach` it has left Pending: the controller holds it, maybe as long as the job runs."""
+        with self.cond:
+            self._left_pending.add(r.name)
+            if len(self._left_pending) == len(self.status):
+                self.all_started.set()
+        self.set_status(r, reason=detail)
+        if say:
+            self.console.transition(r.display, f"{self.status[r.name].phase} ({detail})")
+
     def set_fatal(self, exc: Exception) -> None:
         with self.cond:
             if self.fatal is None:

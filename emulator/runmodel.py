@@ -175,6 +175,23 @@ class JobRestart:
     owner_of: dict[str, str] = field(default_factory=dict)  # replica name -> its child Job, for the notes
 
 
+@dataclass(frozen=True)
+class Gate:
+    """What a controller (or Compose) waits for before it creates or starts a replica: `need` of
+    `pods` (every one when None) pass `test`; with `any_of`, it opens once any of those gates does.
+
+    tests (startorder.py): started (the main container started), ready (Running and Ready),
+    ready_or_done (ready, or succeeded: a JobSet Job's ready count), complete (succeeded),
+    healthy (Compose's service_healthy: never opens once the dependency exited or is unhealthy).
+    """
+    pods: tuple[str, ...]
+    test: str
+    why: str                        # what orders it, said while waiting ("InOrder", "dependsOn Complete")
+    need: int | None = None
+    any_of: tuple[Gate, ...] = ()
+    creates: bool = True            # the controller creates the pod only then (its Job's deadline starts then)
+
+
 @dataclass
 class JobModel:
     name: str
@@ -198,6 +215,9 @@ class JobModel:
     # whether to wait for them to be ready (compose's service_healthy) rather than started.
     start_after: dict[str, tuple[str, ...]] = field(default_factory=dict)
     start_after_ready: frozenset[str] = frozenset()
+    # A controller's start gates by replica name (controllers/: JobSet InOrder and dependsOn,
+    # MPIJob launcherCreationPolicy, Volcano task dependsOn); waited for as long as the cluster would.
+    gates: dict[str, tuple[Gate, ...]] = field(default_factory=dict)
     # Whether a controller stops the other replicas once the job has succeeded (an operator, or
     # `docker compose up --exit-code-from`); plain Kubernetes Jobs have none (run.py reports them).
     controller: bool = True

@@ -47,6 +47,7 @@ class Status:
     since: float = field(default_factory=time.time)
     container: str = ""
     cause: str = ""     # why the pod's Job failed, as the Job controller says: BackoffLimitExceeded, ...
+    unhealthy: bool = False             # the readiness probe crossed its failure threshold (Compose: unhealthy)
 
 
 

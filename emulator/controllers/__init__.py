@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...compiler.errors import UsageError
-from ..runmodel import ControllerSuccess, JobRestart, RestartRule
+from ..runmodel import ControllerSuccess, Gate, JobRestart, RestartRule
 
-__all__ = ["ControllerSuccess", "JobRestart", "RestartRule"]
+__all__ = ["ControllerSuccess", "Gate", "JobRestart", "RestartRule"]
 
 # exit codes a Kubeflow ExitCode policy treats as permanent (TO train_util.go IsRetryableExitCode: >= 128 retried)
 PERMANENT_EXIT_CODES = list(range(1, 128))
@@ -43,8 +43,9 @@ class Created:
     backoff_limit: int | None = None
     active_deadline: float | None = None
     ssh_secrets: list[str] = field(default_factory=list)   # Secrets the controller generates (a fresh key per run)
-    # pod -> the pods that must be ready before the controller creates it (JobSet InOrder, dependsOn Ready)
-    start_after_ready: dict[str, list[str]] = field(default_factory=dict)
+    # pod -> what the controller waits for before it creates it (JobSet InOrder and dependsOn,
+    # MPIJob launcherCreationPolicy, Volcano task dependsOn): startorder.py waits as long as it would
+    gates: dict[str, list[Gate]] = field(default_factory=dict)
     # the controller's whole-job restart (JobSet failurePolicy, Volcano RestartJob); run by restarts.py
     restart: JobRestart | None = None
 

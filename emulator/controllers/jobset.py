@@ -16,15 +16,21 @@ kubernetes job controller):
     (succeededIndexes / succeededCount) is met; the JobSet succeeds when All (or Any) of the
     targeted replicatedJobs' Jobs completed (success_policy.go); without failurePolicy the first
     failed Job fails the JobSet (failure_policy.go).
-  * startupPolicy InOrder creates replicatedJob k+1 once every Job of k is ready, and dependsOn
-    `Ready` waits for the named replicatedJob the same way (startup_policy.go, depends_on.go):
-    reproduced as start gates on readiness (a pod with no readinessProbe is ready once running).
+  * startupPolicy InOrder creates replicatedJob k+1 once every Job of k is ready (succeeded +
+    ready pods >= min(parallelism, completions)), dependsOn `Ready` waits for the named
+    replicatedJob the same way, dependsOn `Complete` until each of its Jobs completed
+    (startup_policy.go, depends_on.go, jobset_controller.go calculateReplicatedJobStatuses):
+    start gates (startorder.py) that hold the pods back, uncreated, for as long as the controller
+    would — until the gate opens or the JobSet is decided (a failed Job fails it, so the pods
+    behind a failed Job never start; a Job's activeDeadlineSeconds counts from its creation).
+    A pod with no readinessProbe is ready once running. InOrder together with dependsOn,
+    dependsOn on the first replicatedJob or on a later one, are refused as the API server does.
   * failurePolicy (failure_policy.go): rules in order, first match, no match = RestartJobSet;
     maxRestarts counted restarts, then ReachedMaxRestarts; every pod recreated with the
     restart-attempt label raised (restarts.py, which names its sources). Recreate runs as
     BlockingRecreate (one address per pod on one machine).
-Not reproduced: dependsOn `Complete` (said in a note; the pods start without waiting); the alpha
-restartStrategy InPlaceRestart and actions RestartJob / RestartJobAndIgnoreMaxRestarts (refused).
+Not reproduced: the alpha restartStrategy InPlaceRestart and actions RestartJob /
+RestartJobAndIgnoreMaxRestarts (refused).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from __future__ import annotations
 import copy
 
 from ..runmodel import FAIL, RESTART, RESTART_UNCOUNTED
-from . import ControllerSuccess, Created, JobRestart, RestartRule, append_env, fail, meta, pod_wrapper
+from . import ControllerSuccess, Created, Gate, JobRestart, RestartRule, append_env, fail, meta, pod_wrapper
 
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 PREFIX = "jobset.sigs.k8s.io/"
@@ -112,7 +118,7 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     global_replicas = sum(int(r.get("replicas", 1)) for r in rjobs)
     objects: list[dict] = []
     jobs_of: dict[str, list[list[str]]] = {}
-    pods_of: dict[str, list[str]] = {}  # replicatedJob -> all its pods, for the start gates
+    job_pods: dict[str, list[tuple[list[str], list[str], int]]] = {}  # for the start gates
     global_index = 0
     for rj in rjobs:
         rname = str(rj.get("name"))
@@ -149,8 +155,9 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
                                            failure_codes=failure_codes, hostname=pod, subdomain=subdomain,
                                            labels=labels, namespace=ns))
                 pods.append(pod)
-                pods_of.setdefault(rname, []).append(pod)
             jobs_of.setdefault(rname, []).append(job_success(jspec, pods))
+            parallelism = int(jspec.get("parallelism", completions))
+            job_pods.setdefault(rname, []).append((pods, jobs_of[rname][-1], min(parallelism, completions)))
             global_index += 1
     policy = spec.get("successPolicy") or {}
     targets = [str(t) for t in policy.get("targetReplicatedJobs") or []] or [str(r.get("name")) for r in rjobs]
@@ -161,22 +168,53 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     any_one = policy.get("operator") == "Any"
     success = ControllerSuccess(groups, 1 if any_one else len(groups),
                           ("any of " if any_one else "") + " and ".join(targets))
+    pods_of = {rj: [p for pods, _, _ in jobs for p in pods] for rj, jobs in job_pods.items()}
     return Created(name, ns, framework, objects, success, clean_pod_policy="Running",
-                   start_after_ready=start_gates(spec, rjobs, pods_of),
+                   gates=start_gates(spec, rjobs, job_pods, source, name),
                    restart=failure_policy(spec, pods_of, f"{source}: JobSet {name} spec.failurePolicy"))
 
 
-def start_gates(spec: dict, rjobs: list[dict], pods_of: dict[str, list[str]]) -> dict[str, list[str]]:
-    """pod -> the pods that must be ready first: InOrder (each replicatedJob after the one before)
-    and dependsOn Ready (after the named replicatedJob)."""
-    gates: dict[str, list[str]] = {}
+def start_gates(spec: dict, rjobs: list[dict], jobs: dict[str, list[tuple[list[str], list[str], int]]],
+                source: str, name: str) -> dict[str, list[Gate]]:
+    """pod -> what the JobSet controller waits for before it creates the pod's Job.
+
+    `jobs`: replicatedJob -> its Jobs as (pods, the pods whose success completes it, the ready
+    count that makes it ready). A Job is ready when succeeded + ready pods >= min(parallelism,
+    completions); InOrder waits for every Job of the replicatedJob before (jobset_controller.go
+    calculateReplicatedJobStatuses, startup_policy.go allReplicasStarted), dependsOn Ready the same on
+    the named one, dependsOn Complete for each of its Jobs to complete (depends_on.go). Refused as
+    the API server refuses: InOrder with dependsOn (the CRD's CEL rule), dependsOn on the first
+    replicatedJob or on one not listed before it, a status other than Ready or Complete (webhook, CRD).
+    """
     in_order = (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder"
     names = [str(r.get("name")) for r in rjobs]
+    where = f"JobSet {name} spec"
+    if in_order and any(r.get("dependsOn") for r in rjobs):
+        raise fail(source, where, "StartupPolicy and DependsOn APIs are mutually exclusive",
+                   "keep dependsOn (startupPolicy is deprecated) or InOrder, not both")
+    gates: dict[str, list[Gate]] = {}
     for k, rj in enumerate(rjobs):
-        before: list[str] = list(pods_of.get(names[k - 1], [])) if in_order and k else []
-        for dep in rj.get("dependsOn") or []:
-            if dep.get("status", "Ready") == "Ready":
-                before += [p for p in pods_of.get(str(dep.get("name")), []) if p not in before]
-        for pod in pods_of.get(names[k], []) if before else []:
-            gates[pod] = before
+        wait: list[Gate] = []
+        if in_order and k:
+            wait += [Gate(tuple(pods), "ready_or_done", "InOrder", need=need)
+                     for pods, _, need in jobs.get(names[k - 1], [])]
+        for n, dep in enumerate(rj.get("dependsOn") or []):
+            dep_name, status = str(dep.get("name")), dep.get("status")
+            field = f"{where}.replicatedJobs[{k}].dependsOn[{n}]"
+            if k == 0:
+                raise fail(source, f"{where}.replicatedJobs[0].dependsOn", "the first replicatedJob cannot use "
+                           "dependsOn", "move it to a replicatedJob listed after the one it depends on")
+            if dep_name not in names[:k]:
+                raise fail(source, f"{field}.name", f"{dep_name!r} is not a replicatedJob listed before "
+                           f"{names[k]!r}", "dependsOn names an earlier replicatedJob")
+            if status not in ("Ready", "Complete"):
+                raise fail(source, f"{field}.status", f"{status!r} is not Ready or Complete")
+            if status == "Ready":
+                wait += [Gate(tuple(pods), "ready_or_done", "dependsOn Ready", need=need)
+                         for pods, _, need in jobs.get(dep_name, [])]
+            else:
+                wait += [Gate(tuple(done), "complete", "dependsOn Complete") for _, done, _ in jobs.get(dep_name, [])]
+        for pods, _, _ in jobs.get(names[k], []) if wait else []:
+            for pod in pods:
+                gates[pod] = wait
     return gates

@@ -17,7 +17,9 @@ release-1.9 @078ec30f, MXJob at v1.8.1):
     (paddlepaddle/envvar.go), JAX COORDINATOR_*/NUM_PROCESSES/PROCESS_ID (jax/envvar.go);
   * success: TF chief/master, else worker-0 (all workers with successPolicy AllWorkers)
     (tfjob_controller.go UpdateJobStatus); PyTorch, XGBoost, Paddle master (Paddle without
-    a master and JAX: all workers); MXNet scheduler; any replica failed for good fails the job.
+    a master and JAX: all workers); MXNet scheduler; any replica failed for good fails the job;
+  * no start order: every replica type's pods are created in the same reconcile
+    (common/job.go ReconcileJobs), so no start gate here (startorder.py).
 """
 
 from __future__ import annotations

@@ -14,14 +14,18 @@ pkg/controller/mpi_job_controller.go `newConfigMap`, `newWorker`, `newLauncherPo
   * env appended to container 0: K_MPI_JOB_ROLE; on the launcher OMPI_MCA_orte_keep_fqdn_hostnames,
     OMPI_MCA_orte_default_hostfile, OMPI_MCA_plm_rsh_args, OMPI_MCA_orte_set_default_slots
     (OpenMPI), I_MPI_HYDRA_HOST_FILE and I_MPI_PERHOST (Intel), HYDRA_HOST_FILE (MPICH), and
-    empty NVIDIA_VISIBLE_DEVICES/NVIDIA_DRIVER_CAPABILITIES unless runLauncherAsWorker.
+    empty NVIDIA_VISIBLE_DEVICES/NVIDIA_DRIVER_CAPABILITIES unless runLauncherAsWorker;
+  * launcherCreationPolicy (default AtStartup): with WaitForWorkersReady the launcher is created
+    only once every worker pod is Running and Ready (the CRD's field text; the controller's
+    countReadyWorkerPods): a start gate (startorder.py) with no time limit, as the controller
+    re-checks on every sync; with AtStartup the launcher may start before the workers' sshd listens.
 """
 
 from __future__ import annotations
 
 import copy
 
-from . import UNLIMITED, ControllerSuccess, Created, append_env, fail, meta, pod_wrapper
+from . import UNLIMITED, ControllerSuccess, Created, Gate, append_env, fail, meta, pod_wrapper
 
 HOSTFILE = "/etc/mpi/hostfile"
 
@@ -115,6 +119,13 @@ def create(job: dict, source: str) -> Created:
             objects.append(pod_wrapper(name, pod, rt, i, template, restart=policy, backoff_limit=limit,
                                        hostname=pod, subdomain=name, labels=labels, namespace=ns))
     deadline = run_policy.get("activeDeadlineSeconds")
+    creation = str(spec.get("launcherCreationPolicy") or "AtStartup")
+    if creation not in ("AtStartup", "WaitForWorkersReady"):
+        raise fail(source, f"MPIJob {name} spec.launcherCreationPolicy",
+                   f"{creation!r} is not AtStartup or WaitForWorkersReady")
+    workers = tuple(f"{name}-worker-{i}" for i in range(n_workers))
+    gates = {launcher_pod: [Gate(workers, "ready", "launcherCreationPolicy WaitForWorkersReady")]} \
+        if creation == "WaitForWorkersReady" and workers and launcher_pod else {}
     return Created(name, ns, "mpi", objects, ControllerSuccess([[launcher_pod]], 1, "launcher-0"),
                    clean_pod_policy=str(run_policy.get("cleanPodPolicy") or "None"),
-                   backoff_limit=None, active_deadline=None if deadline is None else float(deadline))
+                   backoff_limit=None, active_deadline=None if deadline is None else float(deadline), gates=gates)

@@ -27,6 +27,9 @@ What the emulator does with the other actions: TerminateJob/AbortJob on PodFaile
 fail the job when a pod fails (with that code); RestartPartition restarts the failed pod (up to
 maxRetry times for that pod); a pod with an exitCode policy that fails with another code fails the
 job; PodEvicted never happens on one machine.
+A task's `dependsOn` (names, `iteration: any|all`) holds its pods back, uncreated, until minAvailable
+(default replicas) pods of each named task (of any one with `any`) are Running with every container
+ready (job_controller_actions.go isDependsOnPodsReady): a start gate with no time limit (startorder.py).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import copy
 import json
 
 from ..runmodel import FAIL, GROUP, JOB, NONE, POD, RESTART
-from . import UNLIMITED, ControllerSuccess, Created, JobRestart, RestartRule, append_env, fail, meta, pod_wrapper
+from . import UNLIMITED, ControllerSuccess, Created, Gate, JobRestart, RestartRule, append_env, fail, meta, pod_wrapper
 
 FAIL_ACTIONS = ("TerminateJob", "AbortJob")
 # What the controller kills and creates again, counted against maxRetry (state/running.go: KillJob for
@@ -223,4 +226,30 @@ def create(job: dict, source: str) -> Created:
                          limit=f"maxRetry {max_retry} counts runs", exhausted="Failed (retryCount reached maxRetry)")
     # Completing kills the pods still running (state/completing.go): cleanPodPolicy Running.
     return Created(name, ns, framework, objects, success, clean_pod_policy="Running",
-                   restart=retry if any(r.action == RESTART for r in rules) else None)
+                   restart=retry if any(r.action == RESTART for r in rules) else None,
+                   gates=task_gates(tasks, source, name))
+
+
+def task_gates(tasks: list[dict], source: str, name: str) -> dict[str, list[Gate]]:
+    """pod -> what the controller waits for before creating the pods of its task: `dependsOn`
+    (job_controller_actions.go waitDependsOnTaskMeetCondition, isDependsOnPodsReady)."""
+    pods = {str(t["name"]): tuple(f"{name}-{t['name']}-{i}" for i in range(int(t.get("replicas", 1)))) for t in tasks}
+    gates: dict[str, list[Gate]] = {}
+    for k, t in enumerate(tasks):
+        dep = t.get("dependsOn") or {}
+        deps = [str(d) for d in dep.get("name") or []]
+        for d in deps:
+            if d not in pods:
+                raise fail(source, f"Volcano Job {name} spec.tasks[{k}].dependsOn.name", f"no task named {d!r}")
+        if not deps:
+            continue
+        # a task is ready once minAvailable (the webhook's default: replicas) of its pods are Running
+        # with every container ready
+        each = [Gate(pods[d], "ready", f"dependsOn {d}", need=int(next(x for x in tasks if x["name"] == d)
+                                                                      .get("minAvailable", len(pods[d]))))
+                for d in deps]
+        wait = [Gate((), "ready", "dependsOn", any_of=tuple(each))] if dep.get("iteration") == "any" \
+            and len(each) > 1 else each
+        for pod in pods[str(t["name"])]:
+            gates[pod] = wait
+    return gates

@@ -11,6 +11,7 @@ import yaml
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator import from_helm, inputs, policy
 from trainspec.emulator.podenv import container_env
+from trainspec.emulator.runmodel import Gate
 
 from emuhelpers import trainspec as trainspec_cli
 
@@ -336,9 +337,11 @@ def test_jobset_in_order_and_depends_on_ready_gate_the_start(tmp_path):
     Trainer's MPI runtime: the launcher dependsOn the node Job Ready (§3.6)."""
     job = inputs.load(str(ROOT / "golden/mpi-horovod/jobset.yaml"), state_dir=str(tmp_path))
     workers = ("mpi-horovod-worker-0-0", "mpi-horovod-worker-0-1")
-    assert job.start_after == {"mpi-horovod-launcher-0-0": workers}
-    assert job.start_after_ready == frozenset(workers)
+    # one Job of two pods: ready once 2 (min(parallelism, completions)) are ready or succeeded
+    assert job.gates == {"mpi-horovod-launcher-0-0": (Gate(workers, "ready_or_done", "InOrder", need=2),)}
+    assert job.start_after == {}  # a controller's gates, not Compose's
     job = inputs.load(str(ROOT / "golden/mpi-horovod/trainjob.yaml"), state_dir=str(tmp_path))
-    assert job.start_after == {"mpi-horovod-launcher-0-0": ("mpi-horovod-node-0-0", "mpi-horovod-node-0-1")}
+    assert job.gates == {"mpi-horovod-launcher-0-0": (
+        Gate(("mpi-horovod-node-0-0", "mpi-horovod-node-0-1"), "ready_or_done", "dependsOn Ready", need=2),)}
     job = inputs.load(str(ROOT / "golden/pytorch-ddp/jobset.yaml"), state_dir=str(tmp_path))
-    assert job.start_after == {}  # no startupPolicy: every Job at once, as the controller creates them
+    assert job.gates == {}  # no startupPolicy: every Job at once, as the controller creates them

@@ -197,9 +197,10 @@ class _FakeRunner:
         self.wait_for = []
 
 
-class _St:
-    def __init__(self, phase="Pending", ready=False):
-        self.phase, self.ready = phase, ready
+def _St(phase="Pending", ready=False):
+    from trainspec.emulator.runtypes import Status
+
+    return Status(phase=phase, ready=ready)
 
 
 def test_a_launcher_that_starts_before_its_workers_gets_a_note():
