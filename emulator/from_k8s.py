@@ -14,6 +14,7 @@ from typing import Any
 from ..compiler import runpolicy
 from ..compiler.errors import UsageError
 from ..compiler.kube import expand_references, parse_quantity
+from .controllers import OWNER
 from .hostpaths import safe_name, safe_subpath
 from .pod_rules import refuse_api_rejects
 from .policy import fallback_rule
@@ -189,6 +190,10 @@ class _Reader:
         restart = pod.get("restartPolicy") or ("Always" if kind == "Deployment" else "Never")
         if kind == "Job" and restart == "Always":
             raise self.fail(where, "a Job's pod cannot have restartPolicy Always")
+        per_index = _opt_int(spec.get("backoffLimitPerIndex")) if kind == "Job" else None
+        if per_index is not None and restart != "Never":
+            raise self.fail(f"{where} spec.backoffLimitPerIndex", "requires the pod's restartPolicy Never "
+                            "(the API server refuses it with OnFailure)")
         rules: list[FailureRule] = []
         for rule in ((spec.get("podFailurePolicy") or {}).get("rules") or []):
             codes = rule.get("onExitCodes")
@@ -216,13 +221,15 @@ class _Reader:
         return Replica(
             name=name, role=str(role), index=int(index), workload=kind,
             restart_policy=restart,
-            backoff_limit=int(spec.get("backoffLimit", 6)) if kind == "Job" else 0,
+            # backoffLimitPerIndex makes the Job's own limit MaxInt32 unless it is set (batch/v1 defaults)
+            backoff_limit=int(spec.get("backoffLimit", 6 if per_index is None else 2**31 - 1)) if kind == "Job" else 0,
             active_deadline=_opt_float(spec.get("activeDeadlineSeconds") or pod.get("activeDeadlineSeconds")),
             failure_rules=rules, hostname=hostname, aliases=_dedupe(aliases), labels=labels,
             init_containers=[self.container(c, volumes, f"{ctx} initContainer {c.get('name')}", pod)
                              for c in pod.get("initContainers") or []],
             main=self.container(main, volumes, f"{ctx} container {main.get('name')}", pod),
-            grace=grace)
+            grace=grace, job_owner=str((meta.get("annotations") or {}).get(OWNER) or ""),
+            backoff_per_index=per_index, max_failed_indexes=_opt_int(spec.get("maxFailedIndexes")))
 
     def add_service_aliases(self, replicas: list[Replica], services: list[dict]) -> None:
         """A Service whose selector picks exactly one replica names it too."""

@@ -4,6 +4,9 @@ A PodRunner thread creates and starts the replica's init and main containers
 (servers first), runs its hooks and probes, streams its logs, waits for its
 exit and decides, by the pod's restartPolicy, backoffLimit and
 podFailurePolicy, whether to restart in place, start a new pod, or fail.
+backoffLimit is the Job's: it counts the failures of every pod of the Job
+(jobcount.py), and a pod that exhausts it fails the Job, whose other active
+pods are then deleted as the Job controller deletes them.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import requests.exceptions
 from ..compiler.errors import UsageError
 from ..compiler.kube import is_permanent_exit
 from . import docker_backend as db
+from . import jobcount
 from .containers import recheck_binds
 from .logstream import IDLE_LIMIT, LogPump
 from .logview import TimedLog
@@ -68,6 +72,14 @@ class PodRunner(threading.Thread):
         self.run_.set_status(self.r, phase=FAILED, reason=reason, cause=cause)
         self.stop_ev.set()
         threading.Thread(target=self._kill, args=(reason,), daemon=True).start()
+
+    def job_failed(self, reason: str) -> None:
+        """Another pod failed this pod's Job: the Job controller deletes the Job's active pods."""
+        with self.run_.cond:
+            if self.run_.status[self.r.name].phase in (SUCCEEDED, FAILED, TERMINATED):
+                return
+            self.run_.set_status(self.r, phase=TERMINATED, ready=False, reason=reason)
+        self.terminate(reason)
 
     def _kill(self, reason: str) -> None:
         with self.lock:
@@ -197,7 +209,9 @@ class PodRunner(threading.Thread):
                 return "stopped"
             if self.stop_ev.is_set():
                 st = self.run_.status[self.r.name]
-                if st.phase not in (SUCCEEDED, FAILED):
+                if st.phase == TERMINATED:  # deleted with its failed Job (job_failed): that is why it ended
+                    self.run_.set_status(self.r, exit_code=code, ready=False)
+                elif st.phase not in (SUCCEEDED, FAILED):
                     # Stopped by the run only if the run sent the stop; an exit of its own is the pod's.
                     self.run_.set_status(self.r, phase=SUCCEEDED if code == 0 else TERMINATED if self.kill_reason
                                          else FAILED, exit_code=code, ready=False,
@@ -216,33 +230,34 @@ class PodRunner(threading.Thread):
         return bool(self.cid and self.cid in self.run_.events.oom)
 
     def _on_failure(self, code: int, why: str) -> str:
-        """restart (in place) | newpod | failed — the kubelet's and the Job controller's rules."""
-        r, st = self.r, self.run_.status[self.r.name]
-        if r.restart_policy in ("Always", "OnFailure"):
-            if code != 0:
-                st.failures += 1
-            # The Job controller fails an OnFailure Job once its pods' restarts reach
-            # backoffLimit (any restart when it is 0): no restart past that.
-            if r.restart_policy == "OnFailure" and st.failures >= max(r.backoff_limit, 1):
-                return self._failed(code, f"{why}; BackoffLimitExceeded ({r.backoff_limit})", "BackoffLimitExceeded")
-            return self._retry(code, why, "restart")
-        # Pod restartPolicy Never: the pod failed; the Job controller decides.
-        for rule in r.failure_rules:
-            if rule.matches(code):
-                if rule.action in ("FailJob", "FailIndex"):
-                    return self._failed(code, f"{why}; not retryable (podFailurePolicy {rule.action})",
-                                        "PodFailurePolicy" if rule.action == "FailJob" else "FailedIndexes")
-                if rule.action == "Ignore":
-                    return self._retry(code, why, "newpod")
-                break
-        st.failures += 1
-        if st.failures > r.backoff_limit:
-            limit = f"BackoffLimitExceeded ({r.backoff_limit})" if r.backoff_limit else "restartPolicy Never"
-            return self._failed(code, f"{why}; {limit}", "BackoffLimitExceeded")
-        return self._retry(code, why, "newpod")
+        """restart (in place) | newpod | failed | stopped — the kubelet's and the Job controller's rules.
+
+        The Job's backoffLimit counts the failures of every pod of the Job (jobcount.py), under the
+        run's lock: two pods of one Job that fail together are counted one after the other."""
+        r, run = self.r, self.run_
+        # Pod restartPolicy Never: the pod failed and the Job controller decides, podFailurePolicy first.
+        rule = next((x for x in r.failure_rules if x.matches(code)), None) if r.restart_policy == "Never" else None
+        with run.cond:
+            if jobcount.job_failed(run.job.replicas, run.status, r):
+                return "stopped"  # another pod failed the Job: the controller deletes this one
+            if rule is not None and rule.action in ("FailJob", "FailIndex"):
+                return self._failed(code, f"{why}; not retryable (podFailurePolicy {rule.action})",
+                                    "PodFailurePolicy" if rule.action == "FailJob" else "FailedIndexes")
+            if rule is None or rule.action != "Ignore":  # Ignore: a new pod, not counted
+                verdict = jobcount.count(run.job.replicas, run.status, r, code)
+                if verdict is not None:
+                    return self._failed(code, f"{why}; {verdict.said}", verdict.cause)
+        return self._retry(code, why, "newpod" if r.restart_policy == "Never" else "restart")
 
     def _failed(self, code: int, why: str, cause: str) -> str:
-        self.run_.set_status(self.r, phase=FAILED, exit_code=code, ready=False, reason=why, cause=cause)
+        """r failed for good (its index, or its Job: then the Job's other active pods are deleted)."""
+        run = self.run_
+        with run.cond:
+            run.set_status(self.r, phase=FAILED, exit_code=code, ready=False, reason=why, cause=cause)
+            others = jobcount.others_to_stop(run.job.replicas, run.status, self.r, cause)
+            runners = [run.runners[p.name] for p in others if p.name in run.runners]
+        for rn in runners:
+            rn.job_failed(f"Job {self.r.owner} failed ({cause}): deleted by the Job controller")
         return "failed"
 
     def _retry(self, code: int, why: str, action: str) -> str:

@@ -116,6 +116,17 @@ class Replica:
     # The spec's restartPolicy as the user wrote it, when the input says so (the plan, or the
     # run policy a target wrote); "" for a hand-written manifest, where `policy` infers it.
     spec_policy: str = ""
+    # The Job this pod belongs to, whose controller counts backoffLimit over all its pods (jobcount.py);
+    # "": a Job of its own (compiled k8s.yaml, one Job per replica) or none (Deployment, operator pods).
+    job_owner: str = ""
+    # An Indexed Job's backoffLimitPerIndex and maxFailedIndexes (restartPolicy Never): each index counted.
+    backoff_per_index: int | None = None
+    max_failed_indexes: int | None = None
+
+    @property
+    def owner(self) -> str:
+        """The Job whose failure count this pod's failures go to."""
+        return self.job_owner or self.name
 
     @property
     def policy(self) -> str:

@@ -28,6 +28,8 @@ __all__ = ["ControllerSuccess", "Gate", "JobRestart", "RestartRule"]
 # exit codes a Kubeflow ExitCode policy treats as permanent (TO train_util.go IsRetryableExitCode: >= 128 retried)
 PERMANENT_EXIT_CODES = list(range(1, 128))
 UNLIMITED = 1_000_000  # "no backoffLimit" (Kubeflow runPolicy unset): restarts are not counted
+# On a pod's Job wrapper: the Job of several pods it belongs to (from_k8s.py reads it into Replica.job_owner)
+OWNER = "trainspec.dev/job-owner"
 
 
 @dataclass
@@ -70,11 +72,16 @@ def append_env(container: dict, pairs: list[tuple[str, Any]]) -> None:
 def pod_wrapper(job: str, name: str, role: str, index: int, template: dict, *, restart: str,
                 backoff_limit: int, failure_codes: list[int] | None = None, hostname: str | None = None,
                 subdomain: str | None = None, labels: dict[str, str] | None = None,
-                annotations: dict[str, str] | None = None, namespace: str = "default") -> dict:
+                annotations: dict[str, str] | None = None, namespace: str = "default",
+                owner: str | None = None, job_fields: dict[str, Any] | None = None) -> dict:
     """One pod the controller creates, as the k8s reader's `batch/v1` Job of one pod.
 
     Annotations are copied into the labels too: the emulator's downward API reads labels
-    (Kubernetes writes the completion index as both since PodIndexLabel, GA 1.32).
+    (Kubernetes writes the completion index as both since PodIndexLabel, GA 1.32). `owner`: the
+    Job of several pods this one belongs to (a JobSet's Indexed Job), whose backoffLimit counts the
+    failures of all of them (jobcount.py); None: a Job of its own, or a pod the controller makes
+    itself. `job_fields`: more of that Job's spec the reader honours (backoffLimitPerIndex,
+    maxFailedIndexes, podFailurePolicy).
     """
     tmpl = copy.deepcopy(template or {})
     tm = tmpl.setdefault("metadata", {})
@@ -96,9 +103,11 @@ def pod_wrapper(job: str, name: str, role: str, index: int, template: dict, *, r
     if failure_codes:
         spec["podFailurePolicy"] = {"rules": [{"action": "FailJob",
                                                "onExitCodes": {"operator": "In", "values": failure_codes}}]}
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": namespace, "labels": {"trainspec.dev/job": job}},
-            "spec": spec}
+    spec.update(copy.deepcopy(job_fields or {}))
+    job_meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": {"trainspec.dev/job": job}}
+    if owner:
+        job_meta["annotations"] = {OWNER: owner}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": job_meta, "spec": spec}
 
 
 def main_container(pod_spec: dict, name: str | None) -> dict:

@@ -126,6 +126,10 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
         jspec = jt.get("spec") or {}
         completions = int(jspec.get("completions", jspec.get("parallelism", 1)))
         job_labels = (jt.get("metadata") or {}).get("labels") or {}
+        job_fields = {k: jspec[k] for k in ("backoffLimitPerIndex", "maxFailedIndexes", "podFailurePolicy")
+                      if k in jspec}
+        # batch/v1 defaults: with backoffLimitPerIndex no Job-wide limit unless one is set
+        backoff = int(jspec.get("backoffLimit", 6 if "backoffLimitPerIndex" not in jspec else 2**31 - 1))
         for j in range(int(rj.get("replicas", 1))):
             pods: list[str] = []
             for i in range(completions):
@@ -145,15 +149,12 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
                           PREFIX + "group-name": str(rj.get("groupName") or "default"),
                           PREFIX + "restart-attempt": "0", INDEX_KEY: str(i)}
                 restart = str(pod_spec.get("restartPolicy") or "OnFailure")
-                failure_codes = [int(v) for rule in ((jspec.get("podFailurePolicy") or {}).get("rules") or [])
-                                 if rule.get("action") == "FailJob"
-                                 and (rule.get("onExitCodes") or {}).get("operator", "In") == "In"
-                                 for v in (rule.get("onExitCodes") or {}).get("values") or []]
                 pod = f"{name}-{rname}-{j}-{i}"
+                # One Job of `completions` pods: its backoffLimit counts them all (jobcount.py).
                 objects.append(pod_wrapper(name, pod, rname, j * completions + i, template, restart=restart,
-                                           backoff_limit=int(jspec.get("backoffLimit", 6)),
-                                           failure_codes=failure_codes, hostname=pod, subdomain=subdomain,
-                                           labels=labels, namespace=ns))
+                                           backoff_limit=backoff, hostname=pod, subdomain=subdomain,
+                                           labels=labels, namespace=ns, owner=f"{name}-{rname}-{j}",
+                                           job_fields=job_fields))
                 pods.append(pod)
             jobs_of.setdefault(rname, []).append(job_success(jspec, pods))
             parallelism = int(jspec.get("parallelism", completions))
