@@ -16,6 +16,7 @@ from ..compiler.errors import UsageError
 from ..compiler.kube import expand_references, parse_quantity
 from .controllers import OWNER
 from .hostpaths import safe_name, safe_subpath
+from .indexed_job import expand as expand_indexed
 from .pod_rules import refuse_api_rejects
 from .policy import fallback_rule
 from .runmodel import (
@@ -120,7 +121,7 @@ class _Reader:
                     data[k] = str(v).encode()
                 self.secrets[name] = data
             elif kind in ("Job", "Deployment"):
-                workloads.append(doc)
+                workloads += expand_indexed(doc, self.job, self.source)  # an Indexed Job: one per pod
             elif kind == "Service":
                 services.append(doc)
             if kind in ("Job", "Deployment", "ConfigMap") and meta.get("namespace"):

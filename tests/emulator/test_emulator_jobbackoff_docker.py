@@ -67,3 +67,16 @@ def test_within_the_limit_both_pods_retry_and_the_jobset_succeeds(tmp_path, test
     out = norm(r.stdout + r.stderr)
     assert r.returncode == 0, out
     assert "index 0 attempt 2" in out and "index 1 attempt 2" in out and "job bo SUCCEEDED" in out
+
+
+def test_a_hand_written_indexed_job_in_k8s_yaml_shares_one_count(tmp_path, test_image, leak_check):
+    pod = yaml.safe_load(jobset_file(tmp_path, test_image, "Never").read_text())["spec"]["replicatedJobs"][0]
+    job = {**pod["template"]["spec"], "backoffLimit": 1}
+    path = tmp_path / "k8s.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "ix-worker", "labels": {"trainspec.dev/job": "ix"}}, "spec": job}, sort_keys=False))
+    r = trainspec("run", path, cwd=tmp_path, timeout=240)
+    out = norm(r.stdout + r.stderr)
+    assert r.returncode == 1, out
+    assert "job ix FAILED" in out and "BackoffLimitExceeded (1: 2 failed pods of Job ix-worker)" in out
+    assert "index 0 attempt 1" in out and "index 1 attempt 1" in out

@@ -166,3 +166,39 @@ def test_a_whole_job_restart_starts_the_count_afresh(tmp_path):
     assert a._on_failure(1, "exit code 1") == "newpod"
     run.status = {r.name: Status(phase=PENDING) for r in job.replicas}  # what restarts.restart() does
     assert b._on_failure(1, "exit code 1") == "newpod"
+
+
+def k8s_job(tmp_path: Path, name: str = "tr-worker", **spec) -> object:
+    doc = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": {"trainspec.dev/job": "tr"}},
+           "spec": {**spec, "template": {"spec": {
+               "restartPolicy": "Never", "subdomain": "tr",
+               "containers": [{"name": "main", "image": "img", "command": ["true"], "env": [
+                   {"name": "IDX", "valueFrom": {"fieldRef": {
+                       "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}]}]}}}}
+    path = tmp_path / "k8s.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return inputs.load(str(path), state_dir=str(tmp_path / "state"))
+
+
+def test_a_hand_written_indexed_job_is_one_replica_per_index_sharing_the_jobs_count(tmp_path):
+    from trainspec.emulator.podenv import container_env
+
+    job = k8s_job(tmp_path, completionMode="Indexed", completions=3, parallelism=3, backoffLimit=1,
+                  activeDeadlineSeconds=60)
+    assert [(r.name, r.display, r.owner, r.hostname) for r in job.replicas] == [
+        ("tr-worker-0", "worker-0", "tr-worker", "tr-worker-0"), ("tr-worker-1", "worker-1", "tr-worker", "tr-worker-1"),
+        ("tr-worker-2", "worker-2", "tr-worker", "tr-worker-2")]
+    r1 = job.replicas[1]
+    assert "tr-worker-1.tr" in r1.aliases and r1.backoff_limit == 1 and r1.active_deadline == 60
+    env = container_env(r1.main, r1, job.namespace)
+    assert env["JOB_COMPLETION_INDEX"] == "1" and env["IDX"] == "1"
+    st = statuses(job)
+    assert jobcount.count(job.replicas, st, job.replicas[0], 1) is None
+    assert jobcount.count(job.replicas, st, job.replicas[2], 1).said == "BackoffLimitExceeded (1: 2 failed pods of Job tr-worker)"
+
+
+def test_a_job_of_one_pod_stays_itself_and_a_non_indexed_job_of_several_is_refused(tmp_path):
+    job = k8s_job(tmp_path, "tr-worker-0", completions=1, backoffLimit=2)
+    assert [(r.name, r.owner, r.backoff_limit) for r in job.replicas] == [("tr-worker-0", "tr-worker-0", 2)]
+    with pytest.raises(UsageError, match="Job tr-worker: a NonIndexed Job of several pods .*completionMode: Indexed"):
+        k8s_job(tmp_path, completions=2, parallelism=2)
