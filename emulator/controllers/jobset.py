@@ -12,6 +12,9 @@ kubernetes job controller):
     `batch.kubernetes.io/job-completion-index` (indexed_job_utils.go);
   * JOB_COMPLETION_INDEX appended to every container that has no variable of that name
     (addCompletionIndexEnvVariable); pod restartPolicy OnFailure where unset (webhook);
+  * each Job's backoffLimit counts the failures of all its pods (job_controller.go; jobcount.py:
+    the pod wrappers name their Job as owner), with backoffLimitPerIndex, maxFailedIndexes and
+    its podFailurePolicy as written; a failed Job's other pods are deleted;
   * a Job completes when every index succeeded, or when its successPolicy rule
     (succeededIndexes / succeededCount) is met; the JobSet succeeds when All (or Any) of the
     targeted replicatedJobs' Jobs completed (success_policy.go); without failurePolicy the first
