@@ -87,12 +87,18 @@ def count(replicas: list[Replica], status: Mapping[str, Status], r: Replica, cod
                 else "restartPolicy Never")  # backoffLimit 0: the first failed pod fails the Job
         return Verdict(said, "BackoffLimitExceeded")
     if r.backoff_per_index is not None and st.failures > r.backoff_per_index:
-        failed = 1 + sum(status[p.name].phase == FAILED for p in pods_of(replicas, r) if p is not r)
-        if r.max_failed_indexes is not None and failed > r.max_failed_indexes:
-            return Verdict(f"MaxFailedIndexesExceeded ({failed} failed indexes, maxFailedIndexes "
-                           f"{r.max_failed_indexes})", "MaxFailedIndexesExceeded")
-        return Verdict(f"its index failed (backoffLimitPerIndex {r.backoff_per_index})", "FailedIndexes")
+        return index_failed(replicas, status, r, f"its index failed (backoffLimitPerIndex {r.backoff_per_index})")
     return None
+
+
+def index_failed(replicas: list[Replica], status: Mapping[str, Status], r: Replica, said: str) -> Verdict:
+    """r's index failed for good (past backoffLimitPerIndex, or a FailIndex rule): FailedIndexes, or,
+    once more indexes failed than maxFailedIndexes, the Job fails (MaxFailedIndexesExceeded)."""
+    failed = 1 + sum(status[p.name].phase == FAILED for p in pods_of(replicas, r) if p is not r)
+    if r.max_failed_indexes is not None and failed > r.max_failed_indexes:
+        return Verdict(f"{said}; MaxFailedIndexesExceeded ({failed} failed indexes, maxFailedIndexes "
+                       f"{r.max_failed_indexes})", "MaxFailedIndexesExceeded")
+    return Verdict(said, "FailedIndexes")
 
 
 def others_to_stop(replicas: list[Replica], status: Mapping[str, Status], r: Replica, cause: str) -> list[Replica]:

@@ -240,9 +240,11 @@ class PodRunner(threading.Thread):
         with run.cond:
             if jobcount.job_failed(run.job.replicas, run.status, r):
                 return "stopped"  # another pod failed the Job: the controller deletes this one
-            if rule is not None and rule.action in ("FailJob", "FailIndex"):
-                return self._failed(code, f"{why}; not retryable (podFailurePolicy {rule.action})",
-                                    "PodFailurePolicy" if rule.action == "FailJob" else "FailedIndexes")
+            if rule is not None and rule.action == "FailJob":
+                return self._failed(code, f"{why}; not retryable (podFailurePolicy FailJob)", "PodFailurePolicy")
+            if rule is not None and rule.action == "FailIndex":
+                v = jobcount.index_failed(run.job.replicas, run.status, r, "not retryable (podFailurePolicy FailIndex)")
+                return self._failed(code, f"{why}; {v.said}", v.cause)
             if rule is None or rule.action != "Ignore":  # Ignore: a new pod, not counted
                 verdict = jobcount.count(run.job.replicas, run.status, r, code)
                 if verdict is not None:

@@ -100,7 +100,8 @@ def test_backoff_limit_per_index(tmp_path):
     assert jobcount.others_to_stop(job.replicas, st, a, v.cause) == []
     assert jobcount.count(job.replicas, st, c, 1) is None
     v2 = jobcount.count(job.replicas, st, c, 1)  # ... a second one does, past maxFailedIndexes 1
-    assert v2.cause == "MaxFailedIndexesExceeded" and "2 failed indexes" in v2.said
+    assert v2.cause == "MaxFailedIndexesExceeded" and v2.said == (
+        "its index failed (backoffLimitPerIndex 1); MaxFailedIndexesExceeded (2 failed indexes, maxFailedIndexes 1)")
     assert jobcount.others_to_stop(job.replicas, st, c, v2.cause) == [b]
 
 
@@ -202,3 +203,15 @@ def test_a_job_of_one_pod_stays_itself_and_a_non_indexed_job_of_several_is_refus
     assert [(r.name, r.owner, r.backoff_limit) for r in job.replicas] == [("tr-worker-0", "tr-worker-0", 2)]
     with pytest.raises(UsageError, match="Job tr-worker: a NonIndexed Job of several pods .*completionMode: Indexed"):
         k8s_job(tmp_path, completions=2, parallelism=2)
+
+
+def test_a_fail_index_rule_counts_against_max_failed_indexes(tmp_path):
+    job = jobset(tmp_path, "Never", pods=3, backoffLimitPerIndex=1, maxFailedIndexes=0, podFailurePolicy={
+        "rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [42]}}]})
+    run = _Run(job)
+    a, b, c = (PodRunner(run, r) for r in job.replicas)
+    run.runners = {rn.r.name: rn for rn in (a, b, c)}
+    assert a._on_failure(42, "exit code 42") == "failed"
+    st = run.status[a.r.name]
+    assert st.cause == "MaxFailedIndexesExceeded" and "podFailurePolicy FailIndex" in st.reason
+    assert run.status[b.r.name].phase == TERMINATED and c.stop_ev.is_set()  # the Job failed: its pods deleted
