@@ -206,7 +206,7 @@ def cmd_validate(args) -> int:
         if args.format != "json":
             print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
             return
-        problems.append(dict(vars(warning), severity="warning"))
+        problems.append(dict(warning._asdict(), severity="warning"))
 
     for spec in validate_inputs(args):
         try:
@@ -220,7 +220,7 @@ def cmd_validate(args) -> int:
         except SpecErrors as exc:
             failed = True
             if args.format == "json":
-                problems.extend(dict(vars(error), severity="error") for error in exc.errors)
+                problems.extend(dict(error._asdict(), severity="error") for error in exc.errors)
             else:
                 print(exc, file=sys.stderr)
             continue

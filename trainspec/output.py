@@ -15,7 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from trainspec.compiler.errors import UsageError
 
@@ -232,8 +232,7 @@ def digests_in(root: str, rels) -> dict[str, str | None]:
     return out
 
 
-@dataclass
-class FileChange:
+class FileChange(NamedTuple):  # not a dataclass: `compile -o` imports this module, and start-up counts
     """One file where OUT (committed) and the build (compiled) differ."""
 
     rel: str
