@@ -18,8 +18,6 @@ command, args and env rendered with another scheme's host names, and whether one
 pod template can serve every replica.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from typing import NamedTuple
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from trainspec import __version__
 from trainspec.loading import (
@@ -35,6 +36,19 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"trainspec: error: {message}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+
+class _Unused(_Parser):
+    """The parser of a sub-command this run does not run, keeping nothing: a real one costs ~1 ms."""
+
+    def __init__(self, **kwargs) -> None:
+        pass
+
+    def add_argument(self, *args, **kwargs) -> Any:
+        return None
+
+    def set_defaults(self, **kwargs) -> None:
+        pass
 
 
 def _key_value(text: str) -> tuple[str, str]:
@@ -69,7 +83,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      "Kubeflow, Volcano, Helm and Compose, and run them locally on Docker.",
                      epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"trainspec {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # Every command stays a choice, but only the one run gets its options: argparse asks gettext and
+    # the terminal size for each option, which is most of what `compile` spends in this function.
+    only = command if command in COMPILE_COMMANDS or command == "version" else None
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=lambda **kw: _Parser(**kw)  # type: ignore[call-overload]
+                                if only is None or kw["prog"].endswith(f" {only}") else _Unused())
 
     p = sub.add_parser("validate", help="check specs; exit 0 when all are valid, 2 otherwise",
                        description="Check specs and report every problem with file:line:column.",
@@ -244,22 +262,6 @@ def _check_target(name: str) -> None:
         raise UsageError(f"target {name!r} is not available in this version")
 
 
-def _writing(path: str):
-    """OSErrors while writing become a clear OutputError (exit 2) naming the path."""
-    from contextlib import contextmanager
-
-    from trainspec.output import output_error
-
-    @contextmanager
-    def guard():
-        try:
-            yield
-        except OSError as exc:
-            raise output_error(path, exc) from None
-
-    return guard()
-
-
 def cmd_compile(args) -> int:
     from trainspec.compiler import UsageError
     from trainspec.targets import render
@@ -273,14 +275,14 @@ def cmd_compile(args) -> int:
     if args.target == "helm":
         if len(plans) != 1:
             raise UsageError(f"{args.spec} holds {len(plans)} jobs; a chart is one job: use `trainspec build`")
-        from trainspec.output import write_files
+        from trainspec.output import write_files, writing
 
         if os.path.exists(args.output) and not os.path.isdir(args.output):
             raise UsageError(f"-o {args.output}: is a file; the helm target writes a chart folder")
         # The chart folder is swapped in as a whole, like a job folder in `build`.
         parent, name = os.path.split(os.path.abspath(args.output))
         files = {os.path.join(name, os.path.relpath(rel, "helm")): text for rel, text in outputs[0].items()}
-        with _writing(args.output):
+        with writing(args.output):
             write_files(parent, files, {os.path.join(name, "templates")})
         return EXIT_OK
     if args.target == "compose" and len(plans) != 1:
@@ -289,14 +291,14 @@ def cmd_compile(args) -> int:
     if to_stdout:
         sys.stdout.write(text)
         return EXIT_OK
-    from trainspec.output import write_atomic, write_stream
+    from trainspec.output import write_atomic, write_stream, writing
 
     path = args.output
     if not path:
         raise UsageError("-o needs a path (or - for standard output)")
     if path.endswith(("/", os.sep)) or os.path.isdir(path):
         path = os.path.join(path, f"{args.target}.yaml")
-    with _writing(path):
+    with writing(path):
         if not write_stream(path, text):
             write_atomic(path, text)
     return EXIT_OK
@@ -318,6 +320,7 @@ def collect_specs(inputs: list[str]) -> list[str]:
 def cmd_build(args) -> int:
     from trainspec.compiler import UsageError
     from trainspec.inputs import collect
+    from trainspec.output import writing
     from trainspec.targets import available
 
     targets = tuple(dict.fromkeys(args.target)) or available()
@@ -335,7 +338,7 @@ def cmd_build(args) -> int:
         while not os.path.exists(folder):
             created.append(folder)
             folder = os.path.dirname(folder)
-        with _writing(out):
+        with writing(out):
             os.makedirs(out, exist_ok=True)
     try:
         return _build_locked(args, out, specs, targets)
@@ -353,7 +356,7 @@ def _build_locked(args, out: str, specs, targets) -> int:
 
     from trainspec.build import locked, marker_text, ownership, run_build
     from trainspec.inputs import MARKER
-    from trainspec.output import remove_jobs, write_atomic, write_files
+    from trainspec.output import remove_jobs, write_atomic, write_files, writing
 
     options = json.dumps(spec_options(args), sort_keys=True)
     with locked(out, exclusive=not args.check):
@@ -367,7 +370,7 @@ def _build_locked(args, out: str, specs, targets) -> int:
         owned = {folder for o in fresh for folder in o.owned}
         if args.check:
             return _check(args, build, cache, keys, {**files, MARKER: marker_text(marker)}, owned, orphans)
-        with _writing(out):
+        with writing(out):
             changed = write_files(out, files, owned)
             removed = remove_jobs(out, sorted(orphans))
             write_atomic(os.path.join(out, MARKER), marker_text(marker))
@@ -443,13 +446,13 @@ def cmd_schema(args) -> int:
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return EXIT_OK
-    from trainspec.output import write_atomic, write_stream
+    from trainspec.output import write_atomic, write_stream, writing
 
     if args.output.endswith(("/", os.sep)) or os.path.isdir(args.output):
         from trainspec.compiler import UsageError
 
         raise UsageError(f"-o {args.output}: is a folder; give a file name, e.g. trainspec.schema.json")
-    with _writing(args.output):
+    with writing(args.output):
         if not write_stream(args.output, text):
             write_atomic(args.output, text)
     return EXIT_OK
