@@ -6,8 +6,6 @@ hint.  Loading and validation collect all of them for a file before raising
 `SpecErrors`, so one run shows every mistake at once.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 

@@ -5,8 +5,6 @@ graph ourselves, which gives a line and column for every key and value, makes a
 duplicate key an error and bounds how far aliases may expand.
 """
 
-from __future__ import annotations
-
 import json
 import os
 from pathlib import Path

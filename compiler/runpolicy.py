@@ -16,8 +16,6 @@ user's intent from pod restart policies, workload kinds or role names:
 Plain data, no I/O: targets may import it (it reads only the plan's types).
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
