@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from typing import Any
 
 from trainspec import __version__
-from trainspec.loading import (
-    load_input,
-    load_job_plans,
-    load_specs,
-    print_warning,
-    spec_options,
-    validate_inputs,
-)
+from trainspec.loading import load_input, load_job_plans, load_specs, print_warning, spec_options, validate_inputs
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -466,6 +460,8 @@ def cmd_completion(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # run as the program (not called in-process): the objects made so far live until exit,
+        gc.freeze()  # so the cyclic collector need not walk them in each collection, nor free them at exit
     words = sys.argv[1:] if argv is None else argv
     command = next((w for w in words if not w.startswith("-")), None)
     # `trainspec --version` prints and exits while parsing: the emulator's commands (slower to
