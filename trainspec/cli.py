@@ -252,7 +252,7 @@ def _check_target(name: str) -> None:
 
     if name not in TARGETS:
         raise UsageError(f"unknown target {name!r}; targets: {', '.join(TARGETS)}")
-    if name not in available():
+    if not available((name,)):  # looks for this one only (start-up)
         raise UsageError(f"target {name!r} is not available in this version")
 
 
