@@ -72,7 +72,7 @@ COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The full parser; for a compile-path `command`, without the emulator's (slower to import) commands."""
+    """The parser; for a compile-path `command`, with only its own options and not the emulator's commands."""
     parser = _Parser(prog="trainspec", description="Compile distributed-training job specs to Kubernetes, "
                      "Kubeflow, Volcano, Helm and Compose, and run them locally on Docker.",
                      epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -80,8 +80,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     # Every command stays a choice, but only the one run gets its options: argparse asks gettext and
     # the terminal size for each option, which is most of what `compile` spends in this function.
     only = command if command in COMPILE_COMMANDS or command == "version" else None
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=lambda **kw: _Parser(**kw)  # type: ignore[call-overload]
-                                if only is None or kw["prog"].endswith(f" {only}") else _Unused())
+
+    def sub_parser(**kwargs) -> _Parser:  # argparse calls parser_class(prog="trainspec <command>", ...)
+        return _Parser(**kwargs) if only is None or kwargs["prog"].endswith(f" {only}") else _Unused()
+
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=sub_parser)  # type: ignore[call-overload]
 
     p = sub.add_parser("validate", help="check specs; exit 0 when all are valid, 2 otherwise",
                        description="Check specs and report every problem with file:line:column.",
