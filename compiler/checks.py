@@ -7,8 +7,6 @@ target's `render` raises them too (`JobPlan.check`), so no target needs the spec
 or its positions.  A new target adds a function to CHECKS.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import NamedTuple
 

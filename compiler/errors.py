@@ -6,13 +6,13 @@ hint.  Loading and validation collect all of them for a file before raising
 `SpecErrors`, so one run shows every mistake at once.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class SpecError:
+class SpecError(NamedTuple):
+    """One problem, where it is.  A NamedTuple, not a frozen dataclass: cheaper to define, and
+    every command that reads a spec imports this module (`_asdict()` gives its fields by name)."""
+
     file: str
     line: int
     column: int
@@ -44,15 +44,22 @@ class UsageError(Exception):
     """Bad command-line usage or a bad input that is not a spec field."""
 
 
-@dataclass
 class ErrorSink:
     """Collects errors for one file; `position` finds where a path is."""
 
-    file: str
-    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
-    key_positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
-    errors: list[SpecError] = field(default_factory=list)
-    prefix: tuple = ()
+    __slots__ = ("errors", "file", "key_positions", "positions", "prefix")
+
+    def __init__(self, file: str, positions: dict[tuple, tuple[int, int]] | None = None,
+                 key_positions: dict[tuple, tuple[int, int]] | None = None, errors: list[SpecError] | None = None,
+                 prefix: tuple = ()):
+        self.file = file
+        self.positions = {} if positions is None else positions
+        self.key_positions = {} if key_positions is None else key_positions
+        self.errors = [] if errors is None else errors
+        self.prefix = prefix
+
+    def __repr__(self) -> str:
+        return f"ErrorSink({self.file!r}, errors={self.errors!r}, prefix={self.prefix!r})"
 
     def position(self, path: tuple, at_key: bool = False) -> tuple[int, int]:
         table = self.key_positions if at_key else self.positions

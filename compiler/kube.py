@@ -10,20 +10,46 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from decimal import Decimal
+
+
+class Pattern:
+    """A regular expression compiled on first use, with `match` and `pattern` as a compiled one has.
+
+    Every command that reads a spec imports this module, and compiling a typical spec needs only
+    a few of these rules: compiling them all here would be a visible part of its start-up.
+    """
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    def match(self, text: str) -> re.Match[str] | None:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled.match(text)
+
+    def __repr__(self) -> str:
+        return f"Pattern({self.pattern!r})"
+
 
 # --- names and labels (k8s.io/apimachinery/pkg/util/validation) -------------------------------
 
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")  # a ConfigMap / Secret data key
-ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+DNS1035_LABEL = Pattern(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_LABEL = Pattern(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN = Pattern(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+LABEL_NAME = Pattern(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+LABEL_VALUE = Pattern(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+CONFIG_KEY = Pattern(r"^[-._a-zA-Z0-9]+$")  # a ConfigMap / Secret data key
+ENV_NAME = Pattern(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 # An extended resource name such as nvidia.com/gpu: an optional DNS-subdomain prefix and a qualified name.
-RESOURCE_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                           r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+RESOURCE_NAME = Pattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                        r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 MAX_NAME = 63  # a DNS-1123 label: every object name that is also a host name
 
 
@@ -45,18 +71,17 @@ def label_value_problem(value: str) -> str | None:
 # --- quantities (k8s.io/apimachinery/pkg/api/resource) -----------------------------------------
 
 # What a spec may write for cpu, memory and sizes: non-negative, no n/u suffixes.
-QUANTITY = re.compile(r"^\+?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
+QUANTITY = Pattern(r"^\+?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
 # JSON-schema spelling of QUANTITY (no \d: schema regexes are ECMA-262 and read by Go and Python alike).
 QUANTITY_SCHEMA = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
 # Everything Kubernetes parses (a signed number, all suffixes): for reading compiled files.
-_ANY_QUANTITY = re.compile(r"^([+-]?(\d+(\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
+_ANY_QUANTITY = Pattern(r"^([+-]?(\d+(\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
 
-_SUFFIX: dict[str, Decimal] = {
-    "": Decimal(1), "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("0.001"),
-    "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9), "T": Decimal(10**12), "P": Decimal(10**15),
-    "E": Decimal(10**18),
-    "Ki": Decimal(2**10), "Mi": Decimal(2**20), "Gi": Decimal(2**30), "Ti": Decimal(2**40), "Pi": Decimal(2**50),
-    "Ei": Decimal(2**60),
+# Exact values for Decimal(): `decimal` is imported on the first parse_quantity (few specs need one).
+_SUFFIX: dict[str, int | str] = {
+    "": 1, "n": "1e-9", "u": "1e-6", "m": "0.001",
+    "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
 }
 
 
@@ -66,6 +91,8 @@ def parse_quantity(value: object) -> Decimal:
     Accepts what the API server accepts (also `n`/`u` suffixes, a sign, and JSON
     numbers); raises ValueError otherwise.  The spec's own, stricter form is QUANTITY.
     """
+    from decimal import Decimal, InvalidOperation
+
     if isinstance(value, bool):
         raise ValueError(f"not a Kubernetes quantity: {value!r}")  # noqa: TRY004 - callers catch ValueError
     if isinstance(value, (int, float)):
@@ -77,7 +104,7 @@ def parse_quantity(value: object) -> Decimal:
     try:
         if suffix[:1] in ("e", "E"):
             return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
-        return Decimal(number) * _SUFFIX[suffix]
+        return Decimal(number) * Decimal(_SUFFIX[suffix])
     except (InvalidOperation, KeyError, ValueError) as exc:
         raise ValueError(f"not a Kubernetes quantity: {value!r}") from exc
 

@@ -19,8 +19,6 @@ validation (`load_plans`), so `validate`, every target and `trainspec run` refus
   before it is rendered (estimated from the plan).
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 MAX_ARG_STRLEN = 32 * 4096  # bytes, including the terminating NUL (linux/binfmts.h)

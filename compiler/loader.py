@@ -5,11 +5,8 @@ graph ourselves, which gives a line and column for every key and value, makes a
 duplicate key an error and bounds how far aliases may expand.
 """
 
-from __future__ import annotations
-
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,14 +19,20 @@ MAX_DEPTH = 64
 SPEC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonnet")
 
 
-@dataclass
 class Document:
     """One job document: its data and where each of its paths was written."""
 
-    file: str
-    data: object
-    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
-    key_positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    __slots__ = ("data", "file", "key_positions", "positions")  # a plain class: `dataclasses` costs start-up
+
+    def __init__(self, file: str, data: object, positions: dict[tuple, tuple[int, int]] | None = None,
+                 key_positions: dict[tuple, tuple[int, int]] | None = None):
+        self.file = file
+        self.data = data
+        self.positions = {} if positions is None else positions
+        self.key_positions = {} if key_positions is None else key_positions
+
+    def __repr__(self) -> str:
+        return f"Document({self.file!r}, {self.data!r})"
 
 
 class JsonnetOptions(NamedTuple):  # a NamedTuple: cheaper to define than a frozen dataclass (start-up)

@@ -2,7 +2,7 @@
 
 The types are NamedTuples, not frozen dataclasses: immutable all the same, and about ten times
 cheaper to define, which is CLI start-up time (bench/startup.py).  Equality and hashing are by
-type and value, as a dataclass's (`_by_type` below): a SecretRef never equals a ConfigMapRef.
+type and value, as a dataclass's (`by_type` below): a SecretRef never equals a ConfigMapRef.
 """
 
 from typing import NamedTuple
@@ -239,11 +239,11 @@ def _hash(self) -> int:
     return hash((type(self).__name__, tuple(self)))
 
 
-def _by_type(*types: type) -> None:
+def by_type(*types: type) -> None:
     """Compare and hash as a dataclass does: same type, same values (a plain tuple compares values only)."""
     for cls in types:
         cls.__eq__, cls.__ne__, cls.__hash__ = _eq, _ne, _hash  # type: ignore[assignment,method-assign]
 
 
-_by_type(SecretRef, ConfigMapRef, FieldRef, ResourceFieldRef, Resources, Volume, Handler, Probe, Probes, Lifecycle,
+by_type(SecretRef, ConfigMapRef, FieldRef, ResourceFieldRef, Resources, Volume, Handler, Probe, Probes, Lifecycle,
          InitContainer, Scheduling, PodSettings, Elastic, PatchOp, RoleSpec, JobSpec)

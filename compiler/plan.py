@@ -18,10 +18,7 @@ command, args and env rendered with another scheme's host names, and whether one
 pod template can serve every replica.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .errors import SpecError, SpecErrors
@@ -40,6 +37,7 @@ from .model import (
     Scheduling,
     SecretRef,
     Volume,
+    by_type,
 )
 
 __all__ = [
@@ -64,8 +62,13 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class EnvVar:
+# Every type here is a NamedTuple, not a frozen dataclass: as immutable, and about ten times
+# cheaper to define (dataclasses itself imports inspect and ast), which is CLI start-up time
+# (bench/startup.py; tests/test_startup_imports.py keeps `dataclasses` off the compile path).
+# Equality and hashing are by type and value (`by_type` at the end), as a dataclass's.
+# Change one with `_replace(...)`, not `dataclasses.replace`.
+
+class EnvVar(NamedTuple):
     """One environment variable.  Exactly one of the value fields is set.
 
     value   literal text, exactly what the program sees.
@@ -84,10 +87,9 @@ class EnvVar:
     field: FieldRef | ResourceFieldRef | None = None
 
 
-@dataclass(frozen=True)
-class Replica:
+class Replica(NamedTuple):
     role: str
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, which nothing calls on a replica
     name: str  # <job>-<role>-<index>: pod, Service and container name
     host: str  # the DNS name peers use in the "service" scheme (== name: the per-replica headless Service)
     port: int
@@ -101,16 +103,13 @@ class Replica:
 
 
 # --- job and role semantics, as data ----------------------------------------------------------
-# Small immutable values are NamedTuples, not dataclasses: a frozen dataclass costs ~1.5 ms to
-# create at import, and every `trainspec` command imports this module.
 
-@dataclass(frozen=True)
-class SuccessRule:
+class SuccessRule(NamedTuple):
     """When the job has succeeded: `role`'s replica `index` exits 0 (scope "one"), or every replica does ("all")."""
 
     role: str
     scope: str = "one"  # "one" | "all"
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # shadows tuple.index, which nothing calls on a rule
 
     @property
     def text(self) -> str:
@@ -236,8 +235,7 @@ class RoleRender(NamedTuple):
 
 # --- roles and the job ------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class RolePlan:
+class RolePlan(NamedTuple):
     name: str
     image: str
     working_dir: str | None
@@ -251,13 +249,13 @@ class RolePlan:
     replicas: tuple[Replica, ...]
     sources: RoleSources
     restart_path: tuple = ()  # where the restart policy was written (for messages)
-    renders: dict[str, RoleRender] = field(default_factory=dict)  # naming scheme -> rendering
+    renders: dict[str, RoleRender] = {}  # naming scheme -> rendering
     # v1.1: the job's settings with the role's over them (maps merged per key, lists replaced);
     # priority_class_name: the role's, else scheduling.priorityClassName.
-    pod: PodSettings = field(default_factory=PodSettings)
+    pod: PodSettings = PodSettings()
 
     @property
-    def count(self) -> int:
+    def count(self) -> int:  # type: ignore[override]  # shadows tuple.count, which nothing calls on a role
         return len(self.replicas)
 
     @property
@@ -265,8 +263,10 @@ class RolePlan:
         return self.restart.policy
 
 
-@dataclass(frozen=True)
-class JobPlan:
+class JobPlan(NamedTuple):
+    """The job.  Its mappings are never changed once made (a NamedTuple's default `{}` is one
+    object shared by every plan): the planner fills target_errors & co. before it returns."""
+
     source: str  # the spec file, for messages and generated-file headers only
     name: str
     namespace: str
@@ -276,32 +276,32 @@ class JobPlan:
     topology: dict[str, str]
     roles: tuple[RolePlan, ...]
     success: SuccessRule
-    labels: dict[str, str] = field(default_factory=dict)  # the user's, on every object
-    annotations: dict[str, str] = field(default_factory=dict)  # the user's, on every object
+    labels: dict[str, str] = {}  # the user's, on every object
+    annotations: dict[str, str] = {}  # the user's, on every object
     image: str | None = None  # the job's default image as written (roles may override it)
     accelerator: str = "nvidia.com/gpu"  # the extended resource resources.gpu counts
     volumes: tuple[Volume, ...] = ()
-    scheduling: Scheduling = field(default_factory=Scheduling)
+    scheduling: Scheduling = Scheduling()
     backoff_limit: int | None = None
     active_deadline_seconds: int | None = None
-    cleanup: Cleanup = field(default_factory=Cleanup)
+    cleanup: Cleanup = Cleanup()
     start_order: tuple[StartAfter, ...] = ()
     success_policy: str | None = None  # tensorflow, as written (ChiefOrWorker0 | AllWorkers)
     nproc_per_node: str | None = None  # pytorch, as written (None: auto)
     mpi_implementation: str = "OpenMPI"
     slots_per_worker: int | None = None  # mpi, as written
     mpi_slots: int | None = None  # mpi: the slots in effect (slotsPerWorker, else the worker's gpu, else 1)
-    target_errors: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # what a target cannot express
-    target_warnings: dict[str, tuple[SpecError, ...]] = field(default_factory=dict)  # valid, but worth knowing
+    target_errors: dict[str, tuple[SpecError, ...]] = {}  # what a target cannot express
+    target_warnings: dict[str, tuple[SpecError, ...]] = {}  # valid, but worth knowing
     # target -> why it cannot run this job at all (e.g. trainjob for TensorFlow): `build` over all
     # targets leaves it out for the job instead of failing (its problems are in target_errors too)
-    unsupported: dict[str, str] = field(default_factory=dict)
+    unsupported: dict[str, str] = {}
     targets: tuple[str, ...] | None = None  # the targets planned for (their schemes and checks); None: all
     image_pull_secrets: tuple[str, ...] = ()
-    pod: PodSettings = field(default_factory=PodSettings)  # the job's pod settings as written (roles: RolePlan.pod)
+    pod: PodSettings = PodSettings()  # the job's pod settings as written (roles: RolePlan.pod)
     elastic: Elastic | None = None  # pytorch.elastic as written
     mpi_ssh_path: str = "/root/.ssh"  # mpi.sshAuthMountPath
-    patches: dict[str, tuple[PatchOp, ...]] = field(default_factory=dict)  # target -> RFC 6902 ops, positioned
+    patches: dict[str, tuple[PatchOp, ...]] = {}  # target -> RFC 6902 ops, positioned
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)
@@ -338,6 +338,9 @@ class JobPlan:
         errors = self.target_errors.get(target)
         if errors:
             raise SpecErrors(list(errors))
+
+
+by_type(EnvVar, Replica, SuccessRule, RolePlan, JobPlan)
 
 
 def user_var(name: str, value) -> EnvVar:

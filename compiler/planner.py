@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .checks import CHECKS, WARNINGS
-from .errors import ErrorSink, SpecErrors
+from .errors import ErrorSink, SpecError, SpecErrors
 from .frameworks import (
     CONTAINER_NAME,
     DEFAULT_RESTART,
@@ -75,17 +75,19 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
         image_pull_secrets=spec.image_pull_secrets, pod=spec.pod, elastic=spec.elastic,
         mpi_ssh_path=spec.ssh_auth_mount_path,
         patches=spec.patches)
-    _target_errors(plan, sink, scheme_sinks)
-    return plan
+    return _with_target_problems(plan, sink, scheme_sinks)
 
 
 def _sink_like(sink: ErrorSink) -> ErrorSink:
     return ErrorSink(sink.file, sink.positions, sink.key_positions, prefix=sink.prefix)
 
 
-def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, ErrorSink]) -> None:
-    """Fill plan.target_errors: templates that fail with a target's host names, and CHECKS."""
+def _with_target_problems(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, ErrorSink]) -> JobPlan:
+    """The plan with target_errors (templates that fail with a target's host names, and CHECKS),
+    target_warnings and unsupported filled in."""
     targets: dict[str, ErrorSink] = {}
+    unsupported: dict[str, str] = {}
+    warnings: dict[str, tuple[SpecError, ...]] = {}
     for scheme, scheme_sink in scheme_sinks.items():
         for target in targets_using(scheme, plan.framework):
             targets.setdefault(target, _sink_like(sink)).errors.extend(scheme_sink.errors)
@@ -96,7 +98,7 @@ def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, Error
         for problem in check(plan):
             target_sink.add(problem.path, problem.message, problem.expected, problem.hint)
             if problem.unsupported:
-                plan.unsupported.setdefault(target, problem.message)
+                unsupported.setdefault(target, problem.message)
     for target in LIMIT_TARGETS if plan.targets is None else plan.targets:
         for limit in limit_problems(plan, target):
             path = next((p for p in limit.paths if sink.prefix + p in sink.positions), limit.paths[0])
@@ -108,11 +110,11 @@ def _target_errors(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, Error
             for problem in warn(plan):
                 warn_sink.add(problem.path, f"target {target}: {problem.message}", problem.expected, problem.hint)
             if warn_sink.errors:
-                plan.target_warnings[target] = tuple(warn_sink.errors)
-    for target, target_sink in targets.items():
-        if target_sink.errors:
-            # SpecErrors sorts and drops duplicates (one template can fail once per role)
-            plan.target_errors[target] = tuple(SpecErrors(target_sink.errors).errors)
+                warnings[target] = tuple(warn_sink.errors)
+    # SpecErrors sorts and drops duplicates (one template can fail once per role)
+    errors = {target: tuple(SpecErrors(target_sink.errors).errors)
+              for target, target_sink in targets.items() if target_sink.errors}
+    return plan._replace(target_errors=errors, target_warnings=warnings, unsupported=unsupported)
 
 
 def _restart(spec: JobSpec, role: RoleSpec) -> tuple[Restart, tuple]:

@@ -16,14 +16,11 @@ user's intent from pod restart policies, workload kinds or role names:
 Plain data, no I/O: targets may import it (it reads only the plan's types).
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from .model import RESTART_POLICIES
+from .model import RESTART_POLICIES, by_type
 from .plan import Cleanup, JobPlan, Restart, StartAfter, SuccessRule
 
 ANNOTATION = "trainspec.dev/run-policy"
@@ -32,16 +29,19 @@ VERSION = 1
 CLEAN_POD_POLICIES = ("Running", "All", "None")
 
 
-@dataclass(frozen=True)
-class RunPolicy:
-    """What a compiled file says about running the job: the plan's typed fields, read back."""
+class RunPolicy(NamedTuple):
+    """What a compiled file says about running the job: the plan's typed fields, read back.
+    (A NamedTuple, not a dataclass: targets import this module, and `dataclasses` costs start-up.)"""
 
     success: SuccessRule
-    restart: dict[str, Restart] = field(default_factory=dict)
+    restart: dict[str, Restart] = {}  # never mutated
     start_order: tuple[StartAfter, ...] = ()
     cleanup: Cleanup = Cleanup()
     backoff_limit: int | None = None
     deadline: int | None = None
+
+
+by_type(RunPolicy)
 
 
 def encode(plan: JobPlan) -> dict[str, Any]:

@@ -23,8 +23,6 @@ entry in `TARGET_SCHEMES` (see "jobset" below).
 This module is plain data (no Jinja): targets may import it.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import NamedTuple
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .template_limits import LimitExceeded
-
 _MARKERS = ("{{", "{%", "{#")
 # One `{{ }}`, `{% %}` or `{# #}` of a template string (a string literal holding `}}` aside).
 EXPRESSION = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
@@ -123,6 +121,8 @@ class Templates:
         return entry
 
     def _limited(self, action, guarded: bool):
+        from .template_limits import LimitExceeded  # here, not at the top: specs without templates never need it
+
         try:
             return self._guard.run(action) if guarded else action()
         except LimitExceeded as exc:
@@ -149,6 +149,8 @@ def _render_error(exc: Exception, context: dict) -> Exception:
     from jinja2 import TemplateError as JinjaError
     from jinja2 import UndefinedError
     from jinja2.exceptions import SecurityError
+
+    from .template_limits import LimitExceeded
 
     if isinstance(exc, LimitExceeded):
         return TemplateError(f"template exceeds a limit: {exc}", _LIMIT_HINT)

@@ -14,7 +14,6 @@ from .kube import (
     label_value_problem,
     parse_quantity,
 )
-from .kube_shapes import check, check_list
 from .model import ConfigMapRef, Elastic, FieldRef, PatchOp, PodSettings, ResourceFieldRef, SecretRef, Volume
 from .reader import Reader, type_name
 
@@ -54,11 +53,15 @@ def pod_settings(v, body: dict, path: tuple, role: bool) -> PodSettings:
         found["pod_annotations"] = label_map(r, body["podAnnotations"], path + ("podAnnotations",), "annotation",
                                              True)
     if body.get("tolerations") is not None:
+        from .kube_shapes import check_list  # here: most specs write no Kubernetes-shaped value (start-up)
+
         found["tolerations"] = check_list(r, body["tolerations"], path + ("tolerations",), "Toleration")
     for key, attr, shape in (("affinity", "affinity", "Affinity"),
                              ("securityContext", "security_context", "SecurityContext"),
                              ("podSecurityContext", "pod_security_context", "PodSecurityContext")):
         if body.get(key) is not None:
+            from .kube_shapes import check
+
             found[attr] = check(r, body[key], path + (key,), shape)
     if not role and "priorityClassName" in body:
         r.error(path + ("priorityClassName",), "priorityClassName is a role field", "scheduling.priorityClassName",

@@ -8,11 +8,11 @@ import importlib
 TARGETS = ("k8s", "kubeflow", "volcano", "helm", "compose", "jobset", "trainjob")
 
 
-def available() -> tuple[str, ...]:
-    """Targets this installation has (found, not imported: each target loads when it renders)."""
+def available(names: tuple[str, ...] = TARGETS) -> tuple[str, ...]:
+    """Those of `names` this installation has (found, not imported: each target loads when it renders)."""
     import importlib.util
 
-    return tuple(name for name in TARGETS if importlib.util.find_spec(f"trainspec.targets.{name}") is not None)
+    return tuple(name for name in names if importlib.util.find_spec(f"trainspec.targets.{name}") is not None)
 
 
 def render(target: str, plan) -> dict[str, str]:

@@ -34,7 +34,7 @@ workers before the launcher).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from trainspec.compiler.frameworks import (
     HOSTFILE_KEY,
@@ -77,8 +77,7 @@ def render(plan: JobPlan) -> dict[str, str]:
 
 # --- what this target reads from the plan ----------------------------------------------------------
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     backoff_limit: int | None
     active_deadline_seconds: int | None
     ttl_seconds_after_finished: int | None

@@ -128,10 +128,13 @@ def _scalar(value) -> str | tuple[str, list[str]]:
 def _key(key: str) -> str:
     cached = _key_cache.get(key)
     if cached is None:
-        text = yaml.dump({key: 0}, **_OPTIONS)
-        if text.startswith("? ") or not text.endswith(": 0\n") or any(b in text[:-1] for b in _BREAKS):
-            raise _Fallback
-        cached = text[: -len(": 0\n")]
+        if len(key) < 128 and _PLAIN.match(key) and key not in _RESOLVED_WORDS:
+            cached = key  # plain, as in _scalar (the emitter writes a simple key of up to 127 characters)
+        else:
+            text = yaml.dump({key: 0}, **_OPTIONS)
+            if text.startswith("? ") or not text.endswith(": 0\n") or any(b in text[:-1] for b in _BREAKS):
+                raise _Fallback
+            cached = text[: -len(": 0\n")]
         if len(_key_cache) < 50_000:
             _key_cache[key] = cached
     return cached

@@ -8,7 +8,6 @@ validator (a defense in depth: the target is a function of the plan, not of the 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import uuid
@@ -87,9 +86,9 @@ def test_probe_url_authority_is_fixed(path):
 def _healthcheck_with(plan, handler: Handler) -> str:
     """The compose healthcheck for a plan whose readiness probe is `handler`, as Compose passes it to sh."""
     role = plan.roles[0]
-    probe = role.probes.readiness._replace(handler=handler)  # model types are NamedTuples
-    role = dataclasses.replace(role, probes=role.probes._replace(readiness=probe))
-    plan = dataclasses.replace(plan, roles=(role,))
+    probe = role.probes.readiness._replace(handler=handler)  # model and plan types are NamedTuples
+    role = role._replace(probes=role.probes._replace(readiness=probe))
+    plan = plan._replace(roles=(role,))
     doc = yaml.safe_load(compose.render(plan)[compose.FILE])
     test = doc["services"]["master-0"]["healthcheck"]["test"]
     assert test[0] == "CMD-SHELL"

@@ -70,6 +70,26 @@ def test_compiling_a_spec_without_templates_does_not_import_jinja(target):
         assert not loaded(modules, package), f"compile {spec} imports {package}"
 
 
+@pytest.mark.parametrize("args", [
+    ("compile", "tf-ps.yaml", "--target", "k8s", "-o", "-"),
+    ("compile", "pytorch-ddp.yaml", "--target", "jobset", "-o", "-"),
+    ("compile", "mpi-horovod.yaml", "--target", "kubeflow", "-o", "-"),
+    ("compile", "tf-ps.yaml", "--target", "compose", "-o", "OUT/compose.yaml"),
+    ("validate", "tf-ps.yaml"),
+], ids=lambda args: " ".join(args[:4]))
+def test_the_compile_path_imports_neither_dataclasses_nor_inspect(args, tmp_path):
+    # `dataclasses` imports inspect, ast, dis and tokenize (~11 ms), and every frozen dataclass costs
+    # ~1.5 ms to define: the plan, the errors and the loader's types are NamedTuples or plain classes.
+    argv = [str(SPECS / a) if a.endswith(".yaml") and "/" not in a else a.replace("OUT", str(tmp_path)) for a in args]
+    modules, code = imported(*argv)
+    assert code in (0, None), f"trainspec {' '.join(args)} exited {code}"
+    assert "trainspec.compiler.plan" in modules  # it did plan the job
+    for module in ("dataclasses", "inspect"):
+        assert module not in modules, f"trainspec {' '.join(args)} imports {module}"
+    if "k8s" in args:  # quantities are compared as Decimals only when a spec writes requests or limits
+        assert "decimal" not in modules
+
+
 def test_a_spec_with_templates_does_import_jinja():
     # The other side of the test above: the probe does see Jinja when a spec needs it.
     spec = next(p for p in sorted(SPECS.glob("*.yaml")) if "{{" in p.read_text())

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
+from typing import Any
 
 from trainspec import __version__
-from trainspec.loading import (
-    load_input,
-    load_job_plans,
-    load_specs,
-    print_warning,
-    spec_options,
-    validate_inputs,
-)
+from trainspec.loading import load_input, load_job_plans, load_specs, print_warning, spec_options, validate_inputs
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -35,6 +30,19 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         print(f"trainspec: error: {message}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+
+
+class _Unused(_Parser):
+    """The parser of a sub-command this run does not run, keeping nothing: a real one costs ~1 ms."""
+
+    def __init__(self, **kwargs) -> None:
+        pass
+
+    def add_argument(self, *args, **kwargs) -> Any:
+        return None
+
+    def set_defaults(self, **kwargs) -> None:
+        pass
 
 
 def _key_value(text: str) -> tuple[str, str]:
@@ -64,12 +72,19 @@ COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The full parser; for a compile-path `command`, without the emulator's (slower to import) commands."""
+    """The parser; for a compile-path `command`, with only its own options and not the emulator's commands."""
     parser = _Parser(prog="trainspec", description="Compile distributed-training job specs to Kubernetes, "
                      "Kubeflow, Volcano, Helm and Compose, and run them locally on Docker.",
                      epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"trainspec {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    # Every command stays a choice, but only the one run gets its options: argparse asks gettext and
+    # the terminal size for each option, which is most of what `compile` spends in this function.
+    only = command if command in COMPILE_COMMANDS or command == "version" else None
+
+    def sub_parser(**kwargs) -> _Parser:  # argparse calls parser_class(prog="trainspec <command>", ...)
+        return _Parser(**kwargs) if only is None or kwargs["prog"].endswith(f" {only}") else _Unused()
+
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=sub_parser)  # type: ignore[call-overload]
 
     p = sub.add_parser("validate", help="check specs; exit 0 when all are valid, 2 otherwise",
                        description="Check specs and report every problem with file:line:column.",
@@ -206,7 +221,7 @@ def cmd_validate(args) -> int:
         if args.format != "json":
             print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
             return
-        problems.append(dict(vars(warning), severity="warning"))
+        problems.append(dict(warning._asdict(), severity="warning"))
 
     for spec in validate_inputs(args):
         try:
@@ -220,7 +235,7 @@ def cmd_validate(args) -> int:
         except SpecErrors as exc:
             failed = True
             if args.format == "json":
-                problems.extend(dict(vars(error), severity="error") for error in exc.errors)
+                problems.extend(dict(error._asdict(), severity="error") for error in exc.errors)
             else:
                 print(exc, file=sys.stderr)
             continue
@@ -240,24 +255,8 @@ def _check_target(name: str) -> None:
 
     if name not in TARGETS:
         raise UsageError(f"unknown target {name!r}; targets: {', '.join(TARGETS)}")
-    if name not in available():
+    if not available((name,)):  # looks for this one only (start-up)
         raise UsageError(f"target {name!r} is not available in this version")
-
-
-def _writing(path: str):
-    """OSErrors while writing become a clear OutputError (exit 2) naming the path."""
-    from contextlib import contextmanager
-
-    from trainspec.output import output_error
-
-    @contextmanager
-    def guard():
-        try:
-            yield
-        except OSError as exc:
-            raise output_error(path, exc) from None
-
-    return guard()
 
 
 def cmd_compile(args) -> int:
@@ -273,14 +272,14 @@ def cmd_compile(args) -> int:
     if args.target == "helm":
         if len(plans) != 1:
             raise UsageError(f"{args.spec} holds {len(plans)} jobs; a chart is one job: use `trainspec build`")
-        from trainspec.output import write_files
+        from trainspec.output import write_files, writing
 
         if os.path.exists(args.output) and not os.path.isdir(args.output):
             raise UsageError(f"-o {args.output}: is a file; the helm target writes a chart folder")
         # The chart folder is swapped in as a whole, like a job folder in `build`.
         parent, name = os.path.split(os.path.abspath(args.output))
         files = {os.path.join(name, os.path.relpath(rel, "helm")): text for rel, text in outputs[0].items()}
-        with _writing(args.output):
+        with writing(args.output):
             write_files(parent, files, {os.path.join(name, "templates")})
         return EXIT_OK
     if args.target == "compose" and len(plans) != 1:
@@ -289,14 +288,14 @@ def cmd_compile(args) -> int:
     if to_stdout:
         sys.stdout.write(text)
         return EXIT_OK
-    from trainspec.output import write_atomic, write_stream
+    from trainspec.output import write_atomic, write_stream, writing
 
     path = args.output
     if not path:
         raise UsageError("-o needs a path (or - for standard output)")
     if path.endswith(("/", os.sep)) or os.path.isdir(path):
         path = os.path.join(path, f"{args.target}.yaml")
-    with _writing(path):
+    with writing(path):
         if not write_stream(path, text):
             write_atomic(path, text)
     return EXIT_OK
@@ -318,6 +317,7 @@ def collect_specs(inputs: list[str]) -> list[str]:
 def cmd_build(args) -> int:
     from trainspec.compiler import UsageError
     from trainspec.inputs import collect
+    from trainspec.output import writing
     from trainspec.targets import available
 
     targets = tuple(dict.fromkeys(args.target)) or available()
@@ -335,7 +335,7 @@ def cmd_build(args) -> int:
         while not os.path.exists(folder):
             created.append(folder)
             folder = os.path.dirname(folder)
-        with _writing(out):
+        with writing(out):
             os.makedirs(out, exist_ok=True)
     try:
         return _build_locked(args, out, specs, targets)
@@ -353,7 +353,7 @@ def _build_locked(args, out: str, specs, targets) -> int:
 
     from trainspec.build import locked, marker_text, ownership, run_build
     from trainspec.inputs import MARKER
-    from trainspec.output import remove_jobs, write_atomic, write_files
+    from trainspec.output import remove_jobs, write_atomic, write_files, writing
 
     options = json.dumps(spec_options(args), sort_keys=True)
     with locked(out, exclusive=not args.check):
@@ -367,7 +367,7 @@ def _build_locked(args, out: str, specs, targets) -> int:
         owned = {folder for o in fresh for folder in o.owned}
         if args.check:
             return _check(args, build, cache, keys, {**files, MARKER: marker_text(marker)}, owned, orphans)
-        with _writing(out):
+        with writing(out):
             changed = write_files(out, files, owned)
             removed = remove_jobs(out, sorted(orphans))
             write_atomic(os.path.join(out, MARKER), marker_text(marker))
@@ -443,13 +443,13 @@ def cmd_schema(args) -> int:
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return EXIT_OK
-    from trainspec.output import write_atomic, write_stream
+    from trainspec.output import write_atomic, write_stream, writing
 
     if args.output.endswith(("/", os.sep)) or os.path.isdir(args.output):
         from trainspec.compiler import UsageError
 
         raise UsageError(f"-o {args.output}: is a folder; give a file name, e.g. trainspec.schema.json")
-    with _writing(args.output):
+    with writing(args.output):
         if not write_stream(args.output, text):
             write_atomic(args.output, text)
     return EXIT_OK
@@ -463,6 +463,8 @@ def cmd_completion(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # run as the program (not called in-process): the objects made so far live until exit,
+        gc.freeze()  # so the cyclic collector need not walk them in each collection, nor free them at exit
     words = sys.argv[1:] if argv is None else argv
     command = next((w for w in words if not w.startswith("-")), None)
     # `trainspec --version` prints and exits while parsing: the emulator's commands (slower to

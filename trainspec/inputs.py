@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
@@ -19,8 +19,7 @@ MARKER = ".trainspec.build"  # in OUT: the job folders a build wrote (see trains
 SPEC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonnet")
 
 
-@dataclass(frozen=True)
-class SpecInput:
+class SpecInput(NamedTuple):  # not a dataclass: `dataclasses` costs start-up
     path: str
     walked: bool  # found by walking a folder: other tools' documents are skipped, not errors
 

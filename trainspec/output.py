@@ -15,7 +15,9 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
 
 from trainspec.compiler.errors import UsageError
 
@@ -51,6 +53,15 @@ def output_error(path: str, exc: OSError) -> OutputError:
               errno.EEXIST: "a file is in the way"}.get(exc.errno or 0, exc.strerror or str(exc))
     where = exc.filename if isinstance(exc.filename, str) else path
     return OutputError(f"cannot write {where}: {reason}")
+
+
+@contextmanager
+def writing(path: str) -> Iterator[None]:
+    """OSErrors while writing become a clear OutputError (exit 2) naming the path."""
+    try:
+        yield
+    except OSError as exc:
+        raise output_error(path, exc) from None
 
 
 def write_stream(path: str, text: str) -> bool:
@@ -232,8 +243,7 @@ def digests_in(root: str, rels) -> dict[str, str | None]:
     return out
 
 
-@dataclass
-class FileChange:
+class FileChange(NamedTuple):  # not a dataclass: `compile -o` imports this module, and start-up counts
     """One file where OUT (committed) and the build (compiled) differ."""
 
     rel: str
