@@ -116,5 +116,5 @@ def torchrun_image(docker_client, torch_image) -> str:
     the elastic rendezvous 1 s after the last node joined instead of 30 s, and bounds a static one."""
     return layered_image(docker_client, torch_image, "torchrun", {
         "usr/local/bin/torchrun": TORCHRUN, "workspace/train.py": TORCH_TRAIN_PY,
-        "workspace/finetune.py": FINETUNE_PY}, changes=["ENV PET_RDZV_CONF=last_call_timeout=1,timeout=60"],
+        "workspace/finetune.py": FINETUNE_PY}, changes=["ENV PET_RDZV_CONF=last_call_timeout=1,timeout=30"],
         executable=("usr/local/bin/torchrun",))
