@@ -74,7 +74,8 @@ if os.environ["RUN_NAME"].endswith("-master-0"):
     assert os.path.exists("/scratch/vocab.ready"), "the init container's file is missing"
 os.makedirs(a.output, exist_ok=True)
 open(os.path.join(a.output, f"rank{rank}"), "w").write("ok")
-print(f"rank {rank}/{world} ({os.environ['RUN_NAME']}): secrets, configmaps and volumes in place", flush=True)
+# one write: the node's processes share the container's output
+os.write(1, f"rank {rank}/{world} ({os.environ['RUN_NAME']}): secrets, configmaps and volumes in place\\n".encode())
 '''
 
 

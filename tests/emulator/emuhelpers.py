@@ -71,9 +71,19 @@ def layered_image(client, base: str, tag: str, files: dict[str, bytes], changes:
                   executable: tuple[str, ...] = ()) -> str:
     """`base` plus `files` (path -> content; `executable` paths get mode 0755), committed locally as
     trainspec-test:<tag>: no registry, no build. `changes` are Dockerfile lines (ENV ...)."""
+    import hashlib
     import io
     import tarfile
 
+    import docker.errors
+
+    recipe = hashlib.sha256(repr((client.images.get(base).id, sorted(files.items()), changes,
+                                  sorted(executable))).encode()).hexdigest()[:16]
+    try:  # the same layer on the same base is committed once, not left dangling by every session
+        if client.images.get(f"trainspec-test:{tag}").labels.get("trainspec.dev/layer") == recipe:
+            return f"trainspec-test:{tag}"
+    except docker.errors.ImageNotFound:
+        pass
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         for path, data in files.items():
@@ -84,7 +94,7 @@ def layered_image(client, base: str, tag: str, files: dict[str, bytes], changes:
     c = client.containers.create(base, "true")
     try:
         c.put_archive("/", buf.getvalue())
-        c.commit(repository="trainspec-test", tag=tag, changes=changes or None)
+        c.commit(repository="trainspec-test", tag=tag, changes=[*(changes or []), f"LABEL trainspec.dev/layer={recipe}"])
     finally:
         c.remove(force=True)
     return f"trainspec-test:{tag}"
