@@ -90,6 +90,7 @@ class _Compose:
                     policy_of[svc] = written_restart[role].policy
         init_steps = {d for svc in self.services.values() for d, cond in _deps(svc).items()
                       if (cond or {}).get("condition") == "service_completed_successfully"}
+        self._refuse_sidecars(init_steps)
         for name, svc in self.services.items():
             labels = svc.get("labels") or {}
             if (isinstance(labels, dict) and "trainspec.dev/role" in labels and name not in role_of
@@ -126,6 +127,17 @@ class _Compose:
             replicas=listing_order(replicas), configmaps={}, secrets={}, source=self.path,
             start_order=policy.start_order if policy else (), start_after=after, start_after_ready=ready,
             kubelet_files=False)
+
+    def _refuse_sidecars(self, init_steps: set[str]) -> None:
+        """An init container the compose target wrote as a service that runs beside its replica
+        (a native sidecar: `restart: always`, not waited for to complete) is refused, as every other
+        input refuses it (pod_rules.py, from_plan.py); read as a replica it took its pod's name."""
+        sidecars = [name for name, svc in self.services.items() if name not in init_steps
+                    and isinstance(svc.get("labels"), dict) and "trainspec.dev/init-container" in svc["labels"]]
+        if sidecars:
+            names = sorted({str(self.services[s]["labels"]["trainspec.dev/init-container"]) for s in sidecars})
+            raise self.fail(f"services.{sidecars[0]}", f"native sidecar(s) {', '.join(names)} (initContainers with "
+                            "restartPolicy Always): the emulator runs init containers to completion only")
 
     def _run_policy(self) -> runpolicy.RunPolicy | None:
         data = self.meta.get(runpolicy.COMPOSE_KEY)

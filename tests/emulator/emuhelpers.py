@@ -67,24 +67,43 @@ def norm(out: str) -> str:
     return re.sub(r"^(trainspec: \S+) +", r"\1 ", out, flags=re.M)
 
 
+def layered_image(client, base: str, tag: str, files: dict[str, bytes], changes: list[str] | None = None,
+                  executable: tuple[str, ...] = ()) -> str:
+    """`base` plus `files` (path -> content; `executable` paths get mode 0755), committed locally as
+    trainspec-test:<tag>: no registry, no build. `changes` are Dockerfile lines (ENV ...)."""
+    import hashlib
+    import io
+    import tarfile
+
+    import docker.errors
+
+    recipe = hashlib.sha256(repr((client.images.get(base).id, sorted(files.items()), changes,
+                                  sorted(executable))).encode()).hexdigest()[:16]
+    try:  # the same layer on the same base is committed once, not left dangling by every session
+        if client.images.get(f"trainspec-test:{tag}").labels.get("trainspec.dev/layer") == recipe:
+            return f"trainspec-test:{tag}"
+    except docker.errors.ImageNotFound:
+        pass
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, data in files.items():
+            info = tarfile.TarInfo(path.lstrip("/"))
+            info.size = len(data)
+            info.mode = 0o755 if path in executable else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    c = client.containers.create(base, "true")
+    try:
+        c.put_archive("/", buf.getvalue())
+        c.commit(repository="trainspec-test", tag=tag, changes=[*(changes or []), f"LABEL trainspec.dev/layer={recipe}"])
+    finally:
+        c.remove(force=True)
+    return f"trainspec-test:{tag}"
+
+
 def sshd_image(client, base: str, strict: bool) -> str:
     """`base` with sshd's StrictModes set explicitly (a drop-in in sshd_config.d, which
     Debian's sshd_config includes first), committed locally: no registry, no build.
     mpi-operator's images set `StrictModes no`: a Secret volume's folder is world-writable."""
-    import io
-    import tarfile
-
-    tag = f"trainspec-test:sshd-strict-{'yes' if strict else 'no'}"
     conf = f"StrictModes {'yes' if strict else 'no'}\n".encode()
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        info = tarfile.TarInfo("etc/ssh/sshd_config.d/zz-trainspec-strictmodes.conf")
-        info.size = len(conf)
-        tar.addfile(info, io.BytesIO(conf))
-    c = client.containers.create(base, "true")
-    try:
-        c.put_archive("/", buf.getvalue())
-        c.commit(repository="trainspec-test", tag=tag.split(":", 1)[1])
-    finally:
-        c.remove(force=True)
-    return tag
+    return layered_image(client, base, f"sshd-strict-{'yes' if strict else 'no'}",
+                         {"etc/ssh/sshd_config.d/zz-trainspec-strictmodes.conf": conf})

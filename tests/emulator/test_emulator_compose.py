@@ -87,3 +87,11 @@ def test_a_required_variable_fails_before_anything_starts(tmp_path, monkeypatch)
     monkeypatch.setenv("TOKEN", "from-env")  # the environment wins over .env
     job = inputs.load(str(f), state_dir=str(tmp_path / "st"))
     assert job.replicas[0].main.env[0].value == "from-env"
+
+
+def test_native_sidecar_services_are_refused_like_every_other_input(tmp_path):
+    """pytorch-cluster's log shipper (an init container with restartPolicy Always) is a `restart: always`
+    service beside each worker: refused, as from the spec and every manifest, not read as a second replica."""
+    with pytest.raises(UsageError, match=r"services\.worker-0-init-log-shipper: native sidecar\(s\) log-shipper "
+                                         r"\(initContainers with restartPolicy Always\)"):
+        inputs.load(str(ROOT / "golden" / "pytorch-cluster" / "compose.yaml"), state_dir=str(tmp_path))

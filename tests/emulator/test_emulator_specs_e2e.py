@@ -7,73 +7,16 @@ gloo all-reduce (torch in the image), MPI a real mpirun across 2 workers.
 
 from __future__ import annotations
 
-import io
-import tarfile
-
 import pytest
 
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator import inputs
 from trainspec.emulator.run import Run, RunOptions
 
-from emuhelpers import ROOT, norm, sshd_image, trainspec
+from emuhelpers import ROOT, norm, trainspec
 
 pytestmark = pytest.mark.docker
 SPECS = ROOT / "specs"
-
-TRAIN_PY = b'''
-import argparse, os, socket, sys, time
-p = argparse.ArgumentParser()
-for a in ("job_name", "task_index", "ps_hosts", "worker_hosts", "output_dir"):
-    p.add_argument("--" + a)
-a = p.parse_args()
-assert a.job_name == os.environ["TRAINSPEC_ROLE"] and a.task_index == os.environ["TRAINSPEC_INDEX"]
-assert os.getcwd() == "/workspace"
-me = a.ps_hosts.split(",") if a.job_name == "ps" else a.worker_hosts.split(",")
-port = int(me[int(a.task_index)].rsplit(":", 1)[1])
-if a.job_name == "ps":
-    srv = socket.create_server(("", port))
-    while True:
-        srv.accept()[0].close()
-for h in a.ps_hosts.split(","):
-    host, p_ = h.rsplit(":", 1)
-    for _ in range(100):
-        try:
-            socket.create_connection((host, int(p_)), timeout=2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        sys.exit("cannot reach " + h)
-os.makedirs(a.output_dir, exist_ok=True)
-open(os.path.join(a.output_dir, a.job_name + a.task_index), "w").write("ok")
-print(a.job_name, a.task_index, "reached every ps", flush=True)
-'''
-
-
-@pytest.fixture(scope="module")
-def tf_args_image(docker_client, test_image):
-    """The test image plus /workspace/train.py, for the argument-style spec (no registry, no build)."""
-    tag = "trainspec-test:tf-args"
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        info = tarfile.TarInfo("workspace/train.py")
-        info.size = len(TRAIN_PY)
-        tar.addfile(info, io.BytesIO(TRAIN_PY))
-    c = docker_client.containers.create(test_image, "true")
-    try:
-        c.put_archive("/", buf.getvalue())
-        c.commit(repository="trainspec-test", tag="tf-args")
-    finally:
-        c.remove(force=True)
-    return tag
-
-
-@pytest.fixture(scope="module")
-def mpi_image(docker_client, test_image):
-    """The test image with `StrictModes no`, as mpi-operator's images: the Secret volume holding
-    the ssh keys is world-writable, on a cluster and in the emulator."""
-    return sshd_image(docker_client, test_image, strict=False)
 
 
 def _run(tmp_path, spec: str, image: str, *extra: str):

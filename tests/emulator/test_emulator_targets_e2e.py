@@ -4,7 +4,8 @@ tests/emulator/specs/heldout-tf.yaml (TF, one ps, two workers reaching it throug
 restartPolicy Never) runs from the spec, its k8s.yaml, compose.yaml, kubeflow.yaml, volcano.yaml,
 jobset.yaml and Helm chart: each controller's pods, names and injected env are the emulator's
 (emulator/controllers/). FAIL_CODE 0 succeeds in
-every form; worker-0 exiting 3 fails in every form.
+every form; worker-0 exiting 3 fails in every form. Every example's golden files run in
+test_emulator_golden_matrix.py.
 """
 
 from __future__ import annotations
@@ -58,26 +59,6 @@ def test_held_out_job_fails_from_every_form(tmp_path, test_image, leak_check, fo
     out = norm(r.stdout)
     assert r.returncode == 1, out + r.stderr
     assert "FAILED" in out and "worker-0 failed" in out
-
-
-@pytest.mark.parametrize("compiled,check", [
-    ("mpi-horovod/kubeflow.yaml", "launcher-0 | rank on mpi-horovod-worker-1"),
-    ("mpi-horovod/volcano.yaml", "launcher-0 | rank on mpi-horovod-worker-1"),
-    ("mxnet-ps/kubeflow.yaml", "scheduler-0 | every node registered"),
-    ("mxnet-ps/volcano.yaml", "(task scheduler succeeded)"),
-    ("mpi-horovod/jobset.yaml", "launcher-0 | rank on mpi-horovod-worker-0-1"),
-    ("mxnet-ps/jobset.yaml", "scheduler-0 | every node registered"),
-])
-def test_golden_operator_files_run(tmp_path, docker_client, test_image, leak_check, compiled, check):
-    """mpirun over the controller's hostfile and ssh key (MPI operator; Volcano ssh/svc plugins; JobSet host
-    names); DMLC_* env. MPI runs in an image whose sshd says `StrictModes no`, as mpi-operator's images do:
-    a Secret volume's folder is world-writable on a cluster, and here too."""
-    image = sshd_image(docker_client, test_image, strict=False) if compiled.startswith("mpi") else test_image
-    r = trainspec("run", ROOT / "golden" / compiled, "--image", image, "--cpu-only", "--offline",
-                  cwd=tmp_path, timeout=300)
-    out = norm(r.stdout)
-    assert r.returncode == 0, out + r.stderr
-    assert check in out
 
 
 def test_pytorch_kubeflow_all_reduce(tmp_path, torch_image, leak_check):

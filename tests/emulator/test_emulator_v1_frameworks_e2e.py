@@ -15,37 +15,15 @@ through paddle.distributed.launch runs when the (large) image
 from __future__ import annotations
 
 import os
-import subprocess
 
 import pytest
 import yaml
 
 from emuhelpers import ROOT, norm, trainspec
-from helpers import unavailable
 
 pytestmark = pytest.mark.docker
 SPECS = ROOT / "specs"
-XGBOOST_IMAGE = os.environ.get("TRAINSPEC_XGBOOST_IMAGE", "trainspec-test:xgboost")
-JAX_IMAGE = os.environ.get("TRAINSPEC_JAX_IMAGE", "trainspec-test:jax")
 PADDLE_IMAGE = os.environ.get("TRAINSPEC_PADDLE_IMAGE", "trainspec-test:paddle")
-
-
-def _framework_image(test_image: str, flag: str, tag: str) -> str:
-    r = subprocess.run(["bash", "scripts/build-framework-image.sh", flag, test_image], cwd=ROOT,
-                       capture_output=True, text=True, timeout=1200)
-    if r.returncode != 0:
-        unavailable(f"cannot build {tag}: {(r.stderr or r.stdout).strip()[-300:]}")
-    return tag
-
-
-@pytest.fixture(scope="session")
-def xgboost_image(test_image) -> str:
-    return _framework_image(test_image, "--xgboost", XGBOOST_IMAGE)
-
-
-@pytest.fixture(scope="session")
-def jax_image(test_image) -> str:
-    return _framework_image(test_image, "--jax", JAX_IMAGE)
 
 
 def _run(tmp_path, target: str | None, spec: str, image: str) -> str:
