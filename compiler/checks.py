@@ -70,6 +70,16 @@ def volcano_split(plan: JobPlan) -> bool:
                for render in (r.renders.get(scheme) for r in plan.roles) if render is not None)
 
 
+def volcano_node_rank_split(framework: str, elastic: bool, counts: dict[str, int]) -> bool:
+    """Whether the volcano target writes one task per replica for torchrun's node rank.
+
+    torchrun takes its node rank from PET_NODE_RANK (as the Kubeflow operator sets it); Volcano's pytorch
+    plugin sets RANK only, and a worker's node rank (index + 1) cannot come from the task index: with
+    several workers every worker's torchrun would be node 0.  The importer lays its patches out by this too.
+    """
+    return framework == "pytorch" and not elastic and counts.get("master", 0) > 0 and counts.get("worker", 0) > 1
+
+
 def volcano(plan: JobPlan) -> list[Problem]:
     if plan.framework == "tensorflow" and not volcano_split(plan):
         ports = {role.port for role in plan.roles}

@@ -30,7 +30,7 @@ could not be referenced from them.
 from __future__ import annotations
 
 from trainspec.compiler import frameworks
-from trainspec.compiler.checks import volcano_split
+from trainspec.compiler.checks import volcano_node_rank_split, volcano_split
 from trainspec.compiler.frameworks import (
     HOSTFILE_KEY,
     MPI_HOSTFILE_PATH,
@@ -98,6 +98,8 @@ class _Layout:
                 self.split = True
             else:
                 self.index_vars[role] = varies
+        if volcano_node_rank_split(plan.framework, plan.elastic is not None, {r.name: r.count for r in plan.roles}):
+            self.split = True
 
     def tasks(self):
         """(role, index or None, task name, replicas)."""
@@ -174,7 +176,7 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, layout: _La
                 {"name": "PET_MASTER_PORT", "value": str(master.port)},
                 {"name": "PET_NNODES", "value": str(pods)},
                 {"name": "PET_NPROC_PER_NODE", "value": nproc}]
-        if role.name == "master" or split:
+        if role.name == "master" or split or role.count == 1:  # else split above: the rank is per replica
             rank = 0 if role.name == "master" else (index or 0) + 1
             env.append({"name": "PET_NODE_RANK", "value": str(rank)})
         return env

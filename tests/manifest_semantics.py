@@ -159,7 +159,30 @@ def _volcano(spec: dict, task_roles: dict[str, str], framework: str | None, job_
         roles[role] = {"replicas": task.get("replicas", 1), "restartPolicy": restart, "pod": pod,
                        "policies": sorted(policies, key=str),
                        **{k: v for k, v in task.items() if k not in ("name", "replicas", "template", "policies")}}
-    out["roles"] = roles
+    out["roles"] = _folded(roles)
+    return out
+
+
+def _folded(roles: dict[str, dict]) -> dict[str, dict]:
+    """trainspec's one-task-per-replica form (`<role>-<i>`, replicas 1 each: targets/volcano.py splits when a
+    per-replica value cannot come from the task index) as one role of that many replicas, when the replicas'
+    tasks are the same apart from the injected env (already removed)."""
+    groups: dict[str, list[tuple[int, dict]]] = {}
+    for name, body in roles.items():
+        base, _, index = name.rpartition("-")
+        if not base or not index.isdigit() or body["replicas"] != 1:
+            return roles
+        groups.setdefault(base, []).append((int(index), body))
+    out = {}
+    for base, members in groups.items():
+        for _, body in members:  # the svc plugin's hostname / subdomain, written out when the plugin is not used
+            for key in ("hostname", "subdomain"):
+                body["pod"].get("spec", {}).pop(key, None)
+        members.sort(key=lambda m: m[0])
+        bodies = [b for _, b in members]
+        if [i for i, _ in members] != list(range(len(members))) or any(b != bodies[0] for b in bodies):
+            return roles
+        out[base] = dict(bodies[0], replicas=len(bodies))
     return out
 
 

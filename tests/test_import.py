@@ -107,8 +107,9 @@ CASES = {
                                       "spec.roles.master.resources": {"memory": "64Gi", "gpu": 8,
                                                                       "requests": {"cpu": "8"},
                                                                       "limits": {"cpu": "16"}},
-                                      "spec.patches.volcano": [{"op": "add", "path": "/spec/tasks/1/template/spec/"
-                                                                "hostIPC", "value": True}]},
+                                      # two workers: the volcano target writes a task per replica (PET_NODE_RANK)
+                                      "spec.patches.volcano": [{"op": "add", "path": f"/spec/tasks/{k}/template/spec/"
+                                                                "hostIPC", "value": True} for k in (1, 2)]},
                                      task_roles={"trainer-master": "master", "trainer-worker": "worker"},
                                      gated="imagePullSecrets, serviceAccountName, podAnnotations, env fieldRef, "
                                            "resources.requests/limits, patches (spec v1.1)"),

@@ -142,13 +142,23 @@ def test_completion_and_failure_policies():
     assert rules[1:128] == [(None, code, "TerminateJob") for code in range(1, 128)]
     assert rules[128:] == [("PodFailed", None, "RestartJob")]
     assert chief["maxRetry"] == 2
-    # ExitCode on one role only: on that role's task
+    # ExitCode on one role only: on that role's tasks (full-features runs torchrun: one task per replica)
     full = tasks(job_of("full-features.yaml"))
-    worker_rules = policies(full["worker"])
+    worker_rules = policies(full["worker-1"])
     assert (None, 1, "TerminateJob") in worker_rules and (None, 127, "TerminateJob") in worker_rules
     assert (None, 128, "TerminateJob") not in worker_rules and worker_rules[-1] == ("PodFailed", None, "RestartJob")
-    assert full["worker"]["template"]["spec"]["restartPolicy"] == "Never"
-    assert full["master"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+    assert full["worker-1"]["template"]["spec"]["restartPolicy"] == "Never"
+    assert full["master-0"]["template"]["spec"]["restartPolicy"] == "OnFailure"
+
+
+def test_torchrun_workers_get_their_node_rank():
+    """torchrun reads PET_NODE_RANK only; the pytorch plugin sets RANK, and index + 1 cannot come from the
+    task index: a job whose workers run torchrun gets one task per replica, each with its node rank."""
+    full = tasks(job_of("full-features.yaml"))
+    assert list(full) == ["master-0", "worker-0", "worker-1"]
+    ranks = {name: env_of(task)["PET_NODE_RANK"]["value"] for name, task in full.items()}
+    assert ranks == {"master-0": "0", "worker-0": "1", "worker-1": "2"}
+    assert "pytorch" in job_of("pytorch-ddp.yaml")["spec"]["plugins"]  # python, not torchrun: RANK is enough
 
 
 def _forced_split(tmp_path, spec_name: str):
@@ -271,9 +281,9 @@ def _index_spec(tmp_path, arg: str) -> str:
     spec = tmp_path / "idx.yaml"
     spec.write_text(
         "apiVersion: trainspec/v1\nkind: TrainingJob\nmetadata: {name: idx}\n"
-        "spec:\n  framework: pytorch\n  image: img\n  command: [python, train.py]\n"
+        "spec:\n  framework: tensorflow\n  image: img\n  command: [python, train.py]\n"
         f"  args: [\"{arg}\"]\n"
-        "  roles: {master: {replicas: 1}, worker: {replicas: 3}}\n")
+        "  roles: {ps: {replicas: 1}, worker: {replicas: 3}}\n")
     return str(spec)
 
 
@@ -281,16 +291,16 @@ def test_per_replica_text_keeps_one_task_per_role_when_the_index_can_be_read_at_
     text = run_cli("compile", _index_spec(tmp_path, "--shard={{ index }}"), "--target", "volcano").stdout
     job = [d for d in yaml.safe_load_all(text) if d and d["kind"] == "Job"][0]
     by_name = tasks(job)
-    assert sorted(by_name) == ["master", "worker"] and by_name["worker"]["replicas"] == 3
+    assert sorted(by_name) == ["ps", "worker"] and by_name["worker"]["replicas"] == 3
     container = by_name["worker"]["template"]["spec"]["containers"][0]
     assert container["args"] == ["--shard=$(TRAINSPEC_INDEX)"]
-    assert "pytorch" in job["spec"]["plugins"]
+    assert "tensorflow" in job["spec"]["plugins"]
     assert "one task per replica" not in text
 
 
 def test_per_replica_text_that_cannot_be_rebuilt_splits_tasks_and_says_so(tmp_path):
     text = run_cli("compile", _index_spec(tmp_path, "--shard={{ index * 2 }}"), "--target", "volcano").stdout
     job = [d for d in yaml.safe_load_all(text) if d and d["kind"] == "Job"][0]
-    assert sorted(tasks(job)) == ["master-0", "worker-0", "worker-1", "worker-2"]
+    assert sorted(tasks(job)) == ["ps-0", "worker-0", "worker-1", "worker-2"]
     assert tasks(job)["worker-2"]["template"]["spec"]["containers"][0]["args"] == ["--shard=4"]
     assert text.splitlines()[1].startswith("# one task per replica")

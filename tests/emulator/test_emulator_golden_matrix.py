@@ -20,9 +20,7 @@ Deliberate cluster differences, asserted as such:
   emulator does not run: every form refuses it before anything starts (exit 2).
 
 Known bugs (BUGS: run as strict xfails, so the fix turns them into failures until removed from the table):
-- full-features.yaml from volcano.yaml: its workers run torchrun, which reads its node rank from
-  PET_NODE_RANK only; the volcano target leaves that to the pytorch plugin, which sets RANK, so every worker
-  is node 0 and the rendezvous never completes, here as on a cluster (targets/volcano.py).
+none today.
 
 Not in the matrix (test_every_golden_job_is_in_the_matrix keeps this list honest):
 - paddle.yaml (golden/paddle-collective) and paddle-ps.yaml: the command is `python -m
@@ -107,11 +105,7 @@ EXAMPLES = [
 ]
 NOT_RUN = {"paddle-collective": "paddle.yaml", "paddle-ps": "paddle-ps.yaml"}  # see the docstring
 # Known bugs: run, and expected to end unlike the spec (strict: the fix makes the case fail until removed here).
-BUGS = {
-    ("bert-finetune", "volcano"): "targets/volcano.py gives Volcano's worker task no PET_NODE_RANK (the pytorch "
-    "plugin sets RANK only): every worker's torchrun takes node rank 0, as on a cluster, and the rendezvous "
-    "never completes",
-}
+BUGS: dict[tuple[str, str], str] = {}
 
 
 def _forms(job: str) -> list[str]:

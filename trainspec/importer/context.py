@@ -30,6 +30,9 @@ class Context:
     # Pointers the compiled output will not have (e.g. no volumeMounts when no volume maps): the first
     # op into one adds it whole, so every op applies.
     absent: set[str] = field(default_factory=set)
+    # Volcano: the compiled task indexes of one role's task when the target writes one task per replica
+    # (compiler/checks.py volcano_node_rank_split); a patch into that task applies to each.
+    task_copies: dict[int, list[int]] = field(default_factory=dict)
 
     def position(self, path: tuple) -> tuple[int, int]:
         return ErrorSink(self.doc.file, self.doc.positions, self.doc.key_positions).position(path, at_key=True)
@@ -52,8 +55,15 @@ class Context:
                 absent.discard(parent)
                 op["value"] = [op["value"]] if appends else {key: op["value"]}
                 op["path"] = parent
-            out.append(op)
+            out.extend(self._copies(op))
         return out
+
+    def _copies(self, op: dict) -> list[dict]:
+        parts = op["path"].split("/")
+        if len(parts) < 4 or parts[1:3] != ["spec", "tasks"] or not parts[3].isdigit():
+            return [op]
+        return [dict(op, path="/".join(parts[:3] + [str(k)] + parts[4:]))
+                for k in self.task_copies.get(int(parts[3]), [int(parts[3])])]
 
     def comment(self, spec_path: tuple, text: str) -> None:
         self.comments.append((spec_path, text))

@@ -11,6 +11,8 @@ patched; every other policy, plugin argument and task field is.
 
 from __future__ import annotations
 
+from trainspec.compiler.checks import volcano_node_rank_split
+
 from .assemble import ROLE_ORDER, assemble, metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft, pointer
@@ -40,6 +42,12 @@ def import_job(ctx: Context, data: dict) -> dict:
     framework, roles_of, port = _roles(ctx, tasks, plugins)
     names = [roles_of[i] for i in range(len(tasks))]
     order = [n for n in ROLE_ORDER[framework] if n in names]
+    counts = {roles_of[i]: int(t.get("replicas", 1)) for i, t in enumerate(tasks)}
+    if volcano_node_rank_split(framework, False, counts):  # the target writes a task per replica
+        first = 0
+        for k, role in enumerate(order):
+            ctx.task_copies[k] = list(range(first, first + counts[role]))
+            first += counts[role]
 
     job: dict = {}
     sched: dict = {}
