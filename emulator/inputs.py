@@ -79,7 +79,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     like its k8s output, every replica at once. `set_options` are a chart's `--set` values (a
     spec's are applied by overrides.using); `check_missing`: raise for missing Secrets and
     ConfigMaps (`trainspec run` reports them in preflight instead, with missing images)."""
-    from . import from_helm, from_operator
+    from . import from_helm, from_operator, suspension
 
     secrets = parse_key_options(secret_options, "--secret")
     configmaps = parse_key_options(configmap_options, "--configmap")
@@ -96,6 +96,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
                          "(k8s.yaml: all at once; compose.yaml: depends_on)")
     if docs and from_operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
         model = from_operator.from_operator(docs, shown, state_dir, job, secrets, configmaps)
+        model.notes += suspension.check(docs, shown)
         if check_missing:
             missing_objects_error(model)
         return model
@@ -116,6 +117,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         add_ssh_secrets(objects, secrets)
         model = from_k8s(objects, source=shown, state_dir=state_dir, job=job, secrets=secrets,
                          configmaps=configmaps)
+        model.notes += suspension.check(objects, shown)
     if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
         missing_objects_error(model)
     return model

@@ -180,6 +180,8 @@ class Run:
         self.console.note(f"run {self.run_id}: {n} replica{'s' if n != 1 else ''} of job {job.name} "
                           f"({job.framework or 'plain'}) on network {self.run_id}"
                           f"{' (offline)' if self.opts.offline else ''}; logs in {self._rel(self.dir)}")
+        for text in job.notes:
+            self.console.note(text)
         for name, ids in self.gpu_ids.items():
             disp = next(r.display for r in job.replicas if r.name == name)
             self.console.note(f"{disp}: GPUs {','.join(ids)}")

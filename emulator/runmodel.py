@@ -229,6 +229,7 @@ class JobModel:
     # A controller's start gates by replica name (controllers/: JobSet InOrder and dependsOn,
     # MPIJob launcherCreationPolicy, Volcano task dependsOn); waited for as long as the cluster would.
     gates: dict[str, tuple[Gate, ...]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # said once when the run starts (e.g. a queued suspend)
     # Whether a controller stops the other replicas once the job has succeeded (an operator, or
     # `docker compose up --exit-code-from`); plain Kubernetes Jobs have none (run.py reports them).
     controller: bool = True
