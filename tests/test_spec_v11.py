@@ -312,8 +312,9 @@ def _pods(plan, target: str) -> dict[str, dict]:
             for rt, spec in doc["spec"]["pytorchReplicaSpecs"].items():
                 out[rt.lower()] = spec["template"]
         elif target == "volcano" and doc["kind"] == "Job":
-            for task in doc["spec"]["tasks"]:
-                out[task["name"]] = task["template"]
+            for task in doc["spec"]["tasks"]:  # `<role>-<i>` when the target writes a task per replica
+                base, _, index = task["name"].rpartition("-")
+                out.setdefault(base if index.isdigit() else task["name"], task["template"])
     return out
 
 
