@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
@@ -355,6 +354,7 @@ def _exchange(a: str, b: str) -> bool:
 
 def recover(root: str, jobs) -> None:
     """Undo what a killed build left in root: staging folders, a moved-away job folder, temp files."""
+    import shutil  # lazily: compiling to stdout writes no folder
     try:
         names = os.listdir(root)
     except OSError:
@@ -380,6 +380,7 @@ def recover(root: str, jobs) -> None:
 
 
 def _link_tree(source: str, dest: str) -> None:
+    import shutil  # lazily: compiling to stdout writes no folder
     for dirpath, _dirnames, filenames in os.walk(source):
         rel = os.path.relpath(dirpath, source)
         target = os.path.join(dest, rel) if rel != "." else dest
@@ -404,6 +405,7 @@ def _write_new(path: str, text: str) -> None:
 
 def write_files(root: str, files: dict[str, str], owned_dirs: set[str]) -> list[str]:
     """Write changed files and remove stale ones, one job folder at a time; returns changed paths."""
+    import shutil  # lazily: compiling to stdout writes no folder
     os.makedirs(root, exist_ok=True)
     by_job: dict[str, dict[str, str]] = {}
     for rel, text in files.items():
@@ -456,6 +458,7 @@ def remove_jobs(root: str, jobs: list[str]) -> list[str]:
 
     Each folder is first renamed aside (one step), then deleted; a link is never followed.
     """
+    import shutil  # lazily: compiling to stdout writes no folder
     import tempfile
 
     removed = []
