@@ -1,25 +1,25 @@
 """The package list, derived from the tree so it cannot drift from the folders.
 
-The design card keeps compiler/, targets/ and emulator/ at the top of the
-repository; they install inside the `trainspec` package (never as generic
-top-level names in site-packages). Every folder below them with an
-`__init__.py` is a subpackage, and every other file below a package (chart
-templates, JSON data) ships with it: a wheel holds the whole tree.
+pyproject.toml's `[tool.setuptools.package-dir]` maps the top-level folders into
+the `trainspec` package. Every folder below them with an `__init__.py` is a
+subpackage, and every other file below a package (chart templates, JSON data)
+ships with it: a wheel holds the whole tree.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 from setuptools import setup
 
-# import name -> folder; the one place the layout is mapped.
-PACKAGE_ROOTS = {
-    "trainspec": "trainspec",
-    "trainspec.compiler": "compiler",
-    "trainspec.targets": "targets",
-    "trainspec.emulator": "emulator",
-}
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # setuptools reads pyproject.toml with its own vendored copy on 3.10
+    from setuptools.extern import tomli as tomllib  # type: ignore[import-not-found]
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyproject.toml"), "rb") as f:
+    PACKAGE_ROOTS: dict[str, str] = tomllib.load(f)["tool"]["setuptools"]["package-dir"]
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_SUFFIXES = (".pyc", ".pyo")
 
