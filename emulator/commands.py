@@ -145,6 +145,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-J", dest="jpath", action="append", default=[], metavar="DIR", help="Jsonnet library path")
     p.add_argument("-f", "--values", dest="values_files", action="append", default=[], metavar="FILE",
                    help="a Helm values file (chart folder input); later files and --set win")
+    p.add_argument("--namespace", metavar="NS",
+                   help="a Helm chart folder's release namespace, as `helm install -n NS` (default: default)")
     p.add_argument("--run-id", help=argparse.SUPPRESS)  # set by --detach for the background process
 
 
@@ -180,7 +182,7 @@ def build_run(args, stream=None):
                    jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
                    state_dir=str(state), check_missing=False,  # preflight reports them, with images
                    start_order=getattr(args, "start_order", False), set_options=sets,
-                   values_files=getattr(args, "values_files", []))
+                   values_files=getattr(args, "values_files", []), namespace=getattr(args, "namespace", None))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,

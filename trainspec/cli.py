@@ -434,12 +434,23 @@ def _check(args, build, cache, keys, files, owned, orphans, current: dict) -> in
 def cmd_diff(args) -> int:
     import tempfile
 
-    from trainspec.semdiff import diff_paths, git_revision_file, render_text
+    from trainspec.semdiff import diff_paths, git_revision_path, render_text
 
     with tempfile.TemporaryDirectory(prefix="trainspec-diff-") as scratch:
-        old, new = (path if os.path.exists(path) else git_revision_file(path, scratch)
-                    for path in (args.old, args.new))
-        changes = diff_paths(old, new)
+        # REV:PATH is what git holds; absent there (a spec added or removed since), it is None
+        def side(path: str, other: str) -> str | None:
+            if os.path.exists(path):
+                return path
+            if ":" not in path and ":" in other and not os.path.exists(other):
+                return None  # `diff HEAD:specs/gone.yaml specs/gone.yaml`: removed since
+            return git_revision_path(path, scratch)
+
+        old, new = side(args.old, args.new), side(args.new, args.old)
+        changes = diff_paths(old, new, args.old, args.new)
+    for side, path, other, what in ((old, args.old, args.new, "new"), (new, args.new, args.old, "removed")):
+        if side is None and (old, new) != (None, None):  # said, so a mistyped path is not taken for an added spec
+            where = f"at {path.partition(':')[0]}" if ":" in path else "in the working tree"
+            print(f"trainspec: {path} does not exist {where}: everything in {other} is {what}", file=sys.stderr)
     if args.format == "json":
         import json
 
