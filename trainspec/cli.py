@@ -416,7 +416,7 @@ def _check(args, build, cache, keys, files, owned, orphans, current: dict) -> in
     # Stale because the options differ from the build's (a --tla left out) is not stale at all:
     # say which options OUT was built with, from its marker.
     recorded = read_marker_options(out)
-    differing = {}
+    differing: dict[str, list[str]] = {}
     built_before = read_marker(out)
     for job in sorted({job for o in build.outputs for job in o.jobs} & set(built_before)):
         was = recorded.get(job, {})
@@ -438,14 +438,14 @@ def cmd_diff(args) -> int:
 
     with tempfile.TemporaryDirectory(prefix="trainspec-diff-") as scratch:
         # REV:PATH is what git holds; absent there (a spec added or removed since), it is None
-        def side(path: str, other: str) -> str | None:
+        def resolve(path: str, other: str) -> str | None:
             if os.path.exists(path):
                 return path
             if ":" not in path and ":" in other and not os.path.exists(other):
                 return None  # `diff HEAD:specs/gone.yaml specs/gone.yaml`: removed since
             return git_revision_path(path, scratch)
 
-        old, new = side(args.old, args.new), side(args.new, args.old)
+        old, new = resolve(args.old, args.new), resolve(args.new, args.old)
         changes = diff_paths(old, new, args.old, args.new)
     for side, path, other, what in ((old, args.old, args.new, "new"), (new, args.new, args.old, "removed")):
         if side is None and (old, new) != (None, None):  # said, so a mistyped path is not taken for an added spec

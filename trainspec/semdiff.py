@@ -370,8 +370,10 @@ def diff_paths(a: str | None, b: str | None, a_name: str | None = None, b_name: 
     a_name, b_name = a_name or a or "", b_name or b or ""
     if a is None and b is None:
         raise UsageError(f"neither {a_name} nor {b_name} exists")
-    if a is None or b is None:
-        return _one_sided(b if a is None else a, b_name if a is None else a_name, added=a is None)
+    if a is None:
+        return _one_sided(b or "", b_name, added=True)
+    if b is None:
+        return _one_sided(a, a_name, added=False)
     if os.path.isdir(a) != os.path.isdir(b):
         raise UsageError(f"compare a folder with a folder and a file with a file ({a_name}, {b_name})")
     if os.path.isdir(a):
