@@ -91,6 +91,15 @@ def test_a_mistyped_api_version_or_kind_fails_validate_build_and_the_hook(tmp_pa
     assert _tree(out) == before, "a failed build touches nothing"
 
 
+def test_a_spec_that_does_not_parse_fails_the_build_and_removes_nothing(tmp_path, env):
+    specs, out = _repo(tmp_path, env)
+    (specs / "beta.yaml").write_text(MINIMAL.replace("NAME", "beta").replace("roles: {", "roles: {{"))
+    before = _tree(out)
+    built = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", env=env)
+    assert built.returncode == 2 and f"{specs / 'beta.yaml'}:7:" in built.stderr, built.stderr
+    assert _tree(out) == before and (out / "beta" / "k8s.yaml").is_file()
+
+
 def test_a_training_job_of_another_tool_is_still_skipped(tmp_path):
     specs = tmp_path / "specs"
     specs.mkdir()

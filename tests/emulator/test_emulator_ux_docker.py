@@ -51,6 +51,15 @@ def test_a_job_is_found_from_any_folder(tmp_path, docker_client, test_image, lea
     refused = trainspec("down", "anyfolder", "-t", "0", cwd=elsewhere)
     assert refused.returncode == 2 and "--all" in refused.stderr and str(tmp_path) in refused.stderr, refused.stderr
     assert [c for c in run_containers(docker_client, "anyfolder", tmp_path) if c.status == "running"]
+    # a run of the same job from this folder: `down JOB` stops it and names the one left elsewhere
+    mine = trainspec("run", _flaky(elsewhere, "sleep", rename), "--offline", "--detach", cwd=elsewhere)
+    assert mine.returncode == 0, mine.stdout + mine.stderr
+    wait_for(lambda: (elsewhere / ".trainspec/volumes/flaky-out/running").exists(), what="the second run")
+    down = trainspec("down", "anyfolder", "-t", "0", cwd=elsewhere)
+    assert down.returncode == 0 and mine.stdout.strip() in down.stdout and run_id not in down.stdout, down.stdout
+    assert f"left 1 run(s) of anyfolder started from other folders running: {run_id}" in down.stderr, down.stderr
+    assert run_containers(docker_client, "anyfolder", elsewhere) == []
+    assert [c for c in run_containers(docker_client, "anyfolder", tmp_path) if c.status == "running"]
     down = trainspec("down", "anyfolder", "-t", "0", "--all", cwd=elsewhere)
     assert down.returncode == 0 and run_id in down.stdout, down.stdout + down.stderr
     assert run_containers(docker_client, "anyfolder", tmp_path) == []
