@@ -96,7 +96,7 @@ def test_a_spec_that_does_not_parse_fails_the_build_and_removes_nothing(tmp_path
     (specs / "beta.yaml").write_text(MINIMAL.replace("NAME", "beta").replace("roles: {", "roles: {{"))
     before = _tree(out)
     built = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", env=env)
-    assert built.returncode == 2 and f"{specs / 'beta.yaml'}:7:" in built.stderr, built.stderr
+    assert built.returncode == 2 and f"{specs / 'beta.yaml'}:8:1:" in built.stderr, built.stderr
     assert _tree(out) == before and (out / "beta" / "k8s.yaml").is_file()
 
 
