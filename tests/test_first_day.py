@@ -81,6 +81,8 @@ def test_a_mistyped_api_version_or_kind_fails_validate_build_and_the_hook(tmp_pa
     assert validated.returncode == 2 and where in validated.stderr and hint in validated.stderr, validated.stderr
     hook = run_cli("validate", "--only-specs", str(beta), str(specs / "alpha.yaml"))  # the pre-commit hook
     assert hook.returncode == 2 and where in hook.stderr and hint in hook.stderr, hook.stderr
+    diffed = run_cli("diff", str(specs / "alpha.yaml"), str(beta))
+    assert diffed.returncode == 2 and where in diffed.stderr, diffed.stdout + diffed.stderr
 
     before = _tree(out)
     for extra in ((), ("--check",)):

@@ -332,7 +332,7 @@ def spec_objects(path: str, name: str | None = None) -> dict[str, str]:
 def is_spec(path: str) -> bool:
     from trainspec.compiler import SpecErrors
     from trainspec.compiler.loader import load_file
-    from trainspec.inputs import is_trainspec
+    from trainspec.inputs import looks_like_trainspec
 
     if path.endswith(".jsonnet"):
         return True
@@ -340,7 +340,7 @@ def is_spec(path: str) -> bool:
         docs = load_file(path)
     except SpecErrors:
         return False
-    return any(is_trainspec(doc.data) for doc in docs)
+    return any(looks_like_trainspec(doc.data) for doc in docs)  # a typo'd header is a spec's error, not a file
 
 
 def _folder_files(root: str) -> dict[str, str]:
