@@ -136,6 +136,28 @@ def test_a_folder_the_walk_cannot_read_fails_the_build_and_removes_nothing(tmp_p
         hidden.chmod(0o755)
 
 
+def test_a_folder_listing_that_fails_fails_the_build_in_process(tmp_path, env, monkeypatch, capsys):
+    """The same as root (who reads any folder): the listing itself fails, as it would for a user."""
+    from trainspec.cli import main
+
+    specs, out = _repo(tmp_path, env)
+    (specs / "team").mkdir()
+    shutil.move(str(specs / "beta.yaml"), specs / "team" / "beta.yaml")
+    real = os.scandir
+
+    def scandir(path=".", *args):
+        if os.path.basename(os.fspath(path)) == "team":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path, *args)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
+    before = _tree(out)
+    assert main(["build", str(specs), "-o", str(out), "--target", "k8s"]) == 2
+    assert "team: cannot read this folder (Permission denied)" in capsys.readouterr().err
+    assert _tree(out) == before and (out / "beta" / "k8s.yaml").is_file()
+
+
 # --- 7. chart folders are not specs -------------------------------------------------------------
 
 def test_a_chart_folder_from_compile_is_skipped_by_build_validate_and_the_hook(tmp_path, env):
