@@ -62,6 +62,7 @@ TYPOS = [
     ("trainspec.dev/v1", "TrainingJob", "apiVersion", "did you mean 'trainspec/v1'?"),
     ("TrainSpec/v1", "TrainingJob", "apiVersion", "did you mean 'trainspec/v1'?"),
     ("trainpsec/v1.1", "TrainingJob", "apiVersion", "did you mean 'trainspec/v1.1'?"),
+    ("v1", "TrainingJob", "apiVersion", "did you mean 'trainspec/v1'?"),
     ("trainspec/v1", "TrainJob", "kind", "did you mean 'TrainingJob'?"),
     ("trainspec/v1", "Job", "kind", "a trainspec spec is always kind: TrainingJob"),
 ]

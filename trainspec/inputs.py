@@ -123,13 +123,30 @@ def _squash(text: str) -> str:
     return "".join(c for c in text.lower() if c.isalnum())
 
 
+def _close(text: str, word: str) -> bool:
+    """At most two edits (or a swap of two letters) from `word`: a typo, not another name.
+    A few lines instead of difflib, which a folder walk would import for every other file."""
+    if abs(len(text) - len(word)) > 2:
+        return False
+    if sorted(text) == sorted(word):
+        return True
+    previous = list(range(len(word) + 1))
+    for i, a in enumerate(text, 1):
+        current = [i]
+        for j, b in enumerate(word, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+        previous = current
+    return previous[-1] <= 2
+
+
 def looks_like_trainspec(data) -> bool:
     """A document meant as a spec even if its apiVersion or kind is mistyped.
 
     Skipping it would be silent data loss: `build` would remove its job's output as an
     orphan.  So `kind: TrainingJob` with an apiVersion naming trainspec in any spelling
     (trainspec.dev/v1, TrainSpec/v1, trainpsec/v1) or none at all, and any kind under a
-    trainspec-like apiVersion, are validated (and fail with a hint), never skipped.
+    trainspec-like apiVersion, are validated (and fail with a hint), never skipped; so is a
+    TrainingJob under a group-less apiVersion (`v1`).
     Another tool's TrainingJob (e.g. sagemaker.aws.amazon.com/v1) is still skipped.
     """
     if not isinstance(data, dict):
@@ -139,13 +156,12 @@ def looks_like_trainspec(data) -> bool:
     version, kind = data.get("apiVersion"), data.get("kind")
     group = version.rpartition("/")[0] if isinstance(version, str) else ""
     if isinstance(version, str) and version.strip():
-        import difflib
-
         squashed = _squash(group or version)
-        if "trainspec" in squashed or difflib.SequenceMatcher(None, squashed, "trainspec").ratio() >= 0.8:
+        if "trainspec" in squashed or _close(squashed, "trainspec"):
             return True
     if isinstance(kind, str) and _squash(kind) in ("trainingjob", "trainspec"):
-        return not (isinstance(version, str) and version.strip())  # no apiVersion at all: a spec missing one
+        # no apiVersion, or one without a group (`v1`: the core API has no TrainingJob): a spec's typo
+        return not group.strip()
     return False
 
 
