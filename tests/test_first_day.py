@@ -390,3 +390,14 @@ def test_readme_says_to_use_a_venv_and_what_ruamel_yaml_is_for():
     assert "python3 -m venv" in readme and "externally-managed-environment" in readme
     assert "ruamel.yaml is not needed" not in readme
     assert "ruamel.yaml\n(`trainspec import` only" in readme or "ruamel.yaml (`trainspec import`" in readme
+
+
+def test_the_example_specs_warn_only_where_the_readme_says(tmp_path, env):
+    """Each warning of the shipped examples is one the README names (and asks to act on)."""
+    built = run_cli("build", str(SPECS), "-o", str(tmp_path / "out"), env=env)
+    assert built.returncode == 0, built.stderr
+    warnings = [line for line in built.stderr.splitlines() if line.startswith("trainspec: warning:")]
+    named = sorted(line.split("specs/", 1)[1].split(":", 1)[0] for line in warnings)
+    assert named == ["mpi-horovod.yaml", "mpi-horovod.yaml", "mxnet-ps.yaml", "pytorch-cluster.yaml",
+                     "tf-args-style.yaml", "tf-ps.yaml"], built.stderr
+    assert "Building the example specs prints six warnings" in (ROOT / "README.md").read_text()
