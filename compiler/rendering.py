@@ -48,28 +48,36 @@ def render_role(sources: RoleSources, role: str, count: int, port: int, job: Job
                           tuple(user_var(name, v.source if isinstance(v, Text) else v) for name, v in sources.env))
         return RoleRender(True, (static,))
 
-    def render(index) -> Rendered:
+    def render(index, failures: dict | None = None) -> Rendered:
+        """One replica's texts; with `failures`, a failing text is recorded there (its first failure
+        per field) and rendering goes on, so every broken template is reported at once."""
         context = {"job": job, "role": role, "index": index, "replicas": count, "hosts": hosts, "port": port}
 
         def one(text: Text) -> str:
             try:
                 return templates.render(text.source, context)
             except TemplateError as exc:
-                raise _Failed(text.path, exc, text.source) from None
+                if failures is None:
+                    raise _Failed(text.path, exc, text.source) from None
+                failures.setdefault(text.path, (exc, text.source))
+                return ""
 
         return Rendered(None if sources.command is None else tuple(one(t) for t in sources.command),
                         None if sources.args is None else tuple(one(t) for t in sources.args),
                         tuple(user_var(name, one(v) if isinstance(v, Text) else v) for name, v in sources.env))
 
-    try:
-        if count <= 1 or not _uses_index(sources):
-            return RoleRender(True, (render(0),))
-        rendered = tuple(render(i) for i in range(count))
-    except _Failed as failed:
-        path, exc, source = failed.args
-        index = exc.expression(source)
-        on_error(path, exc.message, exc.hint, path if index is None else path + (EXPRESSION_KEY, index))
+    failures: dict[tuple, tuple[TemplateError, str]] = {}
+    if count <= 1 or not _uses_index(sources):
+        rendered: tuple[Rendered, ...] = (render(0, failures),)
+    else:
+        rendered = tuple(render(i, failures) for i in range(count))
+    if failures:
+        for path, (exc, source) in failures.items():
+            index = exc.expression(source)
+            on_error(path, exc.message, exc.hint, path if index is None else path + (EXPRESSION_KEY, index))
         return None
+    if len(rendered) == 1:
+        return RoleRender(True, rendered)
     if all(other == rendered[0] for other in rendered[1:]):
         return RoleRender(True, (rendered[0],))
     try:

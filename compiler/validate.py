@@ -54,6 +54,19 @@ def validate(doc: Document) -> tuple[JobSpec | None, ErrorSink]:
     return spec if not sink.errors else None, sink
 
 
+def _api_version_hint(api) -> str:
+    """'trainspec.dev/v1', 'TrainSpec/v1' -> did you mean 'trainspec/v1'?"""
+    if not isinstance(api, str):
+        return f"did you mean {API_VERSIONS[-1]!r}?"
+    wanted = "trainspec/" + api.rpartition("/")[2].strip().lower()
+    if wanted in API_VERSIONS:
+        return f"did you mean {wanted!r}?"
+    import difflib
+
+    close = difflib.get_close_matches(api.lower(), API_VERSIONS, n=1, cutoff=0.5)
+    return f"did you mean {(close or API_VERSIONS[-1:])[0]!r}?"
+
+
 class _Validator:
     def __init__(self, reader: Reader, source: str):
         self.r = reader
@@ -68,10 +81,16 @@ class _Validator:
             return None
         api = top.get("apiVersion")
         if api is not None and api not in API_VERSIONS:
-            r.error(("apiVersion",), f"{api!r} is not supported", " or ".join(map(repr, API_VERSIONS)))
+            r.error(("apiVersion",), f"{api!r} is not supported", " or ".join(map(repr, API_VERSIONS)),
+                    _api_version_hint(api))
         kind = top.get("kind")
         if kind is not None and kind != KIND:
-            r.error(("kind",), f"{kind!r} is not supported", repr(KIND))
+            import difflib  # only for the hint: not imported by a clean compile
+
+            close = isinstance(kind, str) and (kind.lower() == KIND.lower()
+                                               or difflib.get_close_matches(kind, (KIND,), n=1, cutoff=0.6))
+            r.error(("kind",), f"{kind!r} is not supported", repr(KIND),
+                    f"did you mean {KIND!r}?" if close else f"a trainspec spec is always kind: {KIND}")
         meta = r.mapping(top.get("metadata"), ("metadata",), METADATA_FIELDS, required=F.METADATA.required) or {}
         name = self.job_name(meta.get("name"))
         namespace = "default"

@@ -34,11 +34,13 @@ def register(subparsers) -> None:
     run.set_defaults(func=cmd_run)
 
     ps = subparsers.add_parser("ps", help="list emulator runs (or one run's replicas)",
-                               description="List emulator runs, or one run's replicas.",
+                               description="List the live emulator runs started from this folder (--all: also "
+                                           "finished ones, and those of other folders), or one run's replicas.",
                                epilog="examples:\n  trainspec ps\n  trainspec ps tf-ps",
                                formatter_class=argparse.RawDescriptionHelpFormatter)
     ps.add_argument("run", nargs="?", help="a run id or job name: show its replicas")
-    ps.add_argument("-a", "--all", action="store_true", help="also list finished runs recorded on disk")
+    ps.add_argument("-a", "--all", action="store_true",
+                    help="also list finished runs recorded here, and live runs started from other folders")
     ps.add_argument("--format", choices=("table", "json"), default="table",
                     help="json: one object per run (or the run's replicas), for scripts")
     ps.add_argument("--state-dir", help="where runs are recorded (default ./.trainspec, or $TRAINSPEC_STATE_DIR)")
@@ -62,7 +64,9 @@ def register(subparsers) -> None:
     logs.set_defaults(func=cmd_logs)
 
     down = subparsers.add_parser("down", help="stop a run and remove its containers and network",
-                                 description="Stop a run and remove its containers, network and volumes.",
+                                 description="Stop a run and remove its containers, network and volumes. "
+                                             "A job name stops the job's runs started from this folder "
+                                             "(--all: from any folder); a run id stops that run.",
                                  epilog="examples:\n  trainspec down tf-ps\n  trainspec down tf-ps-3f9a1c -t 0",
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     down.add_argument("job", metavar="JOB", help="a run id, or a job name (every run of it)")
@@ -71,6 +75,8 @@ def register(subparsers) -> None:
                            "run's --grace); 0 kills them at once and skips preStop hooks, like `docker-compose "
                            "down -t 0`")
     down.add_argument("--state-dir", help="where runs are recorded")
+    down.add_argument("-a", "--all", action="store_true",
+                      help="a job name also stops its runs started from other folders (default: this folder's)")
     down.set_defaults(func=cmd_down)
 
     gc = subparsers.add_parser("gc", help="remove what crashed or killed runs left behind (found by labels)",
@@ -139,6 +145,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-J", dest="jpath", action="append", default=[], metavar="DIR", help="Jsonnet library path")
     p.add_argument("-f", "--values", dest="values_files", action="append", default=[], metavar="FILE",
                    help="a Helm values file (chart folder input); later files and --set win")
+    p.add_argument("--namespace", metavar="NS",
+                   help="a Helm chart folder's release namespace, as `helm install -n NS` (default: default)")
     p.add_argument("--run-id", help=argparse.SUPPRESS)  # set by --detach for the background process
 
 
@@ -174,7 +182,7 @@ def build_run(args, stream=None):
                    jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
                    state_dir=str(state), check_missing=False,  # preflight reports them, with images
                    start_order=getattr(args, "start_order", False), set_options=sets,
-                   values_files=getattr(args, "values_files", []))
+                   values_files=getattr(args, "values_files", []), namespace=getattr(args, "namespace", None))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,
@@ -216,12 +224,13 @@ def cmd_run(args) -> int:
 
 # -- ps / logs / down / gc ------------------------------------------------------
 
-def _resolve(state: Path, name: str, docker_runs: dict | None = None) -> list[str]:
+def _resolve(state: Path, name: str, docker_runs: dict | None = None, anywhere: bool = True) -> list[str]:
     """Run ids for a run id or a job name (newest first).
 
-    A job name means this state folder's runs; when it has none, the job's live runs
-    in any folder (found by their labels, as `ps` lists them) — if those are in one
-    folder only, so the name is not ambiguous."""
+    A job name means this state folder's runs; when it has none and `anywhere` (reading:
+    `logs`, `ps RUN`), the job's live runs in any folder (found by their labels) — if those
+    are in one folder only, so the name is not ambiguous.  `down` stops nothing of another
+    folder's by a job name alone: it names them and the option instead."""
     from .state import find_runs
 
     recorded = find_runs(state)
@@ -237,6 +246,10 @@ def _resolve(state: Path, name: str, docker_runs: dict | None = None) -> list[st
     elsewhere = {rid: info.get("state_dir") or "?" for rid, info in (docker_runs or {}).items()
                  if info.get("job") == name}
     folders = sorted(set(elsewhere.values()))
+    if folders and not anywhere:
+        listed = ", ".join(f"{rid} ({folder})" for rid, folder in sorted(elsewhere.items()))
+        raise UsageError(f"no run of job {name!r} was started from this folder ({state}); it runs from other "
+                         f"folders: {listed}; `trainspec down {name} --all` stops those, or name a run id")
     if len(folders) == 1:
         return sorted(elsewhere)
     if folders:
@@ -293,7 +306,10 @@ def cmd_ps(args) -> int:
             print(f"  container {c['name']}: {c['status']}")
         return 0
     recorded = {s["run_id"]: s for s in find_runs(state)}
-    ids = list(live)
+    # Runs started from other folders are another project's: listed with --all only, but counted.
+    here = [rid for rid, info in live.items() if _same_folder(info.get("state_dir"), state)]
+    others = [rid for rid in live if rid not in here]
+    ids = list(live) if args.all else here
     if args.all:
         ids += [r for r in recorded if r not in live]
     table = []
@@ -314,12 +330,25 @@ def cmd_ps(args) -> int:
     if args.format == "json":
         print(json.dumps(table, indent=2, sort_keys=True))
         return 0
-    print(f"{'RUN ID':<28} {'JOB':<20} {'STATUS':<12} {'REPLICAS':<10} {'AGE':<8} SUPERVISOR")
+    elsewhere = any(not _same_folder(row["state_dir"], state) for row in table)
+    print((f"{'RUN ID':<28} {'JOB':<20} {'STATUS':<12} {'REPLICAS':<10} {'AGE':<8} {'SUPERVISOR':<10}"
+           + (" FOLDER" if elsewhere else "")).rstrip())
     for row in table:
         age = _age(time.time() - row["started"]) if row["started"] else "-"
-        print(f"{row['run_id']:<28} {row['job']:<20} {row['status']:<12} "
-              f"{str(row['running']) + '/' + str(row['replicas']):<10} {age:<8} {row['supervisor']}")
+        folder = "" if _same_folder(row["state_dir"], state) else os.path.dirname(row["state_dir"])
+        line = (f"{row['run_id']:<28} {row['job']:<20} {row['status']:<12} "
+                f"{str(row['running']) + '/' + str(row['replicas']):<10} {age:<8} {row['supervisor']:<10}"
+                + (f" {folder or '.'}" if elsewhere else ""))
+        print(line.rstrip())
+    if others and not args.all:
+        print(f"trainspec: {len(others)} live run(s) started from other folders not listed "
+              "(`trainspec ps --all` lists them)", file=sys.stderr)
     return 0
+
+
+def _same_folder(folder: str | None, state: Path) -> bool:
+    """Whether a run's recorded state folder is this one (a run without one counts as here)."""
+    return not folder or os.path.realpath(folder) == os.path.realpath(state)
 
 
 def cmd_logs(args) -> int:
@@ -388,9 +417,13 @@ def cmd_down(args) -> int:
     state = _state(args)
     client = db.connect()
     live = db.list_runs(client)
-    ids = _resolve(state, args.job, live)  # a job name finds its runs from any folder, as `ps` does
+    ids = _resolve(state, args.job, live, anywhere=args.all)
     if args.job in ids:
-        ids = [args.job]
+        ids = [args.job]  # a run id: that run, wherever it was started
+    elif args.all:  # a job name with --all: its live runs from every folder too
+        ids += [rid for rid, info in live.items() if info.get("job") == args.job and rid not in ids]
+    left = sorted(rid for rid, info in live.items()
+                  if info.get("job") == args.job and rid not in ids and not _same_folder(info.get("state_dir"), state))
     if args.grace is not None and args.grace < 0:
         raise UsageError("--grace must be 0 or more seconds")
     with ThreadPoolExecutor(max_workers=max(1, min(len(ids), 8))) as pool:
@@ -402,6 +435,9 @@ def cmd_down(args) -> int:
             reported += 1
     if not reported:
         print(f"nothing to remove for {args.job}")
+    if left:
+        print(f"trainspec: left {len(left)} run(s) of {args.job} started from other folders running: "
+              f"{', '.join(left)} (`trainspec down {args.job} --all` stops them too)", file=sys.stderr)
     return 0
 
 

@@ -60,6 +60,17 @@ def user_values(values_files: Iterable[str], set_options: Iterable[str]) -> dict
     return values
 
 
+def _namespace_hint(message: str, path: str) -> str:
+    """The chart's pin names the namespace it was compiled for: say how to run it there."""
+    import re
+
+    found = re.search(r'compiled for \\?"[^"\\]*@([a-z0-9-]+)\\?"; this install has \\?"[^"\\]*@([a-z0-9-]+)', message)
+    if not found or found.group(1) == found.group(2):
+        return ""
+    return (f"; hint: the chart was compiled for namespace {found.group(1)}: "
+            f"`trainspec run {path} --namespace {found.group(1)}`")
+
+
 def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[str] = (),
            namespace: str = "default") -> list[dict]:
     """The chart's rendered objects, in template-path order."""
@@ -74,7 +85,7 @@ def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[st
             release = str(chart.name or "release")
             manifests = chart.render(values=values, name=release, namespace=namespace)
     except HelmError as exc:
-        raise UsageError(f"{path}: Helm could not render the chart: {exc}") from None
+        raise UsageError(f"{path}: Helm could not render the chart: {exc}{_namespace_hint(str(exc), path)}") from None
     docs: list[dict] = []
     for name, text in sorted(manifests.items()):
         if not name.endswith((".yaml", ".yml")):

@@ -73,20 +73,24 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
          jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
          configmap_options: Iterable[str] = (), state_dir: str = ".trainspec",
          set_options: Iterable[str] = (), values_files: Iterable[str] = (), start_order: bool = False,
-         check_missing: bool = True) -> JobModel:
+         check_missing: bool = True, namespace: str | None = None) -> JobModel:
     """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
     the plan's start order names, as the compose and jobset targets do; by default a spec runs
     like its k8s output, every replica at once. `set_options` are a chart's `--set` values (a
     spec's are applied by overrides.using); `check_missing`: raise for missing Secrets and
-    ConfigMaps (`trainspec run` reports them in preflight instead, with missing images)."""
+    ConfigMaps (`trainspec run` reports them in preflight instead, with missing images).
+    `namespace`: a chart's release namespace (`helm install -n`); other inputs carry their own."""
     from . import from_helm, from_operator, suspension
 
     secrets = parse_key_options(secret_options, "--secret")
     configmaps = parse_key_options(configmap_options, "--configmap")
     shown = path
     if from_helm.is_chart(path):  # a Helm chart folder: rendered, then read as the file it renders to
-        docs: list[Any] | None = from_helm.render(path, values_files, set_options)
+        docs: list[Any] | None = from_helm.render(path, values_files, set_options, namespace or "default")
         shown = f"{path} (Helm chart)"
+    elif namespace is not None:
+        raise UsageError(f"--namespace is a Helm chart folder's release namespace; {path} carries its own "
+                         "(a spec's metadata.namespace, a compiled object's metadata.namespace)")
     elif list(values_files):
         raise UsageError(f"{path}: -f/--values is for a Helm chart folder")
     else:

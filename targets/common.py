@@ -315,7 +315,7 @@ def warn_dropped(plan: JobPlan, target: str, fields) -> None:
     if not fields or (plan.source, target) in _WARNED:
         return
     _WARNED.add((plan.source, target))
-    print(f"trainspec: warning: {os.path.basename(plan.source)}: target {target} has no equivalent for "
+    print(f"trainspec: warning: {plan.source}: target {target} has no equivalent for "
           f"{', '.join(sorted(fields))}; dropped (see docs/spec.md)", file=sys.stderr)
 def run_policy(plan: JobPlan) -> dict[str, str]:
     """The machine-readable run policy (success rule, restart per role, start order, cleanup,

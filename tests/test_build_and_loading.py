@@ -177,13 +177,13 @@ def test_incremental_build_compiles_only_what_changed(tmp_path):
     assert "(3 of 3 specs compiled)" in first.stderr
     (specs / "beta.yaml").write_text(MINIMAL.replace("NAME", "beta").replace("pt:1", "pt:9"))
     second = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", env=env)
-    assert "wrote 1 of 3 files" in second.stderr and "(1 of 3 specs compiled)" in second.stderr
+    assert "wrote 1 of 3 files" in second.stderr and "(1 of 3 specs compiled, 2 unchanged since the last build)" in second.stderr
     # An output edited by hand is noticed although its spec did not change.
     (out / "gamma" / "k8s.yaml").write_text("edited\n")
     check = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", "--check", env=env)
     assert check.returncode == 1 and "-edited" in check.stdout
     third = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", env=env)
-    assert "(1 of 3 specs compiled)" in third.stderr
+    assert "(1 of 3 specs compiled, 2 unchanged since the last build)" in third.stderr
     assert "kind: Job" in (out / "gamma" / "k8s.yaml").read_text()
     clean = run_cli("build", str(specs), "-o", str(out), "--target", "k8s", "--check", env=env)
     assert clean.returncode == 0

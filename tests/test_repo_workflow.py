@@ -401,8 +401,12 @@ def test_diff_against_a_git_revision(tmp_path):
     spec.write_text(spec.read_text().replace("replicas: 4", "replicas: 5"))
     result = run_cli("diff", "HEAD:job.yaml", "job.yaml", cwd=tmp_path)
     assert result.returncode == 1 and "worker replicas 4 → 5" in result.stdout
-    missing = run_cli("diff", "HEAD:gone.yaml", "job.yaml", cwd=tmp_path)
-    assert missing.returncode == 2 and "gone.yaml" in missing.stderr
+    # a path the revision does not have is a spec added since (issue 19): said on stderr
+    added = run_cli("diff", "HEAD:gone.yaml", "job.yaml", cwd=tmp_path)
+    assert added.returncode == 1 and "new job tf-ps" in added.stdout
+    assert "HEAD:gone.yaml does not exist at HEAD" in added.stderr
+    missing = run_cli("diff", "NOPE:job.yaml", "job.yaml", cwd=tmp_path)
+    assert missing.returncode == 2 and "'NOPE' is not a git revision" in missing.stderr
 
 
 def test_a_tampered_marker_cannot_make_build_remove_anything_outside_out(tmp_path, env):

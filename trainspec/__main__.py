@@ -1,5 +1,5 @@
 import sys
 
-from trainspec.cli import main
+from trainspec.console import main
 
 sys.exit(main())

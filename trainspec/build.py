@@ -201,23 +201,67 @@ def run_build(specs: list[SpecInput], out_dir: str, targets: tuple[str, ...], lo
 
 # --- the marker: which job folders builds own ------------------------------------------
 
-def read_marker(out_dir: str) -> dict[str, str]:
-    """job -> its spec's path relative to OUT, as the last build recorded it ({} without a marker)."""
+def _marker_data(out_dir: str) -> dict:
     from trainspec.output import read_in
 
     text = read_in(out_dir, MARKER)
     if not isinstance(text, str):
         return {}
     try:
-        jobs = json.loads(text).get("jobs", {})
-    except (ValueError, AttributeError):
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def read_marker(out_dir: str) -> dict[str, str]:
+    """job -> its spec's path relative to OUT, as the last build recorded it ({} without a marker)."""
+    jobs = _marker_data(out_dir).get("jobs", {})
+    if not isinstance(jobs, dict):
         return {}
     return {job: spec for job, spec in jobs.items()
             if isinstance(job, str) and isinstance(spec, str) and job and os.sep not in job and job[0] != "."}
 
 
-def marker_text(jobs: dict[str, str]) -> str:
-    return json.dumps({"note": MARKER_NOTE, "jobs": dict(sorted(jobs.items()))}, indent=2) + "\n"
+def read_marker_options(out_dir: str) -> dict[str, dict]:
+    """job -> the options (--target, --tla, --ext-var, -J) its last build was given; absent: none."""
+    options = _marker_data(out_dir).get("options", {})
+    if not isinstance(options, dict):
+        return {}
+    return {job: value for job, value in options.items() if isinstance(job, str) and isinstance(value, dict)}
+
+
+def build_options(targets: list[str], spec_options: dict) -> dict:
+    """What a build was given beyond its inputs, defaults left out (a plain build records nothing)."""
+    given = {"target": list(dict.fromkeys(targets)), **spec_options}
+    return {name: value for name, value in given.items() if value}
+
+
+def options_words(options: dict) -> str:
+    """The command-line options `options` stands for, e.g. `--target k8s --tla size=4`, or `no options`."""
+    words = [f"--target {t}" for t in options.get("target", [])]
+    words += [f"--tla {k}={v}" for k, v in sorted(options.get("tla", {}).items())]
+    words += [f"--ext-var {k}={v}" for k, v in sorted(options.get("ext_vars", {}).items())]
+    words += [f"-J {p}" for p in options.get("jpath", [])]
+    return " ".join(words) or "no options"
+
+
+def marker_text(jobs: dict[str, str], options: dict[str, dict] | None = None) -> str:
+    data: dict = {"note": MARKER_NOTE, "jobs": dict(sorted(jobs.items()))}
+    options = {job: value for job, value in (options or {}).items() if value and job in jobs}
+    if options:  # left out when every job was built plainly: such a marker reads as before
+        data["options"] = dict(sorted(options.items()))
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
+def marker_options(out_dir: str, build: Build, marker: dict[str, str], current: dict,
+                   keep_recorded: bool = False) -> dict[str, dict]:
+    """Per job in the new marker: this build's options for its jobs, the recorded ones for jobs it kept
+    (keep_recorded: for every job the marker already lists)."""
+    built = {job for out in build.outputs for job in out.jobs}
+    old = read_marker_options(out_dir)
+    listed = read_marker(out_dir) if keep_recorded else {}
+    return {job: (current if job in built and job not in listed else old.get(job, {})) for job in marker}
 
 
 def ownership(out_dir: str, build: Build, specs: list[SpecInput]) -> tuple[dict[str, str], dict[str, str]]:

@@ -351,7 +351,7 @@ def cmd_build(args) -> int:
 def _build_locked(args, out: str, specs, targets) -> int:
     import json
 
-    from trainspec.build import locked, marker_text, ownership, run_build
+    from trainspec.build import build_options, locked, marker_options, marker_text, ownership, run_build
     from trainspec.inputs import MARKER
     from trainspec.output import remove_jobs, write_atomic, write_files, writing
 
@@ -362,25 +362,35 @@ def _build_locked(args, out: str, specs, targets) -> int:
                                        lambda spec: load_input(spec, args, targets=targets, skip_unsupported=skip),
                                        options, use_cache=not args.no_cache, skip_unsupported=skip)
         marker, orphans = ownership(out, build, specs)
+        current = build_options(args.target, spec_options(args))
+        # --check compares content: options differing alone are not stale (a hint says when they differ)
+        recorded = marker_options(out, build, marker, current, keep_recorded=args.check)
         fresh = [o for o in build.outputs if o.texts is not None]
         files = {rel: t for o in fresh for rel, t in (o.texts or {}).items()}
         owned = {folder for o in fresh for folder in o.owned}
         if args.check:
-            return _check(args, build, cache, keys, {**files, MARKER: marker_text(marker)}, owned, orphans)
+            return _check(args, build, cache, keys, {**files, MARKER: marker_text(marker, recorded)}, owned, orphans,
+                          current)
         with writing(out):
             changed = write_files(out, files, owned)
             removed = remove_jobs(out, sorted(orphans))
-            write_atomic(os.path.join(out, MARKER), marker_text(marker))
+            write_atomic(os.path.join(out, MARKER), marker_text(marker, recorded))
         cache.record(build, keys)
+    # Files a walk read that hold no spec (a kustomization.yaml) are not counted as specs.
+    specs_read = [o for o in build.outputs if o.jobs]
+    compiled = sum(1 for o in specs_read if o.texts is not None)
+    unchanged = len(specs_read) - compiled
     print(f"wrote {len(changed)} of {len(build.expected())} files to {out}"
-          f" ({len(fresh)} of {len(build.outputs)} specs compiled)", file=sys.stderr)
+          f" ({compiled} of {len(specs_read)} spec{'s' if len(specs_read) != 1 else ''} compiled"
+          f"{f', {unchanged} unchanged since the last build' if unchanged else ''})", file=sys.stderr)
     for job in removed:
         print(f"removed {os.path.join(out, job)}/: its spec {orphans[job]} no longer defines job {job!r}",
               file=sys.stderr)
     return EXIT_OK
 
 
-def _check(args, build, cache, keys, files, owned, orphans) -> int:
+def _check(args, build, cache, keys, files, owned, orphans, current: dict) -> int:
+    from trainspec.build import options_words, read_marker, read_marker_options
     from trainspec.output import compare, summary_lines, unified
 
     out = args.output
@@ -403,20 +413,44 @@ def _check(args, build, cache, keys, files, owned, orphans) -> int:
     if changes:
         lines.append("\n")
     sys.stdout.writelines(lines + unified(out, changes))
+    # Stale because the options differ from the build's (a --tla left out) is not stale at all:
+    # say which options OUT was built with, from its marker.
+    recorded = read_marker_options(out)
+    differing: dict[str, list[str]] = {}
+    built_before = read_marker(out)
+    for job in sorted({job for o in build.outputs for job in o.jobs} & set(built_before)):
+        was = recorded.get(job, {})
+        if was != current:
+            differing.setdefault(options_words(was), []).append(job)
+    for words, jobs in differing.items():
+        print(f"trainspec: hint: {out} was built with {words} for {', '.join(jobs)}; this check used "
+              f"{options_words(current)}: give the build's options to --check, or rebuild with these",
+              file=sys.stderr)
     print(f"trainspec: {out} is stale; run `trainspec build {' '.join(args.inputs)} "
-          f"-o {out}` and commit the result", file=sys.stderr)
+          f"-o {out}{' ' + options_words(current) if current else ''}` and commit the result", file=sys.stderr)
     return EXIT_FAILED
 
 
 def cmd_diff(args) -> int:
     import tempfile
 
-    from trainspec.semdiff import diff_paths, git_revision_file, render_text
+    from trainspec.semdiff import diff_paths, git_revision_path, render_text
 
     with tempfile.TemporaryDirectory(prefix="trainspec-diff-") as scratch:
-        old, new = (path if os.path.exists(path) else git_revision_file(path, scratch)
-                    for path in (args.old, args.new))
-        changes = diff_paths(old, new)
+        # REV:PATH is what git holds; absent there (a spec added or removed since), it is None
+        def resolve(path: str, other: str) -> str | None:
+            if os.path.exists(path):
+                return path
+            if ":" not in path and ":" in other and not os.path.exists(other):
+                return None  # `diff HEAD:specs/gone.yaml specs/gone.yaml`: removed since
+            return git_revision_path(path, scratch)
+
+        old, new = resolve(args.old, args.new), resolve(args.new, args.old)
+        changes = diff_paths(old, new, args.old, args.new)
+    for side, path, other, what in ((old, args.old, args.new, "new"), (new, args.new, args.old, "removed")):
+        if side is None and (old, new) != (None, None):  # said, so a mistyped path is not taken for an added spec
+            where = f"at {path.partition(':')[0]}" if ":" in path else "in the working tree"
+            print(f"trainspec: {path} does not exist {where}: everything in {other} is {what}", file=sys.stderr)
     if args.format == "json":
         import json
 
@@ -463,6 +497,15 @@ def cmd_completion(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # at any moment: while parsing, importing or running the command
+        from trainspec.console import interrupted
+
+        return interrupted()
+
+
+def _main(argv: list[str] | None) -> int:
     if argv is None:  # run as the program (not called in-process): the objects made so far live until exit,
         gc.freeze()  # so the cyclic collector need not walk them in each collection, nor free them at exit
     words = sys.argv[1:] if argv is None else argv
@@ -476,9 +519,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return args.func(args)
-    except KeyboardInterrupt:
-        print("trainspec: interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:

@@ -42,7 +42,17 @@ def walk(root: str, out_dir: str | None, excludes: list[str]) -> list[str]:
     """Spec-like files under root, sorted; skips hidden names, --exclude matches, OUT and marked folders."""
     out_real = os.path.realpath(out_dir) if out_dir else None
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    if is_chart(root):
+        return found
+
+    def unreadable(error: OSError) -> None:
+        # A folder skipped silently would make `build` remove its jobs' output as orphans.
+        from trainspec.compiler import UsageError
+
+        raise UsageError(f"{error.filename}: cannot read this folder ({error.strerror}); "
+                         "fix its permissions or leave it out with --exclude")
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         keep = []
         for name in sorted(dirnames):
             path = os.path.join(dirpath, name)
@@ -50,6 +60,8 @@ def walk(root: str, out_dir: str | None, excludes: list[str]) -> list[str]:
                 continue
             if os.path.realpath(path) == out_real or os.path.isfile(os.path.join(path, MARKER)):
                 continue  # a build's output is never read back as specs
+            if is_chart(path):
+                continue  # a Helm chart: its templates are Go templates, not specs
             keep.append(name)
         dirnames[:] = keep
         for name in sorted(filenames):
@@ -75,6 +87,9 @@ def collect(inputs: list[str], out_dir: str | None = None, excludes: list[str] |
             if out_real and _inside(real, out_real):
                 raise UsageError(f"the output folder {out_dir} is (or contains) the spec folder {item}: "
                                  "a build would read its own output; choose another -o")
+            if is_chart(item):
+                raise UsageError(f"{item} is a Helm chart folder, not a folder of specs "
+                                 f"(`helm template {item}` renders it, `trainspec run {item}` runs it)")
             # OUT inside the folder is fine: the walk skips it (and every folder holding a marker).
             found = walk(item, out_dir, excludes)
             if not found:
@@ -104,6 +119,69 @@ def is_trainspec(data) -> bool:
     return isinstance(version, str) and version.startswith("trainspec/")
 
 
+def _squash(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalnum())
+
+
+def _close(text: str, word: str) -> bool:
+    """At most two edits (or a swap of two letters) from `word`: a typo, not another name.
+    A few lines instead of difflib, which a folder walk would import for every other file."""
+    if abs(len(text) - len(word)) > 2:
+        return False
+    if sorted(text) == sorted(word):
+        return True
+    previous = list(range(len(word) + 1))
+    for i, a in enumerate(text, 1):
+        current = [i]
+        for j, b in enumerate(word, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+        previous = current
+    return previous[-1] <= 2
+
+
+def looks_like_trainspec(data) -> bool:
+    """A document meant as a spec even if its apiVersion or kind is mistyped.
+
+    Skipping it would be silent data loss: `build` would remove its job's output as an
+    orphan.  So `kind: TrainingJob` with an apiVersion naming trainspec in any spelling
+    (trainspec.dev/v1, TrainSpec/v1, trainpsec/v1) or none at all, and any kind under a
+    trainspec-like apiVersion, are validated (and fail with a hint), never skipped; so is a
+    TrainingJob under a group-less apiVersion (`v1`).
+    Another tool's TrainingJob (e.g. sagemaker.aws.amazon.com/v1) is still skipped.
+    """
+    if not isinstance(data, dict):
+        return False
+    if is_trainspec(data):
+        return True
+    version, kind = data.get("apiVersion"), data.get("kind")
+    group = version.rpartition("/")[0] if isinstance(version, str) else ""
+    if isinstance(version, str) and version.strip():
+        squashed = _squash(group or version)
+        if "trainspec" in squashed or _close(squashed, "trainspec"):
+            return True
+    if isinstance(kind, str) and _squash(kind) in ("trainingjob", "trainspec"):
+        # no apiVersion, or one without a group (`v1`: the core API has no TrainingJob): a spec's typo
+        return not group.strip()
+    return False
+
+
+def in_chart(path: str) -> bool:
+    """Whether a file lies inside a Helm chart folder (a parent holds Chart.yaml beside templates/)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while True:
+        if is_chart(folder):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+
+
+def is_chart(folder: str) -> bool:
+    """A Helm chart (`compile --target helm -o charts/x`): its templates are Go templates, not specs."""
+    return os.path.isfile(os.path.join(folder, "Chart.yaml")) and os.path.isdir(os.path.join(folder, "templates"))
+
+
 def read_stdin_documents():
     """The documents of a spec piped in; errors name the file `<stdin>`."""
     from trainspec.compiler import SpecError, SpecErrors
@@ -129,8 +207,8 @@ def walked_documents(path: str, options, warn) -> list:
     docs = load_file(path, options)
     keep = []
     for doc in docs:
-        if is_trainspec(doc.data):
-            keep.append(doc)
+        if looks_like_trainspec(doc.data):
+            keep.append(doc)  # a mistyped apiVersion or kind is an error, never a skip
         elif not (isinstance(doc.data, dict) and "apiVersion" in doc.data):
             line = doc.positions.get((), (1, 1))[0] if doc.positions else 1
             warn(path, line, "skipped a document with no apiVersion (not a trainspec spec; "

@@ -68,7 +68,7 @@ def load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, sk
 
 
 def validate_inputs(args):
-    from trainspec.inputs import STDIN, SpecInput, collect, in_build_output
+    from trainspec.inputs import STDIN, SpecInput, collect, in_build_output, in_chart
 
     named = [item for item in args.specs if item == STDIN or not os.path.isdir(item)]
     if args.specs.count(STDIN) > 1:
@@ -78,8 +78,8 @@ def validate_inputs(args):
     out = []
     for item in args.specs:
         if item in named:
-            if args.only_specs and item != STDIN and in_build_output(item):
-                continue  # compiled output, not specs
+            if args.only_specs and item != STDIN and (in_build_output(item) or in_chart(item)):
+                continue  # compiled output or a Helm chart's files, not specs
             out.append(SpecInput(item, args.only_specs and item != STDIN))
         else:
             out.extend(collect([item], None, args.exclude))

@@ -312,18 +312,27 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
     return [grouped[k] for k in order]
 
 
-def spec_objects(path: str) -> dict[str, str]:
-    """job -> its compiled k8s text, for a spec file."""
+def spec_objects(path: str, name: str | None = None) -> dict[str, str]:
+    """job -> its compiled k8s text, for a spec file; errors name it `name` (e.g. HEAD:specs/x.yaml)."""
     from trainspec.compiler import load_plans
     from trainspec.targets import render
 
-    return {plan.name: "".join(render("k8s", plan).values()) for plan in load_plans(path)}
+    if name is None or name == path or path.endswith(".jsonnet"):
+        plans = load_plans(path)
+    else:
+        from trainspec.compiler.loader import load_file
+
+        docs = load_file(path)
+        for doc in docs:
+            doc.file = name  # a git revision's copy: its errors point at what the user named
+        plans = load_plans(name, documents=docs)
+    return {plan.name: "".join(render("k8s", plan).values()) for plan in plans}
 
 
 def is_spec(path: str) -> bool:
     from trainspec.compiler import SpecErrors
     from trainspec.compiler.loader import load_file
-    from trainspec.inputs import is_trainspec
+    from trainspec.inputs import looks_like_trainspec
 
     if path.endswith(".jsonnet"):
         return True
@@ -331,7 +340,7 @@ def is_spec(path: str) -> bool:
         docs = load_file(path)
     except SpecErrors:
         return False
-    return any(is_trainspec(doc.data) for doc in docs)
+    return any(looks_like_trainspec(doc.data) for doc in docs)  # a typo'd header is a spec's error, not a file
 
 
 def _folder_files(root: str) -> dict[str, str]:
@@ -348,27 +357,38 @@ def _folder_files(root: str) -> dict[str, str]:
     return found
 
 
-def diff_paths(a: str, b: str) -> list[Change]:
-    """Two specs, two compiled files or two compiled folders (OUT or one job folder)."""
+def diff_paths(a: str | None, b: str | None, a_name: str | None = None, b_name: str | None = None) -> list[Change]:
+    """Two specs, two compiled files or two compiled folders (OUT or one job folder).
+
+    None is a side absent at a git revision (a spec added or removed since): everything
+    on the other side is new or removed.  The names are what the user wrote (REV:PATH).
+    """
     import os
 
     from trainspec.compiler import UsageError
 
+    a_name, b_name = a_name or a or "", b_name or b or ""
+    if a is None and b is None:
+        raise UsageError(f"neither {a_name} nor {b_name} exists")
+    if a is None:
+        return _one_sided(b or "", b_name, added=True)
+    if b is None:
+        return _one_sided(a, a_name, added=False)
     if os.path.isdir(a) != os.path.isdir(b):
-        raise UsageError(f"compare a folder with a folder and a file with a file ({a}, {b})")
+        raise UsageError(f"compare a folder with a folder and a file with a file ({a_name}, {b_name})")
     if os.path.isdir(a):
         left, right = _folder_files(a), _folder_files(b)
         changes: list[Change] = []
+        one_job = any(os.sep not in rel for rel in set(left) | set(right))  # a job folder, not OUT
         for rel in sorted(set(left) | set(right)):
-            parts = rel.split(os.sep)
-            job = parts[0] if len(parts) > 1 else os.path.basename(os.path.normpath(b))
+            job = _job_of(rel, b_name, one_job)
             if rel not in left or rel not in right:
                 changes.append(Change(job, rel, f"file {rel}", "new" if rel in right else "removed"))
                 continue
-            changes.extend(_safe_diff(_read(left[rel]), _read(right[rel]), job, rel))
+            changes.extend(_safe_diff(_read(left[rel], a_name), _read(right[rel], b_name), job, rel))
         return changes
     if is_spec(a) and is_spec(b):
-        left, right = spec_objects(a), spec_objects(b)
+        left, right = spec_objects(a, a_name), spec_objects(b, b_name)
         if len(left) == 1 and len(right) == 1:  # one job each: compare them even when renamed
             (ja, ta), (jb, tb) = next(iter(left.items())), next(iter(right.items()))
             return diff_texts(ta, tb, jb if ja == jb else f"{ja} → {jb}", "k8s.yaml")
@@ -379,11 +399,52 @@ def diff_paths(a: str, b: str) -> list[Change]:
             else:
                 changes.extend(diff_texts(left[job], right[job], job, "k8s.yaml"))
         return changes
-    return _safe_diff(_read(a), _read(b), "", os.path.basename(b))
+    return _safe_diff(_read(a, a_name), _read(b, b_name), "", os.path.basename(b_name.rstrip("/")))
 
 
-def git_revision_file(ref: str, scratch: str) -> str:
-    """`REV:path` (as `git show` takes it) copied to a file in scratch; a UsageError for anything else."""
+def _job_of(rel: str, folder_name: str, one_job: bool) -> str:
+    """The job a file of a compared folder belongs to: OUT/<job>/..., or the job folder itself."""
+    import os
+
+    parts = rel.split(os.sep)
+    if len(parts) > 1 and not one_job:
+        return parts[0]
+    _, colon, path = folder_name.partition(":")
+    return os.path.basename(os.path.normpath(path if colon else folder_name))
+
+
+def _one_sided(path: str, name: str, added: bool) -> list[Change]:
+    """Everything in `path` as new (added) or removed: the other side did not exist."""
+    import os
+
+    change = "new" if added else "removed"
+    if os.path.isdir(path):
+        changes = []
+        files = _folder_files(path)
+        one_job = any(os.sep not in rel for rel in files)
+        for rel in files:
+            job = _job_of(rel, name, one_job)
+            changes.append(Change(job, rel, f"file {rel}", change))
+        return changes
+    if is_spec(path):
+        changes = []
+        for job, text in spec_objects(path, name).items():
+            changes.append(Change(job, "", f"job {job}", change))
+            changes.extend(diff_texts("", text, job, "k8s.yaml") if added else diff_texts(text, "", job, "k8s.yaml"))
+        return changes
+    text, file = _read(path, name), os.path.basename(name.rstrip("/"))
+    try:
+        return diff_texts("", text, "", file) if added else diff_texts(text, "", "", file)
+    except Exception:  # not YAML: the file as a whole
+        return [Change("", file, f"file {file}", change)]
+
+
+GIT_ABSENT = None  # git_revision_path's answer for a path the revision does not have
+
+
+def git_revision_path(ref: str, scratch: str) -> str | None:
+    """`REV:PATH` (as `git show` takes it) copied into scratch: a file, or a folder (PATH a tree);
+    None when the revision exists but has no PATH (added since, or removed); a UsageError otherwise."""
     import os
     import shutil
     import subprocess
@@ -393,23 +454,50 @@ def git_revision_file(ref: str, scratch: str) -> str:
     rev, sep, path = ref.partition(":")
     if not sep or not rev or not path or not shutil.which("git"):
         raise UsageError(f"{ref}: no such file or folder (a spec at a git revision is written REV:PATH)")
-    result = subprocess.run(["git", "show", f"{rev}:{path}"], check=False, capture_output=True, timeout=60)
-    if result.returncode != 0:
-        raise UsageError(f"{ref}: {result.stderr.decode(errors='replace').strip() or 'git show failed'}")
-    copy = os.path.join(scratch, f"{len(os.listdir(scratch))}-{os.path.basename(path)}")
-    with open(copy, "wb") as handle:
-        handle.write(result.stdout)
+
+    def git(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], check=False, capture_output=True, timeout=60, input=stdin)
+
+    found = git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    if found.returncode != 0:
+        why = git("rev-parse", "--verify", f"{rev}^{{commit}}").stderr.decode(errors="replace").strip()
+        raise UsageError(f"{ref}: {rev!r} is not a git revision here ({why or 'not a git repository'})")
+    kind = git("cat-file", "-t", f"{rev}:{path}")
+    if kind.returncode != 0:
+        return GIT_ABSENT
+    copy = os.path.join(scratch, str(len(os.listdir(scratch))))
+    if kind.stdout.strip() == b"blob":
+        os.makedirs(copy)
+        copy = os.path.join(copy, os.path.basename(path.rstrip("/")))
+        with open(copy, "wb") as handle:
+            handle.write(git("cat-file", "blob", f"{rev}:{path}").stdout)
+        return copy
+    listing = git("ls-tree", "-r", "-z", f"{rev}:{path}")
+    if listing.returncode != 0:
+        raise UsageError(f"{ref}: {listing.stderr.decode(errors='replace').strip()}")
+    os.makedirs(copy)
+    entries = [entry.split(b"\t", 1) for entry in listing.stdout.split(b"\0") if entry]
+    blobs = [(meta.split()[2], name.decode()) for meta, name in entries if meta.split()[1] == b"blob"]
+    for sha, name in blobs:
+        target = os.path.normpath(os.path.join(copy, name))
+        if not target.startswith(copy + os.sep):
+            continue  # git never stores such a name; never write outside scratch anyway
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as handle:
+            handle.write(git("cat-file", "blob", sha.decode()).stdout)
     return copy
 
 
-def _read(path: str) -> str:
+def _read(path: str, name: str | None = None) -> str:
     from trainspec.compiler import UsageError
 
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"{name or path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{name or path}: cannot read: not UTF-8 text") from None
 
 
 def _safe_diff(old: str, new: str, job: str, file: str) -> list[Change]:

@@ -22,6 +22,8 @@ def _flaky(tmp_path, mode: str, edit=None):
 
 
 def test_a_job_is_found_from_any_folder(tmp_path, docker_client, test_image, leak_check):
+    """Reading (`logs`, `ps RUN`) finds a run from any folder; `ps` lists, and `down JOB` stops,
+    only this folder's runs unless --all, and each says when another folder's run exists (issue 19)."""
     def rename(doc):  # a job name no other test's run has
         doc["metadata"]["name"] = "anyfolder"
     r = trainspec("run", _flaky(tmp_path, "sleep", rename), "--offline", "--detach", cwd=tmp_path)
@@ -30,18 +32,35 @@ def test_a_job_is_found_from_any_folder(tmp_path, docker_client, test_image, lea
     wait_for(lambda: (tmp_path / ".trainspec/volumes/flaky-out/running").exists(), what="the worker to run")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    ps = trainspec("ps", "--format", "json", cwd=elsewhere)
+    here = json.loads(trainspec("ps", "--format", "json", cwd=tmp_path).stdout)
+    assert run_id in [row["run_id"] for row in here]
+    ps = trainspec("ps", cwd=elsewhere)
+    assert run_id not in ps.stdout and "started from other folders not listed" in ps.stderr, ps.stdout + ps.stderr
+    ps = trainspec("ps", "--all", "--format", "json", cwd=elsewhere)
     rows = {row["run_id"]: row for row in json.loads(ps.stdout)}
     assert rows[run_id]["job"] == "anyfolder" and rows[run_id]["status"] == "Running", ps.stdout
     assert rows[run_id]["state_dir"] == str(tmp_path / ".trainspec")
+    table = trainspec("ps", "--all", cwd=elsewhere).stdout
+    assert "FOLDER" in table and str(tmp_path) in table, table
     one = json.loads(trainspec("ps", "anyfolder", "--format", "json", cwd=elsewhere).stdout)
     assert one["run_id"] == run_id and one["replicas"][0]["display"] == "worker-0"
     logs = trainspec("logs", "anyfolder", "worker-0", "-t", cwd=elsewhere)
     assert logs.returncode == 0 and "Z mode sleep, first attempt" in logs.stdout, logs.stdout + logs.stderr
     gc = trainspec("gc", "--all", cwd=elsewhere)  # another folder's live run is not this gc's business
     assert run_id not in gc.stdout and "nothing to remove" in gc.stdout, gc.stdout
+    refused = trainspec("down", "anyfolder", "-t", "0", cwd=elsewhere)
+    assert refused.returncode == 2 and "--all" in refused.stderr and str(tmp_path) in refused.stderr, refused.stderr
     assert [c for c in run_containers(docker_client, "anyfolder", tmp_path) if c.status == "running"]
+    # a run of the same job from this folder: `down JOB` stops it and names the one left elsewhere
+    mine = trainspec("run", _flaky(elsewhere, "sleep", rename), "--offline", "--detach", cwd=elsewhere)
+    assert mine.returncode == 0, mine.stdout + mine.stderr
+    wait_for(lambda: (elsewhere / ".trainspec/volumes/flaky-out/running").exists(), what="the second run")
     down = trainspec("down", "anyfolder", "-t", "0", cwd=elsewhere)
+    assert down.returncode == 0 and mine.stdout.strip() in down.stdout and run_id not in down.stdout, down.stdout
+    assert f"left 1 run(s) of anyfolder started from other folders running: {run_id}" in down.stderr, down.stderr
+    assert run_containers(docker_client, "anyfolder", elsewhere) == []
+    assert [c for c in run_containers(docker_client, "anyfolder", tmp_path) if c.status == "running"]
+    down = trainspec("down", "anyfolder", "-t", "0", "--all", cwd=elsewhere)
     assert down.returncode == 0 and run_id in down.stdout, down.stdout + down.stderr
     assert run_containers(docker_client, "anyfolder", tmp_path) == []
 
