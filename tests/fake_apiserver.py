@@ -12,6 +12,7 @@ only names substituted. Tests that need a real server use TRAINSPEC_TEST_KUBECON
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import threading
@@ -27,6 +28,13 @@ BUILTIN = [("v1", "Namespace", "namespaces", False), ("v1", "ConfigMap", "config
            ("v1", "ServiceAccount", "serviceaccounts", True),
            ("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True),
            ("batch/v1", "Job", "jobs", True), ("apps/v1", "Deployment", "deployments", True)]
+# Written down (the recordings hold no 403) in the shape k8s.io/apimachinery/pkg/api/errors.NewForbidden
+# gives: reason Forbidden, code 403, details {name, group, kind}, the RBAC authorizer's message.
+FORBIDDEN_403 = {
+    "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+    "message": 'tfjobs.kubeflow.org "tf-ps" is forbidden: User "system:serviceaccount:ml:ci" cannot patch '
+               'resource "tfjobs" in API group "kubeflow.org" in the namespace "ml"',
+    "reason": "Forbidden", "details": {"name": "tf-ps", "group": "kubeflow.org", "kind": "tfjobs"}, "code": 403}
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
@@ -35,12 +43,13 @@ def recorded(reference: Path, name: str) -> tuple[int, object]:
     return data["response"]["status"], data["response"]["body"]
 
 
+@functools.lru_cache(maxsize=None)
 def crd_kinds(reference: Path, groups: tuple[str, ...]) -> list[tuple[str, str, str, bool]]:
     out = []
     for path in sorted((reference / "crds").rglob("*.yaml")):
         if "runtimes" in path.parts:
             continue
-        for doc in yaml.safe_load_all(path.read_text()):
+        for doc in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
                 continue
             spec = doc["spec"]
@@ -59,7 +68,7 @@ class FakeApiServer:
                                                                        "scheduling.volcano.sh"),
                  namespaces: tuple[str, ...] = ("default", "ml")):
         self.reference = reference
-        self.kinds = BUILTIN + crd_kinds(reference, crd_groups)
+        self.kinds = BUILTIN + list(crd_kinds(reference, crd_groups))
         self.namespaces = set(namespaces)
         self.store: dict[str, dict] = {}  # object path -> object
         self.logs: dict[str, str] = {}  # pod name -> its log text

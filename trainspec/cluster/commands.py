@@ -298,7 +298,11 @@ def _queue_problems(cluster, objects: list[dict]) -> list[str]:
         try:
             cluster.request("GET", path)
         except ApiFailure as exc:
-            if exc.status.code == 404 and not exc.status.reason:
+            if exc.status.code == 404 and not exc.status.reason and kind == "LocalQueue":
+                # Without Kueue nothing suspends the job for its queue: the label does nothing, the job runs.
+                print(f"trainspec: warning: {what} is named by the job, but {group} is not served here: the job "
+                      "runs without queueing", file=sys.stderr)
+            elif exc.status.code == 404 and not exc.status.reason:
                 out.append(f"{what} is named by the job, but {group} is not served here: install it, or drop "
                            "scheduling.queue")
             elif exc.status.code == 404:

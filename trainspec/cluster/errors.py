@@ -45,7 +45,7 @@ def parse_status(code: int, body: Any) -> Status:
         try:
             body = json.loads(body)
         except ValueError:
-            return Status(code, "NotFound" if code == 404 else "", body.strip())
+            return Status(code, "", body.strip())  # not a Status: a path the server does not serve at all
     if not isinstance(body, dict) or body.get("kind") != "Status":
         return Status(code, "", "")
     details = body.get("details") or {}
