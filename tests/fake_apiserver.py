@@ -43,7 +43,7 @@ def recorded(reference: Path, name: str) -> tuple[int, object]:
     return data["response"]["status"], data["response"]["body"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def crd_kinds(reference: Path, groups: tuple[str, ...]) -> list[tuple[str, str, str, bool]]:
     out = []
     for path in sorted((reference / "crds").rglob("*.yaml")):

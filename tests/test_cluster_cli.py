@@ -118,8 +118,9 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
     deletes = [r for r in fake.requests if r[0] == "DELETE"]
     assert len(deletes) == 2 and all(body["propagationPolicy"] == "Foreground" for *_, body in deletes)
 
-    result = cli(fake, tmp_path, "down", "--cluster", "tf-ps")
+    result = cli(fake, tmp_path, "down", "--cluster", "tf-ps", "--wait")
     assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "tf-ps: gone"
     assert job_objects(fake, "tf-ps") == ["ConfigMap/notes"]  # not put there by trainspec: left alone
     assert job_objects(fake, "other") == ["Service/other"]
     assert "nothing to remove" in cli(fake, tmp_path, "down", "--cluster", "tf-ps").stdout
@@ -172,11 +173,16 @@ def test_server_refusals_are_one_line_exit_2(fake, tmp_path, status, body, expec
 
 
 def test_forbidden_listing_for_ps_is_one_line(fake, tmp_path):
-    fake.fail("GET", "/jobs$", 403, FORBIDDEN_403)
+    assert cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml"), "-t", "kubeflow").returncode == 0
+    fake.fail("GET", "/jobs$", 403, FORBIDDEN_403)  # may not list Jobs (batch, Volcano): the TFJob is still found
+    result = cli(fake, tmp_path, "ps", "--cluster", "tf-ps")
+    assert result.returncode == 0 and result.stdout.startswith("job tf-ps  TFJob tf-ps")
+    fake.fail("GET", "/[a-z]+jobs$", 403, FORBIDDEN_403)  # every job kind hidden
     result = cli(fake, tmp_path, "ps", "--cluster", "tf-ps")
     assert result.returncode == 2
     (line,) = errors(result)
-    assert line.startswith("trainspec: error: listing Job in ml: permission denied: ")
+    assert line.startswith("trainspec: error: listing Job, TFJob, PyTorchJob, ") and \
+        " in ml: permission denied: " in line
 
 
 def test_a_missing_crd_names_what_to_install_or_which_target_to_use(tmp_path):

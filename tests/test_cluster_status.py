@@ -184,9 +184,15 @@ def test_a_trainjob_with_its_runtime():
                               "lastTransitionTime": "2026-11-26T02:59:00Z"}]}
     objs = [with_status(trainjob, status, "trainer/trainer.kubeflow.org_trainjobs.yaml", "v1alpha1")] + \
         [o for o in objs if o["kind"] == "TrainingRuntime"]
-    state = job_state("pytorch-ddp", objs, [], NOW)
+    node1 = pod("pytorch-ddp-node-0-1", {"trainspec.dev/job": "pytorch-ddp", "trainspec.dev/role": "master",
+                                         "jobset.sigs.k8s.io/replicatedjob-name": "node",
+                                         "jobset.sigs.k8s.io/job-index": "0"},
+                annotations={"batch.kubernetes.io/job-completion-index": "1"}, phase="Failed",
+                state={"terminated": {"exitCode": 1, "reason": "Error"}})
+    state = job_state("pytorch-ddp", objs, [node1], NOW)
     assert (state.kind, state.phase, state.message) == ("TrainJob", "Failed", "node failed")
-    assert state.replicas and all(r.reason == "no pod" for r in state.replicas)
+    # one `node` Job: node 0 is the master, node 1 worker 0 (the pod template says master for both)
+    assert rows(state) == [("master-0", "-", 0, None, "", "no pod"), ("worker-0", "Failed", 0, 1, "node-a", "Error")]
 
 
 @pytest.mark.parametrize("waiting", ["CrashLoopBackOff", "ImagePullBackOff"])

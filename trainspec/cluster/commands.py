@@ -394,6 +394,7 @@ def _job_objects(cluster, served: _Served, job: str | None) -> list[dict]:
 
     selector = f"{JOB_LABEL}={job},{MANAGED_BY}={MANAGER}" if job else f"{MANAGED_BY}={MANAGER},{JOB_LABEL}"
     out = []
+    forbidden: list[tuple[str, Any]] = []  # kinds RBAC hides: fine while the job is found in another kind
     for kind in kinds.JOB_KINDS:
         found = served.plural(kind.api_version, kind.kind)
         if found is None:
@@ -402,12 +403,18 @@ def _job_objects(cluster, served: _Served, job: str | None) -> list[dict]:
         try:
             listing = cluster.request("GET", path, {"labelSelector": selector})
         except ApiFailure as exc:
-            raise ClusterError(describe(exc.status, f"listing {kind.kind} in {cluster.namespace}")) from None
+            if exc.status.code != 403:
+                raise ClusterError(describe(exc.status, f"listing {kind.kind} in {cluster.namespace}")) from None
+            forbidden.append((kind.kind, exc.status))
+            continue
         for item in (listing or {}).get("items") or ():
             item.setdefault("apiVersion", kind.api_version)
             item.setdefault("kind", kind.kind)
             if not (item.get("metadata") or {}).get("ownerReferences"):  # JobSet's child Jobs are its own
                 out.append(item)
+    if not out and forbidden:
+        names = ", ".join(dict.fromkeys(k for k, _ in forbidden))
+        raise ClusterError(describe(forbidden[0][1], f"listing {names} in {cluster.namespace}"))
     return out
 
 

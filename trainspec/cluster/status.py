@@ -210,20 +210,29 @@ def pod_row(role: str, index: int, pods: list[dict], now: float) -> ReplicaRow:
                       str((pod.get("metadata") or {}).get("name") or ""))
 
 
+def _trainer_node(who: tuple[str, int], trainjob: bool) -> tuple[str, int]:
+    """Trainer v2's torch/xgboost runtimes run master and workers as one `node` Job: node 0 is the
+    master, node i+1 worker i (compiler/schemes.py, `trainjob-torch`); the pod template says master."""
+    role, index = who
+    return ("worker", index - 1) if trainjob and role == "master" and index > 0 else who
+
+
 def job_state(job: str, objects: list[dict], pods: list[dict], now: float) -> JobState:
     """The job's replica table from its workload objects (as stored, with status) and its pods."""
     workloads = [o for o in objects if expected_replicas(o) or o.get("kind") in ("TrainJob",)]
     main = next((o for o in workloads if o.get("kind") not in ("Job", "Deployment", "TrainingRuntime")),
                 workloads[0] if workloads else {})
+    trainjob = any(o.get("kind") == "TrainJob" for o in workloads)
     expected: list[tuple[str, int]] = []
     for obj in workloads:
         if obj.get("kind") != "TrainJob":
-            expected.extend(e for e in expected_replicas(obj) if e not in expected)
+            expected.extend(e for e in map(lambda w: _trainer_node(w, trainjob), expected_replicas(obj))
+                            if e not in expected)
     by_replica: dict[tuple[str, int], list[dict]] = {}
     for pod in pods:
         who = pod_identity(pod, workloads)
         if who is not None:
-            by_replica.setdefault(who, []).append(pod)
+            by_replica.setdefault(_trainer_node(who, trainjob), []).append(pod)
     rows = []
     for who in expected + sorted(w for w in by_replica if w not in expected):
         if who in by_replica:
