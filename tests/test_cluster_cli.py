@@ -311,3 +311,17 @@ def test_bad_apply_input_is_one_line_exit_2(tmp_path, args, message):
 
     result = run_cli(*args, cwd=ROOT, env={"KUBECONFIG": str(tmp_path / "none")})
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bash_completion_knows_apply_and_its_targets(tmp_path):
+    import shutil
+    import subprocess
+
+    if not shutil.which("bash"):
+        pytest.skip("no bash")
+    script = tmp_path / "trainspec.bash"
+    script.write_text(run_cli("completion", "bash").stdout)
+    probe = (f"source {script}; COMP_WORDS=(trainspec ap); COMP_CWORD=1; _shtab_trainspec; echo \"${{COMPREPLY[@]}}\";"
+             " COMP_WORDS=(trainspec apply --target ''); COMP_CWORD=3; _shtab_trainspec; echo \"${COMPREPLY[@]}\"")
+    out = subprocess.run(["bash", "-c", probe], check=False, capture_output=True, text=True).stdout.splitlines()
+    assert out == ["apply", "k8s kubeflow volcano jobset trainjob"]
