@@ -67,6 +67,22 @@ def test_no_cluster_reachable_is_one_line_exit_2(tmp_path, args):
     assert line.endswith("(context gone): connection refused")
 
 
+def test_tls_to_a_server_that_does_not_speak_it_is_one_line(fake, tmp_path):
+    config = tmp_path / "tls"
+    config.write_text(fake.kubeconfig(tmp_path).read_text().replace("http://", "https://"))
+    result = cli(config, tmp_path, "ps", "--cluster")
+    assert result.returncode == 2
+    assert errors(result) == [f"trainspec: error: cannot reach the cluster at https://127.0.0.1:{fake.port} "
+                              "(context fake): TLS failed: wrong version number"]
+
+
+def test_a_chart_folder_is_rendered_for_the_namespace_it_goes_to(fake, tmp_path):
+    result = cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "helm"))
+    assert result.returncode == 0, result.stderr
+    assert job_objects(fake, "tf-ps") and {o["metadata"]["namespace"] for o in fake.objects("trainspec.dev/job")} \
+        == {"ml"}  # the context's namespace, not the render's default
+
+
 def test_no_kubeconfig_and_not_in_a_pod(tmp_path):
     result = cli(tmp_path / "none", tmp_path, "ps", "--cluster")
     assert result.returncode == 2

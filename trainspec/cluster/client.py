@@ -142,8 +142,11 @@ class Cluster:
             text = "connection refused"
         elif "timed out" in text.lower():
             text = "timed out"
-        elif "CERTIFICATE_VERIFY_FAILED" in text or "SSLError" in type(reason).__name__:
-            text = "TLS failed: " + text.split("(", 1)[-1].rstrip(")")[:160]
+        elif "SSL" in text or "SSLError" in type(reason).__name__:
+            import re
+
+            match = re.search(r"\[SSL[^\]]*\] ([^(]+?)\s*\(_ssl", text)  # "[SSL: X] what went wrong (_ssl.c:N)"
+            text = "TLS failed: " + (match.group(1) if match else text.splitlines()[0][:160])
         else:
             text = text.splitlines()[0][:200] if text else type(exc).__name__
         via = f" ({self.where})" if self.where else ""

@@ -156,9 +156,13 @@ def _ssh_secrets(objects: list[dict]) -> dict[str, dict[str, bytes]]:
 
 def cmd_apply(args) -> int:
     from . import plan as P
-    from .sources import load
+    from .sources import is_chart, load
 
-    bundles = load(args.inputs, args, args.target)
+    cluster = None
+    if args.dry_run != "client" and any(is_chart(i) for i in args.inputs):
+        cluster = _connect(args)  # a chart is rendered for the namespace it goes to (reads config only)
+    namespace = cluster.namespace if cluster is not None else args.namespace or "default"
+    bundles = load(args.inputs, args, args.target, namespace)
     secrets = _secrets_for(bundles, args.secret)
     if args.dry_run == "client":
         namespace = args.namespace or "default"
@@ -168,7 +172,7 @@ def cmd_apply(args) -> int:
             for obj in objects:
                 print(f"{_what(obj)}: would be applied (dry run: client)")
         return 0
-    cluster = _connect(args)
+    cluster = cluster or _connect(args)
     failed = False
     for b in bundles:
         failed |= _apply_bundle(cluster, args, b, secrets.get(b.job, {}))

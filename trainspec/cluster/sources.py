@@ -103,8 +103,13 @@ def _from_spec(path: str, args, target: str, walked: bool) -> list[Bundle]:
     return out
 
 
-def load(inputs: list[str], args, target: str | None) -> list[Bundle]:
-    """Every job the inputs hold; a job named twice is an error (which one would win?)."""
+def is_chart(path: str) -> bool:
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "Chart.yaml"))
+
+
+def load(inputs: list[str], args, target: str | None, namespace: str = "default") -> list[Bundle]:
+    """Every job the inputs hold; a job named twice is an error (which one would win?).
+    `namespace`: the release namespace a chart is rendered for (its templates write it into objects)."""
     if target is not None and target not in CLUSTER_TARGETS:
         raise UsageError(f"--target {target}: apply puts Kubernetes objects on a cluster; targets: "
                          f"{', '.join(CLUSTER_TARGETS)} (a helm chart folder is applied as rendered)")
@@ -115,10 +120,10 @@ def load(inputs: list[str], args, target: str | None) -> list[Bundle]:
         if not os.path.exists(item):
             raise UsageError(f"{item}: no such file or folder")
         if os.path.isdir(item):
-            if os.path.isfile(os.path.join(item, "Chart.yaml")):
+            if is_chart(item):
                 from trainspec.emulator.from_helm import render as render_chart
 
-                bundles += _by_job(item, render_chart(item, namespace=getattr(args, "namespace", None) or "default"))
+                bundles += _by_job(item, render_chart(item, namespace=namespace))
                 continue
             from trainspec.inputs import collect
 
