@@ -137,3 +137,12 @@ def test_discovery_of_kubeflow_v1_and_the_missing_crd_message():
     text = missing_message("kubeflow.org/v1", "MXJob", kinds, False)
     assert text.startswith("kubeflow.org/v1 MXJob is not served here (kubeflow.org/v1 serves ")
     assert text.endswith("or compile the spec with --target k8s")
+
+
+def test_an_admission_webhook_refusal_is_not_called_a_permission_problem():
+    # controller-runtime's admission.Denied: code 403, reason Forbidden, the webhook's words in the message
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 403, "reason": "Forbidden",
+            "message": 'admission webhook "vjobset.kb.io" denied the request: successPolicy targets a missing job'}
+    text = describe(parse_status(403, body), "JobSet ml/j")
+    assert text == 'JobSet ml/j: rejected: admission webhook "vjobset.kb.io" denied the request: successPolicy ' \
+        "targets a missing job"

@@ -67,6 +67,8 @@ def real_causes(status: Status) -> tuple[Cause, ...]:
 def describe(status: Status, what: str, context: str = "") -> str:
     """One line for a failed request on `what` (e.g. "TFJob ml/tf-ps")."""
     code, reason = status.code, status.reason
+    if "admission webhook" in status.message:  # a webhook's refusal comes with any code, 403 included
+        return f"{what}: rejected: {status.message}"
     if code == 401 or reason == "Unauthorized":
         return (f"{what}: the cluster refused the credentials ({status.message or 'Unauthorized'}); "
                 f"check the kubeconfig user{context}")
