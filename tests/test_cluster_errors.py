@@ -146,3 +146,19 @@ def test_an_admission_webhook_refusal_is_not_called_a_permission_problem():
     text = describe(parse_status(403, body), "JobSet ml/j")
     assert text == 'JobSet ml/j: rejected: admission webhook "vjobset.kb.io" denied the request: successPolicy ' \
         "targets a missing job"
+
+
+def test_a_webhook_refusal_that_names_a_field_points_at_the_spec():
+    from trainspec.cluster.commands import _rejection_lines
+    from trainspec.cluster.sources import Bundle
+
+    jobset = golden("tf-ps", "jobset", "JobSet")
+    assert jobset["spec"]["replicatedJobs"][1]["name"] == "worker"
+    (doc,) = load_file(str(SPECS / "tf-ps.yaml"))
+    bundle = Bundle("tf-ps", [jobset], str(SPECS / "tf-ps.yaml"), "jobset", doc.positions, ())
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 403, "reason": "Forbidden",
+            "message": 'admission webhook "vjobset.kb.io" denied the request: spec.replicatedJobs[1].replicas: '
+                       "Invalid value: 0: must be greater than 0"}
+    (line,) = _rejection_lines(bundle, jobset, parse_status(403, body))
+    assert line.startswith(f"{SPECS / 'tf-ps.yaml'}:52:17: spec.roles.worker.replicas: the server rejected JobSet.")
+    assert line.endswith("spec.replicatedJobs[1].replicas: Invalid value: 0: must be greater than 0")
