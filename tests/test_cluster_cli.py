@@ -163,13 +163,14 @@ def test_a_rejected_field_a_patch_wrote_is_reported_at_the_patch(fake, tmp_path)
     assert line.startswith(f"{spec}:{len(text.splitlines()) + 3}:9: spec.patches.kubeflow: the server rejected ")
 
 
-def test_a_rejection_of_a_compiled_file_names_the_file_and_field(fake, tmp_path):
+def test_a_rejection_of_a_compiled_file_points_at_its_line(fake, tmp_path):
     fake.fail("PATCH", "/tfjobs/", *recorded(reference_dir(), "create-tfjob-invalid-422"))
     result = cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml"))
     assert result.returncode == 2
     (line,) = errors(result)
-    assert line.startswith(f"trainspec: error: {GOLDEN / 'tf-ps' / 'kubeflow.yaml'}: the server rejected "
-                           "TFJob.kubeflow.org ml/tf-ps: spec.tfReplicaSpecs.Worker.replicas")
+    replicas = (GOLDEN / "tf-ps" / "kubeflow.yaml").read_text().splitlines().index("      replicas: 3") + 1
+    assert line.startswith(f"{GOLDEN / 'tf-ps' / 'kubeflow.yaml'}:{replicas}:17: spec.tfReplicaSpecs.Worker.replicas: "
+                           "the server rejected TFJob.kubeflow.org ml/tf-ps: spec.tfReplicaSpecs.Worker.replicas")
 
 
 @pytest.mark.parametrize("status, body, expected", [
@@ -341,3 +342,24 @@ def test_bash_completion_knows_apply_and_its_targets(tmp_path):
              " COMP_WORDS=(trainspec apply --target ''); COMP_CWORD=3; _shtab_trainspec; echo \"${COMPREPLY[@]}\"")
     out = subprocess.run(["bash", "-c", probe], check=False, capture_output=True, text=True).stdout.splitlines()
     assert out == ["apply", "k8s kubeflow volcano jobset trainjob"]
+
+
+def test_ps_watch_prints_the_table_again_until_interrupted(fake, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    assert cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml"), "-t", "kubeflow").returncode == 0
+    env = dict(os.environ, KUBECONFIG=str(fake.kubeconfig(tmp_path)), HOME=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "trainspec", "ps", "--cluster", "tf-ps", "--watch"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sum(1 for r in fake.requests if r[1].endswith("/pods")) < 2:
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert out.count("job tf-ps  TFJob tf-ps") >= 2 and "Traceback" not in err

@@ -348,6 +348,11 @@ def _rejection_lines(b, obj: dict, status) -> list[str]:
                 where = Located(b.origin, op.line, op.column, f"spec.patches.{b.target}")
             else:
                 where = locate(b.origin, b.positions, spec_candidates(obj, field))
+        elif b.file_positions:  # a compiled file: the rejected field's own line in it
+            meta = obj.get("metadata") or {}
+            mine = b.file_positions.get((str(obj.get("kind")), str(meta.get("name"))), {})
+            found = locate(b.origin, mine, [field])
+            where = found._replace(path=cause.field.lstrip(".")) if found is not None and field else None
         if where is not None:
             lines.append(f"{where.file}:{where.line}:{where.column}: {where.path}: {text}")
         else:

@@ -22,10 +22,27 @@ class Bundle(NamedTuple):
     target: str  # the target compiled for ("" for a compiled file or a chart)
     positions: dict  # the spec document's positions (the loader's), empty when not from a spec
     patches: tuple  # the spec's patches for this target
+    # A compiled file's own positions: (kind, name) -> that document's positions.
+    file_positions: dict | None = None
 
     @property
     def from_spec(self) -> bool:
         return bool(self.target)
+
+
+def _file_positions(path: str) -> dict:
+    """Where each object of a compiled file is written, by (kind, name): a rejection points at its line."""
+    from trainspec.compiler.loader import load_file
+
+    try:
+        docs = load_file(path)
+    except Exception:  # the file parsed a moment ago; positions are a nicety, never a failure
+        return {}
+    out = {}
+    for doc in docs:
+        if isinstance(doc.data, dict):
+            out[(str(doc.data.get("kind")), str((doc.data.get("metadata") or {}).get("name")))] = doc.positions
+    return out
 
 
 def _documents(path: str) -> list[Any]:
@@ -67,9 +84,10 @@ def _by_job(path: str, docs: list[Any]) -> list[Bundle]:
     if len(jobs) > 1 and any(not ((d.get("metadata") or {}).get("labels") or {}).get(JOB_LABEL) for d in objects):
         raise UsageError(f"{path}: holds jobs {', '.join(jobs)} and objects with no {JOB_LABEL} label")
     out = []
+    where = _file_positions(path) if os.path.isfile(path) else {}
     for job in jobs:
         mine = [d for d in objects if ((d.get("metadata") or {}).get("labels") or {}).get(JOB_LABEL, job) == job]
-        out.append(Bundle(job, mine, path, "", {}, ()))
+        out.append(Bundle(job, mine, path, "", {}, (), where))
     return out
 
 
