@@ -151,12 +151,21 @@ def test_a_rejected_field_is_reported_at_the_spec_line(fake, tmp_path):
                            "TFJob.kubeflow.org ml/tf-ps: spec.tfReplicaSpecs.Worker.replicas: Invalid value")
 
 
-def test_a_rejected_field_a_patch_wrote_is_reported_at_the_patch(fake, tmp_path):
+# Server-side apply's schema check answers in the message only (code 500 before Kubernetes 1.28, then 400),
+# as k8s.io/apimachinery's managedfields/internal/structuredmerge.go words it.
+TYPED_PATCH_500 = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "code": 500,
+                   "message": "failed to create typed patch object (ml/tf-ps; kubeflow.org/v1, Kind=TFJob): "
+                              ".spec.tfReplicaSpecs.Worker.replicas: expected numeric (int or float), got string"}
+
+
+@pytest.mark.parametrize("answer", ["create-tfjob-invalid-422", TYPED_PATCH_500], ids=["422-causes", "ssa-typed"])
+def test_a_rejected_field_a_patch_wrote_is_reported_at_the_patch(fake, tmp_path, answer):
     spec = tmp_path / "bad.yaml"
     text = (SPECS / "tf-ps.yaml").read_text()
     spec.write_text(text + "  patches:\n    kubeflow:\n"
                     "      - {op: replace, path: /spec/tfReplicaSpecs/Worker/replicas, value: two}\n")
-    fake.fail("PATCH", "/tfjobs/", *recorded(reference_dir(), "create-tfjob-invalid-422"))  # what a server says
+    status, body = recorded(reference_dir(), answer) if isinstance(answer, str) else (500, answer)
+    fake.fail("PATCH", "/tfjobs/", status, body)  # what a server says to that object
     result = cli(fake, tmp_path, "apply", str(spec), "--target", "kubeflow", "--dry-run=server")
     assert result.returncode == 2
     (line,) = errors(result)

@@ -162,3 +162,31 @@ def test_a_webhook_refusal_that_names_a_field_points_at_the_spec():
     (line,) = _rejection_lines(bundle, jobset, parse_status(403, body))
     assert line.startswith(f"{SPECS / 'tf-ps.yaml'}:52:17: spec.roles.worker.replicas: the server rejected JobSet.")
     assert line.endswith("spec.replicatedJobs[1].replicas: Invalid value: 0: must be greater than 0")
+
+
+@pytest.mark.parametrize("message, fields", [
+    # SSA's schema check (k8s.io/apimachinery managedfields structuredmerge.go), one field and several
+    ("failed to create typed patch object (ml/tf-ps; kubeflow.org/v1, Kind=TFJob): "
+     ".spec.tfReplicaSpecs.Worker.replicas: expected numeric (int or float), got string",
+     [(".spec.tfReplicaSpecs.Worker.replicas", "expected numeric (int or float), got string")]),
+    ("failed to create typed patch object (ml/j; batch/v1, Kind=Job): errors:\n"
+     "  .spec.template.spec.containers[name=\"main\"].env[name=\"A\"].value: expected string, got &value.valueUnstructured{Value:1}\n"
+     "  .spec.bogus: field not declared in schema",
+     [('.spec.template.spec.containers[name="main"].env[name="A"].value',
+       "expected string, got &value.valueUnstructured{Value:1}"), (".spec.bogus", "field not declared in schema")]),
+    ('admission webhook "v.kb.io" denied the request: spec.replicatedJobs[1].replicas: must be > 0',
+     [("spec.replicatedJobs[1].replicas", "must be > 0")]),
+    ("something else entirely", []),
+])
+def test_field_errors_found_in_a_message(message, fields):
+    from trainspec.cluster.errors import message_causes
+
+    assert [(c.field, c.message) for c in message_causes(message)] == fields
+
+
+def test_an_ssa_list_key_maps_to_the_env_variable():
+    job = golden("tf-ps", "k8s", "Job")
+    (doc,) = load_file(str(SPECS / "tf-ps.yaml"))
+    field = parse_field_path('.spec.template.spec.containers[name="tensorflow"].env[name="LOG_LEVEL"].value')
+    where = locate("tf-ps.yaml", doc.positions, spec_candidates(job, field))
+    assert where is not None and where.path == "spec.env.LOG_LEVEL"

@@ -2,7 +2,8 @@
 
 Without it every test here is skipped with a one-line reason, under CI too (no API server can
 be installed from the package registries on the build machines). With it, the CRDs in
-reference/crds are server-side applied first (field manager trainspec-tests), and each test
+reference/crds are server-side applied first (field manager trainspec-tests) with the Volcano
+Queue `research` the examples name, and each test
 works in the namespaces the examples name (ml, default, research), removing what it made.
 A kube-apiserver with etcd and no controllers is enough: nothing here waits for pods.
 """
@@ -38,7 +39,8 @@ def cluster():
                   content_type="application/apply-patch+yaml")
     deadline = time.monotonic() + 60
     for path in ("/apis/kubeflow.org/v1", "/apis/kubeflow.org/v2beta1", "/apis/batch.volcano.sh/v1alpha1",
-                 "/apis/jobset.x-k8s.io/v1alpha2", "/apis/trainer.kubeflow.org/v1alpha1"):
+                 "/apis/jobset.x-k8s.io/v1alpha2", "/apis/trainer.kubeflow.org/v1alpha1",
+                 "/apis/scheduling.volcano.sh/v1beta1"):
         while True:
             try:
                 c.request("GET", path)
@@ -47,6 +49,10 @@ def cluster():
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(1)
+    # the Volcano queue bert-finetune names (a missing one is an error of `apply`, as Volcano refuses the job)
+    c.request("PATCH", "/apis/scheduling.volcano.sh/v1beta1/queues/research", {"fieldManager": "trainspec-tests"},
+              {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"},
+               "spec": {"weight": 1}}, content_type="application/apply-patch+yaml")
     for ns in ("ml", "research"):
         c.request("PATCH", f"/api/v1/namespaces/{ns}", {"fieldManager": "trainspec-tests"},
                   {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},

@@ -318,21 +318,13 @@ def _queue_problems(cluster, objects: list[dict]) -> list[str]:
 
 def _rejection_lines(b, obj: dict, status) -> list[str]:
     """A rejection as lines: each cause at the spec's file:line:column and field where it can be found."""
-    from .errors import locate, parse_field_path, patch_for, real_causes, spec_candidates
+    from .errors import TYPED_PATCH, locate, message_causes, parse_field_path, patch_for, real_causes, spec_candidates
 
     what = _what(obj)
     if status.code not in (400, 422) and status.reason not in ("Invalid", "BadRequest") \
-            and "denied the request" not in status.message:  # an admission webhook's refusal may come as 403
+            and "denied the request" not in status.message and TYPED_PATCH not in status.message:
         return [f"trainspec: error: {b.origin}: {describe(status, what)}"]  # forbidden, conflict...: one line
-    causes = real_causes(status)
-    if not causes and "denied the request" in status.message:
-        import re
-
-        match = re.search(r"denied the request: ([A-Za-z0-9_.\[\]/-]+): (.*)", status.message)
-        if match:
-            from .errors import Cause
-
-            causes = (Cause(match.group(1), match.group(2), "webhook"),)
+    causes = real_causes(status) or message_causes(status.message)
     if not causes:
         return [f"trainspec: error: {b.origin}: {describe(status, what)}"]
     lines = []

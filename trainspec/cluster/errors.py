@@ -94,6 +94,24 @@ def describe(status: Status, what: str, context: str = "") -> str:
     return f"{what}: {text}"
 
 
+# Server-side apply checks the object against the schema before any validation, and says so in the
+# message only (code 500 before Kubernetes 1.28's fix, 400 since): "failed to create typed patch object
+# (ns/name; group/v, Kind=K): .spec.x: expected numeric (int or float), got string".
+TYPED_PATCH = "failed to create typed patch object"
+_TYPED_FIELD = re.compile(r'(?:^|\s|:\s)(\.[A-Za-z0-9_][^\s:]*?):\s+(.+?)(?=\n|$)')
+_WEBHOOK_FIELD = re.compile(r"denied the request: ([A-Za-z][A-Za-z0-9_.\[\]/-]*): (.*)")
+
+
+def message_causes(message: str) -> tuple[Cause, ...]:
+    """Field errors a server put in the message only: SSA's typed-patch errors, a webhook's refusal."""
+    if TYPED_PATCH in message:
+        rest = message.split("):", 1)[-1] if "):" in message else message
+        return tuple(Cause(m.group(1), m.group(2).strip(), "FieldValueTypeInvalid")
+                     for m in _TYPED_FIELD.finditer(rest))
+    match = _WEBHOOK_FIELD.search(message)
+    return (Cause(match.group(1), match.group(2), "webhook"),) if match else ()
+
+
 # -- field paths ---------------------------------------------------------------------------------
 
 _STEP = re.compile(r"\.?([^.\[\]]+)|\[([^\]]*)\]")
@@ -172,7 +190,9 @@ def spec_candidates(obj: dict, field: tuple) -> list[tuple]:
     if pod and len(pod) >= 3 and pod[0] in ("containers", "initContainers") and pod[2] in _CONTAINER_FIELDS:
         name = _CONTAINER_FIELDS[pod[2]]
         tail: tuple = ()
-        if name == "env" and len(pod) >= 4:
+        if name == "env" and len(pod) >= 4 and isinstance(pod[3], str) and pod[3].startswith("name="):
+            tail = (pod[3].split("=", 1)[1].strip('"'),)  # SSA's list key: env[name="FOO"]
+        elif name == "env" and len(pod) >= 4:
             try:
                 env = _walk(obj, field[:len(field) - len(pod) + 4])
                 tail = (env["name"],) if isinstance(env, dict) and "name" in env else ()
