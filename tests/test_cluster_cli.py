@@ -298,8 +298,8 @@ def test_ps_and_logs_of_a_job_on_the_cluster(fake, tmp_path):
         ("Running", 1, "node-1")
     assert by_name["worker-1"]["reason"] == "no pod"
     table = cli(fake, tmp_path, "ps", "--cluster", "tf-ps").stdout
-    assert table.splitlines()[1].split() == ["REPLICA", "ROLE", "INDEX", "PHASE", "RESTARTS", "EXIT", "NODE", "AGE",
-                                             "REASON"]
+    assert table.splitlines()[1].split() == ["REPLICA", "ROLE", "INDEX", "STATUS", "READY", "RESTARTS", "EXIT", "NODE",
+                                             "AGE", "DETAIL"]
 
     result = cli(fake, tmp_path, "logs", "--cluster", "tf-ps", "--tail", "2", "--color", "never")
     assert result.returncode == 0, result.stderr

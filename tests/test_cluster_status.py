@@ -84,7 +84,10 @@ def test_a_kubeflow_tfjob_from_its_replica_statuses_and_pods():
     assert state.replicas[0].age == 120.0
     text = table(state)
     assert text.splitlines()[0] == "job tf-ps  TFJob tf-ps  Running  (TFJob ml/tf-ps is running.)"
-    assert "worker-0             worker       0      Running      2         137" in text
+    assert text.splitlines()[1].split() == ["REPLICA", "ROLE", "INDEX", "STATUS", "READY", "RESTARTS", "EXIT", "NODE",
+                                           "AGE", "DETAIL"]
+    assert text.splitlines()[4].split() == ["worker-0", "worker", "0", "Running", "yes", "2", "137", "node-a", "2m00s",
+                                           "OOMKilled"]
     assert json.loads(json.dumps(as_json(state)))["replicas"][3]["exit_code"] == 3
 
 

@@ -28,6 +28,7 @@ class ReplicaRow(NamedTuple):
     age: float | None  # seconds since the replica's pod started (None: no pod yet)
     reason: str
     pod: str
+    ready: bool = False
 
     @property
     def name(self) -> str:
@@ -207,7 +208,7 @@ def pod_row(role: str, index: int, pods: list[dict], now: float) -> ReplicaRow:
     started = parse_time(status.get("startTime")) or parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
     return ReplicaRow(role, index, phase, restarts, exit_code, str((pod.get("spec") or {}).get("nodeName") or ""),
                       None if started is None else max(0.0, now - started), reason,
-                      str((pod.get("metadata") or {}).get("name") or ""))
+                      str((pod.get("metadata") or {}).get("name") or ""), bool(main.get("ready")))
 
 
 def _trainer_node(who: tuple[str, int], trainjob: bool) -> tuple[str, int]:
@@ -254,34 +255,37 @@ def job_state(job: str, objects: list[dict], pods: list[dict], now: float) -> Jo
 
 
 def age_text(seconds: float | None) -> str:
+    """As local `ps` writes an age (emulator/ui.py `_age`), and days for jobs that run for days."""
     if seconds is None:
         return "-"
-    s = int(seconds)
+    s = int(max(seconds, 0))
     if s < 120:
         return f"{s}s"
     if s < 7200:
-        return f"{s // 60}m"
+        return f"{s // 60}m{s % 60:02d}s"
     if s < 172800:
-        return f"{s // 3600}h"
-    return f"{s // 86400}d"
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
 
 
 def table(state: JobState) -> str:
+    """The local `ps` table (emulator/ui.py: REPLICA STATUS READY RESTARTS EXIT ... DETAIL, columns as wide as
+    their widest cell, two spaces apart), with the cluster's ROLE, INDEX, NODE and AGE."""
     head = f"job {state.job}  {state.kind} {state.name}  {state.phase}"
     if state.message:
         head += f"  ({state.message})"
-    lines = [head, f"{'REPLICA':<20} {'ROLE':<12} {'INDEX':<6} {'PHASE':<12} {'RESTARTS':<9} {'EXIT':<5} "
-                   f"{'NODE':<20} {'AGE':<6} REASON"]
-    for r in state.replicas:
-        lines.append(f"{r.name:<20} {r.role:<12} {r.number:<6} {r.phase:<12} {r.restarts:<9} "
-                     f"{'-' if r.exit_code is None else r.exit_code!s:<5} {r.node or '-':<20} {age_text(r.age):<6} "
-                     f"{r.reason}".rstrip())
-    return "\n".join(lines) + "\n"
+    names = ["REPLICA", "ROLE", "INDEX", "STATUS", "READY", "RESTARTS", "EXIT", "NODE", "AGE", "DETAIL"]
+    body = [[r.name, r.role, str(r.number), r.phase, "yes" if r.ready else "-", str(r.restarts),
+             "-" if r.exit_code is None else str(r.exit_code), r.node or "-", age_text(r.age), r.reason]
+            for r in state.replicas]
+    widths = [max(len(x[i]) for x in [names, *body]) for i in range(len(names))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [names, *body]]
+    return "\n".join([head, *lines]) + "\n"
 
 
 def as_json(state: JobState) -> dict:
     return {"job": state.job, "kind": state.kind, "name": state.name, "phase": state.phase,
             "message": state.message, "age_seconds": state.age,
             "replicas": [{"name": r.name, "role": r.role, "index": r.number, "phase": r.phase, "restarts": r.restarts,
-                          "exit_code": r.exit_code, "node": r.node, "age_seconds": r.age, "reason": r.reason,
-                          "pod": r.pod} for r in state.replicas]}
+                          "ready": r.ready, "exit_code": r.exit_code, "node": r.node, "age_seconds": r.age,
+                          "reason": r.reason, "pod": r.pod} for r in state.replicas]}
