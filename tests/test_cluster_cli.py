@@ -90,6 +90,17 @@ def test_no_kubeconfig_and_not_in_a_pod(tmp_path):
                               "not running in a pod (set KUBECONFIG, or --kubeconfig FILE)"]
 
 
+def test_kubeconfig_as_a_list_of_files_is_merged_as_kubectl_does(fake, tmp_path):
+    real = fake.kubeconfig(tmp_path, namespace="default")
+    other = tmp_path / "other.yaml"
+    other.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "clusters": [], "contexts": [],
+                                     "users": []}))
+    result = cli(Path(f"{other}:{real}"), tmp_path, "ps", "--cluster", "tf-ps")
+    assert result.returncode == 2
+    assert errors(result) == ["trainspec: error: no job 'tf-ps' in namespace default (context fake); "
+                              "`trainspec ps --cluster` lists them"]  # the context's namespace, from the 2nd file
+
+
 def test_an_unknown_context_lists_the_known_ones(fake, tmp_path):
     result = cli(fake, tmp_path, "ps", "--cluster", "--context", "prod")
     assert result.returncode == 2 and "--context prod: no such context" in result.stderr and "(contexts: fake)" \

@@ -47,9 +47,10 @@ class Cluster:
             if have_file or kubeconfig or context:
                 if not have_file:
                     raise ClusterError(f"no kubeconfig at {files} (set KUBECONFIG or --kubeconfig)")
-                loader_file = files if os.pathsep not in files else None
-                contexts, current = config.list_kube_config_contexts(config_file=loader_file) \
-                    if loader_file else (None, None)
+                # --kubeconfig names one file; else the client reads KUBECONFIG (merging a list) or ~/.kube/config
+                loader_file = os.path.expanduser(kubeconfig) if kubeconfig else \
+                    None if os.environ.get("KUBECONFIG") else os.path.expanduser("~/.kube/config")
+                contexts, current = config.list_kube_config_contexts(config_file=loader_file)
                 if contexts is not None:
                     chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
                     if context and chosen is None:
