@@ -90,6 +90,15 @@ def test_no_kubeconfig_and_not_in_a_pod(tmp_path):
                               "not running in a pod (set KUBECONFIG, or --kubeconfig FILE)"]
 
 
+def test_in_a_pod_without_a_service_account_token(tmp_path):
+    result = cli(tmp_path / "none", tmp_path, "ps", "--cluster", KUBERNETES_SERVICE_HOST="127.0.0.1",
+                 KUBERNETES_SERVICE_PORT="443")
+    assert result.returncode == 2
+    (line,) = errors(result)
+    assert line.startswith(f"trainspec: error: no kubeconfig at {tmp_path / 'none'}, and the in-cluster service "
+                           "account cannot be used: ")
+
+
 def test_kubeconfig_as_a_list_of_files_is_merged_as_kubectl_does(fake, tmp_path):
     real = fake.kubeconfig(tmp_path, namespace="default")
     other = tmp_path / "other.yaml"

@@ -61,7 +61,11 @@ class Cluster:
                 config.load_kube_config(config_file=loader_file, context=context, client_configuration=configuration,
                                         persist_config=False, temp_file_path=_tmpfs())
             elif os.environ.get("KUBERNETES_SERVICE_HOST"):
-                config.load_incluster_config(client_configuration=configuration)
+                try:
+                    config.load_incluster_config(client_configuration=configuration)
+                except ConfigException as exc:
+                    raise ClusterError(f"no kubeconfig at {files}, and the in-cluster service account cannot be "
+                                       f"used: {exc}") from None
                 try:
                     with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace", encoding="utf-8") as f:
                         self.context_namespace = f.read().strip() or "default"
