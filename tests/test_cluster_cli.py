@@ -351,10 +351,14 @@ def test_client_dry_run_needs_no_cluster(tmp_path):
     (("apply", "specs/tf-ps.yaml", "--target", "compose"), "--target compose: apply puts Kubernetes objects"),
     (("apply", "golden/tf-ps/k8s.yaml", "--target", "k8s"), "is compiled output, not a spec"),
     (("apply", "no-such.yaml"), "no-such.yaml: no such file or folder"),
+    (("apply", "BINARY"), "not UTF-8 text"),
 ])
 def test_bad_apply_input_is_one_line_exit_2(tmp_path, args, message):
     from helpers import ROOT
 
+    if "BINARY" in args:
+        (tmp_path / "blob.yaml").write_bytes(bytes(range(256)))
+        args = tuple(str(tmp_path / "blob.yaml") if a == "BINARY" else a for a in args)
     result = run_cli(*args, cwd=ROOT, env={"KUBECONFIG": str(tmp_path / "none")})
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 

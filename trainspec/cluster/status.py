@@ -54,6 +54,11 @@ def parse_time(text: Any) -> float | None:
         return None
 
 
+def _int(value: Any, default: int = 1) -> int:
+    """A count from an object on the cluster (a template the server stored as written may hold anything)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
 def _labels(obj: dict) -> dict:
     return (obj.get("metadata") or {}).get("labels") or {}
 
@@ -89,24 +94,24 @@ def expected_replicas(obj: dict) -> list[tuple[str, int]]:
             if field.endswith("ReplicaSpecs") and isinstance(value, dict):
                 for rtype, rspec in value.items():
                     rspec = rspec or {}
-                    add(_template_role(rspec.get("template"), rtype.lower()), int(rspec.get("replicas", 1)))
+                    add(_template_role(rspec.get("template"), rtype.lower()), _int(rspec.get("replicas")))
     elif api.startswith("batch.volcano.sh/"):
         for task in spec.get("tasks") or ():
-            add(_template_role(task.get("template"), str(task.get("name"))), int(task.get("replicas", 1)),
+            add(_template_role(task.get("template"), str(task.get("name"))), _int(task.get("replicas")),
                 _template_index(task.get("template")))
     elif kind == "JobSet" or kind == "TrainingRuntime":
         jobs = spec.get("replicatedJobs") or ((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs")
         for rjob in jobs or ():
             jspec = (rjob.get("template") or {}).get("spec") or {}
-            per_job = int(jspec.get("parallelism") or jspec.get("completions") or 1)
-            add(_template_role(jspec.get("template"), str(rjob.get("name"))), int(rjob.get("replicas", 1)) * per_job)
+            per_job = _int(jspec.get("parallelism") or jspec.get("completions"))
+            add(_template_role(jspec.get("template"), str(rjob.get("name"))), _int(rjob.get("replicas")) * per_job)
     elif kind == "Job":
         template = spec.get("template")
-        n = int(spec.get("completions") or spec.get("parallelism") or 1)
+        n = _int(spec.get("completions") or spec.get("parallelism"))
         add(_template_role(template, obj["metadata"]["name"]), n, _template_index(template))
     elif kind == "Deployment":
         template = spec.get("template")
-        add(_template_role(template, obj["metadata"]["name"]), int(spec.get("replicas", 1)), _template_index(template))
+        add(_template_role(template, obj["metadata"]["name"]), _int(spec.get("replicas")), _template_index(template))
     return out
 
 
@@ -171,7 +176,7 @@ def _jobset_per_job(jobs: list[dict], rjob_name: str) -> int:
                 "replicatedJobs") or ():
             if rjob.get("name") == rjob_name:
                 jspec = (rjob.get("template") or {}).get("spec") or {}
-                return int(jspec.get("parallelism") or jspec.get("completions") or 1)
+                return _int(jspec.get("parallelism") or jspec.get("completions"))
     return 1
 
 
@@ -192,7 +197,7 @@ def pod_row(role: str, index: int, pods: list[dict], now: float) -> ReplicaRow:
     pod = pods[-1]
     status = pod.get("status") or {}
     main = _main_status(pod)
-    restarts = sum(int(st.get("restartCount") or 0) for p in pods
+    restarts = sum(_int(st.get("restartCount"), 0) for p in pods
                    for st in (p.get("status") or {}).get("containerStatuses") or ()) + len(pods) - 1
     phase, reason = str(status.get("phase") or "Pending"), str(status.get("reason") or "")
     state = main.get("state") or {}
