@@ -22,6 +22,7 @@ TOP_EPILOG = """examples:
   trainspec graph specs/tf-ps.yaml            # the topology as a Mermaid picture
   cat job.yaml | trainspec compile - -t k8s   # - is standard input
   trainspec run specs/pytorch-ddp.yaml        # run the job locally on Docker
+  trainspec apply specs/tf-ps.yaml --dry-run=server   # check it against a live cluster
 """
 
 
@@ -71,8 +72,9 @@ def _targets_help() -> str:
 COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "schema")
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; for a compile-path `command`, with only its own options and not the emulator's commands."""
+def build_parser(command: str | None = None, cluster: bool = False) -> argparse.ArgumentParser:
+    """The parser; for a compile-path `command`, with only its own options and not the emulator's commands;
+    `cluster`: `ps|logs|down --cluster`, with the cluster's verbs (kubectl's options) instead of the local ones."""
     parser = _Parser(prog="trainspec", description="Compile distributed-training job specs to Kubernetes, "
                      "Kubeflow, Volcano, Helm and Compose, and run them locally on Docker.",
                      epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -194,6 +196,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     if command in COMPILE_COMMANDS or command == "version":
         return parser
+    if cluster:
+        from trainspec.cluster.commands import register_verbs
+
+        register_verbs(sub)
+        return parser
     try:
         from trainspec.emulator.commands import register
     except ModuleNotFoundError as exc:
@@ -201,6 +208,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             raise
     else:
         register(sub)
+    from trainspec.cluster.commands import register as register_cluster
+
+    register_cluster(sub)  # apply, and --cluster on ps/logs/down
     return parser
 
 
@@ -512,7 +522,8 @@ def _main(argv: list[str] | None) -> int:
     command = next((w for w in words if not w.startswith("-")), None)
     # `trainspec --version` prints and exits while parsing: the emulator's commands (slower to
     # import) need not be built for it.
-    parser = build_parser("version" if command is None and words[:1] == ["--version"] else command)
+    parser = build_parser("version" if command is None and words[:1] == ["--version"] else command,
+                          cluster=command in ("ps", "logs", "down") and "--cluster" in words)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -24,7 +24,14 @@ def _mark_paths(parser: argparse.ArgumentParser) -> None:
         elif action.dest == "target":
             from trainspec.targets import TARGETS
 
-            action.choices = list(TARGETS)  # completion only: this parser is thrown away after printing
+            if parser.prog.endswith(" apply"):  # a cluster takes Kubernetes objects: not compose, not a chart
+                from trainspec.cluster.sources import CLUSTER_TARGETS
+
+                action.choices = list(CLUSTER_TARGETS)
+            else:
+                action.choices = list(TARGETS)  # completion only: this parser is thrown away after printing
+        elif action.dest == "kubeconfig":
+            action.complete = shtab.FILE  # type: ignore[attr-defined]
         elif action.dest in ("output", "jpath", "state_dir"):
             action.complete = (  # type: ignore[attr-defined]
                 shtab.DIRECTORY if action.dest != "output" else shtab.FILE)

@@ -1,0 +1,237 @@
+"""A tiny HTTP server on 127.0.0.1 that answers the requests `trainspec apply | ps | logs | down` make,
+the way a kube-apiserver does, for end-to-end tests of the CLI over real HTTP with no cluster.
+
+It is not a Kubernetes API server: it keeps objects in a dict, validates nothing and runs no
+controller. What it says is real data: discovery of the CRD groups comes from the CRDs in
+reference/crds (their kinds, plurals, scope), `kubeflow.org/v1` discovery and every error body it
+replays are the recorded answers of a real kube-apiserver v1.36 (reference/apiserver/), with
+only names substituted. Tests that need a real server use TRAINSPEC_TEST_KUBECONFIG
+(tests/test_cluster_integration.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import yaml
+
+# Built-in kinds the CLI touches: (groupVersion, kind, plural, namespaced).
+BUILTIN = [("v1", "Namespace", "namespaces", False), ("v1", "ConfigMap", "configmaps", True),
+           ("v1", "Secret", "secrets", True), ("v1", "Service", "services", True), ("v1", "Pod", "pods", True),
+           ("v1", "ServiceAccount", "serviceaccounts", True),
+           ("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True),
+           ("batch/v1", "Job", "jobs", True), ("apps/v1", "Deployment", "deployments", True)]
+# Written down (the recordings hold no 403) in the shape k8s.io/apimachinery/pkg/api/errors.NewForbidden
+# gives: reason Forbidden, code 403, details {name, group, kind}, the RBAC authorizer's message.
+FORBIDDEN_403 = {
+    "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+    "message": 'tfjobs.kubeflow.org "tf-ps" is forbidden: User "system:serviceaccount:ml:ci" cannot patch '
+               'resource "tfjobs" in API group "kubeflow.org" in the namespace "ml"',
+    "reason": "Forbidden", "details": {"name": "tf-ps", "group": "kubeflow.org", "kind": "tfjobs"}, "code": 403}
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+def recorded(reference: Path, name: str) -> tuple[int, object]:
+    data = json.loads((reference / "apiserver" / f"{name}.json").read_text())
+    return data["response"]["status"], data["response"]["body"]
+
+
+@functools.cache
+def crd_kinds(reference: Path, groups: tuple[str, ...]) -> list[tuple[str, str, str, bool]]:
+    out = []
+    for path in sorted((reference / "crds").rglob("*.yaml")):
+        if "runtimes" in path.parts:
+            continue
+        for doc in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = doc["spec"]
+            if spec["group"] not in groups:
+                continue
+            for version in spec["versions"]:
+                if version.get("served", True):
+                    out.append((f"{spec['group']}/{version['name']}", spec["names"]["kind"], spec["names"]["plural"],
+                                spec["scope"] == "Namespaced"))
+    return out
+
+
+class FakeApiServer:
+    def __init__(self, reference: Path, crd_groups: tuple[str, ...] = ("kubeflow.org", "batch.volcano.sh",
+                                                                       "jobset.x-k8s.io", "trainer.kubeflow.org",
+                                                                       "scheduling.volcano.sh"),
+                 namespaces: tuple[str, ...] = ("default", "ml")):
+        self.reference = reference
+        self.kinds = BUILTIN + list(crd_kinds(reference, crd_groups))
+        self.namespaces = set(namespaces)
+        self.store: dict[str, dict] = {}  # object path -> object
+        self.logs: dict[str, str] = {}  # pod name -> its log text
+        self.requests: list[tuple[str, str, dict, object]] = []
+        self.failures: list[tuple[str, re.Pattern, int, object]] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _serve(self, method: str) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw) if raw else None
+                url = urlsplit(self.path)
+                query = {k: v[0] for k, v in parse_qs(url.query).items()}
+                with server.lock:
+                    server.requests.append((method, url.path, query, body))
+                    status, answer = server.answer(method, url.path, query, body)
+                data = answer.encode() if isinstance(answer, str) else json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "text/plain" if isinstance(answer, str) else "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self._serve("GET")
+
+            def do_PATCH(self):
+                self._serve("PATCH")
+
+            def do_DELETE(self):
+                self._serve("DELETE")
+
+            def do_POST(self):
+                self._serve("POST")
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    # -- test controls --------------------------------------------------------------------------
+    def __enter__(self) -> FakeApiServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def kubeconfig(self, folder: Path, namespace: str = "ml") -> Path:
+        path = folder / "kubeconfig"
+        path.write_text(yaml.safe_dump({
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+            "clusters": [{"name": "fake", "cluster": {"server": f"http://127.0.0.1:{self.port}"}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u", "namespace": namespace}}],
+            "users": [{"name": "u", "user": {"token": "t"}}]}))
+        return path
+
+    def fail(self, method: str, path_regex: str, status: int, body: object) -> None:
+        self.failures.append((method, re.compile(path_regex), status, body))
+
+    def put(self, obj: dict) -> None:
+        """Seed an object (a pod, another tool's object) as if a controller or user made it."""
+        api, kind = obj["apiVersion"], obj["kind"]
+        plural, namespaced = next((p, n) for g, k, p, n in self.kinds if g == api and k == kind)
+        meta = obj["metadata"]
+        self.store[self._path(api, plural, meta.get("namespace") if namespaced else None, meta["name"])] = obj
+
+    def objects(self, label: str | None = None) -> list[dict]:
+        return [o for o in self.store.values()
+                if label is None or label in ((o.get("metadata") or {}).get("labels") or {})]
+
+    # -- answers --------------------------------------------------------------------------------
+    @staticmethod
+    def _path(api: str, plural: str, namespace: str | None, name: str | None = None) -> str:
+        base = "/api/v1" if api == "v1" else f"/apis/{api}"
+        return base + (f"/namespaces/{namespace}" if namespace else "") + f"/{plural}" + (f"/{name}" if name else "")
+
+    def _not_found(self, plural: str, group: str, name: str) -> tuple[int, object]:
+        status, body = recorded(self.reference, "get-deleted-404")
+        body = copy.deepcopy(body)
+        what = f"{plural}.{group}" if group else plural
+        body["details"] = {"group": group, "kind": plural, "name": name} if group else {"kind": plural, "name": name}
+        body["message"] = f'{what} "{name}" not found'
+        return status, body
+
+    def answer(self, method: str, path: str, query: dict, body: object) -> tuple[int, object]:
+        for m, pattern, status, failure in self.failures:
+            if m == method and pattern.search(path):
+                return status, failure
+        versions = {g for g, *_ in self.kinds}
+        for version in sorted(versions, key=len, reverse=True):
+            base = "/api/v1" if version == "v1" else f"/apis/{version}"
+            if path == base:
+                if version == "kubeflow.org/v1":
+                    return recorded(self.reference, "discovery-kubeflow-v1")
+                return 200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": version,
+                             "resources": [{"name": p, "singularName": k.lower(), "namespaced": n, "kind": k,
+                                            "verbs": VERBS} for g, k, p, n in self.kinds if g == version]}
+            if not path.startswith(base + "/"):
+                continue
+            rest = path[len(base) + 1:].split("/")
+            namespace = None
+            if rest[0] == "namespaces" and len(rest) >= 3:
+                namespace, rest = rest[1], rest[2:]
+            kind = next(((k, p, n) for g, k, p, n in self.kinds if g == version and p == rest[0]), None)
+            if kind is None:
+                break
+            group = version.rpartition("/")[0]
+            if namespace and namespace not in self.namespaces and not (rest == ["namespaces"]):
+                status, nf = recorded(self.reference, "missing-namespace-404")
+                nf = copy.deepcopy(nf)
+                nf["details"]["name"] = namespace
+                nf["message"] = f'namespaces "{namespace}" not found'
+                return status, nf
+            if len(rest) == 3 and rest[2] == "log" and method == "GET":
+                text = self.logs.get(rest[1], "")
+                if query.get("tailLines"):
+                    text = "".join(text.splitlines(True)[-int(query["tailLines"]):])
+                return 200, text
+            name = rest[1] if len(rest) > 1 else None
+            key = self._path(version, rest[0], namespace, name)
+            if name is None and method == "GET":
+                return 200, {"kind": f"{kind[0]}List", "apiVersion": version, "metadata": {},
+                             "items": [o for p, o in sorted(self.store.items())
+                                       if p.startswith(key + "/") and "/" not in p[len(key) + 1:]
+                                       and _selected(o, query.get("labelSelector", ""))]}
+            if method == "GET":
+                if kind[0] == "Namespace":
+                    if name in self.namespaces:
+                        return 200, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                    return self._not_found("namespaces", "", str(name))
+                return (200, self.store[key]) if key in self.store else self._not_found(rest[0], group, str(name))
+            if method == "PATCH":
+                obj = copy.deepcopy(body)
+                assert isinstance(obj, dict)
+                obj.setdefault("metadata", {}).setdefault("creationTimestamp", "2026-11-26T02:22:06Z")
+                if query.get("dryRun") != "All":
+                    if kind[0] == "Namespace":
+                        self.namespaces.add(str(name))
+                    created = key not in self.store
+                    self.store[key] = obj
+                    return (201 if created else 200), obj
+                return 200, obj
+            if method == "DELETE":
+                if key not in self.store:
+                    return self._not_found(rest[0], group, str(name))
+                obj = self.store[key] if query.get("dryRun") == "All" else self.store.pop(key)
+                return 200, obj
+        return recorded(self.reference, "missing-crd-404")
+
+
+def _selected(obj: dict, selector: str) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    for term in filter(None, selector.split(",")):
+        if "=" in term:
+            k, v = term.split("=", 1)
+            if labels.get(k) != v:
+                return False
+        elif term not in labels:
+            return False
+    return True

@@ -1,0 +1,85 @@
+"""What `apply` sends and in what order, and what `--prune` / `down --cluster` may delete: pure decisions."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from trainspec.cluster.errors import ClusterError
+from trainspec.cluster.plan import delete_order, key, ordered, prepared, prune_set, queues, secret_objects
+
+from helpers import GOLDEN
+
+
+def docs(job: str, target: str) -> list[dict]:
+    return [d for d in yaml.safe_load_all((GOLDEN / job / f"{target}.yaml").read_text()) if d]
+
+
+def test_objects_are_labelled_namespaced_and_ordered_before_workloads():
+    objects = prepared(docs("pytorch-ddp", "trainjob") + secret_objects({"s": {"k": b"v"}}, "pytorch-ddp", "ml"),
+                       "pytorch-ddp", "ml", False)
+    kinds = [o["kind"] for o in objects]
+    assert kinds.index("Secret") < kinds.index("TrainingRuntime") < kinds.index("TrainJob")
+    assert kinds.index("ConfigMap") < kinds.index("TrainJob")
+    for o in objects:
+        assert o["metadata"]["labels"]["trainspec.dev/job"] == "pytorch-ddp"
+        assert o["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "trainspec"
+        assert o["metadata"]["namespace"] == "ml"
+    services = [o for o in prepared(docs("tf-ps", "k8s"), "tf-ps", "ml", False) if o["kind"] in ("Service", "Job")]
+    assert [o["kind"] for o in services] == ["Service"] * 6 + ["Job"] * 6
+
+
+def test_a_secret_is_data_in_memory_and_base64():
+    (secret,) = secret_objects({"hf": {"token": b"s3cr3t"}}, "j", "ml")
+    assert secret["data"] == {"token": "czNjcjN0"} and secret["metadata"]["labels"]["trainspec.dev/job"] == "j"
+
+
+def test_an_explicit_namespace_that_differs_from_the_objects_is_an_error():
+    with pytest.raises(ClusterError, match="in namespace 'ml' but -n other"):
+        prepared(docs("tf-ps", "k8s"), "tf-ps", "other", True)
+    assert {o["metadata"]["namespace"] for o in prepared(docs("tf-ps", "k8s"), "tf-ps", "other", False)} == {"ml"}
+
+
+def test_an_object_of_another_job_is_refused():
+    other = docs("tf-ps", "k8s")[:1]
+    with pytest.raises(ClusterError, match="labelled trainspec.dev/job=tf-ps, not pytorch-ddp"):
+        prepared(other, "pytorch-ddp", "ml", False)
+
+
+def live(obj: dict, **meta) -> dict:
+    out = dict(obj, metadata=dict(obj["metadata"], **meta))
+    return out
+
+
+def test_prune_removes_what_the_job_no_longer_produces_and_nothing_else():
+    three = prepared(docs("tf-ps", "k8s"), "tf-ps", "ml", False)
+    applied = [o for o in three if not o["metadata"]["name"].endswith("worker-2")]  # worker replicas 3 -> 2
+    other_job = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x", "namespace": "ml", "labels": {
+        "trainspec.dev/job": "other", "app.kubernetes.io/managed-by": "trainspec"}}}
+    hand_made = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "notes", "namespace": "ml",
+                                                                      "labels": {"trainspec.dev/job": "tf-ps"}}}
+    child = live(three[-1], name="tf-ps-worker-2-child", ownerReferences=[{"kind": "JobSet", "name": "tf-ps"}])
+    going = live(three[-2], deletionTimestamp="2026-11-26T02:00:00Z")
+    pruned = prune_set(three + [other_job, hand_made, child, going], applied, "tf-ps")
+    assert sorted(key(o).show() for o in pruned) == ["Job.batch ml/tf-ps-worker-2", "Service ml/tf-ps-worker-2"]
+    assert [o["kind"] for o in pruned] == ["Job", "Service"]  # the workload first
+
+
+def test_down_deletes_the_jobs_own_objects_workloads_first():
+    objects = prepared(docs("pytorch-ddp", "jobset"), "pytorch-ddp", "ml", False)
+    assert [o["kind"] for o in delete_order(objects, "pytorch-ddp")] == ["JobSet", "ConfigMap"]
+    assert delete_order(objects, "other") == []
+
+
+def test_queues_a_job_waits_in():
+    k8s = prepared(docs("tf-ps", "k8s"), "tf-ps", "ml", False)
+    k8s[-1]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "team-a"
+    assert queues(k8s) == [("LocalQueue", "ml", "team-a")]
+    vc = docs("tf-ps", "volcano")
+    vc[-1]["spec"]["queue"] = "research"
+    assert queues(vc) == [("Queue", "", "research")]
+
+
+def test_order_is_stable_within_a_rank():
+    objs = [{"kind": "Service", "metadata": {"name": n}} for n in "cab"]
+    assert [o["metadata"]["name"] for o in ordered(objs)] == ["c", "a", "b"]

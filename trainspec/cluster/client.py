@@ -1,0 +1,158 @@
+"""The one module that talks to the API server, and the only one that imports the `kubernetes` client.
+
+Configuration follows kubectl: `--kubeconfig`, else `KUBECONFIG` (a list of files, merged), else
+~/.kube/config; `--context`; `-n/--namespace`, else the context's namespace, else "default"; and
+in a pod with none of these, the in-cluster service account. Requests are plain REST calls through
+the client's ApiClient (JSON in, JSON out), so every answer, error or not, is data the pure
+modules read. Failures become one-line `ClusterError`s; an error answer becomes `ApiFailure`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from .errors import ApiFailure, ClusterError, parse_status
+
+CONNECT_TIMEOUT, READ_TIMEOUT = 10, 60
+APPLY_PATCH = "application/apply-patch+yaml"
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    import urllib3
+
+    return (urllib3.exceptions.HTTPError, OSError)
+
+
+def _tmpfs() -> str | None:
+    # The client writes inline certificate data from the kubeconfig to files for urllib3: on tmpfs, not disk.
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+class Cluster:
+    def __init__(self, kubeconfig: str | None = None, context: str | None = None, namespace: str | None = None):
+        try:
+            from kubernetes import client, config
+            from kubernetes.config.config_exception import ConfigException
+        except ModuleNotFoundError:  # pragma: no cover - a declared dependency
+            raise ClusterError("the cluster commands need the `kubernetes` package: pip install kubernetes") from None
+        configuration = client.Configuration()
+        files = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+        have_file = any(os.path.exists(os.path.expanduser(f)) for f in files.split(os.pathsep) if f)
+        self.context_namespace = "default"
+        self.where = ""
+        try:
+            if have_file or kubeconfig or context:
+                if not have_file:
+                    raise ClusterError(f"no kubeconfig at {files} (set KUBECONFIG or --kubeconfig)")
+                # --kubeconfig names one file; else the client reads KUBECONFIG (merging a list) or ~/.kube/config
+                loader_file = os.path.expanduser(kubeconfig) if kubeconfig else \
+                    None if os.environ.get("KUBECONFIG") else os.path.expanduser("~/.kube/config")
+                contexts, current = config.list_kube_config_contexts(config_file=loader_file)
+                if contexts is not None:
+                    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
+                    if context and chosen is None:
+                        names = ", ".join(sorted(str(c.get("name")) for c in contexts))
+                        raise ClusterError(f"--context {context}: no such context in {files} (contexts: {names})")
+                    self.context_namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
+                    self.where = f"context {(chosen or {}).get('name', '?')}"
+                config.load_kube_config(config_file=loader_file, context=context, client_configuration=configuration,
+                                        persist_config=False, temp_file_path=_tmpfs())
+            elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+                try:
+                    config.load_incluster_config(client_configuration=configuration)
+                except ConfigException as exc:
+                    raise ClusterError(f"no kubeconfig at {files}, and the in-cluster service account cannot be "
+                                       f"used: {exc}") from None
+                try:
+                    with open("/var/run/secrets/kubernetes.io/serviceaccount/namespace", encoding="utf-8") as f:
+                        self.context_namespace = f.read().strip() or "default"
+                except OSError:
+                    pass
+                self.where = "in-cluster service account"
+            else:
+                raise ClusterError(f"no cluster configured: no kubeconfig at {files} and not running in a pod "
+                                   "(set KUBECONFIG, or --kubeconfig FILE)")
+        except ConfigException as exc:
+            raise ClusterError(f"cannot use the kubeconfig: {str(exc).splitlines()[0] if str(exc) else exc}") \
+                from None
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise ClusterError(f"cannot read the kubeconfig {files}: {exc}") from None
+        configuration.retries = 0  # an unreachable server is an error now, not after urllib3's three retries
+        self.host = configuration.host
+        self.namespace = namespace or self.context_namespace
+        self.explicit_namespace = namespace is not None
+        self._api = client.ApiClient(configuration)
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def request(self, method: str, path: str, query: dict | None = None, body: Any = None,
+                content_type: str = "application/json", timeout: Any = (CONNECT_TIMEOUT, READ_TIMEOUT)) -> Any:
+        response = self._call(method, path, query, body, content_type, timeout)
+        try:
+            data = response.data
+        except Exception as exc:
+            raise self._unreachable(exc) from None
+        finally:
+            response.release_conn()
+        try:
+            return json.loads(data) if data else None
+        except ValueError:
+            return data.decode("utf-8", "replace")
+
+    def stream(self, path: str, query: dict | None = None) -> Iterator[bytes]:
+        """The body as it comes (a followed log), line by line."""
+        response = self._call("GET", path, query, None, "application/json", (CONNECT_TIMEOUT, None))
+        pending = b""
+        try:
+            for chunk in response.stream(4096, decode_content=True):
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                yield from (line + b"\n" for line in lines)
+            if pending:
+                yield pending
+        except _network_errors() as exc:
+            raise self._unreachable(exc) from None
+        finally:
+            response.release_conn()
+
+    def _call(self, method: str, path: str, query: dict | None, body: Any, content_type: str, timeout: Any):
+        """The raw urllib3 response of a 2xx answer; ApiFailure with the Status of any other."""
+        from kubernetes.client.exceptions import ApiException
+
+        params = [(k, v) for k, v in (query or {}).items() if v is not None]
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        try:
+            request = self._api.param_serialize(method, path, query_params=params, header_params=headers,
+                                                body=body, auth_settings=["BearerToken"])
+            response = self._api.call_api(*request, _request_timeout=timeout)
+        except ApiException as exc:
+            raise ApiFailure(parse_status(exc.status or 0, exc.body or exc.reason or "")) from None
+        except _network_errors() as exc:
+            raise self._unreachable(exc) from None
+        if not 200 <= response.status <= 299:
+            try:
+                data = response.read()
+            except _network_errors() as exc:
+                raise self._unreachable(exc) from None
+            raise ApiFailure(parse_status(response.status, data or response.reason or ""))
+        return response.response
+
+    def _unreachable(self, exc: BaseException) -> ClusterError:
+        reason = getattr(exc, "reason", None) or exc
+        text = str(reason)
+        if "Connection refused" in text or "Errno 111" in text:
+            text = "connection refused"
+        elif "timed out" in text.lower():
+            text = "timed out"
+        elif "SSL" in text or "SSLError" in type(reason).__name__:
+            import re
+
+            match = re.search(r"\[SSL[^\]]*\] ([^(]+?)\s*\(_ssl", text)  # "[SSL: X] what went wrong (_ssl.c:N)"
+            text = "TLS failed: " + (match.group(1) if match else text.splitlines()[0][:160])
+        else:
+            text = text.splitlines()[0][:200] if text else type(exc).__name__
+        via = f" ({self.where})" if self.where else ""
+        return ClusterError(f"cannot reach the cluster at {self.host}{via}: {text}")

@@ -1,0 +1,568 @@
+"""`trainspec apply` and `trainspec ps | logs | down --cluster`: the command line of the cluster verbs.
+
+trainspec/cli.py calls `register(subparsers)` (apply, and a `--cluster` switch on the local verbs
+for help and completion) and, when `--cluster` is on the command line of ps/logs/down,
+`register_verbs(subparsers)`: those verbs with kubectl's options (`-n` is the namespace there, as
+in kubectl). Nothing here imports `kubernetes`: client.py does, when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from trainspec.compiler.errors import UsageError
+
+from . import kinds
+from .errors import ApiFailure, ClusterError, describe
+
+CLUSTER_VERBS = ("ps", "logs", "down")
+POLL_SECONDS = 2.0
+
+
+def add_connection_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+    p.add_argument("--context", metavar="NAME", help="kubeconfig context (default: its current context)")
+    p.add_argument("-n", "--namespace", metavar="NS",
+                   help="namespace (default: the objects' own, else the context's, else default)")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "apply", help="put jobs on a cluster: server-side apply, labelled by job (--dry-run=server to check)",
+        description="Compile specs in memory (or read compiled files and chart folders) and server-side apply "
+                    "every object with field manager `trainspec`, labelled with its job. Exit 0 applied or "
+                    "checked, 2 bad input, a rejection, or a cluster error.",
+        epilog="examples:\n  trainspec apply specs/tf-ps.yaml --dry-run=server   # the pre-merge check\n"
+               "  trainspec apply specs/tf-ps.yaml --target kubeflow -n ml --create-namespace\n"
+               "  trainspec apply specs/pytorch-ddp.yaml --prune        # and delete what the job no longer has\n"
+               "  trainspec apply build/tf-ps/jobset.yaml --context prod\n"
+               "  trainspec apply specs/full-features.yaml --secret hf-credentials:token=@env:HF_TOKEN",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="+", metavar="SPEC_OR_DIR_OR_COMPILED",
+                   help="spec file or folder (compiled in memory), compiled file, or chart folder")
+    p.add_argument("--target", "-t", metavar="TARGET",
+                   help="for specs: k8s (default: runs with no operator), kubeflow, volcano, jobset, trainjob")
+    p.add_argument("--dry-run", choices=("none", "server", "client"), default="none",
+                   help="server: the API server checks everything (schemas, CEL, webhooks) and stores nothing; "
+                        "client: print what would be applied, without a cluster")
+    p.add_argument("--prune", action="store_true",
+                   help="delete the job's objects on the cluster that it no longer produces (nothing else)")
+    p.add_argument("--create-namespace", action="store_true", help="create a missing namespace (else an error)")
+    p.add_argument("--force-conflicts", action="store_true",
+                   help="take over fields another field manager owns (kubectl's --force-conflicts; off by default)")
+    p.add_argument("--secret", action="append", default=[], metavar="NAME=PATH|NAME:KEY=@FILE|NAME:KEY=@env:VAR",
+                   help="create a Secret from memory (as `run --secret`); never written to disk")
+    add_connection_options(p)
+    for name in ("tla", "ext_var", "jpath"):
+        p.set_defaults(**{name: []})
+    p.set_defaults(func=cmd_apply)
+    for verb in CLUSTER_VERBS:  # the local verbs' parsers: --cluster switches to register_verbs' parser
+        local = subparsers.choices.get(verb)
+        if local is not None:
+            local.add_argument("--cluster", action="store_true",
+                               help=f"act on a job on the cluster (see `trainspec {verb} --cluster --help`)")
+
+
+def register_verbs(subparsers) -> None:
+    ps = subparsers.add_parser("ps", help="a job's replicas on the cluster",
+                               description="List trainspec jobs in the namespace, or one job's replicas: role, "
+                                           "index, phase, restarts, exit code, node, age.",
+                               epilog="examples:\n  trainspec ps --cluster\n  trainspec ps --cluster tf-ps -n ml\n"
+                                      "  trainspec ps --cluster tf-ps --watch",
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    ps.add_argument("--cluster", action="store_true", required=True)
+    ps.add_argument("job", nargs="?", metavar="JOB")
+    ps.add_argument("-w", "--watch", action="store_true", help=f"print the table again every {POLL_SECONDS:g} s")
+    ps.add_argument("--format", choices=("table", "json"), default="table")
+    add_connection_options(ps)
+    ps.set_defaults(func=cmd_ps)
+
+    logs = subparsers.add_parser("logs", help="a job's logs on the cluster, prefixed by replica",
+                                 description="Print the job's pods' logs with the prefixes of local logs.",
+                                 epilog="examples:\n  trainspec logs --cluster tf-ps\n"
+                                        "  trainspec logs --cluster tf-ps worker-1 -f --tail 20",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    logs.add_argument("--cluster", action="store_true", required=True)
+    logs.add_argument("job", metavar="JOB")
+    logs.add_argument("replica", nargs="?", metavar="ROLE[-INDEX]", help="e.g. worker (every worker) or worker-1")
+    logs.add_argument("-f", "--follow", action="store_true")
+    logs.add_argument("--tail", type=int, metavar="N", help="only the last N lines of each replica")
+    logs.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
+    add_connection_options(logs)
+    logs.set_defaults(func=cmd_logs)
+
+    down = subparsers.add_parser("down", help="delete a job's objects on the cluster (foreground deletion)",
+                                 description="Delete every object labelled with the job that trainspec put there, "
+                                             "with foreground propagation (pods go before their job).",
+                                 epilog="examples:\n  trainspec down --cluster tf-ps -n ml --wait",
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    down.add_argument("--cluster", action="store_true", required=True)
+    down.add_argument("job", metavar="JOB")
+    down.add_argument("--wait", action="store_true", help="return when the objects and their pods are gone")
+    down.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS", help="for --wait (default 300)")
+    add_connection_options(down)
+    down.set_defaults(func=cmd_down)
+
+
+def _connect(args):
+    from .client import Cluster
+
+    return Cluster(args.kubeconfig, args.context, args.namespace)
+
+
+def _what(obj: dict) -> str:
+    from .plan import key
+
+    return key(obj).show()
+
+
+# -- apply ---------------------------------------------------------------------------------------
+
+
+def _secrets_for(bundles, options: list[str]) -> dict[str, dict[str, dict[str, bytes]]]:
+    """job -> its --secret Secrets: a secret goes with the job that references it (the one job when only one)."""
+    if not options:
+        return {}
+    from trainspec.emulator.inputs import _referenced_secrets, parse_key_options
+
+    secrets = parse_key_options(options, "--secret")
+    out: dict[str, dict[str, dict[str, bytes]]] = {}
+    for name, data in secrets.items():
+        users = []
+        for b in bundles:
+            refs: set[str] = set()
+            _referenced_secrets(b.objects, refs)
+            if name in refs:
+                users.append(b.job)
+        if not users and len(bundles) == 1:
+            users = [bundles[0].job]
+        if len(users) != 1:
+            raise UsageError(f"--secret {name}: {'no job' if not users else 'jobs ' + ', '.join(users)} "
+                             f"reference{'s' if len(users) == 1 else ''} it; apply those jobs one at a time")
+        out.setdefault(users[0], {})[name] = data
+    return out
+
+
+def _ssh_secrets(objects: list[dict]) -> dict[str, dict[str, bytes]]:
+    from trainspec.emulator.inputs import add_ssh_secrets
+
+    found: dict[str, dict[str, bytes]] = {}
+    add_ssh_secrets(objects, found)
+    return found
+
+
+def cmd_apply(args) -> int:
+    from . import plan as P
+    from .sources import is_chart, load
+
+    cluster = None
+    if args.dry_run != "client" and any(is_chart(i) for i in args.inputs):
+        cluster = _connect(args)  # a chart is rendered for the namespace it goes to (reads config only)
+    namespace = cluster.namespace if cluster is not None else args.namespace or "default"
+    bundles = load(args.inputs, args, args.target, namespace)
+    secrets = _secrets_for(bundles, args.secret)
+    if args.dry_run == "client":
+        namespace = args.namespace or "default"
+        for b in bundles:
+            objects = P.prepared(b.objects + P.secret_objects(secrets.get(b.job, {}), b.job, namespace), b.job,
+                                 namespace, args.namespace is not None)
+            for obj in objects:
+                print(f"{_what(obj)}: would be applied (dry run: client)")
+        return 0
+    cluster = cluster or _connect(args)
+    failed = False
+    for b in bundles:
+        failed |= _apply_bundle(cluster, args, b, secrets.get(b.job, {}))
+    return 2 if failed else 0
+
+
+class _Served:
+    """Discovery, asked once per group/version: kind -> (plural, namespaced), or None when not served."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.cache: dict[str, dict[str, tuple[str, bool]] | None] = {}
+
+    def kinds(self, api_version: str) -> dict[str, tuple[str, bool]] | None:
+        if api_version not in self.cache:
+            from .discovery import served_kinds
+
+            try:
+                self.cache[api_version] = served_kinds(self.cluster.request("GET", kinds.base_path(api_version)))
+            except ApiFailure as exc:
+                if exc.status.code != 404:
+                    raise ClusterError(describe(exc.status, f"discovery of {api_version}")) from None
+                self.cache[api_version] = None
+        return self.cache[api_version]
+
+    def plural(self, api_version: str, kind: str) -> tuple[str, bool] | None:
+        return (self.kinds(api_version) or {}).get(kind)
+
+
+def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]]) -> bool:
+    """Apply one job; True when something failed (already reported on stderr)."""
+    from . import plan as P
+    from .discovery import missing_message
+
+    dry = args.dry_run == "server"
+    namespace = cluster.namespace
+    objects = P.prepared(b.objects + P.secret_objects(secrets, b.job, namespace), b.job, namespace,
+                         cluster.explicit_namespace)
+    served = _Served(cluster)
+    missing = [missing_message(str(o["apiVersion"]), str(o["kind"]), served.kinds(str(o["apiVersion"])), b.from_spec)
+               for o in objects if served.plural(str(o["apiVersion"]), str(o["kind"])) is None]
+    if missing:
+        for line in dict.fromkeys(missing):
+            print(f"trainspec: error: {b.origin}: job {b.job}: {line}", file=sys.stderr)
+        return True
+    problems: list[str] = []
+    unchecked: set[str] = set()
+    for ns in P.namespaces_of(objects):
+        try:
+            cluster.request("GET", f"/api/v1/namespaces/{ns}")
+        except ApiFailure as exc:
+            if exc.status.code == 403:
+                continue  # may not read namespaces but may write in one: the apply itself will say
+            if exc.status.code != 404:
+                raise ClusterError(describe(exc.status, f"namespace {ns}")) from None
+            if not args.create_namespace:
+                problems.append(f"namespace {ns} does not exist: create it, or pass --create-namespace")
+                continue
+            _apply_one(cluster, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, "namespaces",
+                       False, dry, args.force_conflicts)
+            print(f"Namespace {ns}: {'created (dry run: server)' if dry else 'created'}")
+            if dry:
+                unchecked.add(ns)
+    problems += _queue_problems(cluster, objects)
+    if problems:
+        for line in problems:
+            print(f"trainspec: error: {b.origin}: job {b.job}: {line}", file=sys.stderr)
+        return True
+    ssh = {name: data for name, data in _ssh_secrets(objects).items() if not _exists(cluster, namespace, name)}
+    objects = P.ordered(objects + P.secret_objects(ssh, b.job, namespace))
+    failures: list[str] = []
+    for obj in objects:
+        ns = obj["metadata"].get("namespace")
+        if ns in unchecked:
+            print(f"{_what(obj)}: not checked: its namespace does not exist yet (dry run)", file=sys.stderr)
+            continue
+        plural, is_namespaced = served.plural(str(obj["apiVersion"]), str(obj["kind"])) or ("", True)
+        try:
+            _apply_one(cluster, obj, plural, is_namespaced, dry, args.force_conflicts)
+        except ApiFailure as exc:
+            failures += _rejection_lines(b, obj, exc.status)
+            if not dry:
+                break  # later objects need the earlier ones (ordered); the server kept what it accepted
+            continue
+        print(f"{_what(obj)}: {'accepted (dry run: server)' if dry else 'applied'}")
+    if failures:
+        sys.stderr.writelines(line + "\n" for line in failures)
+        return True
+    if args.prune:
+        for obj in P.prune_set(_live_objects(cluster, served, b.job, P.namespaces_of(objects)), objects, b.job):
+            _delete(cluster, served, obj, dry)
+            print(f"{_what(obj)}: pruned{' (dry run: server)' if dry else ''}")
+    return False
+
+
+def _apply_one(cluster, obj: dict, plural: str, is_namespaced: bool, dry: bool, force: bool) -> Any:
+    meta = obj["metadata"]
+    path = kinds.resource_path(str(obj["apiVersion"]), plural, meta.get("namespace") if is_namespaced else None,
+                               meta["name"])
+    query = {"fieldManager": "trainspec", "force": "true" if force else None, "dryRun": "All" if dry else None}
+    return cluster.request("PATCH", path, query, obj, content_type="application/apply-patch+yaml")
+
+
+def _exists(cluster, namespace: str, secret: str) -> bool:
+    try:
+        cluster.request("GET", f"/api/v1/namespaces/{namespace}/secrets/{secret}")
+        return True
+    except ApiFailure as exc:
+        if exc.status.code == 404:
+            return False
+        raise ClusterError(describe(exc.status, f"Secret {namespace}/{secret}")) from None
+
+
+def _queue_problems(cluster, objects: list[dict]) -> list[str]:
+    from .plan import queues
+
+    out = []
+    for kind, ns, name in queues(objects):
+        if kind == "LocalQueue":
+            path, group, what = (f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{ns}/localqueues/{name}",
+                                 "Kueue (kueue.x-k8s.io/v1beta1)", f"Kueue LocalQueue {ns}/{name}")
+            todo = "create it (a LocalQueue pointing at a ClusterQueue), or change the spec's scheduling.queue"
+        else:
+            path, group, what = (f"/apis/scheduling.volcano.sh/v1beta1/queues/{name}",
+                                 "Volcano (scheduling.volcano.sh/v1beta1)", f"Volcano Queue {name}")
+            todo = "create it, or change the spec's scheduling.queue"
+        try:
+            cluster.request("GET", path)
+        except ApiFailure as exc:
+            if exc.status.code == 404 and not exc.status.reason and kind == "LocalQueue":
+                # Without Kueue nothing suspends the job for its queue: the label does nothing, the job runs.
+                print(f"trainspec: warning: {what} is named by the job, but {group} is not served here: the job "
+                      "runs without queueing", file=sys.stderr)
+            elif exc.status.code == 404 and not exc.status.reason:
+                out.append(f"{what} is named by the job, but {group} is not served here: install it, or drop "
+                           "scheduling.queue")
+            elif exc.status.code == 404:
+                out.append(f"{what} does not exist: the job would wait for it forever; {todo}")
+            elif exc.status.code != 403:  # may not read queues: the admission will tell
+                out.append(describe(exc.status, what))
+    return out
+
+
+def _rejection_lines(b, obj: dict, status) -> list[str]:
+    """A rejection as lines: each cause at the spec's file:line:column and field where it can be found."""
+    from .errors import TYPED_PATCH, locate, message_causes, parse_field_path, patch_for, real_causes, spec_candidates
+
+    what = _what(obj)
+    if status.code not in (400, 422) and status.reason not in ("Invalid", "BadRequest") \
+            and "denied the request" not in status.message and TYPED_PATCH not in status.message:
+        return [f"trainspec: error: {b.origin}: {describe(status, what)}"]  # forbidden, conflict...: one line
+    causes = real_causes(status) or message_causes(status.message)
+    if not causes:
+        return [f"trainspec: error: {b.origin}: {describe(status, what)}"]
+    lines = []
+    for cause in causes:
+        field = parse_field_path(cause.field)
+        text = f"the server rejected {what}: {cause.field.lstrip('.') or '<object>'}: {cause.message}"
+        where = None
+        if b.from_spec:
+            op = patch_for(b.patches, field)
+            if op is not None:
+                from .errors import Located
+
+                where = Located(b.origin, op.line, op.column, f"spec.patches.{b.target}")
+            else:
+                where = locate(b.origin, b.positions, spec_candidates(obj, field))
+        elif b.file_positions:  # a compiled file: the rejected field's own line in it
+            meta = obj.get("metadata") or {}
+            mine = b.file_positions.get((str(obj.get("kind")), str(meta.get("name"))), {})
+            found = locate(b.origin, mine, [field])
+            where = found._replace(path=cause.field.lstrip(".")) if found is not None and field else None
+        if where is not None:
+            lines.append(f"{where.file}:{where.line}:{where.column}: {where.path}: {text}")
+        else:
+            lines.append(f"trainspec: error: {b.origin}: {text}")
+    return lines
+
+
+def _live_objects(cluster, served: _Served, job: str, namespaces: list[str]) -> list[dict]:
+    """Everything on the cluster labelled with the job, in the kinds trainspec writes that are served."""
+    from .plan import job_selector
+
+    out = []
+    for kind in kinds.OWNED_KINDS:
+        found = served.plural(kind.api_version, kind.kind)
+        if found is None:
+            continue
+        for ns in namespaces or [""]:
+            path = kinds.resource_path(kind.api_version, found[0], ns if found[1] else None)
+            try:
+                listing = cluster.request("GET", path, {"labelSelector": job_selector(job)})
+            except ApiFailure as exc:
+                raise ClusterError(describe(exc.status, f"listing {kind.kind} in {ns}")) from None
+            for item in (listing or {}).get("items") or ():
+                item.setdefault("apiVersion", kind.api_version)
+                item.setdefault("kind", kind.kind)
+                out.append(item)
+    return out
+
+
+def _delete(cluster, served: _Served, obj: dict, dry: bool) -> None:
+    meta = obj["metadata"]
+    plural, is_namespaced = served.plural(str(obj["apiVersion"]), str(obj["kind"])) or ("", True)
+    path = kinds.resource_path(str(obj["apiVersion"]), plural, meta.get("namespace") if is_namespaced else None,
+                               meta["name"])
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Foreground"}
+    try:
+        cluster.request("DELETE", path, {"dryRun": "All" if dry else None}, body)
+    except ApiFailure as exc:
+        if exc.status.code != 404:  # gone already: what deleting wanted
+            raise ClusterError(describe(exc.status, f"deleting {_what(obj)}")) from None
+
+
+# -- ps / logs / down ----------------------------------------------------------------------------
+
+
+def _job_objects(cluster, served: _Served, job: str | None) -> list[dict]:
+    from .plan import JOB_LABEL, MANAGED_BY, MANAGER
+
+    selector = f"{JOB_LABEL}={job},{MANAGED_BY}={MANAGER}" if job else f"{MANAGED_BY}={MANAGER},{JOB_LABEL}"
+    out = []
+    forbidden: list[tuple[str, Any]] = []  # kinds RBAC hides: fine while the job is found in another kind
+    for kind in kinds.JOB_KINDS:
+        found = served.plural(kind.api_version, kind.kind)
+        if found is None:
+            continue
+        path = kinds.resource_path(kind.api_version, found[0], cluster.namespace)
+        try:
+            listing = cluster.request("GET", path, {"labelSelector": selector})
+        except ApiFailure as exc:
+            if exc.status.code != 403:
+                raise ClusterError(describe(exc.status, f"listing {kind.kind} in {cluster.namespace}")) from None
+            forbidden.append((kind.kind, exc.status))
+            continue
+        for item in (listing or {}).get("items") or ():
+            item.setdefault("apiVersion", kind.api_version)
+            item.setdefault("kind", kind.kind)
+            if not (item.get("metadata") or {}).get("ownerReferences"):  # JobSet's child Jobs are its own
+                out.append(item)
+    if not out and forbidden:
+        names = ", ".join(dict.fromkeys(k for k, _ in forbidden))
+        raise ClusterError(describe(forbidden[0][1], f"listing {names} in {cluster.namespace}"))
+    return out
+
+
+def _pods(cluster, job: str) -> list[dict]:
+    from .plan import JOB_LABEL
+
+    try:
+        listing = cluster.request("GET", f"/api/v1/namespaces/{cluster.namespace}/pods",
+                                  {"labelSelector": f"{JOB_LABEL}={job}"})
+    except ApiFailure as exc:
+        raise ClusterError(describe(exc.status, f"listing pods in {cluster.namespace}")) from None
+    return list((listing or {}).get("items") or ())
+
+
+def _no_job(cluster, job: str) -> ClusterError:
+    return ClusterError(f"no job {job!r} in namespace {cluster.namespace} "
+                        f"({cluster.where or cluster.host}); `trainspec ps --cluster` lists them")
+
+
+def cmd_ps(args) -> int:
+    import json
+
+    from .status import age_text, as_json, job_phase, job_state, table
+
+    cluster = _connect(args)
+    served = _Served(cluster)
+    while True:
+        if args.job:
+            objects = _job_objects(cluster, served, args.job)
+            if not objects:
+                raise _no_job(cluster, args.job)
+            state = job_state(args.job, objects, _pods(cluster, args.job), time.time())
+            text = json.dumps(as_json(state), indent=2) + "\n" if args.format == "json" else table(state)
+        else:
+            rows = []
+            for obj in _job_objects(cluster, served, None):
+                meta = obj.get("metadata") or {}
+                from .status import parse_time
+
+                created = parse_time(meta.get("creationTimestamp"))
+                rows.append({"job": (meta.get("labels") or {}).get("trainspec.dev/job", ""),
+                             "kind": obj.get("kind"), "name": meta.get("name"), "phase": job_phase(obj)[0],
+                             "age_seconds": None if created is None else max(0.0, time.time() - created)})
+            rows.sort(key=lambda r: (r["job"], r["kind"], r["name"]))
+            if args.format == "json":
+                text = json.dumps(rows, indent=2) + "\n"
+            else:
+                text = f"{'JOB':<24} {'KIND':<16} {'NAME':<32} {'PHASE':<12} AGE\n" + "".join(
+                    f"{r['job']:<24} {r['kind']:<16} {r['name']:<32} {r['phase']:<12} {age_text(r['age_seconds'])}\n"
+                    for r in rows)
+                if not rows:
+                    text = f"no trainspec jobs in namespace {cluster.namespace}\n"
+        if args.watch and sys.stdout.isatty():
+            sys.stdout.write("\x1b[H\x1b[2J")
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if not args.watch:
+            return 0
+        try:
+            time.sleep(POLL_SECONDS)
+        except KeyboardInterrupt:
+            return 0
+
+
+def cmd_logs(args) -> int:
+    import threading
+
+    from trainspec.emulator.ui import Console
+
+    from .status import pod_identity
+
+    if args.tail is not None and args.tail < 0:
+        raise UsageError("--tail must be 0 or more lines")
+    cluster = _connect(args)
+    served = _Served(cluster)
+    workloads = _job_objects(cluster, served, args.job)
+    pods = _pods(cluster, args.job)
+    if not workloads and not pods:
+        raise _no_job(cluster, args.job)
+    chosen: dict[str, dict] = {}
+    for pod in sorted(pods, key=lambda p: (p.get("metadata") or {}).get("creationTimestamp") or ""):
+        who = pod_identity(pod, workloads)
+        if who is not None:
+            chosen[f"{who[0]}-{who[1]}"] = pod  # the newest pod of each replica
+    names = sorted(chosen, key=lambda n: (n.rsplit("-", 1)[0], int(n.rsplit("-", 1)[1])))
+    if args.replica:
+        names = [n for n in names if n == args.replica or n.rsplit("-", 1)[0] == args.replica]
+        if not names:
+            raise UsageError(f"job {args.job} has no replica {args.replica!r} with a pod "
+                             f"(replicas: {', '.join(sorted(chosen)) or 'none yet'})")
+    console = Console(names, sys.stdout, None if args.colour == "auto" else args.colour, live=False)
+    single = len(names) == 1 and bool(args.replica)
+
+    def show(name: str) -> None:
+        pod = chosen[name]
+        container = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
+        path = f"/api/v1/namespaces/{cluster.namespace}/pods/{pod['metadata']['name']}/log"
+        query = {"container": container, "tailLines": args.tail, "follow": "true" if args.follow else None}
+        try:
+            for raw in cluster.stream(path, query):
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                if single:
+                    print(line, flush=True)
+                else:
+                    console.log(name, line)
+        except ApiFailure as exc:
+            print(f"trainspec: {name}: {exc.status.message or describe(exc.status, 'logs')}", file=sys.stderr)
+
+    if not args.follow:
+        for name in names:
+            show(name)
+        return 0
+    threads = [threading.Thread(target=show, args=(n,), daemon=True) for n in names]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    except KeyboardInterrupt:
+        return 0
+    return 0
+
+
+def cmd_down(args) -> int:
+    from . import plan as P
+
+    cluster = _connect(args)
+    served = _Served(cluster)
+    live = P.delete_order(_live_objects(cluster, served, args.job, [cluster.namespace]), args.job)
+    if not live:
+        print(f"nothing to remove for {args.job} in namespace {cluster.namespace}")
+        return 0
+    for obj in live:
+        _delete(cluster, served, obj, False)
+        print(f"{_what(obj)}: deleted (foreground)")
+    if not args.wait:
+        return 0
+    deadline = time.monotonic() + args.timeout
+    while True:
+        left = [o for o in _live_objects(cluster, served, args.job, [cluster.namespace])] + _pods(cluster, args.job)
+        if not left:
+            print(f"{args.job}: gone")
+            return 0
+        if time.monotonic() > deadline:
+            print(f"trainspec: error: {args.job}: {len(left)} object(s) and pod(s) still there after "
+                  f"{args.timeout:g} s (finalizers? `kubectl get all -l trainspec.dev/job={args.job}`)",
+                  file=sys.stderr)
+            return 1
+        time.sleep(POLL_SECONDS)

@@ -1,0 +1,157 @@
+"""Which objects `apply` sends, in what order, with which labels, and what `--prune` and `down` remove.
+
+Pure: objects in, decisions out. The job label (`trainspec.dev/job`) plus
+`app.kubernetes.io/managed-by: trainspec` is what ties an object on the cluster to a job; an
+object a controller made (it has ownerReferences) is never ours to delete: its owner's
+foreground deletion removes it.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from typing import Any, NamedTuple
+
+from .errors import ClusterError
+from .kinds import BY_KEY, group_of, rank
+
+JOB_LABEL = "trainspec.dev/job"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGER = "trainspec"  # the field manager and the managed-by value
+
+
+class Key(NamedTuple):
+    """An object's identity on the cluster (the group, not the version: a new version is the same object)."""
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    def show(self) -> str:
+        kind = f"{self.kind}.{self.group}" if self.group else self.kind
+        return f"{kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+
+
+def key(obj: dict) -> Key:
+    meta = obj.get("metadata") or {}
+    return Key(group_of(str(obj.get("apiVersion", ""))), str(obj.get("kind", "")), str(meta.get("namespace") or ""),
+               str(meta.get("name", "")))
+
+
+def job_selector(job: str) -> str:
+    return f"{JOB_LABEL}={job},{MANAGED_BY}={MANAGER}"
+
+
+def namespaced(obj: dict) -> bool:
+    known = BY_KEY.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
+    return known.namespaced if known else obj.get("kind") != "Namespace"
+
+
+def prepared(objects: list[dict], job: str, namespace: str, explicit: bool) -> list[dict]:
+    """Copies labelled with the job and put in `namespace`, in apply order.
+
+    An object's own namespace wins unless `-n` was given and differs: then it is an error, as
+    with kubectl, rather than a job split across namespaces.
+    """
+    out = []
+    for obj in objects:
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("name"):
+            raise ClusterError(f"a {obj.get('kind', 'document')} of job {job!r} has no metadata.name")
+        labels = meta.setdefault("labels", {})
+        if labels.get(JOB_LABEL, job) != job:
+            raise ClusterError(f"{obj.get('kind')} {meta['name']} is labelled {JOB_LABEL}={labels[JOB_LABEL]}, "
+                               f"not {job}")
+        labels[JOB_LABEL] = job
+        labels.setdefault(MANAGED_BY, MANAGER)
+        if namespaced(obj):
+            own = meta.get("namespace")
+            if own and explicit and own != namespace:
+                raise ClusterError(f"{obj.get('kind')} {meta['name']} is in namespace {own!r} but -n {namespace} "
+                                   "was given; drop -n or recompile the spec for that namespace")
+            meta["namespace"] = own or namespace
+        else:
+            meta.pop("namespace", None)
+        out.append(obj)
+    return ordered(out)
+
+
+def ordered(objects: list[dict]) -> list[dict]:
+    """Namespace, then what pods read (Secrets, ConfigMaps), Services, runtimes, workloads; stable within a rank."""
+    return sorted(objects, key=lambda o: rank(str(o.get("kind", ""))))
+
+
+def namespaces_of(objects: list[dict]) -> list[str]:
+    return sorted({o["metadata"]["namespace"] for o in objects if o.get("metadata", {}).get("namespace")})
+
+
+def secret_objects(secrets: dict[str, dict[str, bytes]], job: str, namespace: str) -> list[dict]:
+    """Secrets from --secret, built in memory (never written to disk) and labelled with the job, so
+    `down --cluster` removes them with it."""
+    return [{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+             "metadata": {"name": name, "namespace": namespace, "labels": {JOB_LABEL: job, MANAGED_BY: MANAGER}},
+             "data": {k: base64.b64encode(v).decode("ascii") for k, v in sorted(data.items())}}
+            for name, data in sorted(secrets.items())]
+
+
+def ours(live: dict, job: str) -> bool:
+    """Whether an object on the cluster belongs to `job` and was put there by trainspec itself."""
+    meta = live.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return labels.get(JOB_LABEL) == job and labels.get(MANAGED_BY) == MANAGER and not meta.get("ownerReferences")
+
+
+def prune_set(live: list[dict], applied: list[dict], job: str) -> list[dict]:
+    """The job's objects on the cluster that this apply did not send: what `--prune` deletes.
+
+    Only objects labelled with this job and managed by trainspec, never one a controller owns
+    (the Services and pods an operator made go with their owner), never one being deleted.
+    """
+    keep = {key(o) for o in applied}
+    out = []
+    for obj in live:
+        meta = obj.get("metadata") or {}
+        if not ours(obj, job) or meta.get("deletionTimestamp"):
+            continue
+        if key(obj) not in keep:
+            out.append(obj)
+    return sorted(out, key=lambda o: (-rank(str(o.get("kind", ""))), key(o)))
+
+
+def delete_order(live: list[dict], job: str) -> list[dict]:
+    """The job's own objects, workloads first (their pods stop before what they mount goes)."""
+    return sorted((o for o in live if ours(o, job)), key=lambda o: (-rank(str(o.get("kind", ""))), key(o)))
+
+
+def queues(objects: list[dict]) -> list[tuple[str, str, str]]:
+    """(kind, namespace, name) of the queues the job waits in: a Kueue LocalQueue named by the
+    `kueue.x-k8s.io/queue-name` label, a Volcano Queue named by a Volcano Job's spec.queue (or a
+    Kubeflow runPolicy.schedulingPolicy.queue of pods scheduled by Volcano)."""
+    found: set[tuple[str, str, str]] = set()
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        label = (meta.get("labels") or {}).get("kueue.x-k8s.io/queue-name")
+        if label:
+            found.add(("LocalQueue", str(meta.get("namespace") or ""), str(label)))
+        spec = obj.get("spec") or {}
+        if obj.get("apiVersion", "").startswith("batch.volcano.sh/") and spec.get("queue"):
+            found.add(("Queue", "", str(spec["queue"])))
+        policy = ((spec.get("runPolicy") or {}).get("schedulingPolicy") or {})
+        if policy.get("queue") and _scheduler_names(spec) == {"volcano"}:
+            found.add(("Queue", "", str(policy["queue"])))
+    return sorted(found)
+
+
+def _scheduler_names(node: Any) -> set[str]:
+    out: set[str] = set()
+    if isinstance(node, dict):
+        if isinstance(node.get("schedulerName"), str):
+            out.add(node["schedulerName"])
+        for value in node.values():
+            out |= _scheduler_names(value)
+    elif isinstance(node, list):
+        for value in node:
+            out |= _scheduler_names(value)
+    return out
