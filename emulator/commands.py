@@ -105,9 +105,13 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", dest="set", action="append", default=[], metavar="PATH=VALUE",
                    help="change a value before the run, e.g. roles.worker.replicas=2 (Helm's --set syntax; "
                         "for a spec: the spec's fields; for a chart folder: its values)")
-    p.add_argument("--claim", action="append", default=[], metavar="NAME=HOSTPATH",
+    p.add_argument("--claim", action="append", default=[], metavar="NAME=HOSTPATH[:rw]",
                    help="mount the host folder HOSTPATH for the persistentVolumeClaim NAME (default: "
-                        ".trainspec/volumes/NAME); refused for /, /etc, the Docker socket... unless --allow-host-path")
+                        ".trainspec/volumes/NAME), read-only unless it ends in :rw; refused for /, /etc, the "
+                        "Docker socket... unless --allow-host-path")
+    p.add_argument("--mount-host", action="append", default=[], metavar="HOSTPATH[:rw]",
+                   help="let the file's hostPath volumes (compose binds) mount HOSTPATH or a path inside it, "
+                        "read-only unless it ends in :rw; without it no host path reaches a container")
     p.add_argument("--gpus-per-replica", type=int, metavar="N",
                    help="give each replica at most N GPUs (a smaller dry-run of a job that asks for more); said, "
                         "never silent")
@@ -121,8 +125,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--configmap", action="append", default=[], metavar="NAME=PATH|NAME:KEY=VALUE",
                    help="a ConfigMap the manifests reference but do not hold")
     p.add_argument("--allow-host-path", action="store_true",
-                   help="allow hostPath mounts (and compose binds) of /, /etc, /proc, the Docker socket and the "
-                        "like, which are refused by default")
+                   help="allow host paths named with --mount-host/--claim to be /, /etc, /proc, the Docker socket, "
+                        "or hold sockets and devices, which are refused by default")
     p.add_argument("--start-order", action="store_true",
                    help="spec input: start roles in the plan's order (MPI workers before the launcher), as the "
                         "compose and jobset outputs do; by default a spec starts every replica at once, like "
@@ -139,6 +143,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-J", dest="jpath", action="append", default=[], metavar="DIR", help="Jsonnet library path")
     p.add_argument("-f", "--values", dest="values_files", action="append", default=[], metavar="FILE",
                    help="a Helm values file (chart folder input); later files and --set win")
+    p.add_argument("--env-file", dest="env_files", action="append", default=[], metavar="FILE",
+                   help="compose input: read interpolation variables from FILE instead of the project's .env")
+    p.add_argument("-e", "--env", dest="env_vars", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="compose input: one interpolation variable (NAME alone: its value in your environment); "
+                        "no other variable of your environment is seen")
     p.add_argument("--run-id", help=argparse.SUPPRESS)  # set by --detach for the background process
 
 
@@ -174,14 +183,16 @@ def build_run(args, stream=None):
                    jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
                    state_dir=str(state), check_missing=False,  # preflight reports them, with images
                    start_order=getattr(args, "start_order", False), set_options=sets,
-                   values_files=getattr(args, "values_files", []))
+                   values_files=getattr(args, "values_files", []),
+                   env_files=getattr(args, "env_files", []), env_options=getattr(args, "env_vars", []))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,
         colour=None if args.colour == "auto" else args.colour, quiet=args.quiet, run_id=args.run_id,
         assume_gpu_runtime=os.environ.get("TRAINSPEC_ASSUME_GPU_RUNTIME") == "1",
         allow_host_path=getattr(args, "allow_host_path", False),
-        claims=getattr(args, "claim", None) or [], pull=getattr(args, "pull", False),
+        claims=getattr(args, "claim", None) or [], mount_host=getattr(args, "mount_host", None) or [],
+        pull=getattr(args, "pull", False),
         gpus_per_replica=getattr(args, "gpus_per_replica", None), share_gpus=getattr(args, "share_gpus", False),
         daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15))
     return Run(job, opts, stream)
@@ -479,6 +490,31 @@ def cmd_gc(args) -> int:
         c, n, v = db.remove_run(client, rid)
         removed += 1
         print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
+    removed += _sweep_files(here, runs, args)
     if not removed and not (args.dry_run and any_listed):
         print("nothing to remove")
     return 0
+
+
+def _sweep_files(here: Path, runs: dict, args) -> int:
+    """Secret/configMap folders on the tmpfs recorded by runs of this folder whose supervisor is
+    gone (a CLI killed before or while creating containers): found from the run's record, not
+    only through container labels."""
+    from .filesvol import sweep
+    from .state import read_state, run_dir, supervisor_alive
+
+    def alive(rid: str, supervisor: str) -> bool:
+        if args.all and not args.dry_run and rid in runs:
+            return False  # removed above with its containers; the folder too
+        st = read_state(run_dir(here, rid)) or {}
+        if st.get("kept") and st.get("finished") and not args.all:
+            return True  # --keep: the containers still use it, until `trainspec down` (or gc --all)
+        for ident in {supervisor, str(st.get("supervisor") or ""), str(runs.get(rid, {}).get("supervisor", ""))}:
+            if ident and supervisor_alive(ident) is not False:
+                return not args.all
+        return False
+
+    found = sweep(here, alive, dry_run=args.dry_run)
+    for rid, path in found:
+        print(f"{'would remove' if args.dry_run else 'removed'} {rid}'s secret files folder {path}")
+    return 0 if args.dry_run else len(found)

@@ -19,6 +19,7 @@ from .hostpaths import safe_name, safe_subpath
 from .indexed_job import expand as expand_indexed
 from .pod_rules import refuse_api_rejects
 from .policy import fallback_rule
+from .ports import Port, k8s_port
 from .runmodel import (
     Container,
     EnvSource,
@@ -278,8 +279,7 @@ class _Reader:
             command=_strs(c.get("command")), args=_strs(c.get("args")),
             working_dir=c.get("workingDir"),
             env=self.env(c, where),
-            ports=[(int(p["containerPort"]), p.get("protocol", "TCP"), p.get("hostPort"))
-                   for p in c.get("ports") or [] if "containerPort" in p],
+            ports=self.ports(c, where),
             cpu=cpu, memory=memory, accelerators=accel,
             mounts=[self.mount(m, volumes, where) for m in c.get("volumeMounts") or []],
             post_start=self.hook(lifecycle.get("postStart"), f"{where} postStart"),
@@ -289,6 +289,17 @@ class _Reader:
             startup=self.probe(c.get("startupProbe"), f"{where} startupProbe", static),
             security=k8s_security(pod, c, f"{self.source}: {where}"),
         )
+
+    def ports(self, c: dict, where: str) -> list[Port]:
+        value = c.get("ports") or []
+        if not isinstance(value, list):
+            raise self.fail(f"{where} ports", f"expected a list, got {type(value).__name__}")
+        out = []
+        for i, p in enumerate(value):
+            port = k8s_port(p, f"{self.source}: {where} ports[{i}]")
+            if port is not None:
+                out.append(port)
+        return out
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
         out: list[EnvSource] = []

@@ -73,7 +73,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
          jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
          configmap_options: Iterable[str] = (), state_dir: str = ".trainspec",
          set_options: Iterable[str] = (), values_files: Iterable[str] = (), start_order: bool = False,
-         check_missing: bool = True) -> JobModel:
+         check_missing: bool = True, env_files: Iterable[str] = (), env_options: Iterable[str] = ()) -> JobModel:
     """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
     the plan's start order names, as the compose and jobset targets do; by default a spec runs
     like its k8s output, every replica at once. `set_options` are a chart's `--set` values (a
@@ -91,6 +91,10 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         raise UsageError(f"{path}: -f/--values is for a Helm chart folder")
     else:
         docs = None if path.endswith(".jsonnet") else read_documents(path)
+    env_files, env_options = list(env_files), list(env_options)
+    if (env_files or env_options) and not (docs is not None and len(docs) == 1
+                                           and isinstance(docs[0], dict) and "services" in docs[0]):
+        raise UsageError(f"{path}: --env-file and -e set compose interpolation variables; this is not a compose file")
     if start_order and not is_spec(path, docs):
         raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
                          "(k8s.yaml: all at once; compose.yaml: depends_on)")
@@ -109,7 +113,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     elif docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
         from .from_compose import from_compose
 
-        return from_compose(docs[0], path, state_dir)
+        return from_compose(docs[0], path, state_dir, env_files, env_options)
     else:
         objects = [d for d in docs or [] if isinstance(d, dict)]
         if not objects:
