@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..compiler.errors import UsageError
+from ..termsafe import neutralise
 
 
 def register(subparsers) -> None:
@@ -292,8 +293,9 @@ def cmd_ps(args) -> int:
                               "replicas": st.get("replicas", []),
                               "containers": live.get(rid, {}).get("containers", [])}, indent=2, sort_keys=True))
             return 0
-        print(f"run {rid}  job {st.get('job', live.get(rid, {}).get('job', '?'))}  status {st.get('status', '?')}"
-              + (f"  ({st['reason']})" if st.get("reason") else ""))
+        print(neutralise(f"run {rid}  job {st.get('job', live.get(rid, {}).get('job', '?'))}  "
+                         f"status {st.get('status', '?')}" + (f"  ({st['reason']})" if st.get("reason") else ""),
+                         False))
         from .ui import Console
 
         rows = [Row(r["display"], r["phase"], r.get("ready", False), r.get("restarts", 0), r.get("exit_code"),
@@ -301,7 +303,7 @@ def cmd_ps(args) -> int:
         if rows:
             print(Console([r.name for r in rows], stream=sys.stdout, colour="never").table(rows, age=False))
         for c in live.get(rid, {}).get("containers", []):
-            print(f"  container {c['name']}: {c['status']}")
+            print(neutralise(f"  container {c['name']}: {c['status']}", False))
         return 0
     recorded = {s["run_id"]: s for s in find_runs(state)}
     ids = list(live)
@@ -328,8 +330,9 @@ def cmd_ps(args) -> int:
     print(f"{'RUN ID':<28} {'JOB':<20} {'STATUS':<12} {'REPLICAS':<10} {'AGE':<8} SUPERVISOR")
     for row in table:
         age = _age(time.time() - row["started"]) if row["started"] else "-"
-        print(f"{row['run_id']:<28} {row['job']:<20} {row['status']:<12} "
-              f"{str(row['running']) + '/' + str(row['replicas']):<10} {age:<8} {row['supervisor']}")
+        print(neutralise(f"{row['run_id']:<28} {row['job']:<20} {row['status']:<12} "
+                         f"{str(row['running']) + '/' + str(row['replicas']):<10} {age:<8} {row['supervisor']}",
+                         False))
     return 0
 
 
@@ -363,7 +366,7 @@ def cmd_logs(args) -> int:
         for t, name, line in lines:
             text = f"{stamp_text(t)} {line}" if args.timestamps else line
             if single:
-                print(text, flush=True)
+                print(neutralise(text, False), flush=True)
             else:
                 console.log(name, text)
 

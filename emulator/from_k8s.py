@@ -108,17 +108,18 @@ class _Reader:
             if kind == "ConfigMap":
                 if name in self.configmaps:
                     continue  # given on the command line: that wins
-                data = {k: str(v).encode() for k, v in (doc.get("data") or {}).items()}
-                for k, v in (doc.get("binaryData") or {}).items():
-                    data[k] = base64.b64decode(v)
+                data = {k: str(v).encode() for k, v in _data(doc, "data", self.source, name).items()}
+                for k, v in _data(doc, "binaryData", self.source, name).items():
+                    data[k] = _b64(v, f"{self.source}: ConfigMap {name} binaryData.{k}")
                 self.configmaps[name] = data
                 if ANNOTATION + "framework" in (meta.get("annotations") or {}):
                     self.topology = doc
             elif kind == "Secret":
                 if name in self.secrets:
                     continue  # given on the command line: that wins
-                data = {k: base64.b64decode(v) for k, v in (doc.get("data") or {}).items()}
-                for k, v in (doc.get("stringData") or {}).items():
+                data = {k: _b64(v, f"{self.source}: Secret {name} data.{k}")
+                        for k, v in _data(doc, "data", self.source, name).items()}
+                for k, v in _data(doc, "stringData", self.source, name).items():
                     data[k] = str(v).encode()
                 self.secrets[name] = data
             elif kind in ("Job", "Deployment"):
@@ -472,3 +473,22 @@ def _dedupe(xs: list[str]) -> list[str]:
             out.append(x)
     return out
 
+
+
+def _data(doc: dict, field: str, source: str, name: str) -> dict:
+    value = doc.get(field) or {}
+    if not isinstance(value, dict):
+        raise UsageError(f"{source}: {doc.get('kind')} {name} {field}: expected a mapping of keys, got "
+                         f"{type(value).__name__}")
+    return value
+
+
+def _b64(value: object, where: str) -> bytes:
+    """A Secret's data / a ConfigMap's binaryData value: base64 or an error (the API server refuses it),
+    never silently empty. The value is not quoted: it may be a secret."""
+    if not isinstance(value, str):
+        raise UsageError(f"{where}: expected a base64 string, got {type(value).__name__}")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (ValueError, TypeError):
+        raise UsageError(f"{where}: not valid base64 (value not shown); the API server refuses it") from None

@@ -33,6 +33,7 @@ class Preflight:
 
 
 def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) -> Preflight:
+    check_env_values(job)
     notes = map_claims(job, opts.claims, state)
     notes += check_host_paths(job, str(state), allow=opts.allow_host_path, grants=parse_grants(opts.mount_host))
     for note in notes:
@@ -100,6 +101,19 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
                 if m.kind == "bind" and m.root:  # claim folders: only ever inside the state folder
                     make_dir_inside(str(state / "volumes"), m.source)
     return out
+
+
+def check_env_values(job: JobModel) -> None:
+    """An env value with a NUL byte cannot be passed to a process (Docker refuses it, and quotes the
+    value in its error): refused here, before any engine call, naming the variable, never the value."""
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            for e in c.env:
+                if "\0" in e.value or "\0" in e.name:
+                    what = "from a Secret " if e.secret else ""
+                    raise UsageError(f"{r.display} ({c.name}): env {e.name.replace(chr(0), '?')!r} {what}holds a NUL "
+                                     "byte (value not shown); a process environment cannot carry one (the kubelet "
+                                     "fails the container too)")
 
 
 def map_images(job: JobModel, images: list[str]) -> str:

@@ -20,6 +20,7 @@ import docker.errors
 import requests.exceptions
 
 from ..compiler.errors import UsageError
+from ..termsafe import neutralise
 from . import docker_backend as db
 from . import restarts, startorder
 from .containers import create_container, emptydir_volumes
@@ -369,7 +370,7 @@ class Run:
                     f"({self.decision.reason})")
         else:
             head = f"job {self.job.name} INTERRUPTED ({self.interrupted}) after {elapsed:.1f}s"
-        text = self.mask(f"{head}\n{table}\nlogs: {self._rel(self.dir)}/")
+        text = self.mask(f"{neutralise(head)}\n{table}\nlogs: {neutralise(self._rel(self.dir))}/")
         with out.lock:
             out.out.write(text + "\n")
             out.out.flush()

@@ -313,10 +313,14 @@ def test_trainjob_needs_its_runtime(tmp_path):
         load(tmp_path, *docs)
 
 
-@pytest.mark.parametrize("bad", [{"replicas": "two"}, {"template": ["not", "a", "map"]}])
-def test_malformed_manifest_is_a_usage_error(tmp_path, bad):
+@pytest.mark.parametrize("bad,said", [({"replicas": "two"}, r"spec.tfReplicaSpecs.Worker.replicas: is a string 'two'; "
+                                                              "expected an integer"),
+                                      ({"template": ["not", "a", "map"]},
+                                       "spec.tfReplicaSpecs.Worker.template: is a list; expected a mapping")])
+def test_malformed_manifest_is_a_usage_error(tmp_path, bad, said):
+    # issue 23: the field's path and the type expected (manifest_shapes.py), before the controller reads it
     spec = {"replicas": 1, "template": pod(name="tensorflow"), **bad}
-    with pytest.raises(UsageError, match="TFJob j: a field has the wrong type or shape"):
+    with pytest.raises(UsageError, match=f"TFJob j: {said}"):
         load(tmp_path, kubeflow("TFJob", "tfReplicaSpecs", {"Worker": spec}))
 
 
