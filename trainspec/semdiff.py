@@ -393,7 +393,11 @@ def git_revision_file(ref: str, scratch: str) -> str:
     rev, sep, path = ref.partition(":")
     if not sep or not rev or not path or not shutil.which("git"):
         raise UsageError(f"{ref}: no such file or folder (a spec at a git revision is written REV:PATH)")
-    result = subprocess.run(["git", "show", f"{rev}:{path}"], check=False, capture_output=True, timeout=60)
+    # Only ever a revision and a path: never an option git would act on (`--output=FILE` writes a file).
+    if rev.startswith("-") or path.startswith("-") or any(ord(c) < 32 for c in ref):
+        raise UsageError(f"{ref!r}: a git revision and path may not start with '-' or hold control characters")
+    result = subprocess.run(["git", "show", "--no-textconv", "--end-of-options", f"{rev}:{path}"], check=False,
+                            capture_output=True, timeout=60)
     if result.returncode != 0:
         raise UsageError(f"{ref}: {result.stderr.decode(errors='replace').strip() or 'git show failed'}")
     copy = os.path.join(scratch, f"{len(os.listdir(scratch))}-{os.path.basename(path)}")
