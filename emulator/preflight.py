@@ -19,6 +19,7 @@ from . import docker_backend as db
 from . import gpus as gpu_mod
 from .hostgrants import parse_grants, split_mode
 from .hostpaths import check_host_paths, make_dir_inside
+from .names import check_names
 from .runmodel import JobModel
 from .runtypes import RunOptions
 from .ui import Console
@@ -33,6 +34,7 @@ class Preflight:
 
 
 def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) -> Preflight:
+    check_names(job)
     check_env_values(job)
     notes = map_claims(job, opts.claims, state)
     notes += check_host_paths(job, str(state), allow=opts.allow_host_path, grants=parse_grants(opts.mount_host))
