@@ -332,7 +332,12 @@ class _Compose:
                 raise self.fail(f"{where}.volumes", f"bind source {src!r} holds a NUL byte")
             host = Path(os.path.expanduser(src))
             host = host if host.is_absolute() else (self.base / host)
-            if not host.exists():
+            try:
+                exists, real = host.exists(), host.resolve()
+            except OSError as exc:
+                raise self.fail(f"{where}.volumes", f"bind source {host} cannot be looked at ({exc.strerror}); "
+                                "the emulator mounts only host paths it can check") from None
+            if not exists:
                 if host.name.endswith("-ssh"):
                     # MPI keys: made for this run, like the k8s path does.
                     self.generated_keys = self.generated_keys or ssh_keypair()
@@ -344,7 +349,7 @@ class _Compose:
                 notes = "; ".join(self.meta.get("notes") or [])
                 raise self.fail(f"{where}.volumes", f"bind source {host} does not exist"
                                 + (f" (x-trainspec notes: {notes})" if notes else ""))
-            return Mount(target, "bind", str(host.resolve()), ro, host_path=True)
+            return Mount(target, "bind", str(real), ro, host_path=True)
         if kind == "tmpfs":
             size = (v.get("tmpfs") or {}).get("size")
             return Mount(target, "tmpfs", target, ro, size=_mem(size) if size else None)

@@ -56,7 +56,7 @@ def k8s_port(p: Any, where: str) -> Port | None:
     return Port(cport, proto, host, _ip(p.get("hostIP"), where) if host else "")
 
 
-_SHORT = re.compile(r"^(?:(?P<ip>\[[0-9a-fA-F:.]+\]|[0-9.]+):)?(?:(?P<host>[^:/]*):)?(?P<cport>[^:/]+)"
+_SHORT = re.compile(r"^(?:(?P<ip>\[[0-9a-fA-F:.]+\]|\d{1,3}(?:\.\d{1,3}){3}):)?(?:(?P<host>[^:/]*):)?(?P<cport>[^:/]+)"
                     r"(?:/(?P<proto>[a-zA-Z]+))?$")
 
 
