@@ -30,6 +30,7 @@ import json
 import os
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -83,8 +84,13 @@ class FilesDir:
         self._seq = itertools.count(1)  # a fresh folder for every container created (restarts too)
         self.record = record     # where the folder's path is written before it is made (gc's way to it)
         self.supervisor = supervisor or (lambda: "")
+        self._lock = threading.Lock()  # replicas' runners create containers at once: one folder, one record
 
     def ensure(self) -> str:
+        with self._lock:
+            return self._ensure()
+
+    def _ensure(self) -> str:
         if self.path is None:
             path = os.path.join(tmpfs_root(), f"{PREFIX}{self.run_id}-{secrets.token_hex(8)}")
             if self.record:
