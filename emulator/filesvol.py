@@ -209,7 +209,8 @@ def sweep(state: Path, alive: Callable[[str, str], bool], dry_run: bool = False)
             continue
         if alive(d.name, supervisor):
             continue
-        out.append((d.name, path))
+        if os.path.lexists(path):   # else removed already (the run's end, `down`): only the record is stale
+            out.append((d.name, path))
         if not dry_run:
             remove(path)
             try:
