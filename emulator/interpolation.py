@@ -134,9 +134,9 @@ def compose_env(compose_file: str, env_files: list[str] | None = None,
                 raise UsageError(f"--env-file {f}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
             out.update(_dotenv(text))
     else:
-        text = _project_dotenv(compose_file)
-        if text is not None:
-            out.update(_dotenv(text))
+        dotenv = _project_dotenv(compose_file)
+        if dotenv is not None:
+            out.update(_dotenv(dotenv))
     for opt in env_options or []:
         name, sep, value = opt.partition("=")
         if not _NAME.fullmatch(name):

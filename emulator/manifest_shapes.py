@@ -121,7 +121,7 @@ def check_documents(docs: list[Any], source: str) -> None:
         where = f"{source}: {kind} {name if isinstance(name, str) else f'(document {n + 1})'}"
         counts: list[int] = []
         _check(doc, shape, where, "", counts)
-        total += _pods(doc, key, counts)
+        total += _pods(doc, str(key), counts)
     check_run_size(total, source)
 
 

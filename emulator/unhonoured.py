@@ -63,8 +63,8 @@ def k8s_fields(docs: list[Any], source: str) -> list[str]:
 
 def _pod(tmpl: dict, where: str) -> list[str]:
     notes: list[str] = []
-    pod = tmpl.get("spec") if isinstance(tmpl.get("spec"), dict) else {}
-    meta = tmpl.get("metadata") if isinstance(tmpl.get("metadata"), dict) else {}
+    pod: dict = tmpl["spec"] if isinstance(tmpl.get("spec"), dict) else {}
+    meta: dict = tmpl["metadata"] if isinstance(tmpl.get("metadata"), dict) else {}
     if pod.get("shareProcessNamespace"):
         raise UsageError(f"{where}.spec.shareProcessNamespace: true is not supported by the emulator (each container "
                          f"has its own PID namespace here); hint: {HINT}")
