@@ -28,7 +28,7 @@ def register(subparsers) -> None:
                "  trainspec run specs/pytorch-ddp.yaml --gpus 0,1\n"
                "  trainspec run build/tf-ps/k8s.yaml --image registry.example.com/tf:2.15=tf:dev --cpu-only\n"
                "  trainspec run specs/full-features.yaml --secret hf-credentials=secrets/hf-credentials/ --detach\n"
-               "  trainspec run specs/tf-ps.yaml --set roles.worker.replicas=1 --claim tf-results=./out\n"
+               "  trainspec run specs/tf-ps.yaml --set roles.worker.replicas=1 --claim tf-results=./out:rw\n"
                "  trainspec run specs/pytorch-ddp.yaml --gpus 0 --share-gpus",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(run)
