@@ -19,7 +19,7 @@ from ..compiler.plan import JobPlan
 from ..termsafe import neutralise
 from .from_k8s import from_k8s
 from .from_plan import from_plan
-from .manifest_shapes import check_documents, check_run_size
+from .manifest_shapes import check_compose, check_documents, check_run_size
 from .runmodel import JobModel
 
 SPEC_API = "trainspec/v1"
@@ -103,8 +103,12 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     spec = is_spec(path, docs)
     notes: list[str] = []
     if docs and not spec:
-        check_documents(docs, shown)  # field types and counts, before any reader or controller expands them
         compose = len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]
+        # field types and counts, before any reader or controller expands them
+        if compose:
+            check_compose(docs[0], shown)
+        else:
+            check_documents(docs, shown)
         notes = unhonoured.compose_fields(docs[0], shown) if compose else unhonoured.k8s_fields(docs, shown)
     try:
         model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir, start_order,

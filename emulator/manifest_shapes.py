@@ -104,6 +104,30 @@ OPERATOR_KINDS: dict[str, dict] = {
 }
 
 
+# A compose service: the keys from_compose.py reads ("words": a string or a list of them; "pairs": a
+# mapping or a list of NAME=VALUE strings; "entry": a short-syntax string or a long-syntax mapping).
+COMPOSE_SERVICE: dict = {
+    "image": "image", "command": "words", "entrypoint": "words", "environment": "pairs", "labels": "pairs",
+    "working_dir": "str", "hostname": "str", "restart": "str", "user": SCALAR, "read_only": "bool",
+    "ports": ("list", "entry"), "expose": ("list", SCALAR), "volumes": ("list", "entry"),
+    "tmpfs": "words", "shm_size": SCALAR, "stop_grace_period": SCALAR, "networks": "any",
+    "depends_on": "any", "deploy": {"resources": {"limits": {"cpus": SCALAR, "memory": SCALAR},
+                                                  "reservations": {"devices": ("list", "map")}}},
+    "healthcheck": {"test": "words", "interval": SCALAR, "timeout": SCALAR, "start_period": SCALAR,
+                    "retries": "count", "disable": "bool"},
+    "x-trainspec": {"lifecycle": {"postStart": HANDLER, "preStop": HANDLER}},
+}
+COMPOSE_FILE: dict = {"services": ("map", COMPOSE_SERVICE), "volumes": ("map", "any"), "x-trainspec": "map"}
+
+
+def check_compose(doc: dict, source: str) -> None:
+    """A compose file's types, as `docker compose config` would refuse them."""
+    _check(doc, COMPOSE_FILE, source, "", [])
+    services = doc.get("services")
+    if isinstance(services, dict):
+        check_run_size(len(services), source)
+
+
 def check_documents(docs: list[Any], source: str) -> None:
     """Every object the emulator reads has its fields' types, and counts it can run."""
     total = 0
@@ -177,9 +201,24 @@ def _check(value: Any, shape: Shape, where: str, path: str, counts: list[int]) -
 
 
 def _leaf(value: Any, shape: str, where: str, path: str, counts: list[int]) -> None:
+    if shape == "any":
+        return
     if shape == "map":
         if not isinstance(value, dict):
             raise _error(where, path, value, "a mapping")
+    elif shape == "words":
+        if not isinstance(value, str) and not (isinstance(value, list)
+                                               and all(not isinstance(w, (dict, list)) for w in value)):
+            raise _error(where, path, value, "a string or a list of strings")
+    elif shape == "pairs":
+        if not isinstance(value, dict) and not (isinstance(value, list)
+                                                and all(not isinstance(w, (dict, list)) for w in value)):
+            raise _error(where, path, value, "a mapping or a list of NAME=VALUE strings")
+        if isinstance(value, dict) and any(isinstance(v, (dict, list)) for v in value.values()):
+            raise _error(where, path, value, "a mapping of names to strings")
+    elif shape == "entry":
+        if isinstance(value, (list, bool)) or value is None:
+            raise _error(where, path, value, "a string or a mapping")
     elif shape == "str":
         if not isinstance(value, str):
             raise _error(where, path, value, "a string")

@@ -511,3 +511,14 @@ def test_diff_never_hands_git_an_option(tmp_path, ref):
     r = cli("diff", "--", ref.format(out=out), ROOT / "specs/tf-ps.yaml", cwd=ROOT)
     assert "may not start with '-'" in clean_refusal(r)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("service,field", [
+    ({"deploy": "x"}, "services.worker-0.deploy"), ({"environment": [{"A": 1}]}, "services.worker-0.environment"),
+    ({"command": {"a": 1}}, "services.worker-0.command"), ({"healthcheck": {"retries": "3"}}, "healthcheck.retries"),
+    ({"image": "--privileged"}, "services.worker-0.image"), ({"volumes": [["a"]]}, "services.worker-0.volumes[0]"),
+])
+def test_malformed_compose_files_are_exit_2_with_the_field(tmp_path, service, field):
+    (tmp_path / "compose.yaml").write_text(yaml.safe_dump({"services": {"worker-0": {"image": "x", **service}}}))
+    err = clean_refusal(cli("run", "compose.yaml", cwd=tmp_path))
+    assert field in err and DAEMON_ERROR not in err, err
