@@ -212,11 +212,12 @@ def check_host_ports(job: JobModel) -> None:
             if not p.host:
                 continue
             key = (p.host, p.protocol)
+            shown = f"{p.host}" if p.protocol == "TCP" else f"{p.host}/{p.protocol}"
             if key in seen:
-                raise UsageError(f"{r.display} and {seen[key]} both publish host port {p.host}/{p.protocol}")
+                raise UsageError(f"{r.display} and {seen[key]} both publish host port {shown}")
             seen[key] = r.display
             if p.protocol != "SCTP" and not db.host_port_free(int(p.host), p.protocol, p.host_ip):
-                raise UsageError(f"{r.display} publishes host port {p.host}/{p.protocol}"
+                raise UsageError(f"{r.display} publishes host port {shown}"
                                  f"{' on ' + p.host_ip if p.host_ip else ''}, which is already in use")
 
 
