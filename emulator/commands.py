@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..compiler.errors import UsageError
+from ..termsafe import neutralise
 
 
 def register(subparsers) -> None:
@@ -27,7 +28,7 @@ def register(subparsers) -> None:
                "  trainspec run specs/pytorch-ddp.yaml --gpus 0,1\n"
                "  trainspec run build/tf-ps/k8s.yaml --image registry.example.com/tf:2.15=tf:dev --cpu-only\n"
                "  trainspec run specs/full-features.yaml --secret hf-credentials=secrets/hf-credentials/ --detach\n"
-               "  trainspec run specs/tf-ps.yaml --set roles.worker.replicas=1 --claim tf-results=./out\n"
+               "  trainspec run specs/tf-ps.yaml --set roles.worker.replicas=1 --claim tf-results=./out:rw\n"
                "  trainspec run specs/pytorch-ddp.yaml --gpus 0 --share-gpus",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_run_arguments(run)
@@ -111,9 +112,13 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", dest="set", action="append", default=[], metavar="PATH=VALUE",
                    help="change a value before the run, e.g. roles.worker.replicas=2 (Helm's --set syntax; "
                         "for a spec: the spec's fields; for a chart folder: its values)")
-    p.add_argument("--claim", action="append", default=[], metavar="NAME=HOSTPATH",
+    p.add_argument("--claim", action="append", default=[], metavar="NAME=HOSTPATH[:rw]",
                    help="mount the host folder HOSTPATH for the persistentVolumeClaim NAME (default: "
-                        ".trainspec/volumes/NAME); refused for /, /etc, the Docker socket... unless --allow-host-path")
+                        ".trainspec/volumes/NAME), read-only unless it ends in :rw; refused for /, /etc, the "
+                        "Docker socket... unless --allow-host-path")
+    p.add_argument("--mount-host", action="append", default=[], metavar="HOSTPATH[:rw]",
+                   help="let the file's hostPath volumes (compose binds) mount HOSTPATH or a path inside it, "
+                        "read-only unless it ends in :rw; without it no host path reaches a container")
     p.add_argument("--gpus-per-replica", type=int, metavar="N",
                    help="give each replica at most N GPUs (a smaller dry-run of a job that asks for more); said, "
                         "never silent")
@@ -127,8 +132,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--configmap", action="append", default=[], metavar="NAME=PATH|NAME:KEY=VALUE",
                    help="a ConfigMap the manifests reference but do not hold")
     p.add_argument("--allow-host-path", action="store_true",
-                   help="allow hostPath mounts (and compose binds) of /, /etc, /proc, the Docker socket and the "
-                        "like, which are refused by default")
+                   help="allow host paths named with --mount-host/--claim to be /, /etc, /proc, the Docker socket, "
+                        "or hold sockets and devices, which are refused by default")
     p.add_argument("--start-order", action="store_true",
                    help="spec input: start roles in the plan's order (MPI workers before the launcher), as the "
                         "compose and jobset outputs do; by default a spec starts every replica at once, like "
@@ -147,6 +152,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="a Helm values file (chart folder input); later files and --set win")
     p.add_argument("--namespace", metavar="NS",
                    help="a Helm chart folder's release namespace, as `helm install -n NS` (default: default)")
+    p.add_argument("--env-file", dest="env_files", action="append", default=[], metavar="FILE",
+                   help="compose input: read interpolation variables from FILE instead of the project's .env")
+    p.add_argument("-e", "--env", dest="env_vars", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="compose input: one interpolation variable (NAME alone: its value in your environment); "
+                        "no other variable of your environment is seen")
     p.add_argument("--run-id", help=argparse.SUPPRESS)  # set by --detach for the background process
 
 
@@ -182,14 +192,16 @@ def build_run(args, stream=None):
                    jpath=args.jpath, job=args.job, secret_options=args.secret, configmap_options=args.configmap,
                    state_dir=str(state), check_missing=False,  # preflight reports them, with images
                    start_order=getattr(args, "start_order", False), set_options=sets,
-                   values_files=getattr(args, "values_files", []), namespace=getattr(args, "namespace", None))
+                   values_files=getattr(args, "values_files", []), namespace=getattr(args, "namespace", None),
+                   env_files=getattr(args, "env_files", []), env_options=getattr(args, "env_vars", []))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,
         colour=None if args.colour == "auto" else args.colour, quiet=args.quiet, run_id=args.run_id,
         assume_gpu_runtime=os.environ.get("TRAINSPEC_ASSUME_GPU_RUNTIME") == "1",
         allow_host_path=getattr(args, "allow_host_path", False),
-        claims=getattr(args, "claim", None) or [], pull=getattr(args, "pull", False),
+        claims=getattr(args, "claim", None) or [], mount_host=getattr(args, "mount_host", None) or [],
+        pull=getattr(args, "pull", False),
         gpus_per_replica=getattr(args, "gpus_per_replica", None), share_gpus=getattr(args, "share_gpus", False),
         daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15))
     return Run(job, opts, stream)
@@ -294,8 +306,9 @@ def cmd_ps(args) -> int:
                               "replicas": st.get("replicas", []),
                               "containers": live.get(rid, {}).get("containers", [])}, indent=2, sort_keys=True))
             return 0
-        print(f"run {rid}  job {st.get('job', live.get(rid, {}).get('job', '?'))}  status {st.get('status', '?')}"
-              + (f"  ({st['reason']})" if st.get("reason") else ""))
+        print(neutralise(f"run {rid}  job {st.get('job', live.get(rid, {}).get('job', '?'))}  "
+                         f"status {st.get('status', '?')}" + (f"  ({st['reason']})" if st.get("reason") else ""),
+                         False))
         from .ui import Console
 
         rows = [Row(r["display"], r["phase"], r.get("ready", False), r.get("restarts", 0), r.get("exit_code"),
@@ -303,7 +316,7 @@ def cmd_ps(args) -> int:
         if rows:
             print(Console([r.name for r in rows], stream=sys.stdout, colour="never").table(rows, age=False))
         for c in live.get(rid, {}).get("containers", []):
-            print(f"  container {c['name']}: {c['status']}")
+            print(neutralise(f"  container {c['name']}: {c['status']}", False))
         return 0
     recorded = {s["run_id"]: s for s in find_runs(state)}
     # Runs started from other folders are another project's: listed with --all only, but counted.
@@ -339,7 +352,7 @@ def cmd_ps(args) -> int:
         line = (f"{row['run_id']:<28} {row['job']:<20} {row['status']:<12} "
                 f"{str(row['running']) + '/' + str(row['replicas']):<10} {age:<8} {row['supervisor']:<10}"
                 + (f" {folder or '.'}" if elsewhere else ""))
-        print(line.rstrip())
+        print(neutralise(line.rstrip(), False))
     if others and not args.all:
         print(f"trainspec: {len(others)} live run(s) started from other folders not listed "
               "(`trainspec ps --all` lists them)", file=sys.stderr)
@@ -381,7 +394,7 @@ def cmd_logs(args) -> int:
         for t, name, line in lines:
             text = f"{stamp_text(t)} {line}" if args.timestamps else line
             if single:
-                print(text, flush=True)
+                print(neutralise(text, False), flush=True)
             else:
                 console.log(name, text)
 
@@ -515,6 +528,31 @@ def cmd_gc(args) -> int:
         c, n, v = db.remove_run(client, rid)
         removed += 1
         print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
+    removed += _sweep_files(here, runs, args)
     if not removed and not (args.dry_run and any_listed):
         print("nothing to remove")
     return 0
+
+
+def _sweep_files(here: Path, runs: dict, args) -> int:
+    """Secret/configMap folders on the tmpfs recorded by runs of this folder whose supervisor is
+    gone (a CLI killed before or while creating containers): found from the run's record, not
+    only through container labels."""
+    from .filesvol import sweep
+    from .state import read_state, run_dir, supervisor_alive
+
+    def alive(rid: str, supervisor: str) -> bool:
+        if args.all and not args.dry_run and rid in runs:
+            return False  # removed above with its containers; the folder too
+        st = read_state(run_dir(here, rid)) or {}
+        if st.get("kept") and st.get("finished") and not args.all:
+            return True  # --keep: the containers still use it, until `trainspec down` (or gc --all)
+        for ident in {supervisor, str(st.get("supervisor") or ""), str(runs.get(rid, {}).get("supervisor", ""))}:
+            if ident and supervisor_alive(ident) is not False:
+                return not args.all
+        return False
+
+    found = sweep(here, alive, dry_run=args.dry_run)
+    for rid, path in found:
+        print(f"{'would remove' if args.dry_run else 'removed'} {rid}'s secret files folder {path}")
+    return 0 if args.dry_run else len(found)

@@ -16,6 +16,7 @@ from . import docker_backend as db
 from .filesvol import LABEL as FILES_LABEL
 from .hostpaths import resolve_bind
 from .podenv import command_and_args, container_env
+from .ports import bindings as port_bindings
 from .runmodel import Container, Mount, Replica
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def create_container(run: Run, r: Replica, c: Container, kind: str, emptydirs: d
         cpu = Decimal(run.ncpu)  # Docker refuses a quota above the machine's CPUs
     suffix = "" if kind == "main" else f"-init-{c.name}"
     name = f"{run.run_id}-{r.role}-{r.index}{suffix}"
-    ports = {p: hp for p, _proto, hp in c.ports if hp} if kind == "main" else {}
+    ports = port_bindings(c.ports) if kind == "main" else {}
     dns, dns_opt = (["127.0.0.1"], ["timeout:1", "attempts:1"]) if run.opts.offline else (None, None)
     cid = db.create_container(
         run.client, name=name, image=c.image, entrypoint=command, cmd=args, env=env,

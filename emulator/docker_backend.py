@@ -139,7 +139,7 @@ def create_container(client: docker.DockerClient, *, name: str, image: str, entr
                      hostname: str, label_map: dict[str, str], network: str, ip: str, aliases: list[str],
                      extra_hosts: dict[str, str], binds: dict[str, dict], mounts: list[Any],
                      tmpfs: dict[str, str], nano_cpus: int | None, mem_limit: int | None,
-                     gpu_ids: list[str] | None, port_bindings: dict[int, int], dns: list[str] | None,
+                     gpu_ids: list[str] | None, port_bindings: dict[str, Any], dns: list[str] | None,
                      dns_opt: list[str] | None, user: str | None = None, read_only: bool = False,
                      security_opt: list[str] | None = None, cap_drop: list[str] | None = None,
                      group_add: list[str] | None = None) -> str:
@@ -162,7 +162,8 @@ def create_container(client: docker.DockerClient, *, name: str, image: str, entr
         created = api.create_container(
             image, command=cmd, entrypoint=entrypoint, environment=env, working_dir=working_dir or None,
             hostname=hostname[:63], labels=label_map, name=name, host_config=host_config,
-            networking_config=networking, ports=list(port_bindings) or None, user=user or None,
+            networking_config=networking,
+            ports=[(int(k.split("/")[0]), k.split("/")[1]) for k in port_bindings] or None, user=user or None,
         )
     except docker.errors.APIError as exc:
         if exc.status_code == 409:
@@ -204,14 +205,17 @@ def exec_in(client: docker.DockerClient, cid: str, command: list[str], timeout: 
     return result.get("code"), result.get("out", "")
 
 
-def host_port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("0.0.0.0", port))
+def host_port_free(port: int, protocol: str = "TCP", host_ip: str = "") -> bool:
+    ip = host_ip or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in ip else socket.AF_INET
+    kind = socket.SOCK_DGRAM if protocol == "UDP" else socket.SOCK_STREAM
+    try:
+        with socket.socket(family, kind) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((ip, port))
             return True
-        except OSError:
-            return False
+    except OSError:
+        return False
 
 
 # -- cleanup and listing ----------------------------------------------------

@@ -8,6 +8,10 @@ writable layer (which is on the host's disk), and a read-only root filesystem
 works too. The folder is removed with the run's containers (docker_backend.remove_run
 finds it through a container label); --keep keeps it until `trainspec down`.
 
+Before the folder is made, its path is recorded in the run's folder (`files-dir`, with the
+supervising process), so a CLI killed with SIGKILL at any moment — before any container
+carried the label, or between two writes — leaves a record `trainspec gc` finds (`sweep`).
+
 The layout and modes are the kubelet's (pkg/volume/util/atomic_writer.go, and the
 emptyDir that wraps secret and configMap volumes, pkg/volume/emptydir): the mount
 point is world-writable (a Secret's tmpfs `drwxrwxrwt`, a ConfigMap's `drwxrwxrwx`),
@@ -22,13 +26,19 @@ for a `.ssh` folder): what `docker compose` bind-mounts from the host.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import secrets
 import shutil
+import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from ..compiler.errors import UsageError
 from .runmodel import Mount
+
+RECORD = "files-dir"
 
 ROOT_ENV = "TRAINSPEC_FILES_DIR"
 PREFIX = "trainspec-files-"
@@ -66,15 +76,25 @@ def tmpfs_root() -> str:
 class FilesDir:
     """One run's tmpfs folder; made on first use."""
 
-    def __init__(self, run_id: str, kubelet: bool = True):
+    def __init__(self, run_id: str, kubelet: bool = True, record: str | None = None,
+                 supervisor: Callable[[], str] | None = None):
         self.run_id = run_id
         self.kubelet = kubelet   # the kubelet's atomic-writer layout and modes (k8s input)
         self.path: str | None = None
         self._seq = itertools.count(1)  # a fresh folder for every container created (restarts too)
+        self.record = record     # where the folder's path is written before it is made (gc's way to it)
+        self.supervisor = supervisor or (lambda: "")
+        self._lock = threading.Lock()  # replicas' runners create containers at once: one folder, one record
 
     def ensure(self) -> str:
+        with self._lock:
+            return self._ensure()
+
+    def _ensure(self) -> str:
         if self.path is None:
             path = os.path.join(tmpfs_root(), f"{PREFIX}{self.run_id}-{secrets.token_hex(8)}")
+            if self.record:
+                write_record(self.record, path, self.supervisor())
             os.mkdir(path, 0o711)
             os.chmod(path, 0o711)
             self.path = path
@@ -99,6 +119,11 @@ class FilesDir:
     def remove(self) -> None:
         if self.path is not None:
             remove(self.path)
+        if self.record:
+            try:
+                os.unlink(self.record)
+            except OSError:
+                pass
 
 
 # The mount point's mode: the emptyDir that wraps the volume is made 0777 (empty_dir.go,
@@ -153,3 +178,43 @@ def remove(path: str) -> None:
     if _fstype(os.path.dirname(path.rstrip("/"))) not in _TMPFS:
         return
     shutil.rmtree(path, ignore_errors=True)
+
+
+def write_record(record: str, path: str, supervisor: str) -> None:
+    """The folder's path and its run's supervisor, written (and synced) before the folder exists."""
+    os.makedirs(os.path.dirname(record), exist_ok=True)
+    tmp = record + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, json.dumps({"path": path, "supervisor": supervisor}).encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, record)
+
+
+def sweep(state: Path, alive: Callable[[str, str], bool], dry_run: bool = False) -> list[tuple[str, str]]:
+    """Files folders recorded under `state`'s runs whose run is not alive (`alive(run_id,
+    supervisor)`): removed (unless dry_run). Returns (run id, folder) for each."""
+    out: list[tuple[str, str]] = []
+    runs = state / "runs"
+    if not runs.is_dir():
+        return out
+    for d in sorted(runs.iterdir()):
+        record = d / RECORD
+        try:
+            data = json.loads(record.read_text())
+            path, supervisor = str(data["path"]), str(data.get("supervisor", ""))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if alive(d.name, supervisor):
+            continue
+        if os.path.lexists(path):   # else removed already (the run's end, `down`): only the record is stale
+            out.append((d.name, path))
+        if not dry_run:
+            remove(path)
+            try:
+                record.unlink()
+            except OSError:
+                pass
+    return out

@@ -28,6 +28,7 @@ from .hostpaths import safe_name
 from .inputs import ssh_keypair
 from .interpolation import InterpolationError, compose_env, interpolate_tree
 from .policy import fallback_rule
+from .ports import compose_port
 from .runmodel import (
     Container,
     EnvSource,
@@ -44,14 +45,23 @@ from .security import compose_security
 _UNITS = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
 
 
-def from_compose(doc: dict, path: str, state_dir: str) -> JobModel:
+def from_compose(doc: dict, path: str, state_dir: str, env_files: list[str] | None = None,
+                 env_options: list[str] | None = None) -> JobModel:
     # Interpolated as a whole first, as Compose does: a `${VAR:?msg}` with VAR unset fails here,
-    # before anything starts.
+    # before anything starts. Only the variables the user passed (interpolation.compose_env).
     try:
-        doc = interpolate_tree(doc, compose_env(path))
+        variables = compose_env(path, env_files, env_options)
+        doc = interpolate_tree(doc, variables)
     except InterpolationError as exc:
         raise UsageError(f"{path}: {exc}") from None
-    return _Compose(doc, path, state_dir).read()
+    return _Compose(doc, path, state_dir, variables).read()
+
+
+def _list(svc: dict, key: str, where: str, reader: _Compose) -> list:
+    value = svc.get(key) or []
+    if not isinstance(value, list):
+        raise reader.fail(f"{where}.{key}", f"expected a list, got {type(value).__name__}")
+    return value
 
 
 def _mem(value: Any) -> int:
@@ -62,7 +72,8 @@ def _mem(value: Any) -> int:
 
 
 class _Compose:
-    def __init__(self, doc: dict, path: str, state_dir: str):
+    def __init__(self, doc: dict, path: str, state_dir: str, variables: dict[str, str] | None = None):
+        self.variables = variables or {}   # what the user passed (-e, --env-file, .env): never os.environ
         self.doc = doc
         self.path = path
         self.base = Path(path).resolve().parent
@@ -223,7 +234,11 @@ class _Compose:
             raise self.fail(where, "has no image (build: is not supported by the emulator)")
         env = svc.get("environment") or {}
         if isinstance(env, list):
-            env = dict(e.split("=", 1) if "=" in e else (e, os.environ.get(e, "")) for e in env)
+            # `- NAME` takes the variable from the user's -e/--env-file/.env, never the whole environment
+            env = dict(str(e).split("=", 1) if "=" in str(e) else (str(e), self.variables.get(str(e), ""))
+                       for e in env)
+        if not isinstance(env, dict):
+            raise self.fail(f"{where}.environment", f"expected a mapping or a list, got {type(env).__name__}")
         limits = ((svc.get("deploy") or {}).get("resources") or {}).get("limits") or {}
         reservations = ((svc.get("deploy") or {}).get("resources") or {}).get("reservations") or {}
         accel = 0
@@ -238,13 +253,10 @@ class _Compose:
             memory = _mem(limits["memory"]) if "memory" in limits else None
         except (ValueError, ArithmeticError):
             raise self.fail(f"{where}.deploy.resources.limits", f"cannot read {limits}") from None
-        ports = []
-        for p in svc.get("ports") or []:
-            text = str(p.get("published", "")) + ":" + str(p.get("target")) if isinstance(p, dict) else str(p)
-            host, _, cport = text.rpartition(":")
-            ports.append((int(cport.split("/")[0]), "TCP", int(host.rsplit(":", 1)[-1]) if host else None))
-        for p in svc.get("expose") or []:
-            ports.append((int(str(p).split("/")[0]), "TCP", None))
+        ports = [compose_port(p, f"{self.path}: {where}.ports[{i}]")
+                 for i, p in enumerate(_list(svc, "ports", where, self))]
+        for i, p in enumerate(_list(svc, "expose", where, self)):
+            ports.append(compose_port(str(p).split("/")[0], f"{self.path}: {where}.expose[{i}]"))
         mounts = [self._mount(v, where) for v in svc.get("volumes") or []]
         tmpfs = svc.get("tmpfs") or []
         for t in [tmpfs] if isinstance(tmpfs, str) else tmpfs:
@@ -320,7 +332,12 @@ class _Compose:
                 raise self.fail(f"{where}.volumes", f"bind source {src!r} holds a NUL byte")
             host = Path(os.path.expanduser(src))
             host = host if host.is_absolute() else (self.base / host)
-            if not host.exists():
+            try:
+                exists, real = host.exists(), host.resolve()
+            except OSError as exc:
+                raise self.fail(f"{where}.volumes", f"bind source {host} cannot be looked at ({exc.strerror}); "
+                                "the emulator mounts only host paths it can check") from None
+            if not exists:
                 if host.name.endswith("-ssh"):
                     # MPI keys: made for this run, like the k8s path does.
                     self.generated_keys = self.generated_keys or ssh_keypair()
@@ -332,7 +349,7 @@ class _Compose:
                 notes = "; ".join(self.meta.get("notes") or [])
                 raise self.fail(f"{where}.volumes", f"bind source {host} does not exist"
                                 + (f" (x-trainspec notes: {notes})" if notes else ""))
-            return Mount(target, "bind", str(host.resolve()), ro, host_path=True)
+            return Mount(target, "bind", str(real), ro, host_path=True)
         if kind == "tmpfs":
             size = (v.get("tmpfs") or {}).get("size")
             return Mount(target, "tmpfs", target, ro, size=_mem(size) if size else None)

@@ -5,6 +5,10 @@ offline (no cluster is contacted; `lookup` returns nothing) with the chart's val
 values files in order, then the --set values (Helm's precedence), and hands the rendered
 objects to the same readers as a compiled file: a k8s-style chart to from_k8s, a chart of
 custom resources to its controller (from_operator).
+
+The engine never sees the chart folder itself but a copy of its regular files
+(chartcopy.py): a symlink that leads out of the folder, a FIFO, a socket or a device is
+refused, so `.Files.Get`, a template or a values file can never read the host's files.
 """
 
 from __future__ import annotations
@@ -80,12 +84,16 @@ def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[st
         from helm_python import chart as helm_chart
     except ImportError:
         raise UsageError(f"{path} is a Helm chart; rendering it needs the Helm engine: {EXTRA_HINT}") from None
-    try:
-        with helm_chart.Chart.load(str(path)) as chart:
-            release = str(chart.name or "release")
-            manifests = chart.render(values=values, name=release, namespace=namespace)
-    except HelmError as exc:
-        raise UsageError(f"{path}: Helm could not render the chart: {exc}{_namespace_hint(str(exc), path)}") from None
+    from .chartcopy import confined_copy
+
+    with confined_copy(path) as copy:
+        try:
+            with helm_chart.Chart.load(copy) as chart:
+                release = str(chart.name or "release")
+                manifests = chart.render(values=values, name=release, namespace=namespace)
+        except HelmError as exc:
+            raise UsageError(f"{path}: Helm could not render the chart: {str(exc).replace(copy, str(path))}"
+                                 f"{_namespace_hint(str(exc), path)}") from None
     docs: list[dict] = []
     for name, text in sorted(manifests.items()):
         if not name.endswith((".yaml", ".yml")):

@@ -19,6 +19,7 @@ from .hostpaths import safe_name, safe_subpath
 from .indexed_job import expand as expand_indexed
 from .pod_rules import refuse_api_rejects
 from .policy import fallback_rule
+from .ports import Port, k8s_port
 from .runmodel import (
     Container,
     EnvSource,
@@ -107,17 +108,18 @@ class _Reader:
             if kind == "ConfigMap":
                 if name in self.configmaps:
                     continue  # given on the command line: that wins
-                data = {k: str(v).encode() for k, v in (doc.get("data") or {}).items()}
-                for k, v in (doc.get("binaryData") or {}).items():
-                    data[k] = base64.b64decode(v)
+                data = {k: str(v).encode() for k, v in _data(doc, "data", self.source, name).items()}
+                for k, v in _data(doc, "binaryData", self.source, name).items():
+                    data[k] = _b64(v, f"{self.source}: ConfigMap {name} binaryData.{k}")
                 self.configmaps[name] = data
                 if ANNOTATION + "framework" in (meta.get("annotations") or {}):
                     self.topology = doc
             elif kind == "Secret":
                 if name in self.secrets:
                     continue  # given on the command line: that wins
-                data = {k: base64.b64decode(v) for k, v in (doc.get("data") or {}).items()}
-                for k, v in (doc.get("stringData") or {}).items():
+                data = {k: _b64(v, f"{self.source}: Secret {name} data.{k}")
+                        for k, v in _data(doc, "data", self.source, name).items()}
+                for k, v in _data(doc, "stringData", self.source, name).items():
                     data[k] = str(v).encode()
                 self.secrets[name] = data
             elif kind in ("Job", "Deployment"):
@@ -278,8 +280,7 @@ class _Reader:
             command=_strs(c.get("command")), args=_strs(c.get("args")),
             working_dir=c.get("workingDir"),
             env=self.env(c, where),
-            ports=[(int(p["containerPort"]), p.get("protocol", "TCP"), p.get("hostPort"))
-                   for p in c.get("ports") or [] if "containerPort" in p],
+            ports=self.ports(c, where),
             cpu=cpu, memory=memory, accelerators=accel,
             mounts=[self.mount(m, volumes, where) for m in c.get("volumeMounts") or []],
             post_start=self.hook(lifecycle.get("postStart"), f"{where} postStart"),
@@ -289,6 +290,17 @@ class _Reader:
             startup=self.probe(c.get("startupProbe"), f"{where} startupProbe", static),
             security=k8s_security(pod, c, f"{self.source}: {where}"),
         )
+
+    def ports(self, c: dict, where: str) -> list[Port]:
+        value = c.get("ports") or []
+        if not isinstance(value, list):
+            raise self.fail(f"{where} ports", f"expected a list, got {type(value).__name__}")
+        out = []
+        for i, p in enumerate(value):
+            port = k8s_port(p, f"{self.source}: {where} ports[{i}]")
+            if port is not None:
+                out.append(port)
+        return out
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
         out: list[EnvSource] = []
@@ -461,3 +473,22 @@ def _dedupe(xs: list[str]) -> list[str]:
             out.append(x)
     return out
 
+
+
+def _data(doc: dict, field: str, source: str, name: str) -> dict:
+    value = doc.get(field) or {}
+    if not isinstance(value, dict):
+        raise UsageError(f"{source}: {doc.get('kind')} {name} {field}: expected a mapping of keys, got "
+                         f"{type(value).__name__}")
+    return value
+
+
+def _b64(value: object, where: str) -> bytes:
+    """A Secret's data / a ConfigMap's binaryData value: base64 or an error (the API server refuses it),
+    never silently empty. The value is not quoted: it may be a secret."""
+    if not isinstance(value, str):
+        raise UsageError(f"{where}: expected a base64 string, got {type(value).__name__}")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (ValueError, TypeError):
+        raise UsageError(f"{where}: not valid base64 (value not shown); the API server refuses it") from None

@@ -24,6 +24,7 @@ from ..compiler.model import Probe as SpecProbe
 from ..compiler.plan import EnvVar, JobPlan, RolePlan, user_var
 from ..compiler.plan import Replica as PlanReplica
 from .hostpaths import safe_name
+from .ports import Port
 from .runmodel import (
     Container,
     EnvSource,
@@ -117,7 +118,7 @@ class _PlanReader:
         return Container(
             name=plan.container_name, image=role.image,
             command=_words(rep.command), args=_words(rep.args), working_dir=role.working_dir,
-            env=self.env(rep.env, where), ports=[(role.port, "TCP", None)],
+            env=self.env(rep.env, where), ports=[Port(role.port)],
             cpu=cpu, memory=memory, accelerators=accel, mounts=mounts,
             post_start=_hook(lifecycle.post_start if lifecycle else None, f"{hooks}.postStart"),
             pre_stop=_hook(lifecycle.pre_stop if lifecycle else None, f"{hooks}.preStop"),

@@ -4,15 +4,18 @@ Three layers, each general rather than case by case:
 - names that become folders under the state folder (PVC claimName, compose volume
   names) and subPaths are validated when the input is read (`safe_name`,
   `safe_subpath`): no `..`, no separators in names, nothing absolute;
+- a host path reaches a container only when the user named it (or a folder above it)
+  with --mount-host or --claim, read-only unless they said `:rw` (hostgrants.py);
 - a denylist of host trees (system, credential and runtime-socket folders, every
-  home's dot-files) checked before anything is created (`check_host_paths`), and
-  read-write host paths allowed only under a few data roots (`rw_allowed`);
+  home's dot-files) and a walk for sockets and device nodes inside mounted folders,
+  checked before anything is created (`check_host_paths`);
 - at the moment of mounting, every bind source is resolved to its final real path
   (symlinks included) and checked again (`resolve_bind`): a claim's folder must stay
   inside itself, a hostPath may not lead into the state folder (where the run's
   containers write, and could plant a symlink), and the real path is what Docker
   gets — checked again right before the container starts.
---allow-host-path lifts the host-path rules (not the name and confinement rules).
+--allow-host-path lifts the denylist and the walk (never the need for a grant, nor the name and
+confinement rules).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import re
 import stat
 
 from ..compiler.errors import UsageError
+from .hostgrants import OPTION, Grant, grant_for, not_granted, special_files
 from .runmodel import JobModel, Mount
 
 # Mounting any of these (or anything inside them) hands a container the host: its
@@ -44,10 +48,6 @@ DENIED_EXACT = ("/home", "/root", "/usr", "/usr/local", "/usr/share", "/var", "/
 # Inside a denied tree but fine: removable media mounted by the desktop.
 ALLOWED_INSIDE = ("/run/media",)
 SOCKETS = ("docker.sock", "containerd.sock", "podman.sock", "dockershim.sock", "crio.sock", "buildkitd.sock")
-# Read-write host paths only below one of these (and the current folder, and $HOME's
-# non-dot folders); more with $TRAINSPEC_RW_HOST_PATHS (`:`-separated).
-RW_ROOTS = ("/tmp", "/var/tmp", "/mnt", "/media", "/run/media", "/srv", "/data", "/scratch", "/work",
-            "/workspace", "/opt")
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
 
@@ -119,14 +119,6 @@ def _denied(real: str) -> str | None:
     return None
 
 
-def rw_allowed(real: str) -> bool:
-    """May `real` (a resolved host path) be mounted read-write?"""
-    roots = list(RW_ROOTS) + [os.getcwd(), os.path.realpath(os.path.expanduser("~"))]
-    roots += [r for r in os.environ.get("TRAINSPEC_RW_HOST_PATHS", "").split(os.pathsep) if r]
-    roots = [os.path.realpath(r) for r in roots] + roots
-    return any(real != r and _inside(real, r) for r in roots if r != "/")
-
-
 def in_state_folder(source: str, state: str) -> str | None:
     """A hostPath into the state folder (as written or where it leads) would see the claim
     folders the run's containers write — and follow any symlink they plant there."""
@@ -139,49 +131,63 @@ def in_state_folder(source: str, state: str) -> str | None:
     return None
 
 
-def check_host_paths(job: JobModel, state: str | None = None, allow: bool = False) -> None:
-    """Refuse hostPath mounts (and compose binds) of the host's system folders, the Docker
-    socket and the like — and read-write ones outside the data roots — before anything
-    is created (--allow-host-path lifts this); and missing ones (never created here)."""
+def check_host_paths(job: JobModel, state: str | None = None, allow: bool = False,
+                     grants: list[Grant] | None = None) -> list[str]:
+    """Before anything is created: every hostPath mount (and compose bind, and --claim folder)
+    must be covered by a path the user named (`--mount-host`, `--claim`), is read-only unless that
+    grant says rw (a note says when a read-write mount was made read-only), and may not be a
+    system or credential folder, the state folder, or hold a socket or device node
+    (--allow-host-path lifts those three checks, never the need for a grant). Missing ones are
+    refused too (never created here). Returns the notes to print."""
     bad: list[str] = []
     missing: list[str] = []
+    ungranted: list[str] = []
+    notes: list[str] = []
     for r in job.replicas:
         for c in [*r.init_containers, r.main]:
             for m in c.mounts:
-                if m.kind == "bind" and m.host_path and allow:
-                    if not os.path.exists(m.source):
-                        name = r.display if c is r.main else f"{r.display}:{c.name}"
-                        missing.append(f"{name}: {m.source}")
+                if m.kind != "bind" or not m.host_path:
                     continue
-                if m.kind == "bind" and m.host_path:
-                    why = host_path_problem(m.source, m.read_only) or (state and in_state_folder(m.source, state))
-                    if not why and not os.path.exists(m.source):
-                        name = r.display if c is r.main else f"{r.display}:{c.name}"
-                        missing.append(f"{name}: {m.source}")
-                    if why:
-                        name = r.display if c is r.main else f"{r.display}:{c.name}"
-                        bad.append(f"{name} mounts host path {m.source} at {m.target} ({why})")
-    if missing and not bad:
-        raise UsageError("host path" + ("s" if len(missing) > 1 else "") + " not found: " + "; ".join(missing[:5])
-                         + "; the emulator never creates host folders outside its state folder: create them first")
+                name = r.display if c is r.main else f"{r.display}:{c.name}"
+                # The denylist first: naming /etc on the command line would be the wrong hint.
+                why = None if allow else (host_path_problem(m.source) or (state and in_state_folder(m.source, state)))
+                if why:
+                    bad.append(f"{name} mounts host path {m.source} at {m.target} ({why})")
+                    continue
+                if not m.grant:
+                    g = grant_for(m.source, grants or [])
+                    if g is None:
+                        ungranted.append(not_granted(m.source, m.target, name))
+                        continue
+                    m.grant = g.real
+                    if not m.read_only and not g.rw:
+                        m.read_only = True
+                        notes.append(f"{name}: host path {m.source} is mounted read-only at {m.target} (the file "
+                                     f"asks for read-write; pass {OPTION} {g.path}:rw to allow writes)")
+                if not os.path.exists(m.source):
+                    missing.append(f"{name}: {m.source}")
+                    continue
+                why = None if allow else special_files(os.path.realpath(m.source))
+                if why:
+                    bad.append(f"{name} mounts host path {m.source} at {m.target} ({why})")
     if bad:
         more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
         raise UsageError("refusing to mount host system paths into the job's containers: "
                          + "; ".join(bad[:5]) + more + ". A container that sees them can read the host's "
                          "secrets or take over the Docker daemon. Mount a data folder instead, or pass "
                          "--allow-host-path if you really mean it")
+    if ungranted:
+        more = f" (and {len(ungranted) - 3} more)" if len(ungranted) > 3 else ""
+        raise UsageError("; ".join(ungranted[:3]) + more)
+    if missing:
+        raise UsageError("host path" + ("s" if len(missing) > 1 else "") + " not found: " + "; ".join(missing[:5])
+                         + "; the emulator never creates host folders outside its state folder: create them first")
+    return notes
 
 
-def host_path_problem(source: str, read_only: bool) -> str | None:
-    why = denied_host_path(source)
-    if why:
-        return why
-    real = os.path.realpath(source)
-    if not read_only and not rw_allowed(real):
-        return (f"read-write outside the data roots ({', '.join(RW_ROOTS)}, the current folder, your home's "
-                "non-dot folders, $TRAINSPEC_RW_HOST_PATHS); mount it readOnly or add its root to "
-                "TRAINSPEC_RW_HOST_PATHS")
-    return None
+def host_path_problem(source: str, read_only: bool = True) -> str | None:
+    """Why `source` may not be mounted at all (the denylist; read-write is the grant's business)."""
+    return denied_host_path(source)
 
 
 # -- names that become host paths ---------------------------------------------------
@@ -237,8 +243,14 @@ def resolve_bind(m: Mount, state: str, allow_host_path: bool) -> str:
             raise UsageError(f"volume folder {m.source} now leads to {real}, outside {root} (a symlink made "
                              "by a container?); refusing to mount it")
         return real
+    if m.host_path:
+        grant = os.path.realpath(m.grant) if m.grant else ""
+        if not grant or not _inside(real, grant):
+            raise UsageError(f"refusing to mount host path {m.source} (resolved: {real}) at {m.target}: it is "
+                             f"not inside a path named with {OPTION} or --claim")
     if m.host_path and not allow_host_path:
-        why = host_path_problem(real, m.read_only) or in_state_folder(m.source, state)
+        why = (host_path_problem(real, m.read_only) or in_state_folder(m.source, state)
+               or special_files(real))
         if why:
             raise UsageError(f"refusing to mount host path {m.source} (resolved: {real}) at {m.target}: {why}")
     if not os.path.exists(real):

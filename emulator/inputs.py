@@ -16,8 +16,10 @@ from typing import Any
 
 from ..compiler.errors import SpecErrors, UsageError
 from ..compiler.plan import JobPlan
+from ..termsafe import neutralise
 from .from_k8s import from_k8s
 from .from_plan import from_plan
+from .manifest_shapes import check_compose, check_documents, check_run_size
 from .runmodel import JobModel
 
 SPEC_API = "trainspec/v1"
@@ -73,14 +75,15 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
          jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
          configmap_options: Iterable[str] = (), state_dir: str = ".trainspec",
          set_options: Iterable[str] = (), values_files: Iterable[str] = (), start_order: bool = False,
-         check_missing: bool = True, namespace: str | None = None) -> JobModel:
+         check_missing: bool = True, namespace: str | None = None, env_files: Iterable[str] = (),
+         env_options: Iterable[str] = ()) -> JobModel:
     """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
     the plan's start order names, as the compose and jobset targets do; by default a spec runs
     like its k8s output, every replica at once. `set_options` are a chart's `--set` values (a
     spec's are applied by overrides.using); `check_missing`: raise for missing Secrets and
     ConfigMaps (`trainspec run` reports them in preflight instead, with missing images).
     `namespace`: a chart's release namespace (`helm install -n`); other inputs carry their own."""
-    from . import from_helm, from_operator, suspension
+    from . import from_helm, unhonoured
 
     secrets = parse_key_options(secret_options, "--secret")
     configmaps = parse_key_options(configmap_options, "--configmap")
@@ -95,14 +98,47 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         raise UsageError(f"{path}: -f/--values is for a Helm chart folder")
     else:
         docs = None if path.endswith(".jsonnet") else read_documents(path)
+    env_files, env_options = list(env_files), list(env_options)
+    if (env_files or env_options) and not (docs is not None and len(docs) == 1
+                                           and isinstance(docs[0], dict) and "services" in docs[0]):
+        raise UsageError(f"{path}: --env-file and -e set compose interpolation variables; this is not a compose file")
     if start_order and not is_spec(path, docs):
         raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
                          "(k8s.yaml: all at once; compose.yaml: depends_on)")
+    spec = is_spec(path, docs)
+    notes: list[str] = []
+    if docs and not spec:
+        compose = len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]
+        # field types and counts, before any reader or controller expands them
+        if compose:
+            check_compose(docs[0], shown)
+        else:
+            check_documents(docs, shown)
+        notes = unhonoured.compose_fields(docs[0], shown) if compose else unhonoured.k8s_fields(docs, shown)
+    try:
+        model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir, start_order,
+                      env_files, env_options)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        if spec:
+            raise
+        # A shape the checks above do not describe: still bad input, never an internal error.
+        raise UsageError(f"{shown}: a field has a type or value the emulator cannot read "
+                         f"({type(exc).__name__}: {neutralise(str(exc)[:200])}); check the file against the "
+                         "Kubernetes API reference") from None
+    check_run_size(len(model.replicas), shown)
+    model.notes += notes
+    if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
+        missing_objects_error(model)
+    return model
+
+
+def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, job, secrets, configmaps,
+          state_dir: str, start_order: bool, env_files: list[str], env_options: list[str]) -> JobModel:
+    from . import from_operator, suspension
+
     if docs and from_operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
         model = from_operator.from_operator(docs, shown, state_dir, job, secrets, configmaps)
         model.notes += suspension.check(docs, shown)
-        if check_missing:
-            missing_objects_error(model)
         return model
     if is_spec(path, docs):
         plan = plan_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
@@ -113,7 +149,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     elif docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
         from .from_compose import from_compose
 
-        return from_compose(docs[0], path, state_dir)
+        return from_compose(docs[0], path, state_dir, env_files, env_options)
     else:
         objects = [d for d in docs or [] if isinstance(d, dict)]
         if not objects:
@@ -122,8 +158,6 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         model = from_k8s(objects, source=shown, state_dir=state_dir, job=job, secrets=secrets,
                          configmaps=configmaps)
         model.notes += suspension.check(objects, shown)
-    if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
-        missing_objects_error(model)
     return model
 
 

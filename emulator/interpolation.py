@@ -6,9 +6,14 @@ Every string value of the file (not keys) is interpolated before it is read:
 unset; `${VAR:?error}` fails when unset or empty, `${VAR?error}` when unset;
 `${VAR:+replacement}` / `${VAR+replacement}` the replacement when set (and
 non-empty). Defaults, errors and replacements are interpolated themselves
-(`${A:-${B}}`). Variables come from the environment, then from the `.env` file
-beside the compose file (the environment wins). A `$` followed by anything else
-is an error, as in Compose: write `$$`.
+(`${A:-${B}}`). A `$` followed by anything else is an error, as in Compose: write `$$`.
+
+Variables come only from what the user passed (a compose file is often someone else's,
+and the containers it starts reach the network): the `.env` file beside the compose
+file — read only when it is a regular file inside the project folder, never through a
+symlink — or the `--env-file` files instead of it, then `-e NAME=VALUE` / `-e NAME` (that
+one variable from the environment). Never the whole environment. Errors never print a
+variable's value.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ class InterpolationError(UsageError):
 
 
 def interpolate(value: str, env: Mapping[str, str] | None = None, where: str = "") -> str:
-    env = os.environ if env is None else env
+    env = {} if env is None else env  # never os.environ by default: only what the user passed
     out: list[str] = []
     i, n = 0, len(value)
     while i < n:
@@ -95,8 +100,10 @@ def _braced(body: str, env: Mapping[str, str], where: str) -> str:
     if op in (":+", "+"):
         return "" if missing else interpolate(word, env, where)
     if missing:
-        message = interpolate(word, env, where) or f"{name} is not set"
-        raise InterpolationError(f"{where}: required variable {name} is missing a value: {message}")
+        # The message as written (never interpolated: that would print another variable's value).
+        message = word or f"{name} is not set"
+        raise InterpolationError(f"{where}: required variable {name} is missing a value: {message}; hint: pass "
+                                 f"-e {name} (from your environment), -e {name}=VALUE or --env-file FILE")
     return str(val)
 
 
@@ -114,15 +121,59 @@ def interpolate_tree(doc: Any, env: Mapping[str, str], path: str = "") -> Any:
     return doc
 
 
-def compose_env(compose_file: str) -> dict[str, str]:
-    """The variables interpolation sees: the `.env` file beside the compose file, then the environment."""
+def compose_env(compose_file: str, env_files: list[str] | None = None,
+                env_options: list[str] | None = None) -> dict[str, str]:
+    """The variables interpolation sees: `.env` beside the compose file (or the --env-file files
+    instead), then the -e options. Never the process's environment as a whole."""
     out: dict[str, str] = {}
-    dotenv = Path(compose_file).resolve().parent / ".env"
+    if env_files:
+        for f in env_files:
+            try:
+                text = Path(f).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise UsageError(f"--env-file {f}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+            out.update(_dotenv(text))
+    else:
+        dotenv = _project_dotenv(compose_file)
+        if dotenv is not None:
+            out.update(_dotenv(dotenv))
+    for opt in env_options or []:
+        name, sep, value = opt.partition("=")
+        if not _NAME.fullmatch(name):
+            raise UsageError(f"-e {name!r}: expected NAME=VALUE or NAME (a variable name: letters, digits, _)")
+        if sep:
+            out[name] = value
+        elif name in os.environ:
+            out[name] = os.environ[name]
+    return out
+
+
+def _project_dotenv(compose_file: str) -> str | None:
+    """`.env` in the project folder: only a regular file there (a symlink could lead to
+    ~/.aws/credentials), read without following a link; None when there is none."""
+    folder = Path(compose_file).absolute().parent
+    dotenv = folder / ".env"
     try:
-        lines = dotenv.read_text(encoding="utf-8").splitlines()
+        st = os.lstat(dotenv)
     except OSError:
-        lines = []
-    for line in lines:
+        return None
+    import stat
+
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{dotenv} is not a regular file (a symlink, or something else); the emulator reads .env "
+                         "only as a regular file inside the project folder; pass --env-file FILE to name one")
+    try:
+        fd = os.open(dotenv, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(1 << 20)
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{dotenv}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _dotenv(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
@@ -133,5 +184,4 @@ def compose_env(compose_file: str) -> dict[str, str]:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         out[key] = value
-    out.update(os.environ)
     return out

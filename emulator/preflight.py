@@ -17,7 +17,9 @@ from typing import Any
 from ..compiler.errors import UsageError
 from . import docker_backend as db
 from . import gpus as gpu_mod
+from .hostgrants import parse_grants, split_mode
 from .hostpaths import check_host_paths, make_dir_inside
+from .names import check_names
 from .runmodel import JobModel
 from .runtypes import RunOptions
 from .ui import Console
@@ -32,8 +34,12 @@ class Preflight:
 
 
 def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) -> Preflight:
-    map_claims(job, opts.claims, state)
-    check_host_paths(job, str(state), allow=opts.allow_host_path)
+    check_names(job)
+    check_env_values(job)
+    notes = map_claims(job, opts.claims, state)
+    notes += check_host_paths(job, str(state), allow=opts.allow_host_path, grants=parse_grants(opts.mount_host))
+    for note in notes:
+        console.note(note)
     replaced = map_images(job, opts.images)
     if replaced:
         console.note(f"--image: {replaced}")
@@ -99,6 +105,19 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
     return out
 
 
+def check_env_values(job: JobModel) -> None:
+    """An env value with a NUL byte cannot be passed to a process (Docker refuses it, and quotes the
+    value in its error): refused here, before any engine call, naming the variable, never the value."""
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            for e in c.env:
+                if "\0" in e.value or "\0" in e.name:
+                    what = "from a Secret " if e.secret else ""
+                    raise UsageError(f"{r.display} ({c.name}): env {e.name.replace(chr(0), '?')!r} {what}holds a NUL "
+                                     "byte (value not shown); a process environment cannot carry one (the kubelet "
+                                     "fails the container too)")
+
+
 def map_images(job: JobModel, images: list[str]) -> str:
     """--image OLD=NEW maps one image; --image NEW replaces every other container's image (main,
     init and sidecar containers alike). Returns what NEW replaced, for a note."""
@@ -122,19 +141,21 @@ def map_images(job: JobModel, images: list[str]) -> str:
     return f"{', '.join(replaced)} -> {every}" if replaced else ""
 
 
-def map_claims(job: JobModel, claims: list[str], state: Path) -> None:
-    """--claim NAME=HOSTPATH: the claim's mounts bind HOSTPATH instead of the state folder's
-    volumes/NAME; from then on it is a host path like any hostPath (hostpaths.py's rules)."""
+def map_claims(job: JobModel, claims: list[str], state: Path) -> list[str]:
+    """--claim NAME=HOSTPATH[:rw]: the claim's mounts bind HOSTPATH instead of the state folder's
+    volumes/NAME; from then on it is a host path like any hostPath (hostpaths.py's rules), granted
+    by the option itself, read-only unless it ends in `:rw`. Returns notes (a read-write mount
+    made read-only)."""
     import os
 
-    wanted: dict[str, str] = {}
+    wanted: dict[str, tuple[str, bool]] = {}
     for spec in claims:
         name, sep, host = spec.partition("=")
         if not sep or not name or not host:
-            raise UsageError(f"--claim {spec!r}: expected NAME=HOSTPATH, e.g. --claim results=./out")
-        if "\0" in host:
-            raise UsageError(f"--claim {name}: the path holds a NUL byte")
-        wanted[name] = os.path.abspath(os.path.expanduser(host))
+            raise UsageError(f"--claim {spec!r}: expected NAME=HOSTPATH[:rw], e.g. --claim results=./out:rw")
+        path, rw = split_mode(host, f"--claim {name}")
+        wanted[name] = (os.path.abspath(os.path.expanduser(path)), rw)
+    notes: list[str] = []
     used: set[str] = set()
     for r in job.replicas:
         for c in [*r.init_containers, r.main]:
@@ -144,12 +165,20 @@ def map_claims(job: JobModel, claims: list[str], state: Path) -> None:
                 name = os.path.basename(m.root.rstrip("/"))
                 used.add(name)
                 if name in wanted:
-                    m.source = wanted[name] + m.source[len(m.root):]
-                    m.root, m.host_path = "", True
+                    host, rw = wanted[name]
+                    m.source = host + m.source[len(m.root):]
+                    m.root, m.host_path, m.grant = "", True, os.path.realpath(host)
+                    if not m.read_only and not rw:
+                        m.read_only = True
+                        note = (f"--claim {name}: mounted read-only (add :rw, --claim {name}={host}:rw, to let "
+                                "the job write to it)")
+                        if note not in notes:
+                            notes.append(note)
     unknown = sorted(set(wanted) - used)
     if unknown:
         raise UsageError(f"--claim {unknown[0]}: the job has no persistentVolumeClaim {unknown[0]!r} "
                          f"(its claims: {', '.join(sorted(used)) or 'none'})")
+    return notes
 
 
 def pull_images(client: Any, images: list[str], console: Console) -> list[str]:
@@ -177,16 +206,19 @@ def missing_objects(job: JobModel) -> list[str]:
 
 
 def check_host_ports(job: JobModel) -> None:
-    seen: dict[int, str] = {}
+    seen: dict[tuple[int, str], str] = {}
     for r in job.replicas:
-        for _port, _proto, host_port in r.main.ports:
-            if not host_port:
+        for p in r.main.ports:
+            if not p.host:
                 continue
-            if host_port in seen:
-                raise UsageError(f"{r.display} and {seen[host_port]} both publish host port {host_port}")
-            seen[host_port] = r.display
-            if not db.host_port_free(int(host_port)):
-                raise UsageError(f"{r.display} publishes host port {host_port}, which is already in use")
+            key = (p.host, p.protocol)
+            shown = f"{p.host}" if p.protocol == "TCP" else f"{p.host}/{p.protocol}"
+            if key in seen:
+                raise UsageError(f"{r.display} and {seen[key]} both publish host port {shown}")
+            seen[key] = r.display
+            if p.protocol != "SCTP" and not db.host_port_free(int(p.host), p.protocol, p.host_ip):
+                raise UsageError(f"{r.display} publishes host port {shown}"
+                                 f"{' on ' + p.host_ip if p.host_ip else ''}, which is already in use")
 
 
 def check_run_as_non_root(client: Any, job: JobModel) -> None:

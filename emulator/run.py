@@ -20,10 +20,12 @@ import docker.errors
 import requests.exceptions
 
 from ..compiler.errors import UsageError
+from ..termsafe import neutralise
 from . import docker_backend as db
 from . import restarts, startorder
 from .containers import create_container, emptydir_volumes
 from .events import Events
+from .filesvol import RECORD as FILES_RECORD
 from .filesvol import FilesDir
 from .podrunner import PodRunner
 from .policy import FAILED, SUCCEEDED, Decision, decide, left_running
@@ -83,7 +85,8 @@ class Run:
         # container id -> its bind mounts and the real paths checked at create (checked again at start)
         self.bind_sources: dict[str, list[tuple[Mount, str]]] = {}
         # configMap/secret volumes, on a tmpfs; laid out as the kubelet does for manifests
-        self.files = FilesDir(self.run_id, kubelet=job.kubelet_files)
+        self.files = FilesDir(self.run_id, kubelet=job.kubelet_files, record=str(self.dir / FILES_RECORD),
+                              supervisor=lambda: self.supervisor)
 
     def make_console(self, stream: TextIO | None, colour: str | None, quiet: bool) -> Console:
         console = Console([r.display for r in self.job.replicas] + self._init_names(), stream, colour, quiet=quiet)
@@ -367,7 +370,7 @@ class Run:
                     f"({self.decision.reason})")
         else:
             head = f"job {self.job.name} INTERRUPTED ({self.interrupted}) after {elapsed:.1f}s"
-        text = self.mask(f"{head}\n{table}\nlogs: {self._rel(self.dir)}/")
+        text = self.mask(f"{neutralise(head)}\n{table}\nlogs: {neutralise(self._rel(self.dir))}/")
         with out.lock:
             out.out.write(text + "\n")
             out.out.flush()

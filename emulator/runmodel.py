@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from ..compiler.plan import StartAfter, SuccessRule
+from .ports import Port
 from .security import Security
 
 
@@ -48,6 +49,7 @@ class Mount:
     size: int | None = None         # emptyDir sizeLimit (memory medium → tmpfs size)
     host_path: bool = False         # a hostPath / compose bind the user chose (checked against a denylist)
     root: str = ""                  # a volume folder under the state folder the source must stay inside
+    grant: str = ""                 # host path: the real path the user named (--mount-host, --claim)
 
 
 @dataclass
@@ -68,7 +70,7 @@ class Container:
     args: list[str] | None
     working_dir: str | None
     env: list[EnvSource]
-    ports: list[tuple[int, str, int | None]]      # (containerPort, protocol, hostPort)
+    ports: list[Port]               # containerPort, protocol, hostPort, hostIP (ports.py)
     cpu: Decimal | None
     memory: int | None
     accelerators: dict[str, int]

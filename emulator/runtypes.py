@@ -30,7 +30,8 @@ class RunOptions:
     allow_host_path: bool = False       # --allow-host-path: mount even /, /etc, the Docker socket...
     daemon_wait: float = 15.0           # after losing the daemon, wait this long for it to clean up
                                         # ($TRAINSPEC_DAEMON_WAIT)
-    claims: list[str] = field(default_factory=list)   # --claim NAME=HOSTPATH
+    claims: list[str] = field(default_factory=list)   # --claim NAME=HOSTPATH[:rw]
+    mount_host: list[str] = field(default_factory=list)   # --mount-host PATH[:rw]: host paths a file may mount
     pull: bool = False                  # --pull: pull images not present locally (else never)
     gpus_per_replica: int | None = None  # --gpus-per-replica N: cap each replica's GPU request
     share_gpus: bool = False            # --share-gpus: replicas may share GPUs when there are too few

@@ -4,6 +4,7 @@ otherwise) and the summary at the end."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -11,6 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
+
+from ..termsafe import neutralise
 
 _COLOURS = (36, 33, 35, 32, 34, 91, 96, 93, 95, 92, 94, 31)
 
@@ -67,18 +70,18 @@ class Console:
 
     def log(self, name: str, line: str) -> None:
         if not self.quiet:
-            self._emit(f"{self.prefix(name)} {line}")
+            self._emit(f"{self.prefix(neutralise(name, False))} {neutralise(line, False)}")
         for key, (needle, hint) in HINTS.items():
             if needle in line and key not in self.hinted:
                 self.hinted.add(key)
                 self.note(f"{name.split(':', 1)[0]}: {hint}")
 
     def note(self, text: str) -> None:
-        self._emit(self._paint(f"trainspec: {text}", 1))
+        self._emit(self._paint(f"trainspec: {neutralise(text)}", 1))
 
     def transition(self, name: str, text: str) -> None:
         if not self.live:  # on a terminal the live table says it
-            self._emit(self._paint(f"trainspec: {name:<{self.width}} {text}", 2))
+            self._emit(self._paint(f"trainspec: {neutralise(name, False):<{self.width}} {neutralise(text)}", 2))
 
     def update(self, rows: list[Row]) -> None:
         with self.lock:
@@ -119,8 +122,8 @@ class Console:
             hidden = []
         head = ["REPLICA", "STATUS", "READY", "RESTARTS", "EXIT", "AGE", "DETAIL"]
         now = time.time()
-        body = [[r.name, r.phase, "yes" if r.ready else "-", str(r.restarts),
-                 "-" if r.exit_code is None else str(r.exit_code), _age(now - r.since), r.reason]
+        body = [[neutralise(r.name, False), neutralise(r.phase, False), "yes" if r.ready else "-", str(r.restarts),
+                 "-" if r.exit_code is None else str(r.exit_code), _age(now - r.since), neutralise(r.reason, False)]
                 for r in rows]
         if not age:
             head = head[:5] + head[6:]
@@ -195,6 +198,9 @@ def masker(secret_values) -> Callable[[str], str]:
             part = part.strip()
             if len(part) >= 4:
                 needles.add(part)
+                # ... and as an error message may quote it: Python's repr, JSON, Go's %q
+                needles.update(f for f in (repr(part)[1:-1], json.dumps(part)[1:-1],
+                                           json.dumps(part, ensure_ascii=False)[1:-1]) if len(f) >= 4)
     if not needles:
         return _no_mask
     ordered = sorted(needles, key=len, reverse=True)  # longest first: a value containing another

@@ -536,15 +536,17 @@ def _main(argv: list[str] | None) -> int:
         # The compiler's error types are looked up, not imported: a command that never loaded
         # them (`--version`, `run`) cannot have raised them, and start-up stays lean.
         errors = sys.modules.get("trainspec.compiler.errors")
+        from trainspec.termsafe import neutralise  # messages quote files' text: no control characters
+
         if errors is not None and isinstance(exc, errors.SpecErrors):
-            print(exc, file=sys.stderr)
+            print(neutralise(exc), file=sys.stderr)
             return EXIT_USAGE
         if errors is not None and isinstance(exc, errors.UsageError):  # OutputError is one too
-            print(f"trainspec: error: {exc}", file=sys.stderr)
+            print(f"trainspec: error: {neutralise(exc)}", file=sys.stderr)
             return EXIT_USAGE
         # a bug in trainspec, not bad input: say so briefly
         if os.environ.get("TRAINSPEC_DEBUG"):
             raise
-        print(f"trainspec: internal error: {type(exc).__name__}: {exc} "
+        print(f"trainspec: internal error: {type(exc).__name__}: {neutralise(exc)} "
               "(set TRAINSPEC_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
         return EXIT_INTERNAL

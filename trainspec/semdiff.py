@@ -454,6 +454,9 @@ def git_revision_path(ref: str, scratch: str) -> str | None:
     rev, sep, path = ref.partition(":")
     if not sep or not rev or not path or not shutil.which("git"):
         raise UsageError(f"{ref}: no such file or folder (a spec at a git revision is written REV:PATH)")
+    # Only ever a revision and a path: never an option git would act on (`--output=FILE` writes a file).
+    if rev.startswith("-") or path.startswith("-") or any(ord(c) < 32 for c in ref):
+        raise UsageError(f"{ref!r}: a git revision and path may not start with '-' or hold control characters")
 
     def git(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
         return subprocess.run(["git", *args], check=False, capture_output=True, timeout=60, input=stdin)

@@ -23,13 +23,13 @@ def full_compose(tmp_path, monkeypatch):
 
 def test_missing_bind_sources_point_at_the_notes(full_compose):
     with pytest.raises(UsageError, match=r"bind source .*configmaps/finetune-config does not exist .*notes"):
-        inputs.load(str(full_compose))
+        inputs.load(str(full_compose), env_options=["HF_TOKEN", "WANDB_PROJECT"])
 
 
 def test_init_services_hooks_healthchecks_and_policies(full_compose, tmp_path):
     (tmp_path / "configmaps" / "finetune-config").mkdir(parents=True)
     (tmp_path / "secrets" / "internal-ca").mkdir(parents=True)
-    job = inputs.load(str(full_compose), state_dir=str(tmp_path / "st"))
+    job = inputs.load(str(full_compose), state_dir=str(tmp_path / "st"), env_options=["HF_TOKEN", "WANDB_PROJECT"])
     assert job.name == "bert-finetune" and job.framework == "pytorch" and job.active_deadline == 86400
     assert [r.display for r in job.replicas] == ["master-0", "worker-0", "worker-1"]
     master, worker = job.replicas[0], job.replicas[1]
@@ -50,7 +50,8 @@ def test_compose_interpolation(monkeypatch):
     monkeypatch.setenv("WHO", "me")
     monkeypatch.delenv("NOPE", raising=False)
     assert interpolate("$$HOME and $${X}") == "$HOME and ${X}"
-    assert interpolate("${WHO}-$WHO-${NOPE:-dflt}-${NOPE}") == "me-me-dflt-"
+    assert interpolate("${WHO}-$WHO-${NOPE:-dflt}-${NOPE}", {"WHO": "me"}) == "me-me-dflt-"
+    assert interpolate("${WHO}") == ""  # never the process's environment unless passed
 
 
 def test_compose_interpolation_operators():
@@ -84,8 +85,10 @@ def test_a_required_variable_fails_before_anything_starts(tmp_path, monkeypatch)
     (tmp_path / ".env").write_text("TOKEN=from-dotenv\n")
     job = inputs.load(str(f), state_dir=str(tmp_path / "st"))
     assert [(e.name, e.value) for e in job.replicas[0].main.env] == [("TOKEN", "from-dotenv")]
-    monkeypatch.setenv("TOKEN", "from-env")  # the environment wins over .env
+    monkeypatch.setenv("TOKEN", "from-env")  # the environment is not read ...
     job = inputs.load(str(f), state_dir=str(tmp_path / "st"))
+    assert job.replicas[0].main.env[0].value == "from-dotenv"
+    job = inputs.load(str(f), state_dir=str(tmp_path / "st"), env_options=["TOKEN"])  # ... unless passed, and wins
     assert job.replicas[0].main.env[0].value == "from-env"
 
 

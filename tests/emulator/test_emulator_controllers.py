@@ -11,6 +11,7 @@ import yaml
 from trainspec.compiler.errors import UsageError
 from trainspec.emulator import from_helm, inputs, policy
 from trainspec.emulator.podenv import container_env
+from trainspec.emulator.ports import Port
 from trainspec.emulator.runmodel import Gate
 
 from emuhelpers import trainspec as trainspec_cli
@@ -244,7 +245,7 @@ def test_trainjob_on_its_runtime(tmp_path):
     assert (env["PET_NNODES"], env["PET_NODE_RANK"], env["PET_MASTER_ADDR"], env["PET_MASTER_PORT"]) == \
         ("3", "2", "pytorch-ddp-node-0-0.pytorch-ddp", "29500")
     assert env["MASTER_PORT"] == "1234"  # upserted in place
-    assert job.replicas[0].main.image == "other:1" and (29500, "TCP", None) in job.replicas[0].main.ports
+    assert job.replicas[0].main.image == "other:1" and Port(29500) in job.replicas[0].main.ports
     assert job.controller_success.groups == [["pytorch-ddp-node-0-0"]]
 
 
@@ -271,7 +272,7 @@ def test_trainjob_jax_plugin_env_before_the_trainjob_env(tmp_path):
             (str(k), "jax-dist-node-0-0.jax-dist", str(k))
         names = [e.name for e in replica.main.env]
         assert names.index("JAX_COORDINATOR_ADDRESS") < names.index("JAX_PLATFORMS")
-        assert (29500, "TCP", None) in replica.main.ports
+        assert Port(29500) in replica.main.ports
     assert job.controller_success.groups == [["jax-dist-node-0-0", "jax-dist-node-0-1"]]
 
 
@@ -312,10 +313,14 @@ def test_trainjob_needs_its_runtime(tmp_path):
         load(tmp_path, *docs)
 
 
-@pytest.mark.parametrize("bad", [{"replicas": "two"}, {"template": ["not", "a", "map"]}])
-def test_malformed_manifest_is_a_usage_error(tmp_path, bad):
+@pytest.mark.parametrize("bad,said", [({"replicas": "two"}, r"spec.tfReplicaSpecs.Worker.replicas: is a string 'two'; "
+                                                              "expected an integer"),
+                                      ({"template": ["not", "a", "map"]},
+                                       "spec.tfReplicaSpecs.Worker.template: is a list; expected a mapping")])
+def test_malformed_manifest_is_a_usage_error(tmp_path, bad, said):
+    # issue 23: the field's path and the type expected (manifest_shapes.py), before the controller reads it
     spec = {"replicas": 1, "template": pod(name="tensorflow"), **bad}
-    with pytest.raises(UsageError, match="TFJob j: a field has the wrong type or shape"):
+    with pytest.raises(UsageError, match=f"TFJob j: {said}"):
         load(tmp_path, kubeflow("TFJob", "tfReplicaSpecs", {"Worker": spec}))
 
 

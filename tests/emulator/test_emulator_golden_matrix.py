@@ -201,7 +201,10 @@ def _decision(job: str, out: str) -> tuple[str, str, list[str]]:
 def test_every_form_ends_like_the_spec(tmp_path, request, leak_check, ex: Example, form: str):
     path = _input(ex, form, tmp_path)
     env = _compose_env(ex, path) if form == "compose" else None
-    r = trainspec("run", path, *_options(ex, form, request), cwd=tmp_path, timeout=300, env=env)
+    # Host paths (tf-chief's dataset, compose's Secret/ConfigMap folders) only as the user names them (issue 23);
+    # compose interpolation sees only the variables passed with -e.
+    named = ["--mount-host", str(tmp_path)] + [a for name in env or {} for a in ("-e", name)]
+    r = trainspec("run", path, *_options(ex, form, request), *named, cwd=tmp_path, timeout=300, env=env)
     out = norm(r.stdout)
     if ex.refused:
         assert r.returncode == 2, out + r.stderr

@@ -92,7 +92,8 @@ def test_compose_binds_are_checked_too(tmp_path):
 
 def test_the_check_is_skipped_with_allow_host_path(tmp_path):
     # Past the host-path check, the next thing is the daemon (absent here).
-    r = trainspec("run", _with_host_path(tmp_path, "/etc"), "--offline", "--allow-host-path", cwd=tmp_path,
+    r = trainspec("run", _with_host_path(tmp_path, "/etc"), "--offline", "--allow-host-path", "--mount-host", "/etc",
+                  cwd=tmp_path,
                   env=NO_DAEMON)
     assert r.returncode == 2 and "cannot reach the Docker daemon" in r.stderr, r.stderr
 
@@ -104,7 +105,7 @@ def test_allow_host_path_really_mounts(tmp_path, test_image, leak_check):
         doc["spec"]["volumes"].append({"name": "host", "mountPath": "/host", "readOnly": True,
                                        "source": {"hostPath": "/etc"}})
     path = spec("flaky.yaml", tmp_path, edit)
-    r = trainspec("run", path, "--offline", "--allow-host-path", cwd=tmp_path)
+    r = trainspec("run", path, "--offline", "--allow-host-path", "--mount-host", "/etc", cwd=tmp_path)
     assert r.returncode == 0 and "host etc visible" in r.stdout, r.stdout + r.stderr
     assert os.path.exists("/etc/hostname")
 
@@ -130,13 +131,14 @@ def test_denied_round_two(path):
     assert denied_host_path(path), path
 
 
-def test_read_write_only_under_data_roots(tmp_path, monkeypatch):
+def test_read_write_is_the_grants_business_not_a_data_root_list(tmp_path, monkeypatch):
+    """Issue 23: read-write used to be allowed under /tmp, /work, the current folder...; now a host
+    path is read-only unless the user wrote `:rw` on the command line (hostgrants.py, tested in
+    tests/test_hostile_input_round3.py); the denylist is the same for both."""
     monkeypatch.chdir(tmp_path)
     assert host_path_problem("/usr/share/dict", read_only=True) is None
-    assert "read-write" in host_path_problem("/usr/share/dict", read_only=False)
-    assert host_path_problem(str(tmp_path / "data"), read_only=False) is None  # /tmp and the current folder
-    monkeypatch.setenv("TRAINSPEC_RW_HOST_PATHS", "/usr/share")
     assert host_path_problem("/usr/share/dict", read_only=False) is None
+    assert host_path_problem("/etc", read_only=True)
 
 
 @pytest.mark.parametrize("name", ["../../../etc", "a/b", "..", ".", "", "/abs", "-x", None, "a\0b"])
@@ -262,6 +264,7 @@ def test_hostile_compiled_fields_are_clear_errors(tmp_path, case):
 def test_a_missing_host_path_is_refused_not_created(tmp_path):
     missing = tmp_path / "not-there" / "deeper"
     for extra in ([], ["--allow-host-path"]):
-        r = trainspec("run", _with_host_path(tmp_path, str(missing)), "--offline", *extra, cwd=tmp_path, env=NO_DAEMON)
+        r = trainspec("run", _with_host_path(tmp_path, str(missing)), "--offline", "--mount-host", str(tmp_path),
+                      *extra, cwd=tmp_path, env=NO_DAEMON)
         assert r.returncode == 2 and "host path not found" in r.stderr and "create them first" in r.stderr, r.stderr
     assert not (tmp_path / "not-there").exists()

@@ -28,6 +28,7 @@ def _run(tmp_path, spec: str, image: str, *extra: str):
         (tmp_path / "mnist").mkdir()
         path = tmp_path / spec
         path.write_text(text.replace("hostPath: /mnt/datasets/mnist", f"hostPath: {tmp_path / 'mnist'}"))
+        extra = ("--mount-host", str(tmp_path / "mnist"), *extra)  # a host path only as the user names it
     r = trainspec("run", path, "--image", image, "--cpu-only", "--offline", *extra, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     return norm(r.stdout)

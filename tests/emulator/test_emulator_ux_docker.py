@@ -69,7 +69,7 @@ def test_set_and_claim_on_a_real_run(tmp_path, test_image, leak_check):
     out = tmp_path / "results"
     out.mkdir()
     r = trainspec("run", _flaky(tmp_path, "fail-once"), "--offline", "--set", "env.MODE=ok",
-                  "--claim", f"flaky-out={out}", cwd=tmp_path)
+                  "--claim", f"flaky-out={out}:rw", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "worker-0 | mode ok, first attempt" in norm(r.stdout)
     assert (out / "attempted").read_text() == "x"                 # the claim is the host folder
