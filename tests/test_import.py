@@ -86,20 +86,24 @@ CASES = {
     "volcano-tf-plugin.yaml": Case({"spec.framework": "tensorflow", "spec.roles.ps.replicas": 1,
                                     "spec.roles.worker.replicas": 2, "spec.restartPolicy": "Never",
                                     "spec.scheduling": None, "spec.roles.worker.resources": {"cpu": "2",
-                                                                                             "memory": "4Gi"}}),
+                                                                                             "memory": "4Gi"}},
+                                   gated="patches (spec v1.1): the source's task policies"),
     "volcano-pytorch-plugin.yaml": Case({"spec.framework": "pytorch", "spec.roles.worker.workingDir": "/home",
                                          "spec.scheduling": {"minAvailable": 1},
                                          "spec.imagePullPolicy": "IfNotPresent"},
-                                        gated="imagePullPolicy (spec v1.1)"),
+                                        gated="imagePullPolicy, patches (spec v1.1)", framework="pytorch"),
     "volcano-mpi-plugin.yaml": Case({"spec.framework": "mpi", "spec.workingDir": "/home",
                                      "spec.roles.launcher.replicas": 1, "spec.roles.worker.replicas": 2,
                                      "spec.restartPolicy": "OnFailure"},
-                                    task_roles={"mpimaster": "launcher", "mpiworker": "worker"}),
+                                    task_roles={"mpimaster": "launcher", "mpiworker": "worker"},
+                                    gated="patches (spec v1.1): container names, the source's job policies"),
     "volcano-mpi-noplugin.yaml": Case({"spec.framework": "mpi", "spec.backoffLimit": 2,
                                        "spec.roles.worker.command": ["/usr/sbin/sshd", "-D"]},
-                                      task_roles={"mpimaster": "launcher", "mpiworker": "worker"}, framework="mpi"),
+                                      task_roles={"mpimaster": "launcher", "mpiworker": "worker"}, framework="mpi",
+                                      gated="patches (spec v1.1): container names"),
     "volcano-mxnet-names.yaml": Case({"spec.framework": "mxnet", "spec.roles.server.replicas": 1,
-                                      "spec.restartPolicy": "Never"}, framework="mxnet"),
+                                      "spec.restartPolicy": "Never"}, framework="mxnet",
+                                     gated="patches (spec v1.1): the source's task policies"),
     "volcano-pytorch-v11.yaml": Case({"spec.imagePullSecrets": ["regcred"], "spec.serviceAccountName": "trainer",
                                       "spec.port": 29500, "spec.backoffLimit": 5,
                                       "spec.scheduling": {"queue": "gpu-queue", "priorityClassName": "high"},
@@ -108,8 +112,10 @@ CASES = {
                                                                       "requests": {"cpu": "8"},
                                                                       "limits": {"cpu": "16"}},
                                       # two workers: the volcano target writes a task per replica (PET_NODE_RANK)
-                                      "spec.patches.volcano": [{"op": "add", "path": f"/spec/tasks/{k}/template/spec/"
-                                                                "hostIPC", "value": True} for k in (1, 2)]},
+                                      "spec.patches.volcano.0": {"op": "add", "path": "/spec/tasks/1/template/spec/"
+                                                                 "hostIPC", "value": True},
+                                      "spec.patches.volcano.1": {"op": "add", "path": "/spec/tasks/2/template/spec/"
+                                                                 "hostIPC", "value": True}},
                                      task_roles={"trainer-master": "master", "trainer-worker": "worker"},
                                      gated="imagePullSecrets, serviceAccountName, podAnnotations, env fieldRef, "
                                            "resources.requests/limits, patches (spec v1.1)"),
@@ -124,7 +130,10 @@ CASES = {
                                    "spec.roles.chief.lifecycle": {"preStop": {"exec": ["sh", "-c", "sync"]}},
                                    "spec.roles.chief.probes.liveness": {"exec": ["cat", "/tmp/healthy"],
                                                                         "periodSeconds": 30},
-                                   "metadata.annotations": {"owner": "vision-team"}}),
+                                   "metadata.annotations": {"owner": "vision-team"},
+                                   "spec.patches.kubeflow.0": {"op": "remove", "path": "/spec/tfReplicaSpecs/Chief/"
+                                                               "template/spec/priorityClassName"}},
+                                  gated="patches (spec v1.1): the job's priority class is not on the pods"),
     "volcano-tf-noplugin.yaml": Case({"spec.framework": "tensorflow", "spec.roles.ps.command.0": "sh",
                                       "spec.patches.volcano.1": {"op": "add", "path": "/spec/tasks/1/dependsOn",
                                                                  "value": {"name": ["ps"]}}},
@@ -234,16 +243,29 @@ def test_unmapped_fields_become_patches_with_one_warning_each():
     assert any(":17:11: spec.tfReplicaSpecs.PS.template.spec.hostNetwork" in w for w in result.warnings)
 
 
-def test_strict_lists_every_unmapped_field_and_writes_nothing(tmp_path):
+def test_strict_carries_patches_and_refuses_only_losses(tmp_path):
+    """--strict is lossless, not patch-free: fields a patch carries unchanged are accepted (with their warnings)."""
     out = tmp_path / "spec.yaml"
     run = run_cli("import", str(HERE / "tf-unmapped.yaml"), "--strict", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 9 and out.exists()
+
+
+def test_strict_lists_every_lost_field_and_writes_nothing(tmp_path):
+    out = tmp_path / "spec.yaml"
+    run = run_cli("import", str(HERE / "volcano-pytorch-v11.yaml"), "--strict", "-o", str(out))
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 9
-    assert any(line.startswith(f"{HERE / 'tf-unmapped.yaml'}:6:3: spec.enableDynamicWorker:") for line in lines)
-    assert any(":34:15: spec.tfReplicaSpecs.Worker.template.spec.containers[1]:" in line for line in lines), lines
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"{HERE / 'volcano-pytorch-v11.yaml'}:21:7: spec.tasks[0].name: task 'trainer-master' "
+                               "would be renamed 'master'")
+    assert ":45:7: spec.tasks[1].name:" in lines[1]
     assert "Traceback" not in run.stderr
     assert not out.exists()
+    # without --strict: the same, as warnings, and a spec that validates
+    run = run_cli("import", str(HERE / "volcano-pytorch-v11.yaml"), "-o", str(out))
+    assert run.returncode == 0 and sum("NOT IMPORTED (lost)" in line for line in run.stderr.splitlines()) == 2
+    assert run_cli("validate", str(out)).returncode == 0
 
 
 def test_strict_accepts_a_fully_mapped_manifest(tmp_path):
@@ -299,7 +321,16 @@ def test_several_jobs_need_job_name(tmp_path):
     ("just some text\n", "no job to import"),
     ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: x}\nspec: {tfReplicaSpecs: {Foo: {}}}\n",
      "replica type 'Foo' is not supported"),
-    ("apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: x}\nspec: {}\n", "is not supported"),
+    ("apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: x}\nspec: {}\n",
+     "MPIJob kubeflow.org/v1 is the retired mpi-operator API; expected kubeflow.org/v2beta1; hint: upgrade to"),
+    ("apiVersion: kubeflow.org/v1beta2\nkind: TFJob\nmetadata: {name: x}\nspec: {}\n",
+     "TFJob kubeflow.org/v1beta2 is a legacy training-operator API; expected kubeflow.org/v1"),
+    ("apiVersion: kubeflow.org/v1alpha1\nkind: MPIJob\nmetadata: {name: x}\nspec: {}\n", "retired mpi-operator"),
+    ("apiVersion: batch.Volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: x}\nspec: {}\n",
+     "did you mean apiVersion: batch.volcano.sh/v1alpha1?"),
+    ("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: x}\nspec: {}\n", "RayJob (ray.io/v1): Ray is not supported"),
+    ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: x}\nspec:\n  plugins: {ray: []}\n  tasks:\n"
+     "    - {name: head, template: {spec: {containers: [{name: c, image: i}]}}}\n", "Ray is not supported"),
     ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: x}\nspec:\n  tasks:\n"
      "    - {name: a, template: {spec: {containers: [{name: c, image: i}]}}}\n",
      "cannot tell the framework"),

@@ -27,12 +27,59 @@ class Imported:
     target: str  # the target whose compiled output the input was (kubeflow | volcano)
 
 
+# Kinds a team may have that import cannot read: (group, kind) -> (message, hint).  `None` kind: any kind.
+LEGACY = {
+    ("kubeflow.org", "MPIJob"): (
+        "is the retired mpi-operator API",
+        "upgrade to kubeflow.org/v2beta1 (mpi-operator v0.4+): spec.mpiReplicaSpecs Launcher/Worker stay, "
+        "slotsPerWorker replaces gpus/processingUnits, mpiImplementation and runPolicy are top-level; "
+        "see github.com/kubeflow/mpi-operator/blob/master/proposals/scalable-robust-operator.md"),
+}
+LEGACY_V1 = "upgrade to kubeflow.org/v1 (training-operator v1.0+): the replica specs keep their names " \
+    "({field}), cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit move under spec.runPolicy"
+RAY_KINDS = ("RayJob", "RayCluster", "RayService")
+KNOWN_GROUPS = ("kubeflow.org", "batch.volcano.sh", "jobset.x-k8s.io", "trainer.kubeflow.org", "batch")
+
+
 def _is_job(data) -> bool:
     if not isinstance(data, dict):
         return False
     kind, api = data.get("kind"), str(data.get("apiVersion", ""))
     return kind in KUBEFLOW_KINDS and api.startswith("kubeflow.org/") or \
         kind == "Job" and api.startswith("batch.volcano.sh/")
+
+
+def _refused(doc, source: str) -> SpecErrors | None:
+    """A clear error for a job kind import does not read: legacy APIs, mis-cased groups, Ray."""
+    data = doc.data
+    if not isinstance(data, dict):
+        return None
+    kind, api = data.get("kind"), str(data.get("apiVersion", ""))
+    group, _, version = api.rpartition("/")
+    line, column = doc.positions.get(("apiVersion",), doc.positions.get((), (1, 1)))
+
+    def error(message: str, expected: str, hint: str = "") -> SpecErrors:
+        return SpecErrors([SpecError(source, line, column, "apiVersion", message, expected, hint)])
+
+    if kind in RAY_KINDS or group == "ray.io":
+        return error(f"{kind} ({api}): Ray is not supported", "one of " + SUPPORTED,
+                     "trainspec compiles training jobs with fixed roles; keep Ray jobs in KubeRay")
+    if group != group.lower() and group.lower() in KNOWN_GROUPS:
+        return error(f"API group {group!r} is mis-cased", f"{group.lower()}/{version}",
+                     f"did you mean apiVersion: {group.lower()}/{version}?")
+    if group == "kubeflow.org" and kind in KUBEFLOW_KINDS:
+        from .kubeflow import KINDS
+
+        want = KINDS[kind][0]
+        if api != want:
+            if (group, kind) in LEGACY:
+                message, hint = LEGACY[(group, kind)]
+                return error(f"{kind} {api} {message}", want, hint)
+            if version.startswith(("v1alpha", "v1beta")):
+                return error(f"{kind} {api} is a legacy training-operator API", want,
+                             LEGACY_V1.format(field=KINDS[kind][2]))
+            return error(f"{kind} {api} is not supported", want)
+    return None
 
 
 def _name(data: dict) -> str:
@@ -44,6 +91,10 @@ def select(docs, source: str, job: str | None):
     """The one job document to import; a clear error when there is none, or more than one and no --job."""
     jobs = [d for d in docs if _is_job(d.data)]
     if not jobs:
+        for d in docs:
+            refusal = _refused(d, source)
+            if refusal is not None:
+                raise refusal
         kinds = sorted({f"{d.data.get('apiVersion')}/{d.data.get('kind')}" for d in docs
                         if isinstance(d.data, dict) and d.data.get("kind")})
         found = f"found {', '.join(kinds)}" if kinds else ("no Kubernetes object" if docs else "an empty file")
@@ -52,6 +103,10 @@ def select(docs, source: str, job: str | None):
                                     f"one of {SUPPORTED}", "`trainspec import` reads training jobs, not specs")])
     if job is not None:
         chosen = [d for d in jobs if _name(d.data) == job]
+        if chosen:
+            refusal = _refused(chosen[0], source)
+            if refusal is not None:
+                raise refusal
         if not chosen:
             raise SpecErrors([SpecError(source, 1, 1, "metadata.name", f"no job named {job!r}",
                                         "one of " + ", ".join(_name(d.data) for d in jobs))])
@@ -59,15 +114,21 @@ def select(docs, source: str, job: str | None):
     if len(jobs) > 1:
         raise SpecErrors([SpecError(source, 1, 1, "", f"{len(jobs)} jobs in this file",
                                     "one job, or --job NAME", "jobs: " + ", ".join(_name(d.data) for d in jobs))])
+    refusal = _refused(jobs[0], source)
+    if refusal is not None:
+        raise refusal
     return jobs[0]
 
 
 def import_text(text: str, source: str, job: str | None = None, strict: bool = False) -> Imported:
+    import yaml
+
     from trainspec.compiler.loader import _from_yaml_text
 
     from . import kubeflow, volcano
     from .assemble import patches
     from .shapes import checked
+    from .verify import checked_compile, job_objects
     from .writer import dump
 
     doc = select(_from_yaml_text(source, text), source, job)
@@ -78,7 +139,12 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         raise ctx.fail(("metadata",), "the job has no name", "metadata.name")
     spec = volcano.import_job(ctx, data) if is_volcano else kubeflow.import_job(ctx, data)
-    if strict and ctx.unmapped:
+    if is_volcano:  # what trainspec writes itself, against the source: compile once without patches
+        draft = dict(spec, apiVersion="trainspec/v1.1" if ctx.v11 else spec["apiVersion"])
+        compiled = [d for d in job_objects(checked_compile(yaml.safe_dump(draft), ctx.target, source))
+                    if d.get("kind") == "Job"]
+        volcano.policies(ctx, data, compiled[0])
+    if strict and ctx.losses:
         raise ctx.strict_errors()
     if ctx.unmapped:
         spec["spec"]["patches"] = {ctx.target: patches(ctx)}
@@ -86,4 +152,6 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     if ctx.v11:
         spec["apiVersion"] = "trainspec/v1.1"
         ctx.comment(("apiVersion",), "uses " + ", ".join(sorted(ctx.v11)))
-    return Imported(dump(spec, ctx, source), spec, tuple(ctx.warnings()), ctx.target)
+    out = dump(spec, ctx, source)
+    checked_compile(out, ctx.target, source)  # the imported spec always validates, patches included
+    return Imported(out, spec, tuple(ctx.warnings()), ctx.target)

@@ -6,6 +6,8 @@ Patches address the compiled job object (`/spec/<x>ReplicaSpecs/<Type>/...`).
 
 from __future__ import annotations
 
+from trainspec.compiler.model import RDZV_BACKENDS
+
 from .assemble import assemble, metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft, pointer
@@ -63,6 +65,9 @@ def import_job(ctx: Context, data: dict) -> dict:
             block["nprocPerNode"] = value
         elif framework == "pytorch" and key == "elasticPolicy" and isinstance(value, dict):
             elastic = {k: value[k] for k in ELASTIC if k in value}
+            if elastic.get("rdzvBackend") not in (None, *RDZV_BACKENDS):  # the spec says c10d only
+                ctx.unmap(path + ("rdzvBackend",), "replace", "/spec/elasticPolicy/rdzvBackend",
+                          elastic.pop("rdzvBackend"), "a rendezvous backend the spec does not name")
             for k in value:
                 if k not in ELASTIC:
                     ctx.unmap(path + (k,), "add", f"/spec/elasticPolicy/{k}", value[k])
@@ -102,6 +107,7 @@ def import_job(ctx: Context, data: dict) -> dict:
                            "one of them", "TFJob's Master is the legacy name of Chief")
         if known[0] == "Master" and framework == "tensorflow":
             ctx.comment(("spec", "roles", "chief"), "replica type Master (legacy) imported as role chief")
+            ctx.lose(path, "replica type Master becomes Chief: TF_CONFIG names the task 'chief', not 'master'")
         if not isinstance(body, dict):
             raise ctx.fail(path, "is not a replica spec", "a mapping with replicas and template")
         ctx.role_paths[role] = path
@@ -133,7 +139,7 @@ def import_job(ctx: Context, data: dict) -> dict:
         ctx.comment(("spec", "roles"), "no Master: a PyTorch spec needs one unless pytorch.elastic is set")
     if block:
         job[framework] = block
-    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata")),
+    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata"), ctx),
             "spec": assemble(ctx, framework, data.get("metadata"), drafts, bases, job, restart, replicas)}
 
 

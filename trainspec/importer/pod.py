@@ -30,8 +30,8 @@ ALWAYS_INJECTED = ("TRAINSPEC_*", "VC_*", "VK_TASK_INDEX")
 CONTAINER_NAME = {fw: fw for fw in INJECTED_ENV}
 PORT_NAMES = {"tensorflow": "tfjob-port", "pytorch": "pytorchjob-port", "mxnet": "mxjob-port",
               "mpi": "mpijob-port", "xgboost": "xgboostjob-port", "paddle": "master", "jax": "jaxjob-port"}
-# Labels the operators and trainspec set on pod templates themselves.
-OWN_LABEL_PREFIXES = ("app.kubernetes.io/", "trainspec.dev/", "training.kubeflow.org/", "volcano.sh/")
+# Label and annotation prefixes trainspec writes itself and a spec may not set (compiler/validate.py).
+RESERVED_PREFIXES = ("app.kubernetes.io/", "trainspec.dev/")
 GPU_SUFFIXES = ("/gpu", "/npu", "/mlu", "/dcu")
 SPEC_POD_FIELDS = {  # pod template spec key -> spec field (v1.1)
     "serviceAccountName": "serviceAccountName", "nodeSelector": "nodeSelector", "tolerations": "tolerations",
@@ -117,14 +117,24 @@ class PodImporter:
             return
         for key, value in meta.items():
             if key in ("labels", "annotations") and isinstance(value, dict):
-                kept = {k: str(v) for k, v in value.items()
-                        if key == "annotations" or not k.startswith(OWN_LABEL_PREFIXES)}
-                if key == "annotations":
-                    kept = {k: v for k, v in kept.items() if not k.startswith("scheduling.k8s.io/")}
+                kept = {}
+                for k, v in value.items():
+                    if not k.startswith(RESERVED_PREFIXES):
+                        kept[k] = str(v)  # the operators' and Volcano's keys too: carried as written
+                    elif str(v) != self.own_label(k):
+                        self.ctx.unmap(path + (key, k), "add", f"{base}/{key}/{pointer(k)[1:]}", str(v),
+                                       f"{k} is a key trainspec sets itself")
                 if kept:
                     draft.body["podLabels" if key == "labels" else "podAnnotations"] = kept
             elif key != "name":
                 self.ctx.unmap(path + (key,), "add", f"{base}/{key}", value)
+
+    def own_label(self, key: str) -> str | None:
+        """The value trainspec writes for one of its own pod-template keys (None: one it does not write alike)."""
+        job = str((self.ctx.doc.data.get("metadata") or {}).get("name"))
+        return {"app.kubernetes.io/name": job, "app.kubernetes.io/instance": job, "app.kubernetes.io/part-of": job,
+                "app.kubernetes.io/managed-by": "trainspec", "app.kubernetes.io/component": self.role,
+                "trainspec.dev/job": job, "trainspec.dev/role": self.role}.get(key)
 
     def pod_spec(self, spec: dict, path: tuple, base: str, draft: RoleDraft) -> None:
         ctx = self.ctx
@@ -132,9 +142,11 @@ class PodImporter:
         if not isinstance(containers, list) or not containers or not all(isinstance(c, dict) for c in containers):
             raise ctx.fail(path + ("containers",), "has no containers", "at least one container")
         main = next((i for i, c in enumerate(containers) if c.get("name") == CONTAINER_NAME[self.framework]), 0)
-        if containers[main].get("name") != CONTAINER_NAME[self.framework]:
-            ctx.comment(("spec", "roles", self.role), f"container {containers[main].get('name')!r} imported as "
-                        f"the training container ({CONTAINER_NAME[self.framework]!r})")
+        name = containers[main].get("name")
+        if name != CONTAINER_NAME[self.framework] and isinstance(name, str):
+            # The operators find their container by name (JAXJob's port, TFJob's TF_CONFIG): keep it.
+            ctx.unmap(path + ("containers", main, "name"), "replace", f"{base}/containers/0/name", name,
+                      f"the training container is named {name!r}, not {CONTAINER_NAME[self.framework]!r}")
         self.main = main
         mounts = self.container(containers[main], path + ("containers", main), f"{base}/containers/0", draft)
         for i, other in enumerate(containers):

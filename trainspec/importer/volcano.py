@@ -28,6 +28,7 @@ JOB_FIELDS = ("schedulerName", "minAvailable", "queue", "priorityClassName", "ma
 EXIT_CODE_POLICIES = [{"exitCode": code, "action": "TerminateJob"} for code in range(1, 128)] + [
     {"event": "PodFailed", "action": "RestartJob"}]
 LAUNCHERS = ("mpirun", "mpiexec", "horovodrun")
+FRAMEWORK_ENV = {"tensorflow": "TF_CONFIG", "mxnet": "the DMLC_* variables", "pytorch": "MASTER_ADDR, RANK..."}
 
 
 def import_job(ctx: Context, data: dict) -> dict:
@@ -77,7 +78,6 @@ def import_job(ctx: Context, data: dict) -> dict:
         job["scheduling"] = sched
     _plugins(ctx, plugins, framework, port)
 
-    decider = _decider(framework, order)
     job_policies = list(spec.get("policies") or [])
     job_exit_code = _exit_code(job_policies)
     if job_exit_code:
@@ -113,11 +113,8 @@ def import_job(ctx: Context, data: dict) -> dict:
             if not job_exit_code:
                 task_policies = [p for p in task_policies if p not in EXIT_CODE_POLICIES]
         replicas[role] = task.get("replicas", 1)
-        _task_policies(ctx, task_policies, path, compiled, role == decider, pod_policy)
-        if role != decider and pod_policy != "Never":
-            ctx.absent.add(pointer("spec", "tasks", compiled, "policies"))
+        ctx.compiled_index[role] = compiled
         drafts[role] = draft
-    _job_policies(ctx, job_policies)
     deadlines = [d.taken.get("activeDeadlineSeconds") for d in drafts.values()]
     if all(deadlines) and len({d[0] for d in deadlines if d}) == 1:
         job["activeDeadlineSeconds"] = deadlines[0][0]  # type: ignore[index]
@@ -129,12 +126,16 @@ def import_job(ctx: Context, data: dict) -> dict:
     if port and port != PLUGIN_DEFAULT_PORT.get(framework):
         for draft in drafts.values():
             draft.port = draft.port or port
-    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata")),
+    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata"), ctx),
             "spec": assemble(ctx, framework, data.get("metadata"), drafts, bases, job, restart, replicas)}
 
 
 def _roles(ctx: Context, tasks: list[dict], plugins: dict) -> tuple[str, dict[int, str], int | None]:
     names = [str(t.get("name", f"default{i}")) for i, t in enumerate(tasks)]
+    if "ray" in plugins:
+        raise ctx.fail(("spec", "plugins", "ray"), "a Volcano Ray job: Ray is not supported",
+                       "a tensorflow, pytorch or mpi job", "trainspec compiles jobs with fixed roles; keep Ray "
+                       "jobs in KubeRay or Volcano")
     for plugin, (framework, flags) in PLUGIN_ROLES.items():
         if plugin not in plugins:
             continue
@@ -158,6 +159,8 @@ def _roles(ctx: Context, tasks: list[dict], plugins: dict) -> tuple[str, dict[in
             if name != task_role[name]:
                 ctx.comment(("spec", "roles", task_role[name]),
                             f"task {name} imported as role {task_role[name]} ({plugin} plugin)")
+                ctx.lose(("spec", "tasks", i, "name"), f"task {name!r} would be renamed {task_role[name]!r}: its "
+                         f"hostnames, /etc/volcano/{name}.host and the plugin arguments change")
         return framework, out, port
     return _guess(ctx, tasks, names)
 
@@ -179,12 +182,16 @@ def _guess(ctx: Context, tasks: list[dict], names: list[str]) -> tuple[str, dict
                     "(its command runs mpirun)")
         how = "its command runs sshd" if "sshd" in texts[worker] else "the other task of an MPI job"
         ctx.comment(("spec", "roles", "worker"), f"task {names[worker]} imported as role worker ({how})")
+        ctx.lose(("spec", "plugins"), "no mpi plugin: the compiled job gains the mpi plugin, its hostfile and "
+                 "its tasks are renamed launcher/worker")
         return "mpi", out, None
     for framework in ("tensorflow", "mxnet", "pytorch"):
         roles = ROLE_ORDER[framework]
         if len(set(names)) == len(names) and set(names) <= set(roles) and \
                 (framework != "pytorch" or "master" in names):
             ctx.comment(("spec", "framework"), f"no framework plugin: {framework} chosen from the task names")
+            ctx.lose(("spec", "plugins"), f"no framework plugin: as {framework} the compiled job gains "
+                     f"{FRAMEWORK_ENV[framework]}, which the source does not set")
             return framework, dict(enumerate(names)), None
     raise ctx.fail(("spec", "tasks"), "cannot tell the framework and roles of this Volcano Job",
                    "a tensorflow, pytorch or mpi plugin, or task names of one framework's roles",
@@ -215,24 +222,35 @@ def _exit_code(policies: list) -> bool:
     return all(p in policies for p in EXIT_CODE_POLICIES)
 
 
-def _decider(framework: str, order: list[str]) -> str:
-    if framework == "tensorflow":
-        return "chief" if "chief" in order else "worker"
-    return {"pytorch": "master", "mxnet": "scheduler", "mpi": "launcher"}[framework]
+def policies(ctx: Context, data: dict, compiled: dict) -> None:
+    """Patch the policies where the compiled job's differ from the source's, the whole list at once.
 
-
-def _task_policies(ctx: Context, policies: list, path: tuple, compiled: int, decider: bool, pod_policy: str) -> None:
-    for j, policy in enumerate(policies):
-        if policy == {"event": "TaskCompleted", "action": "CompleteJob"} and decider:
+    Volcano takes the first policy matching an event, a task's before the job's: adding the
+    source's policies beside trainspec's own (`PodFailed` twice) would change what happens, and
+    the webhook rejects a duplicate event.  So a differing list is replaced by the source's.
+    """
+    spec, out = data.get("spec") or {}, compiled.get("spec") or {}
+    want, have = list(spec.get("policies") or []), list(out.get("policies") or [])
+    if want != have:
+        _policy_op(ctx, ("spec", "policies") if want else ("spec",), "/spec/policies", want,
+                   "the job's policies differ from the ones trainspec writes")
+    tasks = out.get("tasks") or []
+    for i, task in enumerate(spec.get("tasks") or []):
+        role = next((r for r, p in ctx.role_paths.items() if p == ("spec", "tasks", i)), None)
+        if role is None:
             continue
-        if policy == {"event": "PodFailed", "action": "TerminateJob"} and pod_policy == "Never":
-            continue
-        ctx.unmap(path + ("policies", j), "add", pointer("spec", "tasks", compiled, "policies", "-"), policy,
-                  "a task policy trainspec does not write")
+        k = ctx.compiled_index[role]
+        first = ctx.task_copies.get(k, [k])[0]
+        want = list(task.get("policies") or [])
+        have = list(tasks[first].get("policies") or []) if first < len(tasks) else []
+        if want != have:
+            _policy_op(ctx, ("spec", "tasks", i, "policies") if want else ("spec", "tasks", i),
+                       pointer("spec", "tasks", k, "policies"), want,
+                       "the task's policies differ from the ones trainspec writes")
 
 
-def _job_policies(ctx: Context, policies: list) -> None:
-    for j, policy in enumerate(policies):
-        if policy == {"event": "PodEvicted", "action": "RestartJob"}:
-            continue
-        ctx.unmap(("spec", "policies", j), "add", "/spec/policies/-", policy, "a job policy trainspec does not write")
+def _policy_op(ctx: Context, path: tuple, ptr: str, want: list, why: str) -> None:
+    if want:
+        ctx.unmap(path, "add", ptr, want, why)  # RFC 6902 add replaces an existing member
+    else:
+        ctx.unmap(path, "remove", ptr, None, why + " (the source has none)")
