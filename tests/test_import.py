@@ -383,3 +383,42 @@ def test_wrong_shapes_are_listed_with_positions():
         "m.yaml:9:17: spec.tfReplicaSpecs.PS.replicas: is str; expected an integer",
         "m.yaml:18:17: spec.tfReplicaSpecs.PS.template.spec.containers[0].resources.requests: is not a mapping; "
         "expected a mapping"]
+
+
+# --- migrate ------------------------------------------------------------------------------------
+
+def test_migrate_to_another_target_says_what_is_lost(tmp_path):
+    out = tmp_path / "jobset.yaml"
+    run = run_cli("migrate", str(HERE / "tf-unmapped.yaml"), "--to", "jobset", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    lost = [line for line in run.stderr.splitlines() if line.startswith("trainspec: lost: ")]
+    assert len(lost) == 9 and all("not carried to jobset" in line for line in lost)
+    assert any(":34:15: spec.tfReplicaSpecs.Worker.template.spec.containers[1]:" in line for line in lost)
+    assert any(line.startswith("trainspec: changes on jobset: restart:") for line in run.stderr.splitlines())
+    kinds = [d["kind"] for d in yaml.safe_load_all(out.read_text()) if d]
+    assert "JobSet" in kinds
+
+
+def test_migrate_strict_refuses_any_loss_and_writes_nothing(tmp_path):
+    out = tmp_path / "jobset.yaml"
+    run = run_cli("migrate", str(HERE / "tf-unmapped.yaml"), "--to", "jobset", "--strict", "-o", str(out))
+    assert run.returncode == 2 and not out.exists() and "Traceback" not in run.stderr
+    assert "on jobset: restart:" in run.stderr and "spec.runPolicy.suspend" in run.stderr
+    # the source's own target loses nothing
+    run = run_cli("migrate", str(HERE / "tf-unmapped.yaml"), "--to", "kubeflow", "--strict", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    assert [d["kind"] for d in yaml.safe_load_all(out.read_text()) if d][-1] == "TFJob"
+
+
+def test_migrate_to_a_target_that_cannot_run_the_framework_is_a_clear_error():
+    run = run_cli("migrate", str(HERE / "tf-dist-mnist.yaml"), "--to", "trainjob")
+    assert run.returncode == 2 and "Trainer v2 has no runtime for tensorflow" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_import_validates(name, tmp_path):
+    """Without --strict, whatever is lost, the spec written validates (import compiles it before writing)."""
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(imported(name).text)
+    assert main(["validate", str(spec_path)]) == 0

@@ -68,7 +68,7 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "schema")
+COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "migrate", "schema")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -181,6 +181,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field with no spec field")
     p.add_argument("-o", "--output", metavar="SPEC", default="-", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("migrate", help="import a job and compile it to another target, saying what is lost",
+                       description="Import MANIFEST (as `trainspec import`) and compile it to TARGET in one step. "
+                                   "What TARGET cannot carry (fields, env and restart semantics) goes to stderr; "
+                                   "--strict makes any of it an error (exit 2). '-' is stdin / stdout.",
+                       epilog="example:\n  trainspec migrate tfjob.yaml --to jobset -o jobset.yaml",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("manifest", metavar="MANIFEST")
+    p.add_argument("--to", required=True, metavar="TARGET", help="the target to compile to")
+    p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
+    p.add_argument("--strict", action="store_true", help="fail (exit 2) when anything is lost")
+    p.add_argument("-o", "--output", metavar="PATH", default="-", help="file to write (default: stdout)")
+    p.set_defaults(func=lambda args: __import__("trainspec.importer.migrate", fromlist=["run"]).run(
+        args.manifest, args.job, args.to, args.strict, args.output))
 
     p = sub.add_parser("schema", help="print the spec's JSON Schema (for editors)",
                        description="Print the JSON Schema (draft 2020-12) of a spec, generated from the "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainspec.compiler.errors import SpecError, SpecErrors
+from trainspec.compiler.errors import SpecError, SpecErrors, dotted
 
 from .context import Context
 
@@ -25,6 +25,8 @@ class Imported:
     spec: dict  # the same, as data
     warnings: tuple[str, ...]
     target: str  # the target whose compiled output the input was (kubeflow | volcano)
+    lost: tuple[SpecError, ...] = ()  # what would not survive (the --strict errors)
+    patched: tuple[tuple[str, int, int, str], ...] = ()  # (field path, line, column, why) carried as patches
 
 
 # Kinds a team may have that import cannot read: (group, kind) -> (message, hint).  `None` kind: any kind.
@@ -154,4 +156,5 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
         ctx.comment(("apiVersion",), "uses " + ", ".join(sorted(ctx.v11)))
     out = dump(spec, ctx, source)
     checked_compile(out, ctx.target, source)  # the imported spec always validates, patches included
-    return Imported(out, spec, tuple(ctx.warnings()), ctx.target)
+    patched = tuple((dotted(u.path), *ctx.position(u.path), u.why) for u in ctx.unmapped)
+    return Imported(out, spec, tuple(ctx.warnings()), ctx.target, tuple(ctx.strict_errors().errors), patched)
