@@ -148,6 +148,8 @@ CASES = {
                                        {"op": "add", "path": "/spec/launcherCreationPolicy",
                                         "value": "WaitForWorkersReady"}]},
                                   gated="resources.requests/limits, securityContext, patches (spec v1.1)"),
+    "trainjob-torch.yaml": Case({"spec.framework": "pytorch", "spec.roles.master.replicas": 1,
+                                 "spec.roles.worker.replicas": 1, "spec.command": ["torchrun", "/workspace/mnist.py"]}),
     "tf-unmapped.yaml": Case({"spec.scheduling": {"minAvailable": 3}, "spec.patches.kubeflow.0":
                               {"op": "add", "path": "/spec/enableDynamicWorker", "value": True}},
                              gated="patches (spec v1.1)"),
@@ -166,6 +168,10 @@ def lookup(data, dotted: str):
 
 
 def imported(name: str):
+    if name.startswith("trainjob"):
+        from helpers import reference_dir
+
+        reference_dir()  # the shipped runtime it references
     path = HERE / name
     return import_text(path.read_text(), str(path))
 
@@ -195,6 +201,8 @@ def test_round_trip_is_semantically_equal(name, tmp_path, capsys):
     """
     case = CASES[name]
     result = imported(name)
+    if result.target == "trainjob":
+        pytest.skip("a TrainJob compiles to its own runtime: test_trainjob_with_a_shipped_runtime compares it")
     spec_path, out = tmp_path / "spec.yaml", tmp_path / "compiled.yaml"
     spec_path.write_text(result.text)
     if main(["validate", str(spec_path)]) != 0:
@@ -422,3 +430,53 @@ def test_every_import_validates(name, tmp_path):
     spec_path = tmp_path / "spec.yaml"
     spec_path.write_text(imported(name).text)
     assert main(["validate", str(spec_path)]) == 0
+
+
+# --- TrainJob -----------------------------------------------------------------------------------
+
+def test_trainjob_with_a_shipped_runtime(tmp_path):
+    from helpers import reference_dir
+
+    reference_dir()  # skips on a fresh clone without the shipped runtimes
+    out = tmp_path / "spec.yaml"
+    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), "--strict", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    spec = yaml.safe_load(out.read_text())
+    assert spec["spec"]["framework"] == "pytorch" and spec["spec"]["roles"]["worker"]["replicas"] == 1
+    assert spec["spec"]["env"] == {"EPOCHS": "3"} and spec["spec"]["roles"]["master"]["resources"] == {"gpu": 1}
+    run = run_cli("compile", str(out), "--target", "trainjob")
+    assert run.returncode == 0, run.stderr
+    job = [d for d in yaml.safe_load_all(run.stdout) if d and d["kind"] == "TrainJob"][0]
+    assert job["spec"]["trainer"]["numNodes"] == 2 and job["spec"]["trainer"]["image"].endswith("pytorch-mnist:v1")
+
+
+def test_trainjob_runtime_from_the_same_file_or_runtime_option(tmp_path, monkeypatch):
+    runtime = tmp_path / "rt.yaml"
+    runtime.write_text("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+                       "metadata: {name: torch-distributed}\nspec:\n  mlPolicy: {numNodes: 1, torch: {}}\n"
+                       "  template:\n    spec:\n      replicatedJobs:\n        - name: node\n          template:\n"
+                       "            spec:\n              template:\n                spec:\n                  containers:"
+                       "\n                    - {name: node, image: pytorch/pytorch:2}\n")
+    empty = tmp_path / "noref"
+    empty.mkdir()
+    env = {"TRAINSPEC_REFERENCE": str(empty)}
+    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), env=env)
+    assert run.returncode == 2 and "runtime ClusterTrainingRuntime 'torch-distributed' not found" in run.stderr
+    assert "--runtime FILE" in run.stderr and "Traceback" not in run.stderr
+    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), "--runtime", str(runtime), "--strict", env=env)
+    assert run.returncode == 0, run.stderr
+    both = tmp_path / "both.yaml"
+    both.write_text((HERE / "trainjob-torch.yaml").read_text() + "---\n" + runtime.read_text())
+    run = run_cli("import", str(both), "--strict", env=env)
+    assert run.returncode == 0, run.stderr
+    assert yaml.safe_load(run.stdout)["spec"]["framework"] == "pytorch"
+
+
+def test_trainjob_mpi_runtime_is_refused_with_the_reason():
+    from helpers import reference_dir
+
+    reference_dir()
+    text = (HERE / "trainjob-torch.yaml").read_text().replace("torch-distributed", "deepspeed-distributed")
+    with pytest.raises(SpecErrors) as info:
+        import_text(text, "m.yaml")
+    assert "mlPolicy mpi" in info.value.errors[0].format() and "launcher + node" in info.value.errors[0].format()

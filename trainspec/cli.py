@@ -178,7 +178,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("manifest", metavar="MANIFEST")
     p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
-    p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field with no spec field")
+    p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field that would not survive")
+    p.add_argument("--runtime", metavar="FILE", help="the TrainingRuntime a TrainJob references, if not in MANIFEST")
     p.add_argument("-o", "--output", metavar="SPEC", default="-", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_import)
 
@@ -192,9 +193,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--to", required=True, metavar="TARGET", help="the target to compile to")
     p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
     p.add_argument("--strict", action="store_true", help="fail (exit 2) when anything is lost")
+    p.add_argument("--runtime", metavar="FILE", help="the TrainingRuntime a TrainJob references, if not in MANIFEST")
     p.add_argument("-o", "--output", metavar="PATH", default="-", help="file to write (default: stdout)")
     p.set_defaults(func=lambda args: __import__("trainspec.importer.migrate", fromlist=["run"]).run(
-        args.manifest, args.job, args.to, args.strict, args.output))
+        args.manifest, args.job, args.to, args.strict, args.output, args.runtime))
 
     p = sub.add_parser("schema", help="print the spec's JSON Schema (for editors)",
                        description="Print the JSON Schema (draft 2020-12) of a spec, generated from the "
@@ -318,7 +320,7 @@ def cmd_compile(args) -> int:
 def cmd_import(args) -> int:
     from trainspec.importer.cli import run
 
-    return run(args.manifest, args.job, args.strict, args.output)
+    return run(args.manifest, args.job, args.strict, args.output, args.runtime)
 
 
 def collect_specs(inputs: list[str]) -> list[str]:

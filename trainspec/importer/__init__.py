@@ -16,7 +16,7 @@ from trainspec.compiler.errors import SpecError, SpecErrors, dotted
 from .context import Context
 
 KUBEFLOW_KINDS = ("TFJob", "PyTorchJob", "MXJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")
-SUPPORTED = ", ".join(KUBEFLOW_KINDS) + ", Volcano Job"
+SUPPORTED = ", ".join(KUBEFLOW_KINDS) + ", Volcano Job, TrainJob"
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def _is_job(data) -> bool:
         return False
     kind, api = data.get("kind"), str(data.get("apiVersion", ""))
     return kind in KUBEFLOW_KINDS and api.startswith("kubeflow.org/") or \
-        kind == "Job" and api.startswith("batch.volcano.sh/")
+        kind == "Job" and api.startswith("batch.volcano.sh/") or kind == "TrainJob" and api.startswith("trainer.")
 
 
 def _refused(doc, source: str) -> SpecErrors | None:
@@ -122,7 +122,8 @@ def select(docs, source: str, job: str | None):
     return jobs[0]
 
 
-def import_text(text: str, source: str, job: str | None = None, strict: bool = False) -> Imported:
+def import_text(text: str, source: str, job: str | None = None, strict: bool = False,
+                runtime: str | None = None) -> Imported:
     import yaml
 
     from trainspec.compiler.loader import _from_yaml_text
@@ -133,14 +134,22 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     from .verify import checked_compile, job_objects
     from .writer import dump
 
-    doc = select(_from_yaml_text(source, text), source, job)
-    is_volcano = doc.data["kind"] == "Job"
-    data = checked(doc, None if is_volcano else kubeflow.KINDS[doc.data["kind"]][2])
-    ctx = Context(doc, "volcano" if is_volcano else "kubeflow")
+    docs = _from_yaml_text(source, text)
+    doc = select(docs, source, job)
+    kind = doc.data["kind"]
+    is_volcano = kind == "Job"
+    data = checked(doc, None if is_volcano else "trainjob" if kind == "TrainJob" else kubeflow.KINDS[kind][2])
+    ctx = Context(doc, "volcano" if is_volcano else "trainjob" if kind == "TrainJob" else "kubeflow")
     meta = data.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         raise ctx.fail(("metadata",), "the job has no name", "metadata.name")
-    spec = volcano.import_job(ctx, data) if is_volcano else kubeflow.import_job(ctx, data)
+    if kind == "TrainJob":
+        from . import trainjob
+
+        ctx.patchable = False
+        spec = trainjob.import_job(ctx, data, docs, runtime)
+    else:
+        spec = volcano.import_job(ctx, data) if is_volcano else kubeflow.import_job(ctx, data)
     if is_volcano:  # what trainspec writes itself, against the source: compile once without patches
         draft = dict(spec, apiVersion="trainspec/v1.1" if ctx.v11 else spec["apiVersion"])
         compiled = [d for d in job_objects(checked_compile(yaml.safe_dump(draft), ctx.target, source))

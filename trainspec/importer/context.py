@@ -42,12 +42,16 @@ class Context:
     # Volcano: the compiled task indexes of one role's task when the target writes one task per replica
     # (compiler/checks.py volcano_node_rank_split); a patch into that task applies to each.
     task_copies: dict[int, list[int]] = field(default_factory=dict)
+    patchable: bool = True  # False: the source's target output has no place for a patch (trainjob)
     compiled_index: dict[str, int] = field(default_factory=dict)  # Volcano: role -> its task in trainspec's order
 
     def position(self, path: tuple) -> tuple[int, int]:
         return ErrorSink(self.doc.file, self.doc.positions, self.doc.key_positions).position(path, at_key=True)
 
     def unmap(self, path: tuple, op: str, pointer: str, value=None, why: str = "no spec field") -> None:
+        if not self.patchable:  # the target builds the object from its own runtime: no patch reaches it
+            self.lose(path, why)
+            return
         body = {"op": op, "path": pointer}
         if op != "remove":
             body["value"] = value

@@ -62,7 +62,7 @@ GENERIC_CHANGE = ("the target runs the job with its own controller: env injectio
                   "behaviour follow {target}, not the source's operator")
 
 
-def run(manifest: str, job: str | None, target: str, strict: bool, output: str) -> int:
+def run(manifest: str, job: str | None, target: str, strict: bool, output: str, runtime: str | None = None) -> int:
     from trainspec.compiler import UsageError
     from trainspec.output import write_atomic
     from trainspec.targets import TARGETS
@@ -79,7 +79,7 @@ def run(manifest: str, job: str | None, target: str, strict: bool, output: str) 
     text, source = read_manifest(manifest)
     if not text.strip():
         raise SpecErrors([SpecError(source, 1, 1, "", "the manifest is empty", "a training job")])
-    imported = import_text(text, source, job, strict=False)
+    imported = import_text(text, source, job, strict=False, runtime=runtime)
     spec_text, lost = imported.text, list(imported.lost)
     if target != imported.target and "patches" in imported.spec["spec"]:
         for path, line, column, why in imported.patched:

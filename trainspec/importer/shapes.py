@@ -103,7 +103,12 @@ def checked(doc: Document, kubeflow_field: str | None) -> dict:
     """The job's data with nulls dropped; SpecErrors listing every field of the wrong shape."""
     data = _prune(doc.data)
     shape = dict(KUBEFLOW if kubeflow_field else VOLCANO)
-    if kubeflow_field:
+    if kubeflow_field == "trainjob":  # the merged pod is checked as a template when it is read
+        shape = {"metadata": META, "spec": {"runtimeRef": {"name": STR, "kind": STR},
+                                            "trainer": {"image": STR, "command": _list(STR), "args": _list(STR),
+                                                        "env": _list(ENV), "numNodes": INT,
+                                                        "resourcesPerNode": RESOURCES}}}
+    elif kubeflow_field:
         shape["spec"] = {**shape["spec"], kubeflow_field: {"*": REPLICA}}
     sink = ErrorSink(doc.file, doc.positions, doc.key_positions)
     _check(data, shape, (), sink)
