@@ -21,7 +21,7 @@ import os
 from trainspec.compiler.checks import JOBSET_FRAMEWORKS, MAX_DNS_LABEL, POD_SUFFIX
 from trainspec.compiler.frameworks import CONTAINER_NAME, START_AFTER, SUCCESS_RULES
 from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
-from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
+from trainspec.compiler.model import GENERIC, MAX_REPLICAS, ROLE_ORDER
 from trainspec.compiler.runpolicy import VERSION
 from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS
 
@@ -156,13 +156,15 @@ def jobset_code(framework: str | None = None) -> str:
     """`$startOrders` (framework -> replicatedJobs in start order) and `$onePodJobs` (framework -> roles
     written as N one-pod Jobs), the jobset target's tables; with workload jobset, `fail` for a framework
     the jobset target refuses (not in JOBSET_FRAMEWORKS)."""
-    frameworks = " ".join(f'"{fw}"' for fw in JOBSET_FRAMEWORKS)
+    # generic (spec v1.2) is named only in a generic job's chart: the others' charts stay as they were
+    known = [fw for fw in JOBSET_FRAMEWORKS if fw != GENERIC or framework == GENERIC]
+    frameworks = " ".join(f'"{fw}"' for fw in known)
     return (f"{{{{- $startOrders := dict {_string_lists(START_ORDER)} -}}}}\n"
             f"{{{{- $onePodJobs := dict {_string_lists(JOBSET_ONE_POD_JOBS)} -}}}}\n"
             f"{{{{- if and $jobset (not (has $v.framework (list {frameworks}))) -}}}}\n"
             '{{- fail (printf "workload jobset: trainspec does not yet write the %s controller\'s variables for '
             'JobSet host names (the jobset target refuses it too); expected framework one of '
-            f'{", ".join(JOBSET_FRAMEWORKS)}; use workload jobs" $v.framework) -}}}}\n'
+            f'{", ".join(known)}; use workload jobs" $v.framework) -}}}}\n'
             "{{- end -}}\n")
 
 

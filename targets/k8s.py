@@ -128,7 +128,7 @@ def workload(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:
     if plan.cleanup.ttl_seconds_after_finished is not None:
         job_spec["ttlSecondsAfterFinished"] = plan.cleanup.ttl_seconds_after_finished
     if policy == "ExitCode":
-        job_spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(plan.container_name, role.restart)]}
+        job_spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(role.container(plan), role.restart)]}
     pod_policy = "OnFailure" if policy == "OnFailure" else "Never"
     job_spec["template"] = pod_template(plan, role, replica, pod_policy)
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": job_spec}
