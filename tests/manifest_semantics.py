@@ -30,11 +30,11 @@ REPLICA_FIELDS = {"TFJob": ("tensorflow", "tfReplicaSpecs"), "PyTorchJob": ("pyt
                   "MXJob": ("mxnet", "mxReplicaSpecs"), "XGBoostJob": ("xgboost", "xgbReplicaSpecs"),
                   "PaddleJob": ("paddle", "paddleReplicaSpecs"), "JAXJob": ("jax", "jaxReplicaSpecs"),
                   "MPIJob": ("mpi", "mpiReplicaSpecs")}
-RESTART = {"tensorflow": "Never", "pytorch": "OnFailure", "mxnet": "Never", "xgboost": "Never",
+RESTART = {"generic": "Never", "tensorflow": "Never", "pytorch": "OnFailure", "mxnet": "Never", "xgboost": "Never",
            "paddle": "OnFailure", "jax": "Never"}
 PORTS = {"tensorflow": ("tfjob-port", 2222), "pytorch": ("pytorchjob-port", 23456), "mxnet": ("mxjob-port", 9091),
          "mpi": ("mpijob-port", 22), "xgboost": ("xgboostjob-port", 9999), "paddle": ("master", 36543),
-         "jax": ("jaxjob-port", 6666)}
+         "jax": ("jaxjob-port", 6666), "generic": ("trainspec", 8080)}
 INJECTED = ("TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "PYTHONUNBUFFERED", "PET_", "DMLC_",
             "MX_CONFIG", "OMPI_MCA_", "I_MPI_HYDRA_HOST_FILE", "I_MPI_PERHOST", "HYDRA_HOST_FILE", "K_MPI_JOB_ROLE",
             "MPI_HOST", "WORKER_PORT", "WORKER_ADDRS", "PADDLE_", "POD_IP_DUMMY", "COORDINATOR_", "NUM_PROCESSES",
@@ -201,8 +201,7 @@ def _pod(tpl: dict, framework: str, priority: str | None, job_labels: dict, port
     spec = dict(tpl.get("spec") or {})
     containers = list(spec.pop("containers", None) or [])
     index = next((i for i, c in enumerate(containers) if c.get("name") == framework), 0)
-    main = dict(containers.pop(index)) if containers else {}
-    main.pop("name", None)
+    main = dict(containers.pop(index)) if containers else {}  # its name is compared: tools and operators use it
     port_name, default_port = PORTS[framework]
     ports = [p for p in main.pop("ports", None) or [] if p.get("name") != port_name]
     named = [p for p in (tpl.get("spec") or {}).get("containers", [{}])[index].get("ports") or []

@@ -31,6 +31,7 @@ class Case:
     gated: str = ""  # why the round trip waits for the compiler (spec v1.1), "" for v1 manifests
     task_roles: dict = field(default_factory=dict)
     framework: str | None = None  # a Volcano source without a framework plugin
+    expect_lost: int = 0  # fields --strict refuses
 
 
 CASES = {
@@ -95,14 +96,15 @@ CASES = {
     "volcano-mpi-plugin.yaml": Case({"spec.framework": "mpi", "spec.workingDir": "/home",
                                      "spec.roles.launcher.replicas": 1, "spec.roles.worker.replicas": 2,
                                      "spec.restartPolicy": "OnFailure"},
-                                    task_roles={"mpimaster": "launcher", "mpiworker": "worker"},
-                                    gated="patches (spec v1.1): container names, the source's job policies"),
-    "volcano-mpi-noplugin.yaml": Case({"spec.framework": "mpi", "spec.backoffLimit": 2,
-                                       "spec.roles.worker.command": ["/usr/sbin/sshd", "-D"]},
-                                      task_roles={"mpimaster": "launcher", "mpiworker": "worker"}, framework="mpi",
-                                      gated="patches (spec v1.1): container names"),
-    "volcano-mxnet-names.yaml": Case({"spec.framework": "mxnet", "spec.roles.server.replicas": 1,
-                                      "spec.restartPolicy": "Never"}, framework="mxnet",
+                                    gated="taskName, containerName, patches: the source's job policies"),
+    "volcano-mpi-noplugin.yaml": Case({"spec.framework": "generic", "spec.backoffLimit": 2,
+                                       "spec.success": {"role": "mpimaster"},
+                                       "spec.roles.mpiworker.containerName": "mpiworker",
+                                       "spec.roles.mpiworker.command": ["/usr/sbin/sshd", "-D"]},
+                                      framework="generic", gated="framework generic, patches: the ssh plugin"),
+    "volcano-mxnet-names.yaml": Case({"spec.framework": "generic", "spec.roles.server.replicas": 1,
+                                      "spec.restartPolicy": "Never", "spec.containerName": "mxnet"},
+                                     framework="generic",
                                      gated="patches (spec v1.1): the source's task policies"),
     "volcano-pytorch-v11.yaml": Case({"spec.imagePullSecrets": ["regcred"], "spec.serviceAccountName": "trainer",
                                       "spec.port": 29500, "spec.backoffLimit": 5,
@@ -116,7 +118,7 @@ CASES = {
                                                                  "hostIPC", "value": True},
                                       "spec.patches.volcano.1": {"op": "add", "path": "/spec/tasks/2/template/spec/"
                                                                  "hostIPC", "value": True}},
-                                     task_roles={"trainer-master": "master", "trainer-worker": "worker"},
+                                     expect_lost=0,
                                      gated="imagePullSecrets, serviceAccountName, podAnnotations, env fieldRef, "
                                            "resources.requests/limits, patches (spec v1.1)"),
     "tf-legacy-master.yaml": Case({"spec.roles.chief.replicas": 1, "spec.restartPolicy": "ExitCode",
@@ -133,12 +135,13 @@ CASES = {
                                    "metadata.annotations": {"owner": "vision-team"},
                                    "spec.patches.kubeflow.0": {"op": "remove", "path": "/spec/tfReplicaSpecs/Chief/"
                                                                "template/spec/priorityClassName"}},
-                                  gated="patches (spec v1.1): the job's priority class is not on the pods"),
-    "volcano-tf-noplugin.yaml": Case({"spec.framework": "tensorflow", "spec.roles.ps.command.0": "sh",
-                                      "spec.patches.volcano.1": {"op": "add", "path": "/spec/tasks/1/dependsOn",
+                                  gated="patches (spec v1.1): the job's priority class is not on the pods",
+                                  expect_lost=1),
+    "volcano-tf-noplugin.yaml": Case({"spec.framework": "generic", "spec.roles.ps.command.0": "sh",
+                                      "spec.patches.volcano.2": {"op": "add", "path": "/spec/tasks/1/dependsOn",
                                                                  "value": {"name": ["ps"]}}},
                                      gated="patches (spec v1.1): svc plugin arguments, task dependsOn",
-                                     framework="tensorflow"),
+                                     framework="generic"),
     "mpi-wait-workers.yaml": Case({"spec.mpi": {"slotsPerWorker": 8},
                                    "spec.roles.launcher.resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
                                    "spec.roles.worker.resources": {"gpu": 8, "limits": {"rdma/hca": "1"}},
@@ -188,8 +191,9 @@ def test_import_writes_the_expected_spec(name):
     assert spec == result.spec
     for path, value in CASES[name].expect.items():
         assert lookup(spec, path) == value, path
-    # v1.1 only when the spec needs it
-    assert spec["apiVersion"] == ("trainspec/v1.1" if CASES[name].gated else "trainspec/v1")
+    # v1.1 / v1.2 only when the spec needs it
+    assert spec["apiVersion"] in (("trainspec/v1.1", "trainspec/v1.2") if CASES[name].gated else ("trainspec/v1",))
+    assert len(result.lost) == CASES[name].expect_lost, result.lost
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -234,8 +238,7 @@ def test_choices_are_comments():
     assert "# task mpimaster imported as role launcher (mpi plugin)" in text
     assert "task mpiworker imported as role worker (mpi plugin)" in text
     text = imported("volcano-mpi-noplugin.yaml").text
-    assert "task mpimaster imported as role launcher (its command runs mpirun)" in text
-    assert "task mpiworker imported as role worker (its command runs sshd)" in text
+    assert "framework: generic  # no framework plugin: one role per task, nothing injected" in text
     assert "mpi-operator's default" in imported("mpi-horovod-gpu-slots.yaml").text
 
 
@@ -261,19 +264,48 @@ def test_strict_carries_patches_and_refuses_only_losses(tmp_path):
 
 def test_strict_lists_every_lost_field_and_writes_nothing(tmp_path):
     out = tmp_path / "spec.yaml"
-    run = run_cli("import", str(HERE / "volcano-pytorch-v11.yaml"), "--strict", "-o", str(out))
+    source = HERE / "tf-legacy-master.yaml"
+    run = run_cli("import", str(source), "--strict", "-o", str(out))
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 2, lines
-    assert lines[0].startswith(f"{HERE / 'volcano-pytorch-v11.yaml'}:21:7: spec.tasks[0].name: task 'trainer-master' "
-                               "would be renamed 'master'")
-    assert ":45:7: spec.tasks[1].name:" in lines[1]
-    assert "Traceback" not in run.stderr
+    assert lines == [f"{source}:16:5: spec.tfReplicaSpecs.Master: replica type Master becomes Chief: TF_CONFIG names "
+                     "the task 'chief', not 'master'; expected a field the spec or a patch carries unchanged "
+                     "(--strict); hint: without --strict it is left out, with a warning"]
     assert not out.exists()
-    # without --strict: the same, as warnings, and a spec that validates
-    run = run_cli("import", str(HERE / "volcano-pytorch-v11.yaml"), "-o", str(out))
-    assert run.returncode == 0 and sum("NOT IMPORTED (lost)" in line for line in run.stderr.splitlines()) == 2
+    # without --strict: the same, as a warning, and a spec that validates
+    run = run_cli("import", str(source), "-o", str(out))
+    assert run.returncode == 0 and sum("NOT IMPORTED (lost)" in line for line in run.stderr.splitlines()) == 1
     assert run_cli("validate", str(out)).returncode == 0
+
+
+def test_volcano_task_and_container_names_are_kept(tmp_path):
+    """Volcano's own mpi example: the launcher reads /etc/volcano/mpiworker.host, so the names must stay."""
+    result = imported("volcano-mpi-noplugin.yaml")
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(result.text)
+    run = run_cli("compile", str(spec_path), "--target", "volcano")
+    job = [d for d in yaml.safe_load_all(run.stdout) if d and d["kind"] == "Job"][0]
+    assert [t["name"] for t in job["spec"]["tasks"]] == ["mpimaster", "mpiworker"]
+    assert [t["template"]["spec"]["containers"][0]["name"] for t in job["spec"]["tasks"]] == ["mpimaster",
+                                                                                               "mpiworker"]
+    assert not any("TF_CONFIG" in str(t) or "OMPI" in str(t) for t in job["spec"]["tasks"])
+    result = imported("volcano-mpi-plugin.yaml")
+    assert result.spec["spec"]["roles"]["launcher"]["taskName"] == "mpimaster" and result.lost == ()
+
+
+def test_volcano_policies_are_replaced_whole_not_doubled():
+    """A task's PodFailed policy is the source's only: trainspec's own PodFailed -> TerminateJob is not kept beside it."""
+    text = (HERE / "volcano-tf-plugin.yaml").read_text()
+    result = import_text(text, "m.yaml")
+    from trainspec.importer.verify import compile_text, job_objects
+
+    job = [d for d in job_objects(compile_text(result.text, "volcano")) if d["kind"] == "Job"][0]
+    source = yaml.safe_load(text)
+    for compiled, task in zip(job["spec"]["tasks"], source["spec"]["tasks"]):
+        events = [p.get("event") for p in compiled.get("policies") or []]
+        assert len(events) == len(set(events))
+        assert compiled.get("policies") == task.get("policies")
+    assert job["spec"].get("policies") == source["spec"].get("policies")
 
 
 def test_strict_accepts_a_fully_mapped_manifest(tmp_path):
@@ -340,8 +372,9 @@ def test_several_jobs_need_job_name(tmp_path):
     ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: x}\nspec:\n  plugins: {ray: []}\n  tasks:\n"
      "    - {name: head, template: {spec: {containers: [{name: c, image: i}]}}}\n", "Ray is not supported"),
     ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: x}\nspec:\n  tasks:\n"
+     "    - {name: a, template: {spec: {containers: [{name: c, image: i}]}}}\n"
      "    - {name: a, template: {spec: {containers: [{name: c, image: i}]}}}\n",
-     "cannot tell the framework"),
+     "two tasks share a name"),
 ])
 def test_bad_input_is_a_clear_error(tmp_path, text, message):
     path = tmp_path / "bad.yaml"

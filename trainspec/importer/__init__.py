@@ -40,6 +40,7 @@ LEGACY = {
 LEGACY_V1 = "upgrade to kubeflow.org/v1 (training-operator v1.0+): the replica specs keep their names " \
     "({field}), cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit move under spec.runPolicy"
 RAY_KINDS = ("RayJob", "RayCluster", "RayService")
+V12_FEATURES = {"framework generic", "taskName", "containerName", "success"}
 KNOWN_GROUPS = ("kubeflow.org", "batch.volcano.sh", "jobset.x-k8s.io", "trainer.kubeflow.org", "batch")
 
 
@@ -151,7 +152,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     else:
         spec = volcano.import_job(ctx, data) if is_volcano else kubeflow.import_job(ctx, data)
     if is_volcano:  # what trainspec writes itself, against the source: compile once without patches
-        draft = dict(spec, apiVersion="trainspec/v1.1" if ctx.v11 else spec["apiVersion"])
+        draft = dict(spec, apiVersion="trainspec/v1.2")
         compiled = [d for d in job_objects(checked_compile(yaml.safe_dump(draft), ctx.target, source))
                     if d.get("kind") == "Job"]
         volcano.policies(ctx, data, compiled[0])
@@ -161,7 +162,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
         spec["spec"]["patches"] = {ctx.target: patches(ctx)}
         ctx.uses("patches")
     if ctx.v11:
-        spec["apiVersion"] = "trainspec/v1.1"
+        spec["apiVersion"] = "trainspec/v1.2" if ctx.v11 & V12_FEATURES else "trainspec/v1.1"
         ctx.comment(("apiVersion",), "uses " + ", ".join(sorted(ctx.v11)))
     out = dump(spec, ctx, source)
     checked_compile(out, ctx.target, source)  # the imported spec always validates, patches included

@@ -7,15 +7,19 @@ from trainspec.compiler.model import DEFAULT_PORT, ROLE_ORDER
 from .context import Context
 from .pod import RESERVED_PREFIXES, RoleDraft, pointer
 
-NEW_FRAMEWORKS = ("xgboost", "paddle", "jax")
-HOISTED = ("image", "imagePullPolicy", "command", "args", "workingDir", "serviceAccountName", "nodeSelector",
-           "tolerations", "affinity", "securityContext", "podSecurityContext", "podLabels", "podAnnotations")
-SPEC_ORDER = ("framework", "image", "imagePullPolicy", "imagePullSecrets", "command", "args", "workingDir", "env",
-              "volumes", "accelerator", "serviceAccountName", "nodeSelector", "tolerations", "affinity",
+NEW_FRAMEWORKS = ("xgboost", "paddle", "jax", "generic")
+HOISTED = ("containerName", "image", "imagePullPolicy", "command", "args", "workingDir", "serviceAccountName",
+           "nodeSelector", "tolerations", "affinity", "securityContext", "podSecurityContext", "podLabels",
+           "podAnnotations")
+SPEC_ORDER = ("framework", "containerName", "image", "imagePullPolicy", "imagePullSecrets", "command", "args",
+              "workingDir", "env", "volumes", "accelerator", "serviceAccountName", "nodeSelector", "tolerations",
+              "affinity",
               "securityContext", "podSecurityContext", "podLabels", "podAnnotations", "restartPolicy",
               "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "cleanPodPolicy", "scheduling",
-              "port", "tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax", "roles", "patches")
-ROLE_FIELD_ORDER = ("replicas",) + tuple(k for k in SPEC_ORDER if k not in ("framework", "roles", "patches")) + (
+              "port", "success", "tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax", "roles",
+              "patches")
+ROLE_FIELD_ORDER = ("replicas", "taskName") + tuple(k for k in SPEC_ORDER if k not in ("framework", "roles",
+                                                                                      "patches", "success")) + (
     "priorityClassName", "resources", "initContainers", "lifecycle", "probes")
 V11_FIELDS = ("imagePullPolicy", "imagePullSecrets", "serviceAccountName", "nodeSelector", "tolerations", "affinity",
               "securityContext", "podSecurityContext", "podLabels", "podAnnotations", "priorityClassName")
@@ -50,7 +54,7 @@ def _all_equal(values: list) -> bool:
 def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], bases: dict[str, str],
              job: dict, restart: dict[str, str | None], replicas: dict[str, int]) -> dict:
     """The spec as data: `job` holds the job-level fields the source module mapped (runPolicy, ...)."""
-    names = [n for n in ROLE_ORDER[framework] if n in drafts]
+    names = list(drafts) if framework == "generic" else [n for n in ROLE_ORDER[framework] if n in drafts]
     roles = {n: drafts[n].body for n in names}
     job_labels = metadata(meta).get("labels", {})
     for n in names:  # trainspec copies the job's labels onto every pod template

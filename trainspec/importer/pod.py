@@ -25,11 +25,13 @@ INJECTED_ENV = {
     "paddle": ("PYTHONUNBUFFERED", "PADDLE_JOB_ID", "PADDLE_NNODES", "PADDLE_MASTER", "PADDLE_SERVER_NUM",
                "PADDLE_TRAINER_NUM", "POD_IP_DUMMY"),
     "jax": ("PYTHONUNBUFFERED", "COORDINATOR_PORT", "COORDINATOR_ADDRESS", "NUM_PROCESSES", "PROCESS_ID"),
+    "generic": (),  # nothing is injected but what every replica gets (ALWAYS_INJECTED)
 }
 ALWAYS_INJECTED = ("TRAINSPEC_*", "VC_*", "VK_TASK_INDEX")
-CONTAINER_NAME = {fw: fw for fw in INJECTED_ENV}
+CONTAINER_NAME = {fw: fw for fw in INJECTED_ENV} | {"generic": "main"}
 PORT_NAMES = {"tensorflow": "tfjob-port", "pytorch": "pytorchjob-port", "mxnet": "mxjob-port",
-              "mpi": "mpijob-port", "xgboost": "xgboostjob-port", "paddle": "master", "jax": "jaxjob-port"}
+              "mpi": "mpijob-port", "xgboost": "xgboostjob-port", "paddle": "master", "jax": "jaxjob-port",
+              "generic": "trainspec"}
 # Label and annotation prefixes trainspec writes itself and a spec may not set (compiler/validate.py).
 RESERVED_PREFIXES = ("app.kubernetes.io/", "trainspec.dev/")
 GPU_SUFFIXES = ("/gpu", "/npu", "/mlu", "/dcu")
@@ -144,9 +146,14 @@ class PodImporter:
         main = next((i for i, c in enumerate(containers) if c.get("name") == CONTAINER_NAME[self.framework]), 0)
         name = containers[main].get("name")
         if name != CONTAINER_NAME[self.framework] and isinstance(name, str):
-            # The operators find their container by name (JAXJob's port, TFJob's TF_CONFIG): keep it.
-            ctx.unmap(path + ("containers", main, "name"), "replace", f"{base}/containers/0/name", name,
-                      f"the training container is named {name!r}, not {CONTAINER_NAME[self.framework]!r}")
+            # Commands and tools may name the container (`kubectl logs -c`, JAXJob's port): keep it.
+            if ctx.target == "volcano" or self.framework == "mpi":
+                draft.body["containerName"] = name
+                ctx.uses("containerName")
+            else:  # the Kubeflow webhooks want their default name: the kubeflow target refuses another
+                ctx.unmap(path + ("containers", main, "name"), "replace", f"{base}/containers/0/name", name,
+                          f"the training container is named {name!r}, not {CONTAINER_NAME[self.framework]!r} "
+                          "(containerName is refused on the kubeflow target)")
         self.main = main
         mounts = self.container(containers[main], path + ("containers", main), f"{base}/containers/0", draft)
         for i, other in enumerate(containers):
@@ -288,6 +295,9 @@ class PodImporter:
             draft.body["resources"] = {k: out[k] for k in order if k in out}
 
     def ports(self, ports: list, path: tuple, base: str, draft: RoleDraft) -> None:
+        if self.framework == "generic" and ports:  # no framework port to find: the list as written
+            self.ctx.unmap(path, "add", f"{base}/ports", ports, "ports of a generic job's container")
+            return
         for i, port in enumerate(ports):
             if isinstance(port, dict) and port.get("name") == PORT_NAMES[self.framework] and \
                     isinstance(port.get("containerPort"), int) and port.get("protocol", "TCP") == "TCP" and \

@@ -27,8 +27,6 @@ JOB_FIELDS = ("schedulerName", "minAvailable", "queue", "priorityClassName", "ma
 # Kubeflow's ExitCode as the volcano target writes it: 1-127 are permanent, anything else restarts.
 EXIT_CODE_POLICIES = [{"exitCode": code, "action": "TerminateJob"} for code in range(1, 128)] + [
     {"event": "PodFailed", "action": "RestartJob"}]
-LAUNCHERS = ("mpirun", "mpiexec", "horovodrun")
-FRAMEWORK_ENV = {"tensorflow": "TF_CONFIG", "mxnet": "the DMLC_* variables", "pytorch": "MASTER_ADDR, RANK..."}
 
 
 def import_job(ctx: Context, data: dict) -> dict:
@@ -42,7 +40,7 @@ def import_job(ctx: Context, data: dict) -> dict:
     plugins: dict = spec.get("plugins") or {}
     framework, roles_of, port = _roles(ctx, tasks, plugins)
     names = [roles_of[i] for i in range(len(tasks))]
-    order = [n for n in ROLE_ORDER[framework] if n in names]
+    order = names if framework == "generic" else [n for n in ROLE_ORDER[framework] if n in names]
     counts = {roles_of[i]: int(t.get("replicas", 1)) for i, t in enumerate(tasks)}
     if volcano_node_rank_split(framework, False, counts):  # the target writes a task per replica
         first = 0
@@ -84,6 +82,7 @@ def import_job(ctx: Context, data: dict) -> dict:
         job_policies = [p for p in job_policies if p not in EXIT_CODE_POLICIES]
         ctx.comment(("spec", "restartPolicy"), "the job's exit-code policies (1-127 terminate, others restart)")
     drafts: dict[str, RoleDraft] = {}
+    deciders: list[str] = []
     bases: dict[str, str] = {}
     restart: dict[str, str | None] = {}
     replicas: dict[str, int] = {}
@@ -114,7 +113,15 @@ def import_job(ctx: Context, data: dict) -> dict:
                 task_policies = [p for p in task_policies if p not in EXIT_CODE_POLICIES]
         replicas[role] = task.get("replicas", 1)
         ctx.compiled_index[role] = compiled
+        if role in ctx.task_names:
+            draft.body["taskName"] = ctx.task_names[role]
+            ctx.uses("taskName")
+        if framework == "generic" and {"event": "TaskCompleted", "action": "CompleteJob"} in task_policies:
+            deciders.append(role)
         drafts[role] = draft
+    if len(deciders) == 1:  # the rest of the policies is compared with the compiled job's (`policies`)
+        job["success"] = {"role": deciders[0]}
+        ctx.uses("success")
     deadlines = [d.taken.get("activeDeadlineSeconds") for d in drafts.values()]
     if all(deadlines) and len({d[0] for d in deadlines if d}) == 1:
         job["activeDeadlineSeconds"] = deadlines[0][0]  # type: ignore[index]
@@ -159,43 +166,17 @@ def _roles(ctx: Context, tasks: list[dict], plugins: dict) -> tuple[str, dict[in
             if name != task_role[name]:
                 ctx.comment(("spec", "roles", task_role[name]),
                             f"task {name} imported as role {task_role[name]} ({plugin} plugin)")
-                ctx.lose(("spec", "tasks", i, "name"), f"task {name!r} would be renamed {task_role[name]!r}: its "
-                         f"hostnames, /etc/volcano/{name}.host and the plugin arguments change")
+                ctx.task_names[task_role[name]] = name
         return framework, out, port
-    return _guess(ctx, tasks, names)
+    return _generic(ctx, tasks, names)
 
 
-def _command_text(task: dict) -> str:
-    containers = ((task.get("template") or {}).get("spec") or {}).get("containers") or [{}]
-    first = containers[0] if isinstance(containers[0], dict) else {}
-    return " ".join(str(s) for s in (first.get("command") or []) + (first.get("args") or []))
-
-
-def _guess(ctx: Context, tasks: list[dict], names: list[str]) -> tuple[str, dict[int, str], None]:
-    texts = [_command_text(t) for t in tasks]
-    launcher = [i for i, text in enumerate(texts) if any(word in text.split() or f"/{word}" in text
-                                                        for word in LAUNCHERS)]
-    if len(launcher) == 1 and len(tasks) == 2:
-        worker = 1 - launcher[0]
-        out = {launcher[0]: "launcher", worker: "worker"}
-        ctx.comment(("spec", "roles", "launcher"), f"task {names[launcher[0]]} imported as role launcher "
-                    "(its command runs mpirun)")
-        how = "its command runs sshd" if "sshd" in texts[worker] else "the other task of an MPI job"
-        ctx.comment(("spec", "roles", "worker"), f"task {names[worker]} imported as role worker ({how})")
-        ctx.lose(("spec", "plugins"), "no mpi plugin: the compiled job gains the mpi plugin, its hostfile and "
-                 "its tasks are renamed launcher/worker")
-        return "mpi", out, None
-    for framework in ("tensorflow", "mxnet", "pytorch"):
-        roles = ROLE_ORDER[framework]
-        if len(set(names)) == len(names) and set(names) <= set(roles) and \
-                (framework != "pytorch" or "master" in names):
-            ctx.comment(("spec", "framework"), f"no framework plugin: {framework} chosen from the task names")
-            ctx.lose(("spec", "plugins"), f"no framework plugin: as {framework} the compiled job gains "
-                     f"{FRAMEWORK_ENV[framework]}, which the source does not set")
-            return framework, dict(enumerate(names)), None
-    raise ctx.fail(("spec", "tasks"), "cannot tell the framework and roles of this Volcano Job",
-                   "a tensorflow, pytorch or mpi plugin, or task names of one framework's roles",
-                   "add e.g. plugins: {pytorch: [--master=NAME, --worker=NAME]}")
+def _generic(ctx: Context, tasks: list[dict], names: list[str]) -> tuple[str, dict[int, str], None]:
+    """No framework plugin: a generic job, one role per task under the task's own name (nothing injected)."""
+    if len(set(names)) != len(names):
+        raise ctx.fail(("spec", "tasks"), "two tasks share a name", "unique task names")
+    ctx.comment(("spec", "framework"), "no framework plugin: one role per task, nothing injected")
+    return "generic", dict(enumerate(names)), None
 
 
 def _plugins(ctx: Context, plugins: dict, framework: str, port: int | None) -> None:
