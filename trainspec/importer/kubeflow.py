@@ -50,12 +50,17 @@ def import_job(ctx: Context, data: dict) -> dict:
 
     job: dict = {}
     block: dict = {}
+    legacy: dict = {}
     for key, value in spec.items():
         path: tuple = ("spec", key)
         if key == field:
             continue
         if key == "runPolicy" and isinstance(value, dict):
             _run_policy(ctx, value, job)
+        elif key in RUN_POLICY and framework != "mpi":
+            # kubeflow/tf-operator v1.0 had these beside the replica specs; runPolicy took them over
+            legacy[key] = value
+            ctx.comment(("spec", key), f"from the legacy spec.{key} (now runPolicy.{key})")
         elif framework == "tensorflow" and key == "successPolicy":
             if value == "AllWorkers":
                 block["successPolicy"] = "AllWorkers"
@@ -89,6 +94,8 @@ def import_job(ctx: Context, data: dict) -> dict:
         else:
             ctx.unmap(path, "add", f"/spec/{key}", value)
 
+    for key, value in legacy.items():
+        job.setdefault(key, value)  # runPolicy's own wins
     lower = {t.lower(): (t, role) for t, role in types.items()}
     drafts: dict[str, RoleDraft] = {}
     bases: dict[str, str] = {}
