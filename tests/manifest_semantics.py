@@ -276,3 +276,52 @@ def _diff(a, b, path: str) -> list[str]:
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [d for i, (x, y) in enumerate(zip(a, b)) for d in _diff(x, y, f"{path}[{i}]")]
     return [] if a == b else [f"{path}: source {a!r} != compiled {b!r}"]
+
+
+# --- exact comparison (JobSet, batch/v1 Job, generic Volcano jobs) -------------------------------
+
+# What the controllers default when a key is absent: the same job whether written or not.
+DEFAULTS = {("JobSet", "job"): {"completionMode": "Indexed"}}
+
+
+def exact_diff(source: dict, compiled: dict) -> list[str]:
+    """Differences between two objects of one kind, field by field, after removing only what trainspec adds
+    to every job (its reserved labels, the TRAINSPEC_* env, a generic job's `trainspec` port, the job's
+    labels copied onto pod templates).  Stricter than `semantic_diff`: no operator defaults but DEFAULTS."""
+    a, b = copy.deepcopy(source), copy.deepcopy(compiled)
+    job_labels = _own_removed((a.get("metadata") or {}).get("labels"))
+    for obj in (a, b):
+        obj.setdefault("metadata", {}).setdefault("namespace", "default")
+        _strip(obj, job_labels if obj is b else {}, obj.get("kind", ""))
+    return _diff(a, b, "")
+
+
+def _strip(node, job_labels: dict, kind: str, parent: str = "") -> None:
+    if isinstance(node, dict):
+        for key in ("labels", "annotations"):
+            if isinstance(node.get(key), dict):
+                node[key] = {k: v for k, v in node[key].items() if not k.startswith(("app.kubernetes.io/",
+                                                                                     "trainspec.dev/"))}
+                if key == "labels" and parent == "pod":
+                    node[key] = {k: v for k, v in node[key].items() if job_labels.get(k) != v}
+                if not node[key]:
+                    del node[key]
+        if isinstance(node.get("env"), list):
+            node["env"] = [e for e in node["env"] if not str(e.get("name", "")).startswith("TRAINSPEC_")]
+            if not node["env"]:
+                del node["env"]
+        if isinstance(node.get("ports"), list):
+            node["ports"] = [p for p in node["ports"] if p.get("name") != "trainspec"]
+            if not node["ports"]:
+                del node["ports"]
+        if "completions" in node or "parallelism" in node:  # a Job spec
+            for k, v in DEFAULTS.get((kind, "job"), {}).items():
+                node.setdefault(k, v)
+        for key, value in list(node.items()):
+            _strip(value, job_labels, kind, "pod" if key == "template" and "containers" in (
+                (value or {}).get("spec") or {}) else key)
+        if node.get("metadata") == {}:
+            del node["metadata"]
+    elif isinstance(node, list):
+        for item in node:
+            _strip(item, job_labels, kind, parent)

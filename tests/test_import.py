@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from manifest_semantics import job_object, semantic_diff
+from manifest_semantics import exact_diff, job_object, semantic_diff
 
 from trainspec.cli import main
 from trainspec.compiler import SpecErrors, load_plans
@@ -151,6 +151,9 @@ CASES = {
                                        {"op": "add", "path": "/spec/launcherCreationPolicy",
                                         "value": "WaitForWorkersReady"}]},
                                   gated="resources.requests/limits, securityContext, patches (spec v1.1)"),
+    "jobset-simple.yaml": Case({"spec.framework": "generic", "spec.success": {"role": "driver"},
+                                "spec.roles.workers.replicas": 4, "spec.roles.driver.containerName": "driver"},
+                               gated="framework generic, patches: startupPolicy, failurePolicy"),
     "trainjob-torch.yaml": Case({"spec.framework": "pytorch", "spec.roles.master.replicas": 1,
                                  "spec.roles.worker.replicas": 1, "spec.command": ["torchrun", "/workspace/mnist.py"]}),
     "tf-unmapped.yaml": Case({"spec.scheduling": {"minAvailable": 3}, "spec.patches.kubeflow.0":
@@ -215,6 +218,13 @@ def test_round_trip_is_semantically_equal(name, tmp_path, capsys):
             pytest.skip(f"needs {case.gated}: {first}")
         pytest.fail(f"the imported spec of a v1 manifest is invalid: {first}")
     assert main(["compile", str(spec_path), "--target", result.target, "-o", str(out)]) == 0, capsys.readouterr().err
+    if result.target in ("jobset", "k8s"):
+        kinds = {"jobset": "JobSet", "k8s": "Job"}
+        compiled = [d for d in yaml.safe_load_all(out.read_text()) if d and d["kind"] == kinds[result.target]]
+        source = [d for d in yaml.safe_load_all((HERE / name).read_text()) if d and d["kind"] == kinds[result.target]]
+        assert len(compiled) == len(source)
+        assert [exact_diff(a, b) for a, b in zip(source, compiled)] == [[]] * len(source)
+        return
     compiled = job_object(list(yaml.safe_load_all(out.read_text())))
     source = job_object(list(yaml.safe_load_all((HERE / name).read_text())))
     assert semantic_diff(source, compiled, case.task_roles, case.framework) == []

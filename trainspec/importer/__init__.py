@@ -16,7 +16,7 @@ from trainspec.compiler.errors import SpecError, SpecErrors, dotted
 from .context import Context
 
 KUBEFLOW_KINDS = ("TFJob", "PyTorchJob", "MXJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")
-SUPPORTED = ", ".join(KUBEFLOW_KINDS) + ", Volcano Job, TrainJob"
+SUPPORTED = ", ".join(KUBEFLOW_KINDS) + ", Volcano Job, TrainJob, JobSet, batch/v1 Job, OpenPAI job config"
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,28 @@ V12_FEATURES = {"framework generic", "taskName", "containerName", "success"}
 KNOWN_GROUPS = ("kubeflow.org", "batch.volcano.sh", "jobset.x-k8s.io", "trainer.kubeflow.org", "batch")
 
 
-def _is_job(data) -> bool:
+def source_of(data) -> str | None:
+    """Which importer reads this document: kubeflow, volcano, trainjob, jobset, batch or openpai (None: not a job)."""
     if not isinstance(data, dict):
-        return False
+        return None
     kind, api = data.get("kind"), str(data.get("apiVersion", ""))
-    return kind in KUBEFLOW_KINDS and api.startswith("kubeflow.org/") or \
-        kind == "Job" and api.startswith("batch.volcano.sh/") or kind == "TrainJob" and api.startswith("trainer.")
+    if kind in KUBEFLOW_KINDS and api.startswith("kubeflow.org/"):
+        return "kubeflow"
+    if kind == "Job" and api.startswith("batch.volcano.sh/"):
+        return "volcano"
+    if kind == "TrainJob" and api.startswith("trainer.kubeflow.org/"):
+        return "trainjob"
+    if kind == "JobSet" and api.startswith("jobset.x-k8s.io/"):
+        return "jobset"
+    if kind == "Job" and api == "batch/v1":
+        return "batch"
+    if kind is None and "taskRoles" in data and ("jobName" in data or "protocolVersion" in data):
+        return "openpai"
+    return None
+
+
+def _is_job(data) -> bool:
+    return source_of(data) is not None
 
 
 def _refused(doc, source: str) -> SpecErrors | None:
@@ -137,25 +153,51 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
 
     docs = _from_yaml_text(source, text)
     doc = select(docs, source, job)
-    kind = doc.data["kind"]
-    is_volcano = kind == "Job"
-    data = checked(doc, None if is_volcano else "trainjob" if kind == "TrainJob" else kubeflow.KINDS[kind][2])
-    ctx = Context(doc, "volcano" if is_volcano else "trainjob" if kind == "TrainJob" else "kubeflow")
-    meta = data.get("metadata")
-    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
-        raise ctx.fail(("metadata",), "the job has no name", "metadata.name")
-    if kind == "TrainJob":
-        from . import trainjob
+    kind = source_of(doc.data)
+    # the target whose compiled output the source is (its patches address that output)
+    target = {"batch": "k8s", "openpai": "k8s"}.get(str(kind), str(kind))
+    shape = kubeflow.KINDS[doc.data["kind"]][2] if kind == "kubeflow" else None if kind == "volcano" else kind
+    data = checked(doc, shape)
+    ctx = Context(doc, target)
+    if kind == "openpai":
+        from . import openpai
 
-        ctx.patchable = False
-        spec = trainjob.import_job(ctx, data, docs, runtime)
+        ctx.patchable = False  # no trainspec target writes OpenPAI: what has no spec field is lost
+        spec = openpai.import_job(ctx, data)
     else:
-        spec = volcano.import_job(ctx, data) if is_volcano else kubeflow.import_job(ctx, data)
-    if is_volcano:  # what trainspec writes itself, against the source: compile once without patches
+        meta = data.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            raise ctx.fail(("metadata",), "the job has no name", "metadata.name")
+        if kind == "trainjob":
+            from . import trainjob
+
+            ctx.patchable = False
+            spec = trainjob.import_job(ctx, data, docs, runtime)
+        elif kind == "jobset":
+            from . import jobset
+
+            spec = jobset.import_job(ctx, data)
+        elif kind == "batch":
+            from . import batch
+
+            spec = batch.import_job(ctx, data, docs)
+        else:
+            spec = volcano.import_job(ctx, data) if kind == "volcano" else kubeflow.import_job(ctx, data)
+    after = {"volcano": ("Job", volcano.policies)}
+    if kind == "jobset":
+        from . import jobset
+
+        after["jobset"] = ("JobSet", jobset.after_compile)
+    if kind == "batch":
+        from . import batch
+
+        after["batch"] = ("Job", batch.after_compile)
+    if kind in after:  # what trainspec writes itself, against the source: compile once without patches
+        compiled_kind, compare = after[str(kind)]
         draft = dict(spec, apiVersion="trainspec/v1.2")
-        compiled = [d for d in job_objects(checked_compile(yaml.safe_dump(draft), ctx.target, source))
-                    if d.get("kind") == "Job"]
-        volcano.policies(ctx, data, compiled[0])
+        compiled = [d for d in job_objects(checked_compile(yaml.safe_dump(draft, sort_keys=False), ctx.target, source))
+                    if d.get("kind") == compiled_kind]
+        compare(ctx, data, compiled[0] if len(compiled) == 1 else compiled)
     if strict and ctx.losses:
         raise ctx.strict_errors()
     if ctx.unmapped:

@@ -147,7 +147,7 @@ class PodImporter:
         name = containers[main].get("name")
         if name != CONTAINER_NAME[self.framework] and isinstance(name, str):
             # Commands and tools may name the container (`kubectl logs -c`, JAXJob's port): keep it.
-            if ctx.target == "volcano" or self.framework == "mpi":
+            if ctx.target != "kubeflow" or self.framework == "mpi":
                 draft.body["containerName"] = name
                 ctx.uses("containerName")
             else:  # the Kubeflow webhooks want their default name: the kubeflow target refuses another
