@@ -138,7 +138,7 @@ CASES = {
                                   gated="patches (spec v1.1): the job's priority class is not on the pods",
                                   expect_lost=1),
     "volcano-tf-noplugin.yaml": Case({"spec.framework": "generic", "spec.roles.ps.command.0": "sh",
-                                      "spec.patches.volcano.2": {"op": "add", "path": "/spec/tasks/1/dependsOn",
+                                      "spec.patches.volcano.1": {"op": "add", "path": "/spec/tasks/1/dependsOn",
                                                                  "value": {"name": ["ps"]}}},
                                      gated="patches (spec v1.1): svc plugin arguments, task dependsOn",
                                      framework="generic"),

@@ -179,24 +179,40 @@ def _generic(ctx: Context, tasks: list[dict], names: list[str]) -> tuple[str, di
     return "generic", dict(enumerate(names)), None
 
 
+SERVICE_PLUGINS = ("env", "svc", "ssh")  # compared with what the volcano target writes (`policies`)
+
+
 def _plugins(ctx: Context, plugins: dict, framework: str, port: int | None) -> None:
-    ours = {"env", "svc", framework} | ({"ssh"} if framework == "mpi" else set())
     for name, args in plugins.items():
         path = ("spec", "plugins", name)
         args = args or []
-        if name not in ours:
+        if name in SERVICE_PLUGINS:
+            continue
+        if name != framework:
             ctx.unmap(path, "add", pointer("spec", "plugins", name), args, f"plugin {name} is not one trainspec uses")
-        elif name == "svc" and not set(map(str, args)) <= {"--publish-not-ready-addresses",
-                                                          "--publish-not-ready-addresses=true"}:
-            ctx.unmap(path, "replace", "/spec/plugins/svc", args, "svc plugin arguments trainspec does not write")
-        elif name == "ssh" and not set(map(str, args)) <= {"--ssh-key-file-path=/root/.ssh"}:
-            ctx.unmap(path, "replace", "/spec/plugins/ssh", args, "ssh plugin arguments trainspec does not write")
-        elif name == framework:
+        else:
             flags = set(PLUGIN_ROLES[framework][1]) | {"port"}
             extra = [a for a in args if str(a).lstrip("-").partition("=")[0] not in flags]
             if extra:
                 ctx.unmap(path, "add", pointer("spec", "plugins", name) + "/-", extra[0] if len(extra) == 1
                           else extra, f"{name} plugin arguments trainspec does not write")
+
+
+def _service_plugins(ctx: Context, plugins: dict, compiled: dict) -> None:
+    """env, svc and ssh exactly as the source has them: `--publish-not-ready-addresses` changes DNS, an ssh
+    plugin the source lacks adds keys and a sshd config."""
+    def norm(name: str, args) -> list[str]:
+        out = [str(a) for a in args or []]
+        return [a for a in out if a != "--ssh-key-file-path=/root/.ssh"] if name == "ssh" else out
+
+    for name in SERVICE_PLUGINS:
+        path = ("spec", "plugins", name)
+        if name in plugins and (name not in compiled or norm(name, plugins[name]) != norm(name, compiled[name])):
+            ctx.unmap(path, "add", pointer("spec", "plugins", name), list(plugins[name] or []),
+                      f"{name} plugin arguments trainspec does not write")
+        elif name not in plugins and name in compiled:
+            ctx.unmap(("spec", "plugins") if plugins else ("spec",), "remove", pointer("spec", "plugins", name),
+                      None, f"the {name} plugin is written by trainspec, not in the source")
 
 
 def _exit_code(policies: list) -> bool:
@@ -211,6 +227,7 @@ def policies(ctx: Context, data: dict, compiled: dict) -> None:
     the webhook rejects a duplicate event.  So a differing list is replaced by the source's.
     """
     spec, out = data.get("spec") or {}, compiled.get("spec") or {}
+    _service_plugins(ctx, spec.get("plugins") or {}, out.get("plugins") or {})
     want, have = list(spec.get("policies") or []), list(out.get("policies") or [])
     if want != have:
         _policy_op(ctx, ("spec", "policies") if want else ("spec",), "/spec/policies", want,
