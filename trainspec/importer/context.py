@@ -99,9 +99,9 @@ class Context:
         out, seen = [], set()
         items: list = [*self.unmapped, *self.losses]
         for item in sorted(items, key=lambda u: (self.position(u.path), isinstance(u, Loss))):
-            if (item.path, type(item)) in seen:
+            if (item.path, type(item), item.why) in seen:  # one line per field and reason (task copies share)
                 continue
-            seen.add((item.path, type(item)))
+            seen.add((item.path, type(item), item.why))
             line, column = self.position(item.path)
             what = "NOT IMPORTED (lost)" if isinstance(item, Loss) else \
                 f"imported as a patch (spec.patches.{self.target})"
