@@ -152,6 +152,9 @@ CASES = {
                                        {"op": "add", "path": "/spec/launcherCreationPolicy",
                                         "value": "WaitForWorkersReady"}]},
                                   gated="resources.requests/limits, securityContext, patches (spec v1.1)"),
+    "indexed-job.yaml": Case({"spec.framework": "generic", "spec.roles.example-workload.replicas": 3},
+                             gated="framework generic", expect_lost=2,
+                             no_round_trip="the k8s target writes one Job per replica: a loss (test below)"),
     "jobset-simple.yaml": Case({"spec.framework": "generic", "spec.success": {"role": "driver"},
                                 "spec.roles.workers.replicas": 4, "spec.roles.driver.containerName": "driver"},
                                gated="framework generic, patches: startupPolicy, failurePolicy"),
@@ -561,3 +564,39 @@ def test_openpai_runtime_variables_and_secrets_are_losses(tmp_path):
     assert "<% $secrets.key %> is not written into a spec" in run.stderr
     run = run_cli("import", str(path))
     assert run.returncode == 0 and run.stderr.count("NOT IMPORTED (lost)") == 2
+
+
+# --- batch/v1 Jobs --------------------------------------------------------------------------------
+
+def test_the_k8s_targets_own_output_round_trips(tmp_path):
+    """specs/ compiled to k8s, imported --strict, compiled again: the same file (a generic job)."""
+    spec = tmp_path / "gen.yaml"
+    spec.write_text("apiVersion: trainspec/v1.2\nkind: TrainingJob\nmetadata: {name: gen, labels: {team: a}}\n"
+                    "spec:\n  framework: generic\n  image: busybox\n  command: [sh, -c, 'echo $TRAINSPEC_INDEX']\n"
+                    "  roles:\n    server: {replicas: 1, resources: {cpu: '1'}}\n    client: {replicas: 2}\n")
+    first = run_cli("compile", str(spec), "--target", "k8s")
+    assert first.returncode == 0, first.stderr
+    compiled = tmp_path / "k8s.yaml"
+    compiled.write_text(first.stdout)
+    imported_spec = tmp_path / "imported.yaml"
+    run = run_cli("import", str(compiled), "--strict", "-o", str(imported_spec))
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    again = run_cli("compile", str(imported_spec), "--target", "k8s")
+    assert again.stdout.split("\n", 1)[1] == first.stdout.split("\n", 1)[1]  # all but the header naming the source
+
+
+def test_templated_per_replica_values_of_k8s_output_are_a_loss(tmp_path):
+    compiled = tmp_path / "k8s.yaml"
+    compiled.write_text(run_cli("compile", str(Path(__file__).parent.parent / "specs" / "tf-args-style.yaml"),
+                                "--target", "k8s").stdout)
+    run = run_cli("import", str(compiled), "--strict")
+    assert run.returncode == 2 and "replicas run different commands or env" in run.stderr
+
+
+def test_a_foreign_indexed_job_imports_but_strict_refuses_the_change():
+    result = imported("indexed-job.yaml")
+    assert result.spec["spec"]["roles"] == {"example-workload": {"replicas": 3}}
+    assert result.spec["spec"]["command"][2].startswith("for i in 0 1 2; do until ping")
+    lost = [e.format() for e in result.lost]
+    assert any("one Job and headless Service per replica" in e and "migrate --to jobset" in e for e in lost)
+    assert any("spec.template.spec.subdomain" in e for e in lost)

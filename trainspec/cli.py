@@ -170,10 +170,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("shell", choices=("bash", "zsh", "fish"))
     p.set_defaults(func=cmd_completion)
 
-    p = sub.add_parser("import", help="turn a Kubeflow v1 job, MPIJob or Volcano Job into a spec",
-                       description="Read a TFJob, PyTorchJob, MXJob, XGBoostJob, PaddleJob, JAXJob, MPIJob v2beta1 "
-                                   "or Volcano Job and write a spec. Fields with no spec field go to spec.patches "
-                                   "(one warning each); --strict makes them errors. '-' is stdin / stdout.",
+    p = sub.add_parser("import", help="turn a training job (Kubeflow, MPIJob, Volcano, JobSet, TrainJob, batch Job, "
+                       "OpenPAI) into a spec",
+                       description="Read a TFJob, PyTorchJob, MXJob, XGBoostJob, PaddleJob, JAXJob, MPIJob v2beta1, "
+                                   "Volcano Job, JobSet, TrainJob (+ its runtime), batch/v1 Job or OpenPAI job config "
+                                   "and write a spec. Fields with no spec field go to spec.patches (one warning "
+                                   "each); what nothing carries is a warning, and with --strict an error (exit 2). "
+                                   "'-' is stdin / stdout.",
                        epilog="example:\n  trainspec import tfjob.yaml -o specs/mnist.yaml",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("manifest", metavar="MANIFEST")

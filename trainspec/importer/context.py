@@ -43,6 +43,8 @@ class Context:
     # (compiler/checks.py volcano_node_rank_split); a patch into that task applies to each.
     task_copies: dict[int, list[int]] = field(default_factory=dict)
     patchable: bool = True  # False: the source's target output has no place for a patch (trainjob)
+    job_name: str = ""  # the job's name when it is not the document's (the k8s target's per-replica Jobs)
+    group: list = field(default_factory=list)  # the k8s target's per-replica Jobs of one job (batch.py)
     task_names: dict[str, str] = field(default_factory=dict)  # role -> the upstream task name it keeps
     compiled_index: dict[str, int] = field(default_factory=dict)  # Volcano: role -> its task in trainspec's order
 

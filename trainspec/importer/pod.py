@@ -123,7 +123,7 @@ class PodImporter:
                 for k, v in value.items():
                     if not k.startswith(RESERVED_PREFIXES):
                         kept[k] = str(v)  # the operators' and Volcano's keys too: carried as written
-                    elif str(v) != self.own_label(k):
+                    elif k != "trainspec.dev/index" and str(v) != self.own_label(k):
                         self.ctx.unmap(path + (key, k), "add", f"{base}/{key}/{pointer(k)[1:]}", str(v),
                                        f"{k} is a key trainspec sets itself")
                 if kept:
@@ -133,7 +133,7 @@ class PodImporter:
 
     def own_label(self, key: str) -> str | None:
         """The value trainspec writes for one of its own pod-template keys (None: one it does not write alike)."""
-        job = str((self.ctx.doc.data.get("metadata") or {}).get("name"))
+        job = self.ctx.job_name or str((self.ctx.doc.data.get("metadata") or {}).get("name"))
         return {"app.kubernetes.io/name": job, "app.kubernetes.io/instance": job, "app.kubernetes.io/part-of": job,
                 "app.kubernetes.io/managed-by": "trainspec", "app.kubernetes.io/component": self.role,
                 "trainspec.dev/job": job, "trainspec.dev/role": self.role}.get(key)
@@ -229,6 +229,7 @@ class PodImporter:
                 body.setdefault("probes", {})[PROBE_KEYS[key]] = self.probe(value)
             else:
                 ctx.unmap(kp, "add", f"{base}/{key}", value)
+        self.dropped_env = [n for n in self.dropped_env if not n.startswith("TRAINSPEC_")]  # every replica's
         if self.dropped_env:
             ctx.comment(("spec", "roles", self.role), "env set by the operator not imported: "
                         + ", ".join(self.dropped_env))
@@ -295,7 +296,8 @@ class PodImporter:
             draft.body["resources"] = {k: out[k] for k in order if k in out}
 
     def ports(self, ports: list, path: tuple, base: str, draft: RoleDraft) -> None:
-        if self.framework == "generic" and ports:  # no framework port to find: the list as written
+        own = [p for p in ports if isinstance(p, dict) and p.get("name") == PORT_NAMES["generic"]]
+        if self.framework == "generic" and ports and not (len(ports) == 1 and own):  # the list as written
             self.ctx.unmap(path, "add", f"{base}/ports", ports, "ports of a generic job's container")
             return
         for i, port in enumerate(ports):
