@@ -26,7 +26,7 @@ def _rjobs(data: dict) -> list:
 def import_job(ctx: Context, data: dict) -> dict:
     if data.get("apiVersion") != API:
         raise ctx.fail(("apiVersion",), f"JobSet {data.get('apiVersion')!r} is not supported", API)
-    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+    spec: dict = data["spec"] if isinstance(data.get("spec"), dict) else {}
     rjobs = _rjobs(data)
     if not isinstance(rjobs, list) or not rjobs or not all(isinstance(r, dict) for r in rjobs):
         raise ctx.fail(("spec", "replicatedJobs"), "a JobSet without replicatedJobs", "a list of replicatedJobs")

@@ -98,8 +98,8 @@ def import_job(ctx: Context, data: dict) -> dict:
         if not isinstance(count, int) or count < 0:
             raise ctx.fail(path + ("instances" if v2 else "taskNumber",), "is not a count", "an integer >= 0")
         out: dict = {}
-        image = images.get(body.get("dockerImage")) if v2 else body.get("image", data.get("image"))
-        if v2 and body.get("dockerImage") not in images:
+        image = images.get(str(body.get("dockerImage"))) if v2 else body.get("image", data.get("image"))
+        if v2 and str(body.get("dockerImage")) not in images:
             raise ctx.fail(path + ("dockerImage",), f"no dockerimage prerequisite named {body.get('dockerImage')!r}",
                            "the name of a prerequisite of type dockerimage")
         if not isinstance(image, str):
@@ -150,7 +150,7 @@ def _images(ctx: Context, data: dict) -> dict[str, str]:
         if not isinstance(item, dict):
             continue
         if item.get("type") == "dockerimage" and isinstance(item.get("uri"), str):
-            out[item.get("name")] = item["uri"]
+            out[str(item.get("name"))] = item["uri"]
             if item.get("auth"):
                 ctx.lose(("prerequisites", i, "auth"), "registry credentials are not written into a spec (use an "
                          "imagePullSecrets Secret)")
@@ -161,7 +161,7 @@ def _images(ctx: Context, data: dict) -> dict[str, str]:
 
 def _substitute(ctx: Context, script: str, data: dict, path: tuple) -> str:
     """`<% $parameters.x %>` as OpenPAI fills it in at submission; secrets and other sources are not written."""
-    params = data.get("parameters") if isinstance(data.get("parameters"), dict) else {}
+    params: dict = data["parameters"] if isinstance(data.get("parameters"), dict) else {}
 
     def fill(m: re.Match) -> str:
         source, key = m.group(1), m.group(2)

@@ -112,7 +112,7 @@ def _check(value, shape, path: tuple, sink: ErrorSink) -> None:
 def checked(doc: Document, kubeflow_field: str | None) -> dict:
     """The job's data with nulls dropped; SpecErrors listing every field of the wrong shape."""
     data = _prune(doc.data)
-    shape = dict(KUBEFLOW if kubeflow_field else VOLCANO)
+    shape: dict = dict(KUBEFLOW if kubeflow_field else VOLCANO)
     if kubeflow_field in OTHER:
         shape = OTHER[kubeflow_field]
     elif kubeflow_field == "trainjob":  # the merged pod is checked as a template when it is read
