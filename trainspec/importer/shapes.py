@@ -54,7 +54,7 @@ VOLCANO = {"metadata": META, "spec": {
 
 
 JOB_SPEC = {"parallelism": INT, "completions": INT, "completionMode": STR, "backoffLimit": INT, "template": TEMPLATE}
-OTHER = {
+OTHER: dict[str, dict] = {
     "jobset": {"metadata": META, "spec": {"replicatedJobs": _list({"name": STR, "replicas": INT, "template": {
         "metadata": {"labels": SCALAR_MAP, "annotations": SCALAR_MAP}, "spec": JOB_SPEC}}),
         "ttlSecondsAfterFinished": INT}},
