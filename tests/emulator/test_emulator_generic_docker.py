@@ -100,3 +100,33 @@ def test_a_failing_trainer_fails_the_generic_job(tmp_path, test_image, leak_chec
     out = norm(r.stdout)
     assert r.returncode == 1, out + r.stderr
     assert "FAILED" in out
+
+
+ANY = """\
+apiVersion: trainspec/v1.2
+kind: TrainingJob
+metadata: {name: anyjob}
+spec:
+  framework: generic
+  image: python:3.12-slim
+  command: [python3, -c, "import os, time; time.sleep(0 if os.environ['TRAINSPEC_INDEX'] == '1' else 3600)"]
+  success: {role: searcher, policy: AnyReplica}
+  roles:
+    searcher: {replicas: 3}
+"""
+
+
+@pytest.mark.parametrize("form", ["spec", "k8s", "compose", "jobset"])
+def test_any_replica_decides(tmp_path, test_image, leak_check, form):
+    """AnyReplica: searcher-1 exits 0 while the others run on; the job succeeds (jobset: the Indexed Job's
+    successPolicy succeededCount 1)."""
+    spec = tmp_path / "any.yaml"
+    spec.write_text(ANY)
+    path = spec
+    if form != "spec":
+        path = tmp_path / f"{form}.yaml"
+        assert trainspec("compile", spec, "--target", form, "-o", path, cwd=tmp_path).returncode == 0
+    r = trainspec("run", path, "--image", test_image, "--cpu-only", "--offline", cwd=tmp_path, timeout=200)
+    out = norm(r.stdout)
+    assert r.returncode == 0, out + r.stderr
+    assert "SUCCEEDED in" in out
