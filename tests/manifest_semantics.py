@@ -314,6 +314,8 @@ def _strip(node, job_labels: dict, kind: str, parent: str = "") -> None:
             node["ports"] = [p for p in node["ports"] if p.get("name") != "trainspec"]
             if not node["ports"]:
                 del node["ports"]
+        if kind == "JobSet" and parent == "pod" and isinstance(node.get("spec"), dict):
+            node["spec"].setdefault("restartPolicy", "OnFailure")  # JobSet's webhook default
         if "completions" in node or "parallelism" in node:  # a Job spec
             for k, v in DEFAULTS.get((kind, "job"), {}).items():
                 node.setdefault(k, v)

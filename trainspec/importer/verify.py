@@ -34,6 +34,7 @@ def checked_compile(text: str, target: str, source: str) -> dict[str, str]:
         return compile_text(text, target)
     except SpecErrors as errors:
         raise SpecErrors([SpecError(source, 1, 1, "", "the spec imported from this manifest does not compile "
-                                    f"to {target}: {e.format()}", "a manifest trainspec can import",
-                                    "run without -o to see the spec; please report it")
+                                    f"to {target}: {e.format()}", "a manifest whose values trainspec accepts",
+                                    "fix the value in the manifest if it is wrong there too (the cluster would "
+                                    "reject it); else this is an importer gap: please report it")
                           for e in errors.errors]) from None
