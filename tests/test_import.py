@@ -181,6 +181,8 @@ CASES = {
                                      gated="framework generic"),
     "jobset-tensorflow-mnist.yaml": Case({"spec.roles.tensorflow.replicas": 2, "spec.restartPolicy": "OnFailure"},
                                          gated="framework generic"),
+    "k8s-own-output.yaml": Case({"metadata.name": "gen", "spec.framework": "generic", "spec.roles.client.replicas": 2,
+                                 "metadata.labels": {"team": "a"}}, gated="framework generic"),
     "jobset-simple.yaml": Case({"spec.framework": "generic", "spec.success": {"role": "driver"},
                                 "spec.roles.workers.replicas": 4, "spec.roles.driver.containerName": "driver"},
                                gated="framework generic, patches: startupPolicy, failurePolicy"),
@@ -444,12 +446,16 @@ def _paths(data, path=()):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["tf-legacy-master.yaml", "pytorch-ddp-v1.yaml", "volcano-mpi-noplugin.yaml"])
+@pytest.mark.parametrize("name", ["tf-legacy-master.yaml", "pytorch-ddp-v1.yaml", "volcano-mpi-noplugin.yaml",
+                                  "jobset-simple.yaml", "openpai-v2-cifar.yaml", "trainjob-torch.yaml",
+                                  "indexed-job.yaml", "volcano-fields.yaml", "k8s-own-output.yaml",
+                                  "volcano-mpi-example.yaml"])
 def test_a_field_of_the_wrong_shape_is_an_error_not_a_crash(name):
     """Every field replaced by a value of another shape: a clean import or SpecErrors, never a traceback."""
     import copy
 
-    base = yaml.safe_load((HERE / name).read_text())
+    docs = list(yaml.safe_load_all((HERE / name).read_text()))
+    base = docs[-1]  # the job (the documents before it: a Service, a runtime, the k8s output's other objects)
     for path in [p for p in _paths(base) if p]:
         for odd in (None, 5, [{"name": 3}]):
             data = copy.deepcopy(base)
@@ -458,7 +464,7 @@ def test_a_field_of_the_wrong_shape_is_an_error_not_a_crash(name):
                 node = node[key]
             node[path[-1]] = odd
             try:
-                import_text(yaml.safe_dump(data), "m.yaml")
+                import_text(yaml.safe_dump_all(docs[:-1] + [data]), "m.yaml")
             except SpecErrors:
                 pass
 
@@ -632,10 +638,10 @@ def test_a_foreign_indexed_job_imports_but_strict_refuses_the_change():
 def test_what_import_and_compile_produce_fits_the_crd_schemas(name):
     """Every accepted import, compiled to its target (patches applied): each custom resource passes its CRD's
     served schema, strictly (unknown fields rejected), as the API server's schema validation would."""
+    from trainspec.importer.verify import compile_text
+
     from helpers import reference_dir
     from schemas import errors, has_schema
-
-    from trainspec.importer.verify import compile_text
 
     reference_dir()
     result = imported(name)
@@ -649,8 +655,9 @@ def test_what_import_and_compile_produce_fits_the_crd_schemas(name):
 
 def test_round_trip_report_over_the_manifests():
     """The measure of issue 20 on this set: >= 85% of in-scope jobs round-trip under --strict, none differ."""
-    from helpers import reference_dir
     from roundtrip_report import classify
+
+    from helpers import reference_dir
 
     reference_dir()
     verdicts = [classify(p)[0] for p in sorted(HERE.iterdir()) if p.suffix in (".yaml", ".json")]

@@ -130,8 +130,9 @@ def select(docs, source: str, job: str | None):
             raise SpecErrors([SpecError(source, 1, 1, "metadata.name", f"no job named {job!r}",
                                         "one of " + ", ".join(_name(d.data) for d in jobs))])
         return chosen[0]
-    own = {str(((d.data.get("metadata") or {}).get("labels") or {}).get("trainspec.dev/job")) for d in jobs
-           if source_of(d.data) == "batch"}
+    from .batch import job_label
+
+    own = {str(job_label(d.data)) for d in jobs if source_of(d.data) == "batch"}
     if len(jobs) > 1 and all(source_of(d.data) == "batch" for d in jobs) and len(own) == 1 and own != {"None"}:
         return jobs[0]  # the k8s target's output: one Job per replica of one trainspec job (batch.py)
     if len(jobs) > 1:

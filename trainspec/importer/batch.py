@@ -24,14 +24,23 @@ from .pod import CONTAINER_NAME, PORT_NAMES, PodImporter, RoleDraft, is_injected
 JOB_LABEL, ROLE_LABEL, INDEX_LABEL = "trainspec.dev/job", "trainspec.dev/role", "trainspec.dev/index"
 
 
+def job_label(data: dict):
+    """The trainspec.dev/job label of a Job the k8s target wrote (None for any other)."""
+    meta = data.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return labels.get(JOB_LABEL) if isinstance(labels, dict) else None
+
+
 def own_group(docs: list, data: dict) -> list[dict]:
     """The k8s target's Jobs of the job `data` belongs to (in file order), or [] for a foreign Job."""
-    job = ((data.get("metadata") or {}).get("labels") or {}).get(JOB_LABEL)
+    job = job_label(data)
     if job is None:
         return []
-    return [d.data for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "Job"
-            and d.data.get("apiVersion") == "batch/v1"
-            and ((d.data.get("metadata") or {}).get("labels") or {}).get(JOB_LABEL) == job]
+    from .shapes import checked
+
+    # every Job of the group is read, so each is shape-checked as the selected one was (SpecErrors at its line)
+    return [checked(d, "batch") for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "Job"
+            and d.data.get("apiVersion") == "batch/v1" and job_label(d.data) == job]
 
 
 def _pod(job: dict) -> dict:
@@ -40,9 +49,9 @@ def _pod(job: dict) -> dict:
 
 def _framework(pod: dict) -> str:
     containers = (pod.get("spec") or {}).get("containers") or [{}]
-    ports = {p.get("name") for c in containers if isinstance(c, dict) for p in c.get("ports") or []
+    ports = {str(p.get("name")) for c in containers if isinstance(c, dict) for p in c.get("ports") or []
              if isinstance(p, dict)}
-    names = {c.get("name") for c in containers if isinstance(c, dict)}
+    names = {str(c.get("name")) for c in containers if isinstance(c, dict)}
     for framework, port in PORT_NAMES.items():
         if port in ports and (framework == "generic" or CONTAINER_NAME[framework] in names):
             return framework
@@ -53,6 +62,9 @@ def import_job(ctx: Context, data: dict, docs: list) -> dict:
     ctx.patchable = False
     group = own_group(docs, data)
     ctx.group = group
+    if group and not all(isinstance(v, (str, int)) for g in group for v in (
+            (g.get("metadata") or {}).get("name"), job_label(g))):
+        raise ctx.fail(("metadata",), "a Job of the k8s output has no name", "metadata.name")
     if not group:
         return _foreign(ctx, data)
     pods: dict[str, list[dict]] = {}

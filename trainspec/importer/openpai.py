@@ -91,6 +91,11 @@ def import_job(ctx: Context, data: dict) -> dict:
             raise ctx.fail(path, f"task roles {rname!r} and another are both role {role!r}", "distinct names")
         if role != rname:
             ctx.comment(("spec", "roles", role), f"OpenPAI task role {rname}")
+        for key in ("completion", "resourcePerInstance"):
+            if key in body and not isinstance(body[key], dict):
+                raise ctx.fail(path + (key,), "is not a mapping", "a mapping")
+        if v2 and "commands" in body and not isinstance(body["commands"], list):
+            raise ctx.fail(path + ("commands",), "is not a list", "a list of command lines")
         for key in body:
             if key not in (V2_ROLE_KEYS if v2 else V1_ROLE_KEYS):
                 ctx.lose(path + (key,), f"task role {key} has no spec field")

@@ -57,9 +57,10 @@ JOB_SPEC = {"parallelism": INT, "completions": INT, "completionMode": STR, "back
 OTHER: dict[str, dict] = {
     "jobset": {"metadata": META, "spec": {"replicatedJobs": _list({"name": STR, "replicas": INT, "template": {
         "metadata": {"labels": SCALAR_MAP, "annotations": SCALAR_MAP}, "spec": JOB_SPEC}}),
-        "ttlSecondsAfterFinished": INT}},
+        "ttlSecondsAfterFinished": INT, "successPolicy": {"operator": STR, "targetReplicatedJobs": _list(STR)}}},
     "batch": {"metadata": META, "spec": JOB_SPEC},
-    "openpai": {"jobName": STR, "name": STR, "image": STR, "dockerImage": STR},  # openpai.py checks the rest
+    "openpai": {"jobName": STR, "name": STR, "image": STR, "prerequisites": _list(ANY_MAP), "parameters": ANY_MAP,
+                "defaults": ANY_MAP, "retryCount": INT, "jobRetryCount": INT},  # openpai.py checks the roles
 }
 
 
