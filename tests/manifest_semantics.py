@@ -15,6 +15,8 @@ removed:
 - Volcano `PodEvicted -> RestartJob` and, for restartPolicy Never, `PodFailed ->
   TerminateJob` (what Never means on Volcano); init containers' volume mounts
   (trainspec mounts the role's volumes in them);
+- a Kubeflow v1 job's legacy top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/
+  backoffLimit as the runPolicy ones they became;
 - explicit defaults: replicas 1, the framework's restartPolicy, cleanPodPolicy None,
   slotsPerWorker 1, mpiImplementation OpenMPI, sshAuthMountPath /root/.ssh, the MPI
   worker's `/usr/sbin/sshd -De` (Kubeflow), Volcano's queue/maxRetry/minAvailable/scheduler;
@@ -83,6 +85,9 @@ def _kubeflow(kind: str, spec: dict, job_labels: dict) -> dict:
     framework, field = REPLICA_FIELDS[kind]
     replicas = spec.pop(field)
     run = dict(spec.pop("runPolicy", None) or {})
+    for key in ("cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit"):
+        if key in spec and framework != "mpi":  # tf-operator v1.0's place for them, before runPolicy
+            run.setdefault(key, spec.pop(key))
     run.setdefault("cleanPodPolicy", "None")
     sched = dict(run.pop("schedulingPolicy", None) or {})
     priority = sched.pop("priorityClass", None)

@@ -183,6 +183,10 @@ CASES = {
                                          gated="framework generic"),
     "k8s-own-output.yaml": Case({"metadata.name": "gen", "spec.framework": "generic", "spec.roles.client.replicas": 2,
                                  "metadata.labels": {"team": "a"}}, gated="framework generic"),
+    "tf-dra-legacy.yaml": Case({"spec.cleanPodPolicy": "None", "spec.imagePullPolicy": "Always",
+                                "spec.patches.kubeflow.1.path": "/spec/tfReplicaSpecs/Worker/template/spec/"
+                                                                "resourceClaims"},
+                               gated="imagePullPolicy, patches: DRA resourceClaims"),
     "jobset-simple.yaml": Case({"spec.framework": "generic", "spec.success": {"role": "driver"},
                                 "spec.roles.workers.replicas": 4, "spec.roles.driver.containerName": "driver"},
                                gated="framework generic, patches: startupPolicy, failurePolicy"),
