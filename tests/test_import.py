@@ -668,3 +668,15 @@ def test_round_trip_report_over_the_manifests():
     in_scope = [v for v in verdicts if v != "no target"]
     assert verdicts.count("DIFFERENT") == 0
     assert verdicts.count("same") >= 0.85 * len(in_scope)
+
+
+def test_migrate_says_a_command_reads_what_the_target_does_not_provide(tmp_path):
+    """Volcano's mpi example to jobset: the launcher reads /etc/volcano/mpiworker.host, which no JobSet has."""
+    run = run_cli("migrate", str(HERE / "volcano-mpi-example.yaml"), "--to", "jobset", "-o", str(tmp_path / "o.yaml"))
+    assert run.returncode == 0
+    assert "changes on jobset: role mpimaster reads /etc/volcano/... (the host files of Volcano's svc plugin)" \
+        in run.stderr
+    run = run_cli("migrate", str(HERE / "volcano-mpi-example.yaml"), "--to", "volcano", "--strict")
+    assert run.returncode == 0 and run.stderr.count("trainspec: ") == run.stderr.count("imported as a patch") == 0
+    assert [t["name"] for t in [d for d in yaml.safe_load_all(run.stdout) if d and d["kind"] == "Job"][0]["spec"][
+        "tasks"]] == ["mpimaster", "mpiworker"]

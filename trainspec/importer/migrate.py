@@ -58,6 +58,14 @@ CHANGES: dict[tuple[str, str], tuple[str, ...]] = {
         "restart: Volcano policies become the operator's per-replica restartPolicy and runPolicy.backoffLimit",
     ),
 }
+# What a command or env value may read that only some targets provide: (marker, targets, what it is).
+PROVIDED = (
+    ("/etc/volcano/", ("volcano",), "the host files of Volcano's svc plugin"),
+    ("VC_", ("volcano",), "the variables of Volcano's env/svc plugins"),
+    ("VK_TASK_INDEX", ("volcano",), "the task index of Volcano's env plugin"),
+    ("JOB_COMPLETION_INDEX", ("k8s", "jobset", "trainjob"), "the Indexed Job's completion index"),
+    ("PAI_", (), "OpenPAI's runtime variables"),
+)
 GENERIC_CHANGE = ("the target runs the job with its own controller: env injection, host names and restart "
                   "behaviour follow {target}, not the source's operator")
 
@@ -88,6 +96,7 @@ def run(manifest: str, job: str | None, target: str, strict: bool, output: str, 
         spec_text = _without_patches(imported)
     changes = [] if target == imported.target else \
         list(CHANGES.get((imported.target, target), (GENERIC_CHANGE.format(target=target),)))
+    changes += _unprovided(imported.spec["spec"], target)
     files = compile_text(spec_text, target, f"{source} (imported)")
     if strict and (lost or changes):
         raise SpecErrors(lost + [SpecError(source, 1, 1, "", f"on {target}: {c}", "", "") for c in changes])
@@ -101,6 +110,23 @@ def run(manifest: str, job: str | None, target: str, strict: bool, output: str, 
     else:
         write_atomic(output, out)
     return 0
+
+
+def _unprovided(spec: dict, target: str) -> list[str]:
+    """Commands and env that read what `target` does not provide (a Volcano host file on a JobSet...)."""
+    import json
+
+    out = []
+    roles = spec.get("roles") or {}
+    parts = {"": {k: spec.get(k) for k in ("command", "args", "env")},
+             **{r: {k: (body or {}).get(k) for k in ("command", "args", "env")} for r, body in roles.items()}}
+    for role, fields in parts.items():
+        text = json.dumps(fields)
+        for marker, targets, what in PROVIDED:
+            if marker in text and target not in targets:
+                where = f"role {role}" if role else "the job"
+                out.append(f"{where} reads {marker}... ({what}), which {target} does not provide")
+    return out
 
 
 def _without_patches(imported) -> str:
