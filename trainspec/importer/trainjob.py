@@ -85,6 +85,11 @@ def import_job(ctx: Context, data: dict, docs: list, runtime_file: str | None) -
                        "import does not read", "a torch, xgboost or jax runtime",
                        "an mpi runtime's launcher + node split has no lossless spec form yet; write the spec by hand")
     framework = FRAMEWORKS[policy]
+    # The trainjob target compiles a spec to a TrainJob and a TrainingRuntime of its own (named after the job,
+    # its pods carrying trainspec's env): the TrainJob that comes back does not reference this runtime.
+    ctx.lose(("spec", "runtimeRef"), f"the trainjob target writes its own TrainingRuntime {data['metadata']['name']!r} "
+             f"instead of referencing {runtime.get('kind')} {ref['name']!r}; `trainspec migrate --to jobset` or "
+             "another target runs the same pods")
     jobs = ((rspec.get("template") or {}).get("spec") or {}).get("replicatedJobs") or []
     node = next((j for j in jobs if isinstance(j, dict) and j.get("name") == "node"), None)
     if node is None or len(jobs) != 1:
