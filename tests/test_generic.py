@@ -247,3 +247,16 @@ def test_kubeflow_refuses_a_container_the_operator_would_not_find(tmp_path):
     js = docs("jobset", plan)[1]
     assert js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["name"] == \
         "jax-worker"
+
+
+def test_plain_kubernetes_warns_of_roles_left_running(tmp_path):
+    plan = plan_of(tmp_path, TWO_ROLES + "  success: {role: server}\n", targets=("k8s",))
+    (warning,) = plan.target_warnings["k8s"]
+    assert "client-a replicas still running when all servers succeed" in str(warning)
+    assert not plan_of(tmp_path, TWO_ROLES, targets=("k8s",)).target_warnings  # every replica must finish
+
+
+def test_trainjob_refuses_another_container_name(tmp_path):
+    text = (SPECS / "jax.yaml").read_text().replace("  roles:\n", "  containerName: jax-worker\n  roles:\n", 1)
+    message = errors_of(tmp_path, text, ("trainjob",))
+    assert "target trainjob" in message and "'node'" in message
