@@ -260,3 +260,9 @@ def test_trainjob_refuses_another_container_name(tmp_path):
     text = (SPECS / "jax.yaml").read_text().replace("  roles:\n", "  containerName: jax-worker\n  roles:\n", 1)
     message = errors_of(tmp_path, text, ("trainjob",))
     assert "target trainjob" in message and "'node'" in message
+
+
+def test_a_dashed_role_in_a_template_is_told_how_to_write_it(tmp_path):
+    text = GENERIC.replace("hosts.server | join(',')", "hosts.client-a") + "  roles:\n    client-a: {replicas: 1}\n"
+    result = run_cli("validate", str(spec_file(tmp_path, text)))
+    assert result.returncode == 2 and "hosts['client-a']" in result.stderr
