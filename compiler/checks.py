@@ -134,6 +134,11 @@ def lingering_roles(plan: JobPlan) -> list[str]:
     """Roles of this job that nothing stops on a plain cluster when the decider succeeds."""
     from .frameworks import LINGERING_ROLES
 
+    if plan.framework == "generic":
+        # generic: whoever is still running when spec.success's role decides (unset: nobody, all must finish)
+        rule = plan.success
+        return [role.name for role in plan.roles if rule.role and role.count and
+                (role.name != rule.role or (rule.scope == "any" and role.count > 1))]
     return [role.name for role in plan.roles if role.count and role.name in LINGERING_ROLES.get(plan.framework, ())]
 
 
@@ -142,6 +147,11 @@ def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
     roles = lingering_roles(plan)
     if not roles or plan.active_deadline_seconds is not None:
         return []
+    if plan.framework == "generic":
+        return [Problem(("spec", "success"), f"on a plain cluster nothing stops the {' and '.join(roles)} replicas "
+                        f"still running when {plan.success.text}: they would keep running, and holding their "
+                        "resources", "spec.activeDeadlineSeconds, or a target whose controller ends the job",
+                        "compile for jobset or volcano, set activeDeadlineSeconds, or let them exit on their own")]
     return [Problem(("spec", "roles", roles[0]),
                     f"on a plain cluster nothing stops the {' and '.join(roles)} replicas when "
                     f"{plan.success.text}: they keep running, and holding their resources, forever",

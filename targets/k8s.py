@@ -30,6 +30,9 @@ def lingering_note(plan: JobPlan) -> str:
         return ""
     until = (f"until activeDeadlineSeconds ({plan.active_deadline_seconds}s)"
              if plan.active_deadline_seconds is not None else "forever")
+    if plan.framework == "generic":  # its roles may well exit on their own
+        return (f"Caveat: no controller stops the {' and '.join(roles)} replicas still running when "
+                f"{plan.success.text}; they would run {until}. The jobset and volcano targets end the whole job.")
     return (f"Caveat: no controller stops the {' and '.join(roles)} replicas when {plan.success.text}; "
             f"they run {until}. The jobset, kubeflow and volcano targets end the whole job.")
 

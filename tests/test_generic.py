@@ -247,3 +247,22 @@ def test_kubeflow_refuses_a_container_the_operator_would_not_find(tmp_path):
     js = docs("jobset", plan)[1]
     assert js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["name"] == \
         "jax-worker"
+
+
+def test_plain_kubernetes_warns_of_roles_left_running(tmp_path):
+    plan = plan_of(tmp_path, TWO_ROLES + "  success: {role: server}\n", targets=("k8s",))
+    (warning,) = plan.target_warnings["k8s"]
+    assert "client-a replicas still running when all servers succeed" in str(warning)
+    assert not plan_of(tmp_path, TWO_ROLES, targets=("k8s",)).target_warnings  # every replica must finish
+
+
+def test_trainjob_refuses_another_container_name(tmp_path):
+    text = (SPECS / "jax.yaml").read_text().replace("  roles:\n", "  containerName: jax-worker\n  roles:\n", 1)
+    message = errors_of(tmp_path, text, ("trainjob",))
+    assert "target trainjob" in message and "'node'" in message
+
+
+def test_a_dashed_role_in_a_template_is_told_how_to_write_it(tmp_path):
+    text = GENERIC.replace("hosts.server | join(',')", "hosts.client-a") + "  roles:\n    client-a: {replicas: 1}\n"
+    result = run_cli("validate", str(spec_file(tmp_path, text)))
+    assert result.returncode == 2 and "hosts['client-a']" in result.stderr
