@@ -286,7 +286,8 @@ def _diff(a, b, path: str) -> list[str]:
 # --- exact comparison (JobSet, batch/v1 Job, generic Volcano jobs) -------------------------------
 
 # What the controllers default when a key is absent: the same job whether written or not.
-DEFAULTS = {("JobSet", "job"): {"completionMode": "Indexed"}}
+DEFAULTS = {("JobSet", "job"): {"completionMode": "Indexed"}, ("JobSet", "replicatedJob"): {"replicas": 1},
+            ("JobSet", "spec"): {"successPolicy": {"operator": "All"}}}
 
 
 def exact_diff(source: dict, compiled: dict) -> list[str]:
@@ -321,6 +322,12 @@ def _strip(node, job_labels: dict, kind: str, parent: str = "") -> None:
                 del node["ports"]
         if kind == "JobSet" and parent == "pod" and isinstance(node.get("spec"), dict):
             node["spec"].setdefault("restartPolicy", "OnFailure")  # JobSet's webhook default
+        if "replicatedJobs" in node:
+            for k, v in DEFAULTS.get((kind, "spec"), {}).items():
+                node.setdefault(k, v)
+            for rj in node["replicatedJobs"]:
+                for k, v in DEFAULTS.get((kind, "replicatedJob"), {}).items():
+                    rj.setdefault(k, v)
         if "completions" in node or "parallelism" in node:  # a Job spec
             for k, v in DEFAULTS.get((kind, "job"), {}).items():
                 node.setdefault(k, v)

@@ -187,6 +187,10 @@ CASES = {
                                 "spec.patches.kubeflow.1.path": "/spec/tfReplicaSpecs/Worker/template/spec/"
                                                                 "resourceClaims"},
                                gated="imagePullPolicy, patches: DRA resourceClaims"),
+    "jobset-startup-driver-ready.yaml": Case({"spec.roles.driver.probes.readiness": {"exec": ["echo", "ready"],
+                                                                                      "initialDelaySeconds": 30},
+                                              "spec.roles.workers.replicas": 4, "spec.containerName": "sleep"},
+                                             gated="framework generic, patches: startupPolicy, backoffLimit"),
     "jobset-simple.yaml": Case({"spec.framework": "generic", "spec.success": {"role": "driver"},
                                 "spec.roles.workers.replicas": 4, "spec.roles.driver.containerName": "driver"},
                                gated="framework generic, patches: startupPolicy, failurePolicy"),

@@ -67,7 +67,10 @@ def import_job(ctx: Context, data: dict) -> dict:
             "spec": assemble(ctx, "generic", data.get("metadata"), drafts, bases, job, restart, replicas)}
 
 
-JOB_DEFAULTS = {"completionMode": "Indexed"}  # JobSet's webhook sets it on every replicatedJob
+# What JobSet's webhook fills in where a key is absent: a compiled value equal to it needs no patch.
+JOB_DEFAULTS = {"completionMode": "Indexed"}
+RJ_DEFAULTS = {"replicas": 1}
+JOBSET_DEFAULTS = {"successPolicy": {"operator": "All"}}
 
 
 def after_compile(ctx: Context, data: dict, compiled: dict) -> None:
@@ -77,13 +80,15 @@ def after_compile(ctx: Context, data: dict, compiled: dict) -> None:
     names = [rj.get("name") for rj in out_jobs]
     moved = {k: names.index(rj.get("name")) for k, rj in enumerate(_rjobs(data)) if rj.get("name") in names}
     renumber(ctx, "/spec/replicatedJobs/", moved)
-    diff_fields(ctx, spec, out, ("spec",), "/spec", skip=("replicatedJobs",), why="a JobSet setting")
+    src = {**{k: v for k, v in JOBSET_DEFAULTS.items() if out.get(k) == v}, **spec}
+    diff_fields(ctx, src, out, ("spec",), "/spec", skip=("replicatedJobs",), why="a JobSet setting")
     for k, rj in enumerate(_rjobs(data)):
         if k not in moved:
             continue
         c = moved[k]
         path, ptr = ("spec", "replicatedJobs", k), pointer("spec", "replicatedJobs", c)
-        diff_fields(ctx, rj, out_jobs[c], path, ptr, skip=("name", "template"), why="a replicatedJob setting")
+        diff_fields(ctx, {**RJ_DEFAULTS, **rj}, out_jobs[c], path, ptr, skip=("name", "template"),
+                    why="a replicatedJob setting")
         src_t, out_t = rj.get("template") or {}, out_jobs[c].get("template") or {}
         diff_metadata(ctx, src_t.get("metadata") or {}, out_t.get("metadata") or {}, path + ("template", "metadata"),
                       ptr + "/template/metadata")
