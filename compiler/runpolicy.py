@@ -105,8 +105,8 @@ def decode(data: object) -> RunPolicy:
     if scope not in ("one", "all", "any"):
         raise RunPolicyError(f"success.scope {scope!r}: expected one, all or any")
     role = s.get("role")
-    # role "": every role (framework: generic's default rule)
-    success = SuccessRule(role if role == "" else _str(role, "success.role"), scope,
+    # role "" with scope all: every replica of every role (framework: generic's default rule)
+    success = SuccessRule(role if role == "" and scope == "all" else _str(role, "success.role"), scope,
                           _int(s.get("index", 0), "success.index"))
     restart: dict[str, Restart] = {}
     for role, r in _mapping(d.get("restart", {}), "restart").items():
