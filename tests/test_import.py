@@ -688,3 +688,12 @@ def test_migrate_says_a_command_reads_what_the_target_does_not_provide(tmp_path)
     assert run.returncode == 0 and run.stderr.count("trainspec: ") == run.stderr.count("imported as a patch") == 0
     assert [t["name"] for t in [d for d in yaml.safe_load_all(run.stdout) if d and d["kind"] == "Job"][0]["spec"][
         "tasks"]] == ["mpimaster", "mpiworker"]
+
+
+def test_volcano_tasks_named_ps_and_worker_without_the_plugin_gain_no_tf_config():
+    from trainspec.importer.verify import compile_text, job_objects
+
+    result = imported("volcano-tf-noplugin.yaml")
+    assert result.spec["spec"]["framework"] == "generic"
+    job = [d for d in job_objects(compile_text(result.text, "volcano")) if d["kind"] == "Job"][0]
+    assert "TF_CONFIG" not in yaml.safe_dump(job) and "tensorflow" not in job["spec"]["plugins"]
