@@ -10,6 +10,7 @@ or its positions.  A new target adds a function to CHECKS.
 from collections.abc import Callable
 from typing import NamedTuple
 
+from .frameworks import CONTAINER_NAME
 from .plan import JobPlan, Rendered, RolePlan, Text
 from .schemes import jobset_shape, scheme_for
 
@@ -47,8 +48,41 @@ def shared_template_problems(plan: JobPlan, target: str, why: str) -> list[Probl
     return out
 
 
+GENERIC_TARGETS = "k8s, jobset, volcano, compose or helm"  # the targets framework: generic compiles to
+
+
+def generic_refused(plan: JobPlan, target: str, why: str) -> list[Problem]:
+    """kubeflow and trainjob have no kind for a job of freely named roles (spec v1.2)."""
+    return [Problem(("spec", "framework"), f"target {target}: {why}", "tensorflow, pytorch, mxnet, mpi, xgboost, "
+                    "paddle or jax", f"framework: generic compiles to the {GENERIC_TARGETS} target", True)]
+
+
+def _container_path(role: RolePlan) -> tuple:
+    return ("spec", "roles", role.name, "containerName") if role.container_name else ("spec", "containerName")
+
+
+def operator_container_names(plan: JobPlan) -> list[Problem]:
+    """The training operator's webhooks require its default container (it injects the env and finds the
+    port there, CONVENTIONS.md §1.0); mpi-operator takes the first container, whatever its name."""
+    from .frameworks import OPERATOR_CONTAINER_FRAMEWORKS
+
+    if plan.framework not in OPERATOR_CONTAINER_FRAMEWORKS:
+        return []
+    want = CONTAINER_NAME[plan.framework]
+    for role in plan.roles:
+        if role.container(plan) != want:
+            return [Problem(_container_path(role), f"target kubeflow: the training operator requires the main "
+                            f"container to be named {want!r} (it injects the {plan.framework} variables and finds "
+                            f"the port there), not {role.container(plan)!r}", repr(want),
+                            "remove containerName, or use the jobset, volcano or k8s target, which keep any name")]
+    return []
+
+
 def kubeflow(plan: JobPlan) -> list[Problem]:
-    out = []
+    if plan.framework == "generic":
+        return generic_refused(plan, "kubeflow", "the Kubeflow training operator has no kind for framework: generic "
+                               "(its kinds fix the roles and inject their framework's variables)")
+    out = operator_container_names(plan)
     for role in plan.roles:
         if plan.framework == "mpi" and role.restart_policy not in MPI_OPERATOR_RESTART_POLICIES:
             out.append(Problem(role.restart_path, f"target kubeflow: mpi-operator does not accept restartPolicy "
@@ -81,6 +115,12 @@ def volcano_node_rank_split(framework: str, elastic: bool, counts: dict[str, int
 
 
 def volcano(plan: JobPlan) -> list[Problem]:
+    decider = plan.role(plan.success.role) if plan.success.role else None
+    if plan.success.scope == "any" and decider is not None and decider.count > 1:
+        return [Problem(("spec", "success", "policy"), f"target volcano: a Volcano Job completes when a whole task "
+                        f"completes (TaskCompleted) or minSuccess pods of the job succeed; it cannot complete when "
+                        f"any one of the {decider.count} {decider.name} replicas does", "AllReplicas, or a role with "
+                        "one replica", "use AllReplicas, or the jobset, k8s or compose target (they keep AnyReplica)")]
     if plan.framework == "tensorflow" and not volcano_split(plan):
         ports = {role.port for role in plan.roles}
         if len(ports) > 1:
@@ -94,6 +134,11 @@ def lingering_roles(plan: JobPlan) -> list[str]:
     """Roles of this job that nothing stops on a plain cluster when the decider succeeds."""
     from .frameworks import LINGERING_ROLES
 
+    if plan.framework == "generic":
+        # generic: whoever is still running when spec.success's role decides (unset: nobody, all must finish)
+        rule = plan.success
+        return [role.name for role in plan.roles if rule.role and role.count and
+                (role.name != rule.role or (rule.scope == "any" and role.count > 1))]
     return [role.name for role in plan.roles if role.count and role.name in LINGERING_ROLES.get(plan.framework, ())]
 
 
@@ -102,6 +147,11 @@ def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
     roles = lingering_roles(plan)
     if not roles or plan.active_deadline_seconds is not None:
         return []
+    if plan.framework == "generic":
+        return [Problem(("spec", "success"), f"on a plain cluster nothing stops the {' and '.join(roles)} replicas "
+                        f"still running when {plan.success.text}: they would keep running, and holding their "
+                        "resources", "spec.activeDeadlineSeconds, or a target whose controller ends the job",
+                        "compile for jobset or volcano, set activeDeadlineSeconds, or let them exit on their own")]
     return [Problem(("spec", "roles", roles[0]),
                     f"on a plain cluster nothing stops the {' and '.join(roles)} replicas when "
                     f"{plan.success.text}: they keep running, and holding their resources, forever",
@@ -150,7 +200,7 @@ def _job_pods_always(role: RolePlan, target: str, what: str, hint: str, unsuppor
 
 
 # Frameworks the jobset target writes the operator's variables for (the others are refused).
-JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax", "paddle")
+JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax", "paddle", "generic")
 
 
 def _elastic(plan: JobPlan, target: str) -> list[Problem]:
@@ -179,7 +229,7 @@ def jobset(plan: JobPlan) -> list[Problem]:
             continue
         # JobSet's webhook: the longest pod name `<js>-<rj>-<j>-<i>-abcde` must be a DNS label
         jobs, pods = jobset_shape(plan.framework, role.name, role.count)
-        longest = f"{plan.name}-{role.name}-{jobs - 1}-{pods - 1}"
+        longest = f"{plan.name}-{role.task}-{jobs - 1}-{pods - 1}"
         if len(longest) + POD_SUFFIX > MAX_DNS_LABEL:
             out.append(Problem(("metadata", "name"),
                                f"target jobset: pod names such as {longest}-abcde are longer than 63 characters",
@@ -302,6 +352,8 @@ def _shared_nodes(plan: JobPlan) -> list[Problem]:
 
 
 def trainjob(plan: JobPlan) -> list[Problem]:
+    if plan.framework == "generic":
+        return generic_refused(plan, "trainjob", "Kubeflow Trainer v2 has no runtime for framework: generic")
     if plan.elastic is not None:
         return _elastic(plan, "trainjob")
     runtime = TRAINER_RUNTIMES.get(plan.framework)
@@ -314,6 +366,12 @@ def trainjob(plan: JobPlan) -> list[Problem]:
     out: list[Problem] = []
     for role in plan.roles:
         out += _job_pods_always(role, "trainjob", "Trainer's Job pods", "use OnFailure", True)
+        if role.container_name or plan.container_name != CONTAINER_NAME[plan.framework]:
+            out.append(Problem(_container_path(role), f"target trainjob: Trainer v2 runs the container named "
+                               f"'node' (its runtime's; the TrainJob overrides that one), not {role.container(plan)!r}",
+                               "no containerName", "remove containerName, or use the jobset, kubeflow or volcano "
+                               "target"))
+            break
     if runtime.implementations and plan.mpi_implementation not in runtime.implementations:
         out.append(Problem(("spec", "mpi", "implementation"),
                            f"target trainjob: Trainer v2 implements only {', '.join(runtime.implementations)}, "

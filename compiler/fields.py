@@ -32,6 +32,7 @@ from .kube import CONFIG_KEY, DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, L
 from .model import (
     CLEAN_POD_POLICIES,
     FRAMEWORKS,
+    GENERIC_SUCCESS_POLICIES,
     IMAGE_PULL_POLICIES,
     MAX_REPLICAS,
     MPI_IMPLEMENTATIONS,
@@ -40,8 +41,9 @@ from .model import (
     TF_SUCCESS_POLICIES,
 )
 
-API_VERSION = "trainspec/v1.1"
-API_VERSIONS = ("trainspec/v1", "trainspec/v1.1")  # v1.1 is additive: its fields are accepted under v1 too
+API_VERSION = "trainspec/v1.2"
+# v1.1 and v1.2 are additive: their fields are accepted under every version
+API_VERSIONS = ("trainspec/v1", "trainspec/v1.1", "trainspec/v1.2")
 KIND = "TrainingJob"
 INT32_MAX = 2**31 - 1
 ABSOLUTE_PATH = "^/"
@@ -127,12 +129,15 @@ DOWNWARD_RESOURCES = ("limits.cpu", "limits.memory", "limits.ephemeral-storage",
 PATCH_TARGETS = ("k8s", "kubeflow", "volcano", "compose", "jobset", "trainjob")
 PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")
 
+_CONTAINER_NAME = ("the main container's name (default: the framework's: tensorflow, pytorch, ..., "
+                   "generic: main); a DNS-1123 label")
 _RESTART = Field("restartPolicy", "string", "Never | OnFailure | Always | ExitCode (default: the framework's)",
                  enum=RESTART_POLICIES)
 
 MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
-    Mapping("TrainingJob", "A trainspec distributed-training job (spec v1.1).", (
-        Field("apiVersion", "string", "trainspec/v1.1 (or trainspec/v1)", required=True, enum=API_VERSIONS),
+    Mapping("TrainingJob", "A trainspec distributed-training job (spec v1.2).", (
+        Field("apiVersion", "string", "trainspec/v1.2 (or trainspec/v1.1, trainspec/v1)", required=True,
+              enum=API_VERSIONS),
         Field("kind", "string", "always TrainingJob", required=True, enum=(KIND,)),
         Field("metadata", "object", "name, namespace, labels, annotations", required=True, of="metadata"),
         Field("spec", "object", "the job", required=True, of="spec"),
@@ -174,6 +179,14 @@ MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
         Field("imagePullSecrets", "list", "Secret names for pulling the images", of="string",
               pattern=DNS1123_SUBDOMAIN.pattern, max_length=253),
         Field("patches", "object", "target -> RFC 6902 JSON-patch operations on its output", of="patches"),
+        Field("containerName", "string", _CONTAINER_NAME, pattern=DNS1123_LABEL.pattern, max_length=63),
+        Field("success", "object", "which role decides success (only in a generic job; default: every replica "
+              "of every role)", of="success"),
+    )),
+    Mapping("success", "framework: generic: the role whose replicas decide the job's success.", (
+        Field("role", "string", "a role of the job", required=True, pattern=DNS1123_LABEL.pattern, max_length=63),
+        Field("policy", "string", "AllReplicas (default): every replica of the role exits 0; AnyReplica: one does",
+              enum=GENERIC_SUCCESS_POLICIES),
     )),
     Mapping("tensorflow", "TensorFlow options.", (
         Field("successPolicy", "string", "when the job succeeds", enum=TF_SUCCESS_POLICIES),
@@ -213,6 +226,11 @@ MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
         Field("priorityClassName", "string", "this role's PriorityClass (overrides scheduling.priorityClassName)",
               pattern=DNS1123_SUBDOMAIN.pattern, max_length=253),
         Field("volumes", "list", "mounted in this role's containers, beside the job's", of="volume"),
+        Field("taskName", "string", "the Volcano task / JobSet replicatedJob name, and the host names built "
+              "from it (default: the role's name); a DNS-1123 label, unique in the job",
+              pattern=DNS1123_LABEL.pattern, max_length=63),
+        Field("containerName", "string", _CONTAINER_NAME + " (overrides spec.containerName)",
+              pattern=DNS1123_LABEL.pattern, max_length=63),
     )),
     Mapping("resources", "Resources per replica (requested and limited).", (
         Field("cpu", "quantity", 'CPU, e.g. "500m" or 4'),
@@ -329,7 +347,8 @@ MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
 )}
 
 # The framework blocks of `spec` (spec.<framework>), each a mapping of the same name.
-FRAMEWORK_BLOCKS: dict[str, tuple[str, ...]] = {name: MAPPINGS[name].names for name in FRAMEWORKS}
+FRAMEWORK_BLOCKS: dict[str, tuple[str, ...]] = {name: MAPPINGS[name].names for name in FRAMEWORKS
+                                                if name in MAPPINGS}  # generic has no options block
 
 TOP = MAPPINGS["TrainingJob"]
 METADATA = MAPPINGS["metadata"]

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import json
 
+from .model import GENERIC, GENERIC_CONTAINER
 from .plan import EnvVar, FieldRef, StartAfter, SuccessRule
 
 CONTAINER_NAME = {"tensorflow": "tensorflow", "pytorch": "pytorch", "mxnet": "mxnet", "mpi": "mpi",
-                  "xgboost": "xgboost", "paddle": "paddle", "jax": "jax"}
+                  "xgboost": "xgboost", "paddle": "paddle", "jax": "jax", GENERIC: GENERIC_CONTAINER}
+# Kinds whose operator requires its default container name (the training operator's webhooks, and it
+# injects the env and finds the port there: CONVENTIONS.md §1.0); mpi-operator takes the first container.
+OPERATOR_CONTAINER_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "xgboost", "paddle", "jax")
 DEFAULT_RESTART: dict[str, dict[str, str]] = {
     "tensorflow": {},
     "pytorch": {},
@@ -24,9 +28,10 @@ DEFAULT_RESTART: dict[str, dict[str, str]] = {
     "xgboost": {},
     "paddle": {},
     "jax": {},
+    GENERIC: {},
 }
 FRAMEWORK_DEFAULT_RESTART = {"tensorflow": "Never", "pytorch": "OnFailure", "mxnet": "Never", "mpi": "Never",
-                             "xgboost": "Never", "paddle": "OnFailure", "jax": "Never"}
+                             "xgboost": "Never", "paddle": "OnFailure", "jax": "Never", GENERIC: "Never"}
 # Frameworks whose operator (Kubeflow v1) injects `operator_env`'s variables.
 OPERATOR_ENV_FRAMEWORKS = ("xgboost", "paddle", "jax")
 POD_IP_VAR = "POD_IP_DUMMY"  # paddle: the rendezvous replica announces its own pod IP
@@ -90,7 +95,16 @@ SUCCESS_RULES: dict[str, tuple[tuple[tuple[str, str] | None, SuccessRule], ...]]
     # paddle: PS mode completes when every master has (expected == 0), collective mode when every worker has
     "paddle": ((("has", "master"), SuccessRule("master", "all")), (None, SuccessRule("worker", "all"))),
     "jax": ((None, SuccessRule("worker", "all")),),
+    # generic: spec.success says (`generic_success`); unsaid, every replica of every role (role "")
+    GENERIC: ((None, SuccessRule("", "all")),),
 }
+
+
+def generic_success(success) -> SuccessRule:
+    """spec.success of a generic job (model.GenericSuccess or None) as the plan's rule."""
+    if success is None:
+        return SuccessRule("", "all")
+    return SuccessRule(success.role, "any" if success.policy == "AnyReplica" else "all")
 
 
 def success_rule(framework: str, roles: dict[str, int], success_policy: str | None) -> SuccessRule:
@@ -164,6 +178,8 @@ def framework_env(framework: str, job: str, role: str, index: int, counts: dict[
         if role == "worker":
             env.append(EnvVar("DMLC_WORKER_ID", str(index)))
         return env
+    if framework == GENERIC:
+        return []  # only what every replica gets (TRAINSPEC_*) and the target's own conventions
     if framework in OPERATOR_ENV_FRAMEWORKS:
         return operator_env(framework, role, index, counts, ports, lambda r, i: f"{job}-{r}-{i}", job)
     # mpi

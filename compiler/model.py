@@ -7,7 +7,10 @@ type and value, as a dataclass's (`by_type` below): a SecretRef never equals a C
 
 from typing import NamedTuple
 
-FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax")
+FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax", "generic")
+# Spec v1.2: roles named freely, no framework variables (ROLE_ORDER has none: roles keep the spec's order).
+GENERIC = "generic"
+GENERIC_CONTAINER = "main"  # a generic job's main container (no operator expects a name)
 
 # Roles in the order every target lists them: servers before their clients.
 ROLE_ORDER: dict[str, tuple[str, ...]] = {
@@ -18,11 +21,12 @@ ROLE_ORDER: dict[str, tuple[str, ...]] = {
     "xgboost": ("master", "worker"),
     "paddle": ("master", "worker"),
     "jax": ("worker",),
+    "generic": (),  # any DNS-1123 label, in the order written
 }
 
 # The Kubeflow v1 defaults (CONVENTIONS-V2.md §4 for xgboost, paddle, jax).
 DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mxnet": 9091, "mpi": 22, "xgboost": 9999, "paddle": 36543,
-                "jax": 6666}
+                "jax": 6666, "generic": 8080}
 
 RESTART_POLICIES = ("Never", "OnFailure", "Always", "ExitCode")
 IMAGE_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
@@ -30,6 +34,7 @@ RDZV_BACKENDS = ("c10d",)
 CLEAN_POD_POLICIES = ("Running", "All", "None")
 MPI_IMPLEMENTATIONS = ("OpenMPI", "Intel", "MPICH")
 TF_SUCCESS_POLICIES = ("ChiefOrWorker0", "AllWorkers")
+GENERIC_SUCCESS_POLICIES = ("AllReplicas", "AnyReplica")  # spec.success.policy (framework: generic)
 NPROC_WORDS = ("auto", "cpu", "gpu")  # pytorch nprocPerNode besides an integer
 MAX_REPLICAS = 100_000
 # (min, max) replicas per role; None = unbounded.
@@ -41,6 +46,7 @@ ROLE_LIMITS: dict[str, dict[str, tuple[int, int | None]]] = {
     "xgboost": {"master": (1, 1), "worker": (0, None)},
     "paddle": {"master": (0, None), "worker": (1, None)},  # no master: collective mode; masters: PS mode
     "jax": {"worker": (1, None)},
+    "generic": {},  # any role, 0 or more replicas (at least one replica in the job)
 }
 
 
@@ -173,6 +179,13 @@ class PatchOp(NamedTuple):
     column: int
 
 
+class GenericSuccess(NamedTuple):
+    """spec.success (framework: generic): `role`'s replicas decide, all of them or any one."""
+
+    role: str
+    policy: str = "AllReplicas"  # AllReplicas | AnyReplica
+
+
 class RoleSpec(NamedTuple):
     name: str
     replicas: int
@@ -189,6 +202,8 @@ class RoleSpec(NamedTuple):
     port: int | None = None
     volumes: tuple[Volume, ...] = ()  # v1.1: added to the job's
     pod: PodSettings = PodSettings()
+    task_name: str | None = None  # v1.2: the Volcano task / JobSet replicatedJob name (None: the role's)
+    container_name: str | None = None  # v1.2: the main container's name (None: the job's, else the framework's)
 
 
 class JobSpec(NamedTuple):
@@ -222,6 +237,8 @@ class JobSpec(NamedTuple):
     elastic: Elastic | None = None  # pytorch
     ssh_auth_mount_path: str = "/root/.ssh"  # mpi
     patches: dict[str, tuple[PatchOp, ...]] = {}  # noqa: RUF012 (never mutated)
+    container_name: str | None = None  # v1.2: every role's main container name (None: the framework's)
+    success: GenericSuccess | None = None  # v1.2, generic only (None: every replica of every role)
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)
@@ -246,4 +263,4 @@ def by_type(*types: type) -> None:
 
 
 by_type(SecretRef, ConfigMapRef, FieldRef, ResourceFieldRef, Resources, Volume, Handler, Probe, Probes, Lifecycle,
-         InitContainer, Scheduling, PodSettings, Elastic, PatchOp, RoleSpec, JobSpec)
+         InitContainer, Scheduling, PodSettings, Elastic, PatchOp, GenericSuccess, RoleSpec, JobSpec)

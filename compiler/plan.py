@@ -105,20 +105,26 @@ class Replica(NamedTuple):
 # --- job and role semantics, as data ----------------------------------------------------------
 
 class SuccessRule(NamedTuple):
-    """When the job has succeeded: `role`'s replica `index` exits 0 (scope "one"), or every replica does ("all")."""
+    """When the job has succeeded: `role`'s replica `index` exits 0 (scope "one"), every replica of
+    `role` does ("all"), or any one of them does ("any", framework: generic's AnyReplica).
+    `role` "" (generic's default): every role, so with "all" every replica of the job."""
 
     role: str
-    scope: str = "one"  # "one" | "all"
+    scope: str = "one"  # "one" | "all" | "any"
     index: int = 0  # type: ignore[assignment]  # shadows tuple.index, which nothing calls on a rule
 
     @property
     def text(self) -> str:
         """For messages and annotations only: "chief-0 succeeds", "all workers succeed"."""
+        if not self.role:
+            return "all replicas succeed"
+        if self.scope == "any":
+            return f"any {self.role} succeeds"
         return f"all {self.role}s succeed" if self.scope == "all" else f"{self.role}-{self.index} succeeds"
 
     def decided_by(self, role: str, index: int) -> bool:
-        """Whether replica (role, index) is one whose success the rule waits for."""
-        return role == self.role and (self.scope == "all" or index == self.index)
+        """Whether replica (role, index) is one whose success the rule waits for (with "any": one of them)."""
+        return (not self.role or role == self.role) and (self.scope != "one" or index == self.index)
 
 
 class Restart(NamedTuple):
@@ -253,6 +259,19 @@ class RolePlan(NamedTuple):
     # v1.1: the job's settings with the role's over them (maps merged per key, lists replaced);
     # priority_class_name: the role's, else scheduling.priorityClassName.
     pod: PodSettings = PodSettings()
+    # v1.2: the Volcano task / JobSet replicatedJob name ("": the role's name) and the main container's
+    # name ("": the job's container_name); read them through `task` and `container(plan)`.
+    task_name: str = ""
+    container_name: str = ""
+
+    @property
+    def task(self) -> str:
+        """The role's name in a target's per-role object (Volcano task, JobSet replicatedJob)."""
+        return self.task_name or self.name
+
+    def container(self, plan: "JobPlan") -> str:
+        """The main container's name."""
+        return self.container_name or plan.container_name
 
     @property
     def count(self) -> int:  # type: ignore[override]  # shadows tuple.count, which nothing calls on a role
@@ -326,9 +345,10 @@ class JobPlan(NamedTuple):
         """role -> ["host:port", ...] in a naming scheme (compiler/schemes.py)."""
         from .schemes import SCHEMES
 
-        host, port = SCHEMES[scheme].host, SCHEMES[scheme].port
-        return {role.name: [f"{host(self.name, role.name, i)}:{port or role.port}" for i in range(role.count)]
-                for role in self.roles}
+        named = SCHEMES[scheme]
+        port = named.port
+        return {role.name: [f"{named.address_host(self.name, role.name, role.task, i)}:{port or role.port}"
+                            for i in range(role.count)] for role in self.roles}
 
     def check(self, target: str) -> None:
         """Raise SpecErrors (with positions) when `target` cannot express this job."""

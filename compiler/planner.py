@@ -13,6 +13,7 @@ from .frameworks import (
     TF_CLUSTER_KEY,
     env_role,
     framework_env,
+    generic_success,
     hosts_key,
     mpi_hostfile,
     start_order,
@@ -21,7 +22,7 @@ from .frameworks import (
 )
 from .limits import LIMIT_TARGETS
 from .limits import problems as limit_problems
-from .model import DEFAULT_PORT, ConfigMapRef, JobSpec, PodSettings, RoleSpec, SecretRef
+from .model import DEFAULT_PORT, GENERIC, ConfigMapRef, JobSpec, PodSettings, RoleSpec, SecretRef
 from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role
 from .schemes import BASE, SCHEMES, schemes_for, targets_using
@@ -39,9 +40,10 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
     schemes = schemes_for(framework, targets)
     hosts = {}
     for scheme in schemes:
-        host, port = SCHEMES[scheme].host, SCHEMES[scheme].port
-        hosts[scheme] = {role.name: [f"{host(job, role.name, i)}:{port or ports[role.name]}"
-                                     for i in range(role.replicas)] for role in spec.roles}
+        named, port = SCHEMES[scheme], SCHEMES[scheme].port
+        hosts[scheme] = {role.name: [f"{named.address_host(job, role.name, role.task_name or role.name, i)}:"
+                                     f"{port or ports[role.name]}" for i in range(role.replicas)]
+                         for role in spec.roles}
 
     topology: dict[str, str] = {hosts_key(role): ",".join(addresses) for role, addresses in hosts[BASE].items()}
     slots = None
@@ -63,8 +65,10 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
         return None
     plan = JobPlan(
         source=spec.source, name=job, namespace=spec.namespace, framework=framework,
-        container_name=CONTAINER_NAME[framework], topology_name=f"{job}-topology", topology=topology,
-        roles=tuple(role_plans), success=success_rule(framework, counts, spec.success_policy),
+        container_name=spec.container_name or CONTAINER_NAME[framework], topology_name=f"{job}-topology",
+        topology=topology, roles=tuple(role_plans),
+        success=generic_success(spec.success) if framework == GENERIC else
+        success_rule(framework, counts, spec.success_policy),
         labels=dict(spec.labels), annotations=dict(spec.annotations), image=spec.image,
         accelerator=spec.accelerator, volumes=spec.volumes, scheduling=spec.scheduling,
         backoff_limit=spec.backoff_limit, active_deadline_seconds=spec.active_deadline_seconds,
@@ -202,7 +206,7 @@ def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink
         port=ports[role.name], restart=restart, resources=role.resources,
         volumes=spec.volumes + role.volumes, init_containers=role.init_containers, lifecycle=role.lifecycle,
         probes=role.probes, replicas=tuple(replicas), sources=sources, restart_path=restart_path, renders=renders,
-        pod=pod_settings(spec, role))
+        pod=pod_settings(spec, role), task_name=role.task_name or "", container_name=role.container_name or "")
 
 
 def _merge(job, role):

@@ -102,9 +102,12 @@ def decode(data: object) -> RunPolicy:
         raise RunPolicyError(f"version {version!r} is not supported (expected {VERSION}); rebuild with this trainspec")
     s = _mapping(d.get("success"), "success")
     scope = s.get("scope", "one")
-    if scope not in ("one", "all"):
-        raise RunPolicyError(f"success.scope {scope!r}: expected one or all")
-    success = SuccessRule(_str(s.get("role"), "success.role"), scope, _int(s.get("index", 0), "success.index"))
+    if scope not in ("one", "all", "any"):
+        raise RunPolicyError(f"success.scope {scope!r}: expected one, all or any")
+    role = s.get("role")
+    # role "" with scope all: every replica of every role (framework: generic's default rule)
+    success = SuccessRule(role if role == "" and scope == "all" else _str(role, "success.role"), scope,
+                          _int(s.get("index", 0), "success.index"))
     restart: dict[str, Restart] = {}
     for role, r in _mapping(d.get("restart", {}), "restart").items():
         r = _mapping(r, f"restart.{role}")

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 
 from .fields import FRAMEWORK_BLOCKS, MAPPINGS, Field, Mapping
-from .kube import ENV_NAME, QUANTITY_SCHEMA
-from .model import NPROC_WORDS, ROLE_ORDER
+from .kube import DNS1123_LABEL, ENV_NAME, QUANTITY_SCHEMA
+from .model import GENERIC, NPROC_WORDS, ROLE_ORDER
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -96,19 +96,21 @@ def mapping_schema(mapping: Mapping) -> dict:
 
 
 def _roles() -> dict:
-    every = [role for framework in ROLE_ORDER for role in ROLE_ORDER[framework]]
+    # any DNS-1123 label (framework: generic); the other frameworks' names in _per_framework
     return {"type": "object", "description": "role name -> role; which names depends on spec.framework",
-            "propertyNames": {"enum": list(dict.fromkeys(every))}, "additionalProperties": _ref("role"),
-            "minProperties": 1}
+            "propertyNames": {"pattern": DNS1123_LABEL.pattern, "maxLength": 63},
+            "additionalProperties": _ref("role"), "minProperties": 1}
 
 
 def _per_framework() -> list[dict]:
     """Each framework's role names, and no other framework's options block."""
     out = []
     for framework, roles in ROLE_ORDER.items():
-        others = {block: False for block in FRAMEWORK_BLOCKS if block != framework}
+        others: dict = {block: False for block in FRAMEWORK_BLOCKS if block != framework}
+        if framework != GENERIC:
+            others = {"roles": {"propertyNames": {"enum": list(roles)}}, **others, "success": False}
         out.append({"if": {"properties": {"framework": {"const": framework}}, "required": ["framework"]},
-                    "then": {"properties": {"roles": {"propertyNames": {"enum": list(roles)}}, **others}}})
+                    "then": {"properties": others}})
     return out
 
 

@@ -35,6 +35,13 @@ class NamingScheme(NamedTuple):
     pattern: str  # for docs and messages
     host: Callable[[str, str, int], str]  # (job, role, index) -> the DNS name peers use
     port: int | None = None  # a port the scheme's system fixes for every host (None: the role's port)
+    # (job, role, task, index) -> host, for schemes whose names derive from the target's per-role object
+    # name (a Volcano task, a JobSet replicatedJob): spec v1.2's taskName (the role's name when unset)
+    named: Callable[[str, str, str, int], str] | None = None
+
+    def address_host(self, job: str, role: str, task: str, index: int) -> str:
+        """The host of replica `index` of `role`, whose task (replicatedJob) is named `task`."""
+        return self.named(job, role, task, index) if self.named is not None else self.host(job, role, index)
 
 
 SCHEMES: dict[str, NamingScheme] = {}
@@ -49,7 +56,8 @@ register(NamingScheme(BASE, "<job>-<role>-<i>", lambda job, role, i: f"{job}-{ro
 register(NamingScheme("mpi-operator", "<job>-launcher.<job>, <job>-worker-<i>.<job>",
                       lambda job, role, i: f"{job}-launcher.{job}" if role == "launcher"
                       else f"{job}-{role}-{i}.{job}"))
-register(NamingScheme("subdomain", "<job>-<role>-<i>.<job>", lambda job, role, i: f"{job}-{role}-{i}.{job}"))
+register(NamingScheme("subdomain", "<job>-<task>-<i>.<job>", lambda job, role, i: f"{job}-{role}-{i}.{job}",
+                      named=lambda job, role, task, i: f"{job}-{task}-{i}.{job}"))
 
 # JobSet: roles whose replicatedJob is N one-pod Jobs instead of one Indexed Job of N pods (RANK =
 # index + 1 for PyTorch workers needs the Job's global index; the downward API cannot add).
@@ -63,15 +71,21 @@ def jobset_shape(framework: str, role: str, count: int) -> tuple[int, int]:
     return (count, 1) if role in JOBSET_ONE_POD_JOBS.get(framework, ()) else (1, count)
 
 
-def _jobset_host(one_pod_jobs: tuple[str, ...]) -> Callable[[str, str, int], str]:
-    def host(job: str, role: str, i: int) -> str:
-        return f"{job}-{role}-{i}-0.{job}" if role in one_pod_jobs else f"{job}-{role}-0-{i}.{job}"
+def _jobset_named(one_pod_jobs: tuple[str, ...]) -> Callable[[str, str, str, int], str]:
+    """The replicatedJob is named `task` (the role's taskName, else its name); one-pod Jobs by role."""
+    def host(job: str, role: str, task: str, i: int) -> str:
+        return f"{job}-{task}-{i}-0.{job}" if role in one_pod_jobs else f"{job}-{task}-0-{i}.{job}"
     return host
 
 
-register(NamingScheme("jobset", "<job>-<role>-0-<i>.<job>", _jobset_host(())))
+def _jobset_host(one_pod_jobs: tuple[str, ...]) -> Callable[[str, str, int], str]:
+    named = _jobset_named(one_pod_jobs)
+    return lambda job, role, i: named(job, role, role, i)
+
+
+register(NamingScheme("jobset", "<job>-<task>-0-<i>.<job>", _jobset_host(()), named=_jobset_named(())))
 register(NamingScheme("jobset-ranked", "<job>-master-0-0.<job>, <job>-worker-<i>-0.<job>",
-                      _jobset_host(("worker",))))
+                      _jobset_host(("worker",)), named=_jobset_named(("worker",))))
 TRAINER_PORT = 29500  # Trainer's ContainerTrainerPort: PET_MASTER_PORT for torch
 register(NamingScheme("trainjob-torch", "<job>-node-0-<k>.<job>:29500 (master k=0, worker i k=i+1)",
                       lambda job, role, i: f"{job}-node-0-{0 if role == 'master' else i + 1}.{job}", TRAINER_PORT))

@@ -219,6 +219,9 @@ def _undefined_error(exc, context: dict) -> TemplateError:
 
         framework_role = any(name in roles for roles in ROLE_ORDER.values())
         hint = f"did you mean {close[0]!r}?" if close else (f"this job has no {name} role" if framework_role else "")
+        dashed = next((r for r in roles if r.startswith(f"{name}-")), None)
+        if dashed is not None:  # `hosts.client-a` is `hosts.client - a` to Jinja
+            hint = f"a role name with '-' is written hosts[{dashed!r}]"
         return TemplateError(f"template error: unknown role {name!r}; roles: {', '.join(roles)}", hint,
                              rf"\bhosts\s*(\.\s*{re.escape(name)}\b|\[\s*['\"]{re.escape(name)}['\"])")
     if owner is not None and owner is context.get("job"):

@@ -20,9 +20,12 @@ from .loader import Document
 from .model import (
     DEFAULT_PORT,
     FRAMEWORKS,
+    GENERIC,
+    GENERIC_CONTAINER,
     MAX_REPLICAS,
     ROLE_LIMITS,
     ROLE_ORDER,
+    GenericSuccess,
     InitContainer,
     JobSpec,
     Resources,
@@ -72,6 +75,7 @@ class _Validator:
         self.r = reader
         self.source = source
         self.written_roles: set[str] = set()
+        self.framework: str | None = None
 
     # --- top level -------------------------------------------------------------------
     def job(self, data) -> JobSpec | None:
@@ -153,6 +157,7 @@ class _Validator:
         framework = None
         if spec.get("framework") is not None:
             framework = r.choice(spec["framework"], ("spec", "framework"), F.SPEC.enum("framework"))
+        self.framework = framework
         image = self.opt_image(spec, ("spec",))
         command = self.opt_list(spec, "command", ("spec",))
         args = self.opt_list(spec, "args", ("spec",))
@@ -203,12 +208,16 @@ class _Validator:
             if spec.get("imagePullSecrets") is not None else ()
         patches = pod.patches(self, spec["patches"], ("spec", "patches")) if spec.get("patches") is not None else {}
 
+        container_name = self.opt_label(spec, "containerName", ("spec",))
         roles = self.roles(spec.get("roles"), framework, accelerator)
+        success = self.success(spec.get("success"), framework, roles)
         scheduling = parts.scheduling(self.r, spec.get("scheduling"), sum(role.replicas for role in roles))
         if framework and roles:
             self.framework_rules(framework, roles, elastic)
             for role in roles:
                 pod.pod_conflicts(r, framework, volumes, role.name, role.volumes, bool(role.resources.shm), ssh_path)
+                self.container_conflicts(role, container_name)
+            self.task_names(roles)
             if image is None:
                 for role in roles:
                     if role.image is None:
@@ -225,7 +234,8 @@ class _Validator:
             active_deadline_seconds=deadline, ttl_seconds_after_finished=ttl, clean_pod_policy=clean,
             scheduling=scheduling, port=port, success_policy=success_policy, nproc_per_node=nproc,
             slots_per_worker=slots, mpi_implementation=implementation, roles=tuple(roles), pod=pod_settings,
-            image_pull_secrets=pull_secrets, elastic=elastic, ssh_auth_mount_path=ssh_path, patches=patches)
+            image_pull_secrets=pull_secrets, elastic=elastic, ssh_auth_mount_path=ssh_path, patches=patches,
+            container_name=container_name, success=success)
 
     # --- roles -----------------------------------------------------------------------
     def roles(self, value, framework: str | None, accelerator: str = "nvidia.com/gpu") -> list[RoleSpec]:
@@ -242,7 +252,13 @@ class _Validator:
         self.written_roles = set(mapping)  # a role written but invalid is not also reported missing
         out = []
         for role_name, body in mapping.items():
-            if framework and role_name not in allowed:
+            if framework == GENERIC:
+                if len(role_name) > 63 or not DNS1123_LABEL.match(role_name):
+                    r.error(path + (role_name,), f"{role_name!r} is not a valid role name",
+                            "a DNS-1123 label: lower-case letters, digits and '-', at most 63 characters",
+                            at_key=True)
+                    continue
+            elif framework and role_name not in allowed:
                 import difflib
 
                 close = difflib.get_close_matches(role_name, allowed, n=1, cutoff=0.5)
@@ -282,8 +298,79 @@ class _Validator:
             port=self.opt_int(body, "port", path, *F.ROLE.bounds("port")),
             volumes=self.volumes(body.get("volumes"), path + ("volumes",)),
             pod=pod.pod_settings(self, body, path, role=True),
+            task_name=self.opt_label(body, "taskName", path),
+            container_name=self.opt_label(body, "containerName", path),
         )
         return role if replicas is not None else None
+
+    def opt_label(self, body: dict, key: str, path: tuple) -> str | None:
+        """A name that is a DNS-1123 label (v1.2's taskName and containerName)."""
+        value = self.opt_string(body, key, path)
+        if value is not None and (len(value) > 63 or not DNS1123_LABEL.match(value)):
+            self.r.error(path + (key,), f"{value!r} is not a valid {key}",
+                         "a DNS-1123 label: lower-case letters, digits and '-', at most 63 characters")
+            return None
+        return value
+
+    def success(self, value, framework: str | None, roles: list[RoleSpec]) -> GenericSuccess | None:
+        """spec.success: generic jobs only (the other frameworks' rule is their operator's)."""
+        r = self.r
+        path = ("spec", "success")
+        if value is None:
+            return None
+        if framework is not None and framework != GENERIC:
+            r.error(path, f"success in {article(framework)} {framework} job", "only in a generic job",
+                    "the operator's rule decides (docs/spec.md, Success rule)"
+                    + ("; see spec.tensorflow.successPolicy" if framework == "tensorflow" else ""), at_key=True)
+            return None
+        mapping = F.MAPPINGS["success"]
+        body = r.mapping(value, path, mapping.names, required=mapping.required)
+        if body is None or body.get("role") is None:
+            return None
+        role = r.string(body["role"], path + ("role",))
+        policy = self.opt_choice(body, "policy", path, mapping.enum("policy")) or "AllReplicas"
+        if role is None:
+            return None
+        names = [x.name for x in roles]
+        if role not in names:
+            if role not in self.written_roles:
+                import difflib
+
+                close = difflib.get_close_matches(role, names, n=1, cutoff=0.5)
+                r.error(path + ("role",), f"{role!r} is not a role of this job", "one of " + ", ".join(names),
+                        f"did you mean {close[0]!r}?" if close else "")
+            return None
+        if next(x for x in roles if x.name == role).replicas == 0:
+            r.error(path + ("role",), f"role {role!r} has 0 replicas and decides success",
+                    "a role with at least one replica", "give it replicas, or choose another role")
+            return None
+        return GenericSuccess(role, policy)
+
+    def container_conflicts(self, role: RoleSpec, job_container: str | None) -> None:
+        """The main container's name may not be an init container's (one pod, unique names)."""
+        name = role.container_name or job_container or (GENERIC_CONTAINER if self.framework == GENERIC else None)
+        if name is None:
+            return
+        for i, init in enumerate(role.init_containers):
+            if init.name == name:
+                where = ("spec", "roles", role.name, "containerName") if role.container_name else ("spec",
+                                                                                                 "containerName")
+                self.r.error(("spec", "roles", role.name, "initContainers", i, "name"),
+                             f"init container {name!r} has the main container's name ({'.'.join(map(str, where))})",
+                             "unique container names in a pod")
+
+    def task_names(self, roles: list[RoleSpec]) -> None:
+        """Task names (a role's taskName, else its name) are unique in the job: one task per name."""
+        seen: dict[str, str] = {}
+        for role in roles:
+            name = role.task_name or role.name
+            if name in seen:
+                path = ("spec", "roles", role.name, "taskName") if role.task_name else ("spec", "roles", role.name)
+                self.r.error(path, f"task name {name!r} is also role {seen[name]!r}'s",
+                             "a task name (taskName, else the role's name) unique in the job",
+                             "choose another taskName", at_key=not role.task_name)
+            else:
+                seen[name] = role.name
 
     def framework_rules(self, framework: str, roles: list[RoleSpec], elastic=None) -> None:
         r = self.r
@@ -306,6 +393,8 @@ class _Validator:
                                                               else f"at least {low}")
                 r.error(path, f"{count} {role_name} replicas in a {framework} job", f"{want} {role_name} replica(s)")
         total = sum(counts.values())
+        if framework == GENERIC and counts and total == 0:
+            r.error(("spec", "roles"), "0 replicas in all", "at least one replica in the job")
         if total > MAX_REPLICAS:
             r.error(("spec", "roles"), f"{total} replicas in all", f"at most {MAX_REPLICAS}")
         if framework == "paddle" and counts.get("master") == 0:  # PS mode with no master: rendezvous at nobody
@@ -320,7 +409,7 @@ class _Validator:
 
     def name_lengths(self, name: str, roles: list[RoleSpec]) -> None:
         for role in roles:
-            longest = f"{name}-{role.name}-{max(role.replicas - 1, 0)}"
+            longest = f"{name}-{max(role.name, role.task_name or '', key=len)}-{max(role.replicas - 1, 0)}"
             if len(longest) > MAX_NAME:
                 room = MAX_NAME - (len(longest) - len(name))
                 self.r.error(("metadata", "name"), f"generated name {longest!r} is {len(longest)} characters",
@@ -490,7 +579,7 @@ class _Validator:
             if len(name) > 63 or not DNS1123_LABEL.match(name):
                 r.error(ip + ("name",), f"{name!r} is not a valid container name", "a DNS-1123 label")
                 continue
-            if name in seen or name in FRAMEWORKS:
+            if name in seen or (name in FRAMEWORKS and name != GENERIC):
                 r.error(ip + ("name",), f"container name {name!r} is taken", "a unique name")
                 continue
             seen.add(name)

@@ -116,7 +116,7 @@ class _PlanReader:
         lifecycle = role.lifecycle
         hooks = f"{plan.source}: {where}.lifecycle"
         return Container(
-            name=plan.container_name, image=role.image,
+            name=role.container(plan), image=role.image,
             command=_words(rep.command), args=_words(rep.args), working_dir=role.working_dir,
             env=self.env(rep.env, where), ports=[Port(role.port)],
             cpu=cpu, memory=memory, accelerators=accel, mounts=mounts,

@@ -46,7 +46,9 @@ def deciders(job: JobModel) -> tuple[list[Replica], str]:
         # No operator rule: like plain Jobs, every replica must complete.
         return [r for r in job.replicas if r.workload == "Job"] or job.replicas, "all replicas"
     need = sorted((r for r in job.replicas if rule.decided_by(r.role, r.index)), key=lambda r: r.index)
-    return need, (f"all {rule.role}s" if rule.scope == "all" else f"{rule.role}-{rule.index}")
+    if not rule.role:
+        return need, "all replicas"
+    return need, {"all": f"all {rule.role}s", "any": f"any {rule.role}"}.get(rule.scope, f"{rule.role}-{rule.index}")
 
 
 def decide(job: JobModel, phases: dict[str, str], reasons: dict[str, str]) -> Decision | None:
@@ -65,6 +67,9 @@ def decide(job: JobModel, phases: dict[str, str], reasons: dict[str, str]) -> De
             return Decision(outcome, f"every pod finished, {ok} succeeded (minAvailable {own.min_available})")
         return None
     need, rule = deciders(job)
+    if job.success is not None and job.success.scope == "any":  # generic AnyReplica: the first one decides
+        done = next((r for r in need if phases.get(r.name) == SUCCEEDED), None)
+        return Decision(SUCCEEDED, f"{done.display} succeeded ({rule})") if done is not None else None
     if need and all(phases.get(r.name) == SUCCEEDED for r in need):
         return Decision(SUCCEEDED, f"{rule} succeeded" if len(need) != 1 else f"{need[0].display} succeeded")
     return None

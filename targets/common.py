@@ -12,7 +12,8 @@ from trainspec.compiler.plan import EnvVar, JobPlan, Replica, Restart, RolePlan,
 from .yamlout import FlowList
 
 PORT_NAMES = {"tensorflow": "tfjob-port", "pytorch": "pytorchjob-port", "mxnet": "mxjob-port", "mpi": "mpijob-port",
-              "xgboost": "xgboostjob-port", "paddle": "master", "jax": "jaxjob-port"}  # the operators' default names
+              "xgboost": "xgboostjob-port", "paddle": "master", "jax": "jaxjob-port",
+              "generic": "trainspec"}  # the operators' default names
 SHM_VOLUME = "dshm"
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -215,7 +216,7 @@ def main_container(plan: JobPlan, role: RolePlan, replica: Replica, env: list[di
     """The replica's training container; `command`/`args` default to the replica's."""
     command = replica.command if command is None else command
     args = replica.args if args is None else args
-    out: dict = {"name": name or plan.container_name, "image": role.image}
+    out: dict = {"name": name or role.container(plan), "image": role.image}
     if role.pod.image_pull_policy:
         out["imagePullPolicy"] = role.pod.image_pull_policy
     if command is not None:

@@ -30,8 +30,11 @@ import json
 import os
 
 from trainspec.compiler import kube
+from trainspec.compiler.frameworks import CONTAINER_NAME
 from trainspec.compiler.model import (
     CLEAN_POD_POLICIES,
+    GENERIC,
+    GENERIC_SUCCESS_POLICIES,
     MAX_REPLICAS,
     MPI_IMPLEMENTATIONS,
     NPROC_WORDS,
@@ -68,8 +71,14 @@ def render(plan: JobPlan) -> dict[str, str]:
     }
     for name in TEMPLATE_FILES:
         with open(os.path.join(CHART_DIR, "templates", name), encoding="utf-8") as handle:
-            files[f"helm/templates/{name}"] = fill(name, handle.read(), plan.framework)
+            files[f"helm/templates/{name}"] = fill(name, handle.read(), plan.framework, uses_names(plan))
     return files
+
+
+def uses_names(plan: JobPlan) -> bool:
+    """Whether the chart needs spec v1.2's name and generic-success code (helm_rules.NAMES_GENERATED)."""
+    return plan.framework == GENERIC or plan.container_name != CONTAINER_NAME[plan.framework] or \
+        any(role.task_name or role.container_name for role in plan.roles)
 
 
 # --- Chart.yaml ---------------------------------------------------------------------------------
@@ -112,6 +121,13 @@ def chart_values(plan: JobPlan) -> dict:
                     "image": split_image(top_image),
                     "accelerator": plan.accelerator, "labels": dict(plan.labels),
                     "annotations": dict(plan.annotations)}
+    if plan.container_name != CONTAINER_NAME[plan.framework]:
+        values["containerName"] = plan.container_name
+    if plan.framework == GENERIC:
+        values["roleOrder"] = [role.name for role in plan.roles]  # the spec's order (Helm maps have none)
+        if plan.success.role:
+            values["success"] = {"role": plan.success.role,
+                                 "policy": "AnyReplica" if plan.success.scope == "any" else "AllReplicas"}
     for key, value in (("backoffLimit", plan.backoff_limit), ("activeDeadlineSeconds", plan.active_deadline_seconds),
                        ("ttlSecondsAfterFinished", plan.cleanup.ttl_seconds_after_finished),
                        ("cleanPodPolicy", plan.cleanup.pods)):
@@ -181,6 +197,10 @@ def _env_value(name: str, value) -> dict:
 
 def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Converter) -> dict:
     out: dict = {"replicas": role.count, "port": role.port}
+    if role.task_name:
+        out["taskName"] = role.task_name
+    if role.container_name:
+        out["containerName"] = role.container_name
     if role.image != top_image:
         out["image"] = split_image(role.image)
     sources = role.sources
@@ -329,6 +349,11 @@ _COMMENTS = {
     "mpi": "mpi: implementation (OpenMPI | Intel | MPICH) and slotsPerWorker (unset: the worker's gpu count, "
            "else 1).",
     "volumes": "volumes: mounted into every role's containers; source is a Kubernetes volume source.",
+    "containerName": "containerName: the main container's name in every role (roles.<role>.containerName overrides\n"
+                     "it; roles.<role>.taskName names the role's replicatedJob with workload jobset).",
+    "roleOrder": "roleOrder: framework generic: the roles in the spec's order (every object lists them so).",
+    "success": "success: framework generic: the role whose replicas decide the job's success (policy AllReplicas |\n"
+               "AnyReplica); unset: every replica of every role.",
     "roles": """roles: one entry per role.  Changing replicas or port recomputes the whole topology
 (host lists, TF_CONFIG cluster, WORLD_SIZE, DMLC_NUM_*, MPI hostfile) for every replica.
   replicas, port        the role's replica count and port
@@ -430,8 +455,9 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
     limits = dict(ROLE_LIMITS[plan.framework])
     if plan.elastic is not None:
         limits["master"] = (0, 1)
+    label = {"type": "string", "pattern": kube.DNS1123_LABEL.pattern, "maxLength": 63}
     for role in plan.roles:
-        low, high = limits[role.name]
+        low, high = limits.get(role.name, (0, None))  # generic: any role, 0 or more replicas
         replicas = {"type": "integer", "minimum": low, "maximum": high if high is not None else MAX_REPLICAS,
                     "description": f"{role.name} replicas"}
         roles[role.name] = _obj({
@@ -449,6 +475,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
             "probes": _obj({"livenessProbe": any_object, "readinessProbe": any_object, "startupProbe": any_object}),
             **pod_role,
             "volumes": {"type": "array", "items": volume},
+            **({"taskName": label, "containerName": label} if uses_names(plan) else {}),
         }, required=("replicas", "port", "restartPolicy"))
     nonneg = {"type": "integer", "minimum": 0}
     properties = {
@@ -470,6 +497,13 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         "roles": _obj(roles, required=tuple(roles)),
         **pod_job,
     }
+    if uses_names(plan):
+        properties["containerName"] = label
+    if plan.framework == GENERIC:
+        names = [role.name for role in plan.roles]
+        properties["roleOrder"] = {"type": "array", "items": {"enum": names}, "uniqueItems": True}
+        properties["success"] = _obj({"role": {"enum": names}, "policy": {"enum": list(GENERIC_SUCCESS_POLICIES)}},
+                                     required=("role",))
     if plan.framework == "tensorflow":
         properties["tensorflow"] = _obj({"successPolicy": {"enum": list(TF_SUCCESS_POLICIES)}})
     if plan.framework == "pytorch":

@@ -21,7 +21,7 @@ import os
 from trainspec.compiler.checks import JOBSET_FRAMEWORKS, MAX_DNS_LABEL, POD_SUFFIX
 from trainspec.compiler.frameworks import CONTAINER_NAME, START_AFTER, SUCCESS_RULES
 from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
-from trainspec.compiler.model import MAX_REPLICAS, ROLE_ORDER
+from trainspec.compiler.model import GENERIC, MAX_REPLICAS, ROLE_ORDER
 from trainspec.compiler.runpolicy import VERSION
 from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS
 
@@ -54,6 +54,17 @@ def _assign(rule) -> str:
             f'{{{{- $successScope = "{rule.scope}" -}}}}{{{{- $successIndex = {int(rule.index)} -}}}}')
 
 
+# framework: generic: values.success ({role, policy}) as compiler/frameworks.py generic_success and
+# SuccessRule.text; unsaid, every replica of every role (role ""). Its replicatedJobs start in the
+# roles' order (no startupPolicy), so $startOrders gets the roles here, once they are known.
+GENERIC_SUCCESS = ('{{- $rule = "all replicas succeed" -}}{{- $successRole = "" -}}{{- $successScope = "all" -}}'
+                   '{{- $successIndex = 0 -}}{{- with $v.success -}}{{- $successRole = .role -}}'
+                   '{{- if eq (.policy | default "AllReplicas") "AnyReplica" -}}{{- $successScope = "any" -}}'
+                   '{{- $rule = printf "any %s succeeds" .role -}}'
+                   '{{- else -}}{{- $rule = printf "all %ss succeed" .role -}}'
+                   '{{- end -}}{{- end -}}{{- $_ := set $startOrders "generic" $roles -}}')
+
+
 def success_rule_code(framework: str | None = None) -> str:
     """Go-template lines that set `$rule` (the SuccessRule text), `$successRole`, `$successScope` and
     `$successIndex` (its fields) for `$v.framework` and `$counts`."""
@@ -64,6 +75,9 @@ def success_rule_code(framework: str | None = None) -> str:
         head = "{{- else -}}" if last else \
             ("{{- if" if n == 0 else "{{- else if") + f' eq $v.framework "{framework}" -}}}}'
         rules = SUCCESS_RULES[framework]
+        if framework == GENERIC:
+            lines.append(f"{head}{GENERIC_SUCCESS}" + ("{{- end -}}" if last else ""))
+            continue
         if len(rules) == 1:
             lines.append(f'{head}{_assign(rules[0][1])}' + ("{{- end -}}" if last else ""))
             continue
@@ -92,10 +106,14 @@ REPLICA_LIMIT_MARKER = "{{- /* trainspec:replica-limit (generated from compiler/
 
 
 def role_order_code(framework: str | None = None) -> str:
-    """`$orders`: framework -> its roles in the order every target lists them."""
+    """`$orders`: framework -> its roles in the order every target lists them (generic: values.roleOrder,
+    the spec's order)."""
     pairs = " ".join(f'"{fw}" (list {" ".join(f"{chr(34)}{r}{chr(34)}" for r in roles)})'
-                     for fw, roles in ROLE_ORDER.items() if fw in chart_frameworks(framework))
-    return f"{{{{- $orders := dict {pairs} -}}}}\n"
+                     for fw, roles in ROLE_ORDER.items() if fw in chart_frameworks(framework) and fw != GENERIC)
+    code = f"{{{{- $orders := dict {pairs} -}}}}\n"
+    if framework == GENERIC:
+        code += '{{- $_ := set $orders "generic" ($v.roleOrder | default list) -}}\n'
+    return code
 
 
 FRAMEWORK_NAMES_MARKER = ("{{- /* trainspec:framework-names (generated from compiler/frameworks.py CONTAINER_NAME, "
@@ -156,13 +174,15 @@ def jobset_code(framework: str | None = None) -> str:
     """`$startOrders` (framework -> replicatedJobs in start order) and `$onePodJobs` (framework -> roles
     written as N one-pod Jobs), the jobset target's tables; with workload jobset, `fail` for a framework
     the jobset target refuses (not in JOBSET_FRAMEWORKS)."""
-    frameworks = " ".join(f'"{fw}"' for fw in JOBSET_FRAMEWORKS)
+    # generic (spec v1.2) is named only in a generic job's chart: the others' charts stay as they were
+    known = [fw for fw in JOBSET_FRAMEWORKS if fw != GENERIC or framework == GENERIC]
+    frameworks = " ".join(f'"{fw}"' for fw in known)
     return (f"{{{{- $startOrders := dict {_string_lists(START_ORDER)} -}}}}\n"
             f"{{{{- $onePodJobs := dict {_string_lists(JOBSET_ONE_POD_JOBS)} -}}}}\n"
             f"{{{{- if and $jobset (not (has $v.framework (list {frameworks}))) -}}}}\n"
             '{{- fail (printf "workload jobset: trainspec does not yet write the %s controller\'s variables for '
             'JobSet host names (the jobset target refuses it too); expected framework one of '
-            f'{", ".join(JOBSET_FRAMEWORKS)}; use workload jobs" $v.framework) -}}}}\n'
+            f'{", ".join(known)}; use workload jobs" $v.framework) -}}}}\n'
             "{{- end -}}\n")
 
 
@@ -215,10 +235,48 @@ GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_
              "topology.yaml": ((RUN_POLICY_MARKER, run_policy_code),)}
 
 
-def fill(name: str, text: str, framework: str | None = None) -> str:
-    """A chart template file's text, for a job of `framework`, with the generated parts in place of their markers."""
+# Spec v1.2's names (taskName, containerName) and generic's success: code only in the charts of jobs that
+# use them (`names`), so every other chart stays as it was.
+TASK_HOST = ('{{- if and $jobset $r.taskName -}}{{- $task := $r.taskName -}}'
+             '{{- $host = printf "%s-%s-0-%d.%s" $v.name $task $i $v.name -}}'
+             '{{- if has $name $perJob -}}{{- $host = printf "%s-%s-%d-0.%s" $v.name $task $i $v.name -}}{{- end -}}'
+             '{{- end -}}\n')
+TASK_LONGEST = ('{{- with $r.taskName -}}{{- $jsLongest = printf "%s-%s-0-%d" $v.name . (sub $n 1) -}}'
+                '{{- if has $name $perJob -}}{{- $jsLongest = printf "%s-%s-%d-0" $v.name . (sub $n 1) -}}{{- end -}}'
+                '{{- end -}}\n')
+CONTAINER_NAME_CODE = "{{- $container := $r.containerName | default ($v.containerName | default $container) }}\n"
+ANY_REPLICA = ('{{- if and (eq $t.successScope "any") (eq $role $t.successRole) (gt (int $pods) 1) }}'
+               '{{- $_ := set $spec "successPolicy" (dict "rules" (list (dict "succeededCount" 1))) }}{{- end }}\n')
+TASK_NAME = ('{{- with $r.taskName }}{{- $_ := set (get $rjobs $role) "name" . }}{{- end }}\n')
+TASK_SUCCESS = ('{{- if not $t.successRole }}{{- $_ := set $spec "successPolicy" (dict "operator" "All") }}'
+                '{{- else }}{{- with (get $v.roles $t.successRole).taskName }}'
+                '{{- $_ := set $spec "successPolicy" (dict "operator" "All" "targetReplicatedJobs" (list .)) }}'
+                '{{- end }}{{- end }}'
+                '{{- $tasks := list }}{{- range $role := $exitCode }}'
+                '{{- $tasks = append $tasks ((get $v.roles $role).taskName | default $role) }}{{- end }}'
+                '{{- $exitCode = $tasks }}\n')
+NAMES_GENERATED = {
+    "_helpers.tpl": (("{{- /* trainspec:task-host (generated for spec v1.2 taskName) */ -}}\n", TASK_HOST),
+                     ("{{- /* trainspec:task-longest (generated for spec v1.2 taskName) */ -}}\n", TASK_LONGEST)),
+    "jobs.yaml": (("{{- /* trainspec:container-name (generated for spec v1.2 containerName) */ -}}\n",
+                   CONTAINER_NAME_CODE),
+                  ("{{- /* trainspec:any-replica (generated for spec v1.2 success.policy AnyReplica) */ -}}\n",
+                   ANY_REPLICA),
+                  ("{{- /* trainspec:task-name (generated for spec v1.2 taskName) */ -}}\n", TASK_NAME),
+                  ("{{- /* trainspec:task-success (generated for spec v1.2 taskName and framework generic) */ -}}\n",
+                   TASK_SUCCESS)),
+}
+
+
+def fill(name: str, text: str, framework: str | None = None, names: bool = False) -> str:
+    """A chart template file's text, for a job of `framework`, with the generated parts in place of their markers;
+    `names`: the job uses spec v1.2's taskName / containerName or is generic (NAMES_GENERATED's code)."""
     for marker, code in GENERATED.get(name, ()):
         if marker not in text:
             raise AssertionError(f"the chart's {name} lost its marker {marker.strip()}")
         text = text.replace(marker, code(framework))
+    for marker, names_code in NAMES_GENERATED.get(name, ()):
+        if marker not in text:
+            raise AssertionError(f"the chart's {name} lost its marker {marker.strip()}")
+        text = text.replace(marker, names_code if names else "")
     return text

@@ -45,6 +45,7 @@ from trainspec.compiler.frameworks import (
     pytorch_elastic_env,
     tf_cluster,
 )
+from trainspec.compiler.model import GENERIC
 from trainspec.compiler.plan import EnvVar, JobPlan, RolePlan
 from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS, scheme_for
 
@@ -67,6 +68,7 @@ START_ORDER = {
     "xgboost": ("master", "worker"),  # master first: the workers' job-global-index is then index + 1 = RANK
     "jax": ("worker",),
     "paddle": ("master", "worker"),  # no order needed: paddle.distributed.launch waits for its peers
+    # generic: the roles in the spec's order (no start order is implied: no startupPolicy)
 }
 
 
@@ -159,6 +161,8 @@ def _elastic_env(plan: JobPlan, role: RolePlan, names: dict[str, list[str]]) -> 
 def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dict]:
     """What the operator would inject, written for JobSet hosts; per-replica parts via $(TRAINSPEC_INDEX)."""
     fw = plan.framework
+    if fw == GENERIC:
+        return []  # no framework variables: TRAINSPEC_* only
     names = host_names(plan)
     if fw == "tensorflow":
         task = f'{{"type":{json.dumps(role.name)},"index":$(TRAINSPEC_INDEX)}}'
@@ -244,7 +248,7 @@ def paddle_env(plan: JobPlan, role: RolePlan, names: dict[str, list[str]]) -> li
                 {"name": "PADDLE_MASTER", "value": f"$({POD_IP_VAR}):{port}"}]
     else:
         if role.name == rendezvous:  # launch takes POD_IP as its node address: replica i's own JobSet name
-            env.append({"name": PADDLE_NODE_VAR, "value": f"{plan.name}-{role.name}-0-$(TRAINSPEC_INDEX).{plan.name}"})
+            env.append({"name": PADDLE_NODE_VAR, "value": f"{plan.name}-{role.task}-0-$(TRAINSPEC_INDEX).{plan.name}"})
         env.append({"name": "PADDLE_MASTER", "value": f"{names[rendezvous][0]}:{port}"})
     if ps:
         env.append({"name": "PADDLE_SERVER_NUM" if role.name == "master" else "PADDLE_TRAINER_NUM", "value": "1"})
@@ -307,15 +311,20 @@ def job_spec(plan: JobPlan, role: RolePlan, settings: Settings) -> dict:
         spec["activeDeadlineSeconds"] = settings.active_deadline_seconds
     if role.name == plan.success_role and _decides_alone_at_index_0(plan, settings):
         spec["successPolicy"] = {"rules": [{"succeededIndexes": "0"}]}
+    if role.name == plan.success_role and plan.success.scope == "any" and pods > 1:
+        # generic AnyReplica: the Indexed Job succeeds with its first succeeded pod (Kubernetes >= 1.33)
+        spec["successPolicy"] = {"rules": [{"succeededCount": 1}]}
     if policy == "ExitCode":
         # podFailurePolicy needs pod restartPolicy Never (JobSet would default it to OnFailure)
-        spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(plan.container_name, role.restart)]}
+        spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(role.container(plan), role.restart)]}
     pod_policy = "OnFailure" if policy == "OnFailure" else "Never"
     spec["template"] = pod_template(plan, role, settings, pod_policy)
     return spec
 
 
 def _ordered_roles(plan: JobPlan) -> list[RolePlan]:
+    if plan.framework not in START_ORDER:  # generic: as written
+        return [r for r in plan.roles if r.count]
     order = START_ORDER[plan.framework]
     return sorted((r for r in plan.roles if r.count), key=lambda r: order.index(r.name))
 
@@ -324,21 +333,29 @@ def _needs_in_order(plan: JobPlan) -> bool:
     return plan.framework in ("mxnet", "mpi") or (plan.framework == "tensorflow" and _count(plan, "ps") > 0)
 
 
+def _success_policy(plan: JobPlan) -> dict:
+    """The deciding role's replicatedJob; generic's default rule (role ""): every replicatedJob."""
+    role = plan.role(plan.success_role)
+    if role is None:
+        return {"operator": "All"}
+    return {"operator": "All", "targetReplicatedJobs": [role.task]}
+
+
 def jobset(plan: JobPlan) -> dict:
     settings = _settings(plan)
     roles = _ordered_roles(plan)
     replicated = []
     for role in roles:
-        replicated.append({"name": role.name, "replicas": role.count if per_job(plan, role) else 1,
+        replicated.append({"name": role.task, "replicas": role.count if per_job(plan, role) else 1,
                            "template": {"metadata": {"labels": common.job_labels(plan, role.name)},
                                         "spec": job_spec(plan, role, settings)}})
     spec: dict = {"network": {"enableDNSHostnames": True, "subdomain": plan.name,
                               # peers must resolve each other while they start, before readiness
                               "publishNotReadyAddresses": True},
-                  "successPolicy": {"operator": "All", "targetReplicatedJobs": [plan.success_role]}}
+                  "successPolicy": _success_policy(plan)}
     if _needs_in_order(plan):
         spec["startupPolicy"] = {"startupPolicyOrder": "InOrder"}
-    exit_code = [r.name for r in roles if r.restart_policy == "ExitCode"]
+    exit_code = [r.task for r in roles if r.restart_policy == "ExitCode"]
     if exit_code:
         # a permanent exit code (1-127) fails the Job through its podFailurePolicy: fail the JobSet, no restart
         spec["failurePolicy"] = {"maxRestarts": 0, "rules": [{

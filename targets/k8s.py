@@ -30,6 +30,9 @@ def lingering_note(plan: JobPlan) -> str:
         return ""
     until = (f"until activeDeadlineSeconds ({plan.active_deadline_seconds}s)"
              if plan.active_deadline_seconds is not None else "forever")
+    if plan.framework == "generic":  # its roles may well exit on their own
+        return (f"Caveat: no controller stops the {' and '.join(roles)} replicas still running when "
+                f"{plan.success.text}; they would run {until}. The jobset and volcano targets end the whole job.")
     return (f"Caveat: no controller stops the {' and '.join(roles)} replicas when {plan.success.text}; "
             f"they run {until}. The jobset, kubeflow and volcano targets end the whole job.")
 
@@ -128,7 +131,7 @@ def workload(plan: JobPlan, role: RolePlan, replica: Replica) -> dict:
     if plan.cleanup.ttl_seconds_after_finished is not None:
         job_spec["ttlSecondsAfterFinished"] = plan.cleanup.ttl_seconds_after_finished
     if policy == "ExitCode":
-        job_spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(plan.container_name, role.restart)]}
+        job_spec["podFailurePolicy"] = {"rules": [common.exit_code_rule(role.container(plan), role.restart)]}
     pod_policy = "OnFailure" if policy == "OnFailure" else "Never"
     job_spec["template"] = pod_template(plan, role, replica, pod_policy)
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": job_spec}

@@ -39,6 +39,7 @@ from trainspec.compiler.frameworks import (
     mpi_hostfile,
     tf_config,
 )
+from trainspec.compiler.model import GENERIC
 from trainspec.compiler.plan import EnvVar, JobPlan, Restart, RolePlan
 from trainspec.compiler.schemes import scheme_for
 
@@ -106,16 +107,27 @@ class _Layout:
         for role in self.plan.roles:
             if self.split:
                 for i in range(role.count):
-                    yield role, i, f"{role.name}-{i}", 1
+                    yield role, i, f"{role.task}-{i}", 1
             else:
-                yield role, None, role.name, role.count
+                yield role, None, role.task, role.count
 
 
 def _operator_env(plan: JobPlan, role: RolePlan, index: int) -> list[EnvVar]:
     counts = {r.name: r.count for r in plan.roles}
     ports = {r.name: r.port for r in plan.roles}
     return frameworks.operator_env(plan.framework, role.name, index, counts, ports,
-                                   lambda r, i: f"{plan.name}-{r}-{i}.{plan.name}", plan.name)
+                                   lambda r, i: _host(plan, r, i), plan.name)
+
+
+def _task(plan: JobPlan, role_name: str) -> str:
+    """The task of a role: its taskName (spec v1.2), else its name."""
+    role = plan.role(role_name)
+    return role.task if role is not None else role_name
+
+
+def _host(plan: JobPlan, role_name: str, index: int) -> str:
+    """The svc plugin's host of replica `index` of a role: `<job>-<task>-<i>.<job>`."""
+    return f"{plan.name}-{_task(plan, role_name)}-{index}.{plan.name}"
 
 
 def _varies_by_index(envs: list[list[EnvVar]]) -> set[str] | None:
@@ -140,9 +152,10 @@ def _index_entry(index: int | None) -> dict:
 
 
 def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, layout: _Layout) -> list[dict]:
-    job = plan.name
     fw = plan.framework
     split = layout.split
+    if fw == GENERIC:
+        return []  # no framework variables: TRAINSPEC_* and the env / svc plugins' VC_* only
     if fw in OPERATOR_ENV_FRAMEWORKS:
         env = layout.operator_env[role.name][index or 0]
         by_index = set() if split else layout.index_vars[role.name]
@@ -163,7 +176,7 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, layout: _La
         return _elastic_env(plan, role, index, split)
     if fw == "pytorch":
         master = plan.role("master")
-        master_host = f"{job}-master-0.{job}"
+        master_host = _host(plan, "master", 0)
         pods = sum(r.count for r in plan.roles)
         nproc = plan.nproc_per_node or "auto"
         env = []
@@ -183,7 +196,7 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, layout: _La
     if fw == "mxnet":
         scheduler = plan.role("scheduler")
         env = [{"name": "DMLC_ROLE", "value": role.name},
-               {"name": "DMLC_PS_ROOT_URI", "value": f"{job}-scheduler-0.{job}"},
+               {"name": "DMLC_PS_ROOT_URI", "value": _host(plan, "scheduler", 0)},
                {"name": "DMLC_PS_ROOT_PORT", "value": str(scheduler.port)},
                {"name": "DMLC_NUM_SERVER", "value": str(_count(plan, "server"))},
                {"name": "DMLC_NUM_WORKER", "value": str(_count(plan, "worker"))},
@@ -203,17 +216,16 @@ def _framework_env(plan: JobPlan, role: RolePlan, index: int | None, layout: _La
 
 def _elastic_env(plan: JobPlan, role: RolePlan, index: int | None, split: bool) -> list[dict]:
     """Elastic torchrun: the rendezvous on worker-0 (the plugin's master variables when there is a master)."""
-    job = plan.name
     counts = {r.name: r.count for r in plan.roles}
     master_env = []
     master = plan.role("master")
     if master is not None:
         rank = 0 if role.name == "master" else (index or 0) + 1
-        host = f"{job}-master-0.{job}"
+        host = _host(plan, "master", 0)
         master_env = [EnvVar("PET_MASTER_ADDR", host), EnvVar("PET_MASTER_PORT", str(master.port))]
         if role.name == "master" or split:
             master_env.append(EnvVar("PET_NODE_RANK", str(rank)))
-    env = frameworks.pytorch_elastic_env(plan.elastic, f"{job}-worker-0.{job}", counts,
+    env = frameworks.pytorch_elastic_env(plan.elastic, _host(plan, "worker", 0), counts,
                                          {r.name: r.port for r in plan.roles}, plan.nproc_per_node, master_env)
     return common.env_list(env, "")
 
@@ -240,16 +252,19 @@ def plugins(plan: JobPlan, split: bool) -> dict:
     if split or plan.framework not in PLUGIN_FRAMEWORKS:
         return out
     names = {role.name for role in plan.roles}
+    task = {role.name: role.task for role in plan.roles}  # the plugins find their roles by task name
     if plan.framework == "tensorflow":
-        args = [f"--{name}={name}" for name in ("ps", "worker", "chief", "evaluator") if name in names]
+        args = [f"--{name}={task[name]}" for name in ("ps", "worker", "chief", "evaluator") if name in names]
         out["tensorflow"] = args + [f"--port={plan.roles[0].port}"]
     elif plan.framework == "pytorch" and plan.role("master") is None:
         pass  # the plugin needs a master task; the elastic rendezvous variables are written per task
     elif plan.framework == "pytorch":
-        out["pytorch"] = ["--master=master", "--worker=worker", f"--port={plan.role('master').port}"]
+        out["pytorch"] = [f"--master={task['master']}", f"--worker={task.get('worker', 'worker')}",
+                          f"--port={plan.role('master').port}"]
     else:
         worker = plan.role("worker")
-        out["mpi"] = ["--master=launcher", "--worker=worker", f"--port={worker.port if worker else 22}"]
+        out["mpi"] = [f"--master={task['launcher']}", f"--worker={task.get('worker', 'worker')}",
+                      f"--port={worker.port if worker else 22}"]
     return out
 
 
@@ -280,9 +295,12 @@ def _restart(plan: JobPlan, restart: Restart) -> tuple[str, list[dict]]:
 def _success_tasks(plan: JobPlan, split: bool) -> set[str]:
     """The tasks whose TaskCompleted completes the job (plan.success); none when split and every replica counts."""
     rule = plan.success
-    if rule.scope == "all":
-        return set() if split else {rule.role}
-    return {f"{rule.role}-{rule.index}" if split else rule.role}
+    if not rule.role:
+        return set()  # generic's default: Volcano's own, every pod of every task
+    task = _task(plan, rule.role)
+    if rule.scope in ("all", "any"):  # "any": the role has one replica (compiler/checks.py refuses more)
+        return set() if split and rule.scope == "all" else ({f"{task}-0"} if split else {task})
+    return {f"{task}-{rule.index}" if split else task}
 
 
 def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: int, layout: _Layout) -> dict:
@@ -310,7 +328,7 @@ def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: 
     if plan.active_deadline_seconds is not None:
         pod["activeDeadlineSeconds"] = plan.active_deadline_seconds
     if index is not None:
-        pod["hostname"] = f"{plan.name}-{role.name}-{index}"  # keeps the host <job>-<role>-<i>.<job>
+        pod["hostname"] = f"{plan.name}-{role.task}-{index}"  # keeps the host <job>-<task>-<i>.<job>
     if role.init_containers:
         pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
     pod["containers"] = [container]
@@ -344,7 +362,7 @@ def job(plan: JobPlan, layout: _Layout) -> dict:
         body["maxRetry"] = plan.backoff_limit
     if plan.cleanup.ttl_seconds_after_finished is not None:
         body["ttlSecondsAfterFinished"] = plan.cleanup.ttl_seconds_after_finished
-    if layout.split and not _success_tasks(plan, True):
+    if layout.split and not _success_tasks(plan, True) and plan.success.role:
         body["minSuccess"] = _count(plan, plan.success.role)  # every replica counts, and no one task to watch
     body["plugins"] = plugins(plan, layout.split)
     body["policies"] = [{"event": "PodEvicted", "action": "RestartJob"}]

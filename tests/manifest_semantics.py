@@ -15,6 +15,8 @@ removed:
 - Volcano `PodEvicted -> RestartJob` and, for restartPolicy Never, `PodFailed ->
   TerminateJob` (what Never means on Volcano); init containers' volume mounts
   (trainspec mounts the role's volumes in them);
+- a Kubeflow v1 job's legacy top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/
+  backoffLimit as the runPolicy ones they became;
 - explicit defaults: replicas 1, the framework's restartPolicy, cleanPodPolicy None,
   slotsPerWorker 1, mpiImplementation OpenMPI, sshAuthMountPath /root/.ssh, the MPI
   worker's `/usr/sbin/sshd -De` (Kubeflow), Volcano's queue/maxRetry/minAvailable/scheduler;
@@ -30,11 +32,11 @@ REPLICA_FIELDS = {"TFJob": ("tensorflow", "tfReplicaSpecs"), "PyTorchJob": ("pyt
                   "MXJob": ("mxnet", "mxReplicaSpecs"), "XGBoostJob": ("xgboost", "xgbReplicaSpecs"),
                   "PaddleJob": ("paddle", "paddleReplicaSpecs"), "JAXJob": ("jax", "jaxReplicaSpecs"),
                   "MPIJob": ("mpi", "mpiReplicaSpecs")}
-RESTART = {"tensorflow": "Never", "pytorch": "OnFailure", "mxnet": "Never", "xgboost": "Never",
+RESTART = {"generic": "Never", "tensorflow": "Never", "pytorch": "OnFailure", "mxnet": "Never", "xgboost": "Never",
            "paddle": "OnFailure", "jax": "Never"}
 PORTS = {"tensorflow": ("tfjob-port", 2222), "pytorch": ("pytorchjob-port", 23456), "mxnet": ("mxjob-port", 9091),
          "mpi": ("mpijob-port", 22), "xgboost": ("xgboostjob-port", 9999), "paddle": ("master", 36543),
-         "jax": ("jaxjob-port", 6666)}
+         "jax": ("jaxjob-port", 6666), "generic": ("trainspec", 8080)}
 INJECTED = ("TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "PYTHONUNBUFFERED", "PET_", "DMLC_",
             "MX_CONFIG", "OMPI_MCA_", "I_MPI_HYDRA_HOST_FILE", "I_MPI_PERHOST", "HYDRA_HOST_FILE", "K_MPI_JOB_ROLE",
             "MPI_HOST", "WORKER_PORT", "WORKER_ADDRS", "PADDLE_", "POD_IP_DUMMY", "COORDINATOR_", "NUM_PROCESSES",
@@ -83,6 +85,9 @@ def _kubeflow(kind: str, spec: dict, job_labels: dict) -> dict:
     framework, field = REPLICA_FIELDS[kind]
     replicas = spec.pop(field)
     run = dict(spec.pop("runPolicy", None) or {})
+    for key in ("cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit"):
+        if key in spec and framework != "mpi":  # tf-operator v1.0's place for them, before runPolicy
+            run.setdefault(key, spec.pop(key))
     run.setdefault("cleanPodPolicy", "None")
     sched = dict(run.pop("schedulingPolicy", None) or {})
     priority = sched.pop("priorityClass", None)
@@ -201,8 +206,7 @@ def _pod(tpl: dict, framework: str, priority: str | None, job_labels: dict, port
     spec = dict(tpl.get("spec") or {})
     containers = list(spec.pop("containers", None) or [])
     index = next((i for i, c in enumerate(containers) if c.get("name") == framework), 0)
-    main = dict(containers.pop(index)) if containers else {}
-    main.pop("name", None)
+    main = dict(containers.pop(index)) if containers else {}  # its name is compared: tools and operators use it
     port_name, default_port = PORTS[framework]
     ports = [p for p in main.pop("ports", None) or [] if p.get("name") != port_name]
     named = [p for p in (tpl.get("spec") or {}).get("containers", [{}])[index].get("ports") or []
@@ -277,3 +281,61 @@ def _diff(a, b, path: str) -> list[str]:
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         return [d for i, (x, y) in enumerate(zip(a, b)) for d in _diff(x, y, f"{path}[{i}]")]
     return [] if a == b else [f"{path}: source {a!r} != compiled {b!r}"]
+
+
+# --- exact comparison (JobSet, batch/v1 Job, generic Volcano jobs) -------------------------------
+
+# What the controllers default when a key is absent: the same job whether written or not.
+DEFAULTS = {("JobSet", "job"): {"completionMode": "Indexed"}, ("JobSet", "replicatedJob"): {"replicas": 1},
+            ("JobSet", "spec"): {"successPolicy": {"operator": "All"}}}
+
+
+def exact_diff(source: dict, compiled: dict) -> list[str]:
+    """Differences between two objects of one kind, field by field, after removing only what trainspec adds
+    to every job (its reserved labels, the TRAINSPEC_* env, a generic job's `trainspec` port, the job's
+    labels copied onto pod templates).  Stricter than `semantic_diff`: no operator defaults but DEFAULTS."""
+    a, b = copy.deepcopy(source), copy.deepcopy(compiled)
+    job_labels = _own_removed((a.get("metadata") or {}).get("labels"))
+    for obj in (a, b):
+        obj.setdefault("metadata", {}).setdefault("namespace", "default")
+        _strip(obj, job_labels if obj is b else {}, obj.get("kind", ""))
+    return _diff(a, b, "")
+
+
+def _strip(node, job_labels: dict, kind: str, parent: str = "") -> None:
+    if isinstance(node, dict):
+        for key in ("labels", "annotations"):
+            if isinstance(node.get(key), dict):
+                node[key] = {k: v for k, v in node[key].items() if not k.startswith(("app.kubernetes.io/",
+                                                                                     "trainspec.dev/"))}
+                if key == "labels" and parent == "pod":
+                    node[key] = {k: v for k, v in node[key].items() if job_labels.get(k) != v}
+                if not node[key]:
+                    del node[key]
+        if isinstance(node.get("env"), list):
+            node["env"] = [e for e in node["env"] if not str(e.get("name", "")).startswith("TRAINSPEC_")]
+            if not node["env"]:
+                del node["env"]
+        if isinstance(node.get("ports"), list):
+            node["ports"] = [p for p in node["ports"] if p.get("name") != "trainspec"]
+            if not node["ports"]:
+                del node["ports"]
+        if kind == "JobSet" and parent == "pod" and isinstance(node.get("spec"), dict):
+            node["spec"].setdefault("restartPolicy", "OnFailure")  # JobSet's webhook default
+        if "replicatedJobs" in node:
+            for k, v in DEFAULTS.get((kind, "spec"), {}).items():
+                node.setdefault(k, v)
+            for rj in node["replicatedJobs"]:
+                for k, v in DEFAULTS.get((kind, "replicatedJob"), {}).items():
+                    rj.setdefault(k, v)
+        if "completions" in node or "parallelism" in node:  # a Job spec
+            for k, v in DEFAULTS.get((kind, "job"), {}).items():
+                node.setdefault(k, v)
+        for key, value in list(node.items()):
+            _strip(value, job_labels, kind, "pod" if key == "template" and "containers" in (
+                (value or {}).get("spec") or {}) else key)
+        if node.get("metadata") == {}:
+            del node["metadata"]
+    elif isinstance(node, list):
+        for item in node:
+            _strip(item, job_labels, kind, parent)

@@ -42,13 +42,15 @@ def _docs(plan):
 
 def jobset_canon(text: str, plan) -> str:
     """`<job>-<role>-<j>-<i>.<job>` -> `<job>-<role>-<index>`."""
-    roles = "|".join(re.escape(r.name) for r in plan.roles)
+    tasks = {r.task: r.name for r in plan.roles}  # the replicatedJob is the role's task (spec v1.2 taskName)
+    roles = "|".join(re.escape(t) for t in sorted(tasks, key=len, reverse=True))
     job = re.escape(plan.name)
     pattern = re.compile(rf"\b{job}-({roles})-(\d+)-(\d+)\.{job}(?![\w-])")
 
     def one(m):
-        per_job = jobset.per_job(plan, plan.role(m[1]))
-        return f"{plan.name}-{m[1]}-{m[2] if per_job else m[3]}"
+        role = tasks[m[1]]
+        per_job = jobset.per_job(plan, plan.role(role))
+        return f"{plan.name}-{role}-{m[2] if per_job else m[3]}"
 
     return pattern.sub(one, text)
 

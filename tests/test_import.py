@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from manifest_semantics import job_object, semantic_diff
+from manifest_semantics import exact_diff, job_object, semantic_diff
 
 from trainspec.cli import main
 from trainspec.compiler import SpecErrors, load_plans
@@ -31,6 +31,8 @@ class Case:
     gated: str = ""  # why the round trip waits for the compiler (spec v1.1), "" for v1 manifests
     task_roles: dict = field(default_factory=dict)
     framework: str | None = None  # a Volcano source without a framework plugin
+    expect_lost: int = 0  # fields --strict refuses
+    no_round_trip: str = ""  # why there is no target to compile back to
 
 
 CASES = {
@@ -86,20 +88,25 @@ CASES = {
     "volcano-tf-plugin.yaml": Case({"spec.framework": "tensorflow", "spec.roles.ps.replicas": 1,
                                     "spec.roles.worker.replicas": 2, "spec.restartPolicy": "Never",
                                     "spec.scheduling": None, "spec.roles.worker.resources": {"cpu": "2",
-                                                                                             "memory": "4Gi"}}),
+                                                                                             "memory": "4Gi"}},
+                                   gated="patches (spec v1.1): the source's task policies"),
     "volcano-pytorch-plugin.yaml": Case({"spec.framework": "pytorch", "spec.roles.worker.workingDir": "/home",
                                          "spec.scheduling": {"minAvailable": 1},
                                          "spec.imagePullPolicy": "IfNotPresent"},
-                                        gated="imagePullPolicy (spec v1.1)"),
+                                        gated="imagePullPolicy, patches (spec v1.1)", framework="pytorch"),
     "volcano-mpi-plugin.yaml": Case({"spec.framework": "mpi", "spec.workingDir": "/home",
                                      "spec.roles.launcher.replicas": 1, "spec.roles.worker.replicas": 2,
                                      "spec.restartPolicy": "OnFailure"},
-                                    task_roles={"mpimaster": "launcher", "mpiworker": "worker"}),
-    "volcano-mpi-noplugin.yaml": Case({"spec.framework": "mpi", "spec.backoffLimit": 2,
-                                       "spec.roles.worker.command": ["/usr/sbin/sshd", "-D"]},
-                                      task_roles={"mpimaster": "launcher", "mpiworker": "worker"}, framework="mpi"),
-    "volcano-mxnet-names.yaml": Case({"spec.framework": "mxnet", "spec.roles.server.replicas": 1,
-                                      "spec.restartPolicy": "Never"}, framework="mxnet"),
+                                    gated="taskName, containerName, patches: the source's job policies"),
+    "volcano-mpi-noplugin.yaml": Case({"spec.framework": "generic", "spec.backoffLimit": 2,
+                                       "spec.success": {"role": "mpimaster"},
+                                       "spec.roles.mpiworker.containerName": "mpiworker",
+                                       "spec.roles.mpiworker.command": ["/usr/sbin/sshd", "-D"]},
+                                      framework="generic", gated="framework generic, patches: the ssh plugin"),
+    "volcano-mxnet-names.yaml": Case({"spec.framework": "generic", "spec.roles.server.replicas": 1,
+                                      "spec.restartPolicy": "Never", "spec.containerName": "mxnet"},
+                                     framework="generic",
+                                     gated="patches (spec v1.1): the source's task policies"),
     "volcano-pytorch-v11.yaml": Case({"spec.imagePullSecrets": ["regcred"], "spec.serviceAccountName": "trainer",
                                       "spec.port": 29500, "spec.backoffLimit": 5,
                                       "spec.scheduling": {"queue": "gpu-queue", "priorityClassName": "high"},
@@ -108,9 +115,11 @@ CASES = {
                                                                       "requests": {"cpu": "8"},
                                                                       "limits": {"cpu": "16"}},
                                       # two workers: the volcano target writes a task per replica (PET_NODE_RANK)
-                                      "spec.patches.volcano": [{"op": "add", "path": f"/spec/tasks/{k}/template/spec/"
-                                                                "hostIPC", "value": True} for k in (1, 2)]},
-                                     task_roles={"trainer-master": "master", "trainer-worker": "worker"},
+                                      "spec.patches.volcano.0": {"op": "add", "path": "/spec/tasks/1/template/spec/"
+                                                                 "hostIPC", "value": True},
+                                      "spec.patches.volcano.1": {"op": "add", "path": "/spec/tasks/2/template/spec/"
+                                                                 "hostIPC", "value": True}},
+                                     expect_lost=0,
                                      gated="imagePullSecrets, serviceAccountName, podAnnotations, env fieldRef, "
                                            "resources.requests/limits, patches (spec v1.1)"),
     "tf-legacy-master.yaml": Case({"spec.roles.chief.replicas": 1, "spec.restartPolicy": "ExitCode",
@@ -124,12 +133,16 @@ CASES = {
                                    "spec.roles.chief.lifecycle": {"preStop": {"exec": ["sh", "-c", "sync"]}},
                                    "spec.roles.chief.probes.liveness": {"exec": ["cat", "/tmp/healthy"],
                                                                         "periodSeconds": 30},
-                                   "metadata.annotations": {"owner": "vision-team"}}),
-    "volcano-tf-noplugin.yaml": Case({"spec.framework": "tensorflow", "spec.roles.ps.command.0": "sh",
+                                   "metadata.annotations": {"owner": "vision-team"},
+                                   "spec.patches.kubeflow.0": {"op": "remove", "path": "/spec/tfReplicaSpecs/Chief/"
+                                                               "template/spec/priorityClassName"}},
+                                  gated="patches (spec v1.1): the job's priority class is not on the pods",
+                                  expect_lost=1),
+    "volcano-tf-noplugin.yaml": Case({"spec.framework": "generic", "spec.roles.ps.command.0": "sh",
                                       "spec.patches.volcano.1": {"op": "add", "path": "/spec/tasks/1/dependsOn",
                                                                  "value": {"name": ["ps"]}}},
                                      gated="patches (spec v1.1): svc plugin arguments, task dependsOn",
-                                     framework="tensorflow"),
+                                     framework="generic"),
     "mpi-wait-workers.yaml": Case({"spec.mpi": {"slotsPerWorker": 8},
                                    "spec.roles.launcher.resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
                                    "spec.roles.worker.resources": {"gpu": 8, "limits": {"rdma/hca": "1"}},
@@ -139,6 +152,57 @@ CASES = {
                                        {"op": "add", "path": "/spec/launcherCreationPolicy",
                                         "value": "WaitForWorkersReady"}]},
                                   gated="resources.requests/limits, securityContext, patches (spec v1.1)"),
+    "indexed-job.yaml": Case({"spec.framework": "generic", "spec.roles.example-workload.replicas": 3},
+                             gated="framework generic", expect_lost=2,
+                             no_round_trip="the k8s target writes one Job per replica: a loss (test below)"),
+    "volcano-mpi-example.yaml": Case({"spec.framework": "generic", "spec.roles.mpiworker.replicas": 2,
+                                      "spec.roles.mpimaster.containerName": "mpimaster"},
+                                     gated="framework generic", framework="generic"),
+    "volcano-fields.yaml": Case({"metadata.labels": {"volcano.sh/job-type": "Train"},
+                                 "spec.roles.master.podAnnotations": {"scheduling.k8s.io/group-name": "vc-fields"},
+                                 "spec.roles.worker.imagePullPolicy": "Always"},
+                                gated="patches: dependsOn, topologyPolicy, plugin arguments", framework="pytorch"),
+    "jax-worker-name.yaml": Case({"spec.patches.kubeflow": [{"op": "replace", "path": "/spec/jaxReplicaSpecs/Worker/"
+                                                              "template/spec/containers/0/name", "value": "jax-worker"}]},
+                                 gated="framework jax, patches: the container name"),
+    "tf-priority.yaml": Case({"spec.scheduling": {"minAvailable": 3, "priorityClassName": "high-priority"},
+                              "spec.patches.kubeflow": [{"op": "remove", "path": f"/spec/tfReplicaSpecs/{t}/template/"
+                                                         "spec/priorityClassName"} for t in ("PS", "Worker")]},
+                             gated="patches: the priority class is the job's only"),
+    "pytorch-elastic-etcd.yaml": Case({"spec.pytorch.elastic": {"minReplicas": 1, "maxReplicas": 3, "rdzvPort": 2379,
+                                                                "maxRestarts": 100},
+                                       "spec.patches.kubeflow.0": {"op": "replace", "path":
+                                                                   "/spec/elasticPolicy/rdzvBackend", "value": "etcd"}},
+                                      gated="pytorch.elastic, patches: etcd rendezvous"),
+    "jobset-pytorch-resnet.yaml": Case({"spec.roles.workers.replicas": 4, "spec.containerName": "pytorch",
+                                        "spec.env.MASTER_ADDR": "pytorch-workers-0-0.pytorch-workers"},
+                                       gated="framework generic"),
+    "jobset-max-restarts.yaml": Case({"spec.roles.worker1.replicas": 2, "spec.roles.worker2.replicas": 2},
+                                     gated="framework generic"),
+    "jobset-tensorflow-mnist.yaml": Case({"spec.roles.tensorflow.replicas": 2, "spec.restartPolicy": "OnFailure"},
+                                         gated="framework generic"),
+    "k8s-own-output.yaml": Case({"metadata.name": "gen", "spec.framework": "generic", "spec.roles.client.replicas": 2,
+                                 "metadata.labels": {"team": "a"}}, gated="framework generic"),
+    "tf-dra-legacy.yaml": Case({"spec.cleanPodPolicy": "None", "spec.imagePullPolicy": "Always",
+                                "spec.patches.kubeflow.1.path": "/spec/tfReplicaSpecs/Worker/template/spec/"
+                                                                "resourceClaims"},
+                               gated="imagePullPolicy, patches: DRA resourceClaims"),
+    "jobset-startup-driver-ready.yaml": Case({"spec.roles.driver.probes.readiness": {"exec": ["echo", "ready"],
+                                                                                      "initialDelaySeconds": 30},
+                                              "spec.roles.workers.replicas": 4, "spec.containerName": "sleep"},
+                                             gated="framework generic, patches: startupPolicy, backoffLimit"),
+    "jobset-simple.yaml": Case({"spec.framework": "generic", "spec.success": {"role": "driver"},
+                                "spec.roles.workers.replicas": 4, "spec.roles.driver.containerName": "driver"},
+                               gated="framework generic, patches: startupPolicy, failurePolicy"),
+    "openpai-v2-cifar.yaml": Case({"metadata.name": "tensorflow-cifar10", "spec.image": "openpai/pai.example.tensorflow",
+                                   "spec.command.2": "cd /root/models/research/slim\npython3 train_image_classifier.py "
+                                                     "--model_name=resnet20 --batch_size=32",
+                                   "spec.roles.train.resources": {"cpu": "4", "memory": "8192Mi", "gpu": 1},
+                                   "spec.success": {"role": "train"}, "spec.restartPolicy": "Never"},
+                                  gated="framework generic", no_round_trip="no trainspec target writes OpenPAI"),
+    "trainjob-torch.yaml": Case({"spec.framework": "pytorch", "spec.roles.master.replicas": 1,
+                                 "spec.roles.worker.replicas": 1, "spec.command": ["torchrun", "/workspace/mnist.py"]},
+                                expect_lost=1),
     "tf-unmapped.yaml": Case({"spec.scheduling": {"minAvailable": 3}, "spec.patches.kubeflow.0":
                               {"op": "add", "path": "/spec/enableDynamicWorker", "value": True}},
                              gated="patches (spec v1.1)"),
@@ -157,6 +221,10 @@ def lookup(data, dotted: str):
 
 
 def imported(name: str):
+    if name.startswith("trainjob"):
+        from helpers import reference_dir
+
+        reference_dir()  # the shipped runtime it references
     path = HERE / name
     return import_text(path.read_text(), str(path))
 
@@ -173,8 +241,9 @@ def test_import_writes_the_expected_spec(name):
     assert spec == result.spec
     for path, value in CASES[name].expect.items():
         assert lookup(spec, path) == value, path
-    # v1.1 only when the spec needs it
-    assert spec["apiVersion"] == ("trainspec/v1.1" if CASES[name].gated else "trainspec/v1")
+    # v1.1 / v1.2 only when the spec needs it
+    assert spec["apiVersion"] in (("trainspec/v1.1", "trainspec/v1.2") if CASES[name].gated else ("trainspec/v1",))
+    assert len(result.lost) == CASES[name].expect_lost, result.lost
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -186,6 +255,10 @@ def test_round_trip_is_semantically_equal(name, tmp_path, capsys):
     """
     case = CASES[name]
     result = imported(name)
+    if result.target == "trainjob":
+        pytest.skip("a TrainJob compiles to its own runtime: test_trainjob_with_a_shipped_runtime compares it")
+    if case.no_round_trip:
+        pytest.skip(case.no_round_trip)
     spec_path, out = tmp_path / "spec.yaml", tmp_path / "compiled.yaml"
     spec_path.write_text(result.text)
     if main(["validate", str(spec_path)]) != 0:
@@ -194,6 +267,13 @@ def test_round_trip_is_semantically_equal(name, tmp_path, capsys):
             pytest.skip(f"needs {case.gated}: {first}")
         pytest.fail(f"the imported spec of a v1 manifest is invalid: {first}")
     assert main(["compile", str(spec_path), "--target", result.target, "-o", str(out)]) == 0, capsys.readouterr().err
+    if result.target in ("jobset", "k8s"):
+        kinds = {"jobset": "JobSet", "k8s": "Job"}
+        compiled = [d for d in yaml.safe_load_all(out.read_text()) if d and d["kind"] == kinds[result.target]]
+        source = [d for d in yaml.safe_load_all((HERE / name).read_text()) if d and d["kind"] == kinds[result.target]]
+        assert len(compiled) == len(source)
+        assert [exact_diff(a, b) for a, b in zip(source, compiled)] == [[]] * len(source)
+        return
     compiled = job_object(list(yaml.safe_load_all(out.read_text())))
     source = job_object(list(yaml.safe_load_all((HERE / name).read_text())))
     assert semantic_diff(source, compiled, case.task_roles, case.framework) == []
@@ -217,8 +297,7 @@ def test_choices_are_comments():
     assert "# task mpimaster imported as role launcher (mpi plugin)" in text
     assert "task mpiworker imported as role worker (mpi plugin)" in text
     text = imported("volcano-mpi-noplugin.yaml").text
-    assert "task mpimaster imported as role launcher (its command runs mpirun)" in text
-    assert "task mpiworker imported as role worker (its command runs sshd)" in text
+    assert "framework: generic  # no framework plugin: one role per task, nothing injected" in text
     assert "mpi-operator's default" in imported("mpi-horovod-gpu-slots.yaml").text
 
 
@@ -234,16 +313,58 @@ def test_unmapped_fields_become_patches_with_one_warning_each():
     assert any(":17:11: spec.tfReplicaSpecs.PS.template.spec.hostNetwork" in w for w in result.warnings)
 
 
-def test_strict_lists_every_unmapped_field_and_writes_nothing(tmp_path):
+def test_strict_carries_patches_and_refuses_only_losses(tmp_path):
+    """--strict is lossless, not patch-free: fields a patch carries unchanged are accepted (with their warnings)."""
     out = tmp_path / "spec.yaml"
     run = run_cli("import", str(HERE / "tf-unmapped.yaml"), "--strict", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 9 and out.exists()
+
+
+def test_strict_lists_every_lost_field_and_writes_nothing(tmp_path):
+    out = tmp_path / "spec.yaml"
+    source = HERE / "tf-legacy-master.yaml"
+    run = run_cli("import", str(source), "--strict", "-o", str(out))
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
-    assert len(lines) == 9
-    assert any(line.startswith(f"{HERE / 'tf-unmapped.yaml'}:6:3: spec.enableDynamicWorker:") for line in lines)
-    assert any(":34:15: spec.tfReplicaSpecs.Worker.template.spec.containers[1]:" in line for line in lines), lines
-    assert "Traceback" not in run.stderr
+    assert lines == [f"{source}:16:5: spec.tfReplicaSpecs.Master: replica type Master becomes Chief: TF_CONFIG names "
+                     "the task 'chief', not 'master'; expected a field the spec or a patch carries unchanged "
+                     "(--strict); hint: without --strict it is left out, with a warning"]
     assert not out.exists()
+    # without --strict: the same, as a warning, and a spec that validates
+    run = run_cli("import", str(source), "-o", str(out))
+    assert run.returncode == 0 and sum("NOT IMPORTED (lost)" in line for line in run.stderr.splitlines()) == 1
+    assert run_cli("validate", str(out)).returncode == 0
+
+
+def test_volcano_task_and_container_names_are_kept(tmp_path):
+    """Volcano's own mpi example: the launcher reads /etc/volcano/mpiworker.host, so the names must stay."""
+    result = imported("volcano-mpi-noplugin.yaml")
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(result.text)
+    run = run_cli("compile", str(spec_path), "--target", "volcano")
+    job = [d for d in yaml.safe_load_all(run.stdout) if d and d["kind"] == "Job"][0]
+    assert [t["name"] for t in job["spec"]["tasks"]] == ["mpimaster", "mpiworker"]
+    assert [t["template"]["spec"]["containers"][0]["name"] for t in job["spec"]["tasks"]] == ["mpimaster",
+                                                                                               "mpiworker"]
+    assert not any("TF_CONFIG" in str(t) or "OMPI" in str(t) for t in job["spec"]["tasks"])
+    result = imported("volcano-mpi-plugin.yaml")
+    assert result.spec["spec"]["roles"]["launcher"]["taskName"] == "mpimaster" and result.lost == ()
+
+
+def test_volcano_policies_are_replaced_whole_not_doubled():
+    """A task's PodFailed policy is the source's only: trainspec's own PodFailed -> TerminateJob is not kept beside it."""
+    text = (HERE / "volcano-tf-plugin.yaml").read_text()
+    result = import_text(text, "m.yaml")
+    from trainspec.importer.verify import compile_text, job_objects
+
+    job = [d for d in job_objects(compile_text(result.text, "volcano")) if d["kind"] == "Job"][0]
+    source = yaml.safe_load(text)
+    for compiled, task in zip(job["spec"]["tasks"], source["spec"]["tasks"]):
+        events = [p.get("event") for p in compiled.get("policies") or []]
+        assert len(events) == len(set(events))
+        assert compiled.get("policies") == task.get("policies")
+    assert job["spec"].get("policies") == source["spec"].get("policies")
 
 
 def test_strict_accepts_a_fully_mapped_manifest(tmp_path):
@@ -299,10 +420,20 @@ def test_several_jobs_need_job_name(tmp_path):
     ("just some text\n", "no job to import"),
     ("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: x}\nspec: {tfReplicaSpecs: {Foo: {}}}\n",
      "replica type 'Foo' is not supported"),
-    ("apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: x}\nspec: {}\n", "is not supported"),
+    ("apiVersion: kubeflow.org/v1\nkind: MPIJob\nmetadata: {name: x}\nspec: {}\n",
+     "MPIJob kubeflow.org/v1 is the retired mpi-operator API; expected kubeflow.org/v2beta1; hint: upgrade to"),
+    ("apiVersion: kubeflow.org/v1beta2\nkind: TFJob\nmetadata: {name: x}\nspec: {}\n",
+     "TFJob kubeflow.org/v1beta2 is a legacy training-operator API; expected kubeflow.org/v1"),
+    ("apiVersion: kubeflow.org/v1alpha1\nkind: MPIJob\nmetadata: {name: x}\nspec: {}\n", "retired mpi-operator"),
+    ("apiVersion: batch.Volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: x}\nspec: {}\n",
+     "did you mean apiVersion: batch.volcano.sh/v1alpha1?"),
+    ("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: x}\nspec: {}\n", "RayJob (ray.io/v1): Ray is not supported"),
+    ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: x}\nspec:\n  plugins: {ray: []}\n  tasks:\n"
+     "    - {name: head, template: {spec: {containers: [{name: c, image: i}]}}}\n", "Ray is not supported"),
     ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: x}\nspec:\n  tasks:\n"
+     "    - {name: a, template: {spec: {containers: [{name: c, image: i}]}}}\n"
      "    - {name: a, template: {spec: {containers: [{name: c, image: i}]}}}\n",
-     "cannot tell the framework"),
+     "two tasks share a name"),
 ])
 def test_bad_input_is_a_clear_error(tmp_path, text, message):
     path = tmp_path / "bad.yaml"
@@ -324,12 +455,16 @@ def _paths(data, path=()):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["tf-legacy-master.yaml", "pytorch-ddp-v1.yaml", "volcano-mpi-noplugin.yaml"])
+@pytest.mark.parametrize("name", ["tf-legacy-master.yaml", "pytorch-ddp-v1.yaml", "volcano-mpi-noplugin.yaml",
+                                  "jobset-simple.yaml", "openpai-v2-cifar.yaml", "trainjob-torch.yaml",
+                                  "indexed-job.yaml", "volcano-fields.yaml", "k8s-own-output.yaml",
+                                  "volcano-mpi-example.yaml"])
 def test_a_field_of_the_wrong_shape_is_an_error_not_a_crash(name):
     """Every field replaced by a value of another shape: a clean import or SpecErrors, never a traceback."""
     import copy
 
-    base = yaml.safe_load((HERE / name).read_text())
+    docs = list(yaml.safe_load_all((HERE / name).read_text()))
+    base = docs[-1]  # the job (the documents before it: a Service, a runtime, the k8s output's other objects)
     for path in [p for p in _paths(base) if p]:
         for odd in (None, 5, [{"name": 3}]):
             data = copy.deepcopy(base)
@@ -338,7 +473,7 @@ def test_a_field_of_the_wrong_shape_is_an_error_not_a_crash(name):
                 node = node[key]
             node[path[-1]] = odd
             try:
-                import_text(yaml.safe_dump(data), "m.yaml")
+                import_text(yaml.safe_dump_all(docs[:-1] + [data]), "m.yaml")
             except SpecErrors:
                 pass
 
@@ -352,3 +487,214 @@ def test_wrong_shapes_are_listed_with_positions():
         "m.yaml:9:17: spec.tfReplicaSpecs.PS.replicas: is str; expected an integer",
         "m.yaml:18:17: spec.tfReplicaSpecs.PS.template.spec.containers[0].resources.requests: is not a mapping; "
         "expected a mapping"]
+
+
+# --- migrate ------------------------------------------------------------------------------------
+
+def test_migrate_to_another_target_says_what_is_lost(tmp_path):
+    out = tmp_path / "jobset.yaml"
+    run = run_cli("migrate", str(HERE / "tf-unmapped.yaml"), "--to", "jobset", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    lost = [line for line in run.stderr.splitlines() if line.startswith("trainspec: lost: ")]
+    assert len(lost) == 9 and all("not carried to jobset" in line for line in lost)
+    assert any(":34:15: spec.tfReplicaSpecs.Worker.template.spec.containers[1]:" in line for line in lost)
+    assert any(line.startswith("trainspec: changes on jobset: restart:") for line in run.stderr.splitlines())
+    kinds = [d["kind"] for d in yaml.safe_load_all(out.read_text()) if d]
+    assert "JobSet" in kinds
+
+
+def test_migrate_strict_refuses_any_loss_and_writes_nothing(tmp_path):
+    out = tmp_path / "jobset.yaml"
+    run = run_cli("migrate", str(HERE / "tf-unmapped.yaml"), "--to", "jobset", "--strict", "-o", str(out))
+    assert run.returncode == 2 and not out.exists() and "Traceback" not in run.stderr
+    assert "on jobset: restart:" in run.stderr and "spec.runPolicy.suspend" in run.stderr
+    # the source's own target loses nothing
+    run = run_cli("migrate", str(HERE / "tf-unmapped.yaml"), "--to", "kubeflow", "--strict", "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    assert [d["kind"] for d in yaml.safe_load_all(out.read_text()) if d][-1] == "TFJob"
+
+
+def test_migrate_to_a_target_that_cannot_run_the_framework_is_a_clear_error():
+    run = run_cli("migrate", str(HERE / "tf-dist-mnist.yaml"), "--to", "trainjob")
+    assert run.returncode == 2 and "Trainer v2 has no runtime for tensorflow" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_import_validates(name, tmp_path):
+    """Without --strict, whatever is lost, the spec written validates (import compiles it before writing)."""
+    spec_path = tmp_path / "spec.yaml"
+    spec_path.write_text(imported(name).text)
+    assert main(["validate", str(spec_path)]) == 0
+
+
+# --- TrainJob -----------------------------------------------------------------------------------
+
+def test_trainjob_with_a_shipped_runtime(tmp_path):
+    from helpers import reference_dir
+
+    reference_dir()  # skips on a fresh clone without the shipped runtimes
+    out = tmp_path / "spec.yaml"
+    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), "--strict", "-o", str(out))
+    assert run.returncode == 2 and "writes its own TrainingRuntime 'pytorch-mnist' instead of referencing " \
+        "ClusterTrainingRuntime 'torch-distributed'" in run.stderr and not out.exists()
+    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), "-o", str(out))
+    assert run.returncode == 0 and run.stderr.count("NOT IMPORTED (lost)") == 1, run.stderr
+    spec = yaml.safe_load(out.read_text())
+    assert spec["spec"]["framework"] == "pytorch" and spec["spec"]["roles"]["worker"]["replicas"] == 1
+    assert spec["spec"]["env"] == {"EPOCHS": "3"} and spec["spec"]["roles"]["master"]["resources"] == {"gpu": 1}
+    run = run_cli("compile", str(out), "--target", "trainjob")
+    assert run.returncode == 0, run.stderr
+    job = [d for d in yaml.safe_load_all(run.stdout) if d and d["kind"] == "TrainJob"][0]
+    assert job["spec"]["trainer"]["numNodes"] == 2 and job["spec"]["trainer"]["image"].endswith("pytorch-mnist:v1")
+
+
+def test_trainjob_runtime_from_the_same_file_or_runtime_option(tmp_path, monkeypatch):
+    runtime = tmp_path / "rt.yaml"
+    runtime.write_text("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
+                       "metadata: {name: torch-distributed}\nspec:\n  mlPolicy: {numNodes: 1, torch: {}}\n"
+                       "  template:\n    spec:\n      replicatedJobs:\n        - name: node\n          template:\n"
+                       "            spec:\n              template:\n                spec:\n                  containers:"
+                       "\n                    - {name: node, image: pytorch/pytorch:2}\n")
+    empty = tmp_path / "noref"
+    empty.mkdir()
+    env = {"TRAINSPEC_REFERENCE": str(empty)}
+    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), env=env)
+    assert run.returncode == 2 and "runtime ClusterTrainingRuntime 'torch-distributed' not found" in run.stderr
+    assert "--runtime FILE" in run.stderr and "Traceback" not in run.stderr
+    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), "--runtime", str(runtime), env=env)
+    assert run.returncode == 0, run.stderr
+    both = tmp_path / "both.yaml"
+    both.write_text((HERE / "trainjob-torch.yaml").read_text() + "---\n" + runtime.read_text())
+    run = run_cli("import", str(both), env=env)
+    assert run.returncode == 0, run.stderr
+    assert yaml.safe_load(run.stdout)["spec"]["framework"] == "pytorch"
+
+
+def test_trainjob_mpi_runtime_is_refused_with_the_reason():
+    from helpers import reference_dir
+
+    reference_dir()
+    text = (HERE / "trainjob-torch.yaml").read_text().replace("torch-distributed", "deepspeed-distributed")
+    with pytest.raises(SpecErrors) as info:
+        import_text(text, "m.yaml")
+    assert "mlPolicy mpi" in info.value.errors[0].format() and "launcher + node" in info.value.errors[0].format()
+
+
+# --- OpenPAI ------------------------------------------------------------------------------------
+
+def test_openpai_v1_json():
+    """After microsoft/pai's v1 job config (examples/tensorflow): JSON, task roles as a list."""
+    result = imported("openpai-v1-tf.json")
+    spec = result.spec["spec"]
+    assert result.spec["metadata"]["name"] == "tensorflow-distributed" and result.lost == ()
+    assert spec["framework"] == "generic" and spec["scheduling"] == {"queue": "research"} and spec["backoffLimit"] == 1
+    assert spec["env"]["PAI_DATA_DIR"] == "hdfs://10.0.0.1:9000/Data/cifar10"
+    assert spec["roles"]["ps-server"] == {"replicas": 2, "command": [
+        "sh", "-c", "python tf_cnn_benchmarks.py --job_name=ps --data_dir=$PAI_DATA_DIR"],
+        "resources": {"cpu": "2", "memory": "8192Mi"}}
+    assert spec["roles"]["worker"]["resources"] == {"cpu": "2", "memory": "16384Mi", "gpu": 4}
+    assert spec["success"] == {"role": "worker"}
+
+
+def test_openpai_runtime_variables_and_secrets_are_losses(tmp_path):
+    text = (HERE / "openpai-v2-cifar.yaml").read_text().replace(
+        "--batch_size=<% $parameters.batchsize %>", "--hosts=$PAI_TASK_ROLE_train_HOST_LIST --key=<% $secrets.key %>")
+    path = tmp_path / "pai.yaml"
+    path.write_text(text)
+    run = run_cli("import", str(path), "--strict")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "$PAI_TASK_ROLE_train_HOST_LIST, which OpenPAI's runtime sets" in run.stderr
+    assert "<% $secrets.key %> is not written into a spec" in run.stderr
+    run = run_cli("import", str(path))
+    assert run.returncode == 0 and run.stderr.count("NOT IMPORTED (lost)") == 2
+
+
+# --- batch/v1 Jobs --------------------------------------------------------------------------------
+
+def test_the_k8s_targets_own_output_round_trips(tmp_path):
+    """specs/ compiled to k8s, imported --strict, compiled again: the same file (a generic job)."""
+    spec = tmp_path / "gen.yaml"
+    spec.write_text("apiVersion: trainspec/v1.2\nkind: TrainingJob\nmetadata: {name: gen, labels: {team: a}}\n"
+                    "spec:\n  framework: generic\n  image: busybox\n  command: [sh, -c, 'echo $TRAINSPEC_INDEX']\n"
+                    "  roles:\n    server: {replicas: 1, resources: {cpu: '1'}}\n    client: {replicas: 2}\n")
+    first = run_cli("compile", str(spec), "--target", "k8s")
+    assert first.returncode == 0, first.stderr
+    compiled = tmp_path / "k8s.yaml"
+    compiled.write_text(first.stdout)
+    imported_spec = tmp_path / "imported.yaml"
+    run = run_cli("import", str(compiled), "--strict", "-o", str(imported_spec))
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    again = run_cli("compile", str(imported_spec), "--target", "k8s")
+    assert again.stdout.split("\n", 1)[1] == first.stdout.split("\n", 1)[1]  # all but the header naming the source
+
+
+def test_templated_per_replica_values_of_k8s_output_are_a_loss(tmp_path):
+    compiled = tmp_path / "k8s.yaml"
+    compiled.write_text(run_cli("compile", str(Path(__file__).parent.parent / "specs" / "tf-args-style.yaml"),
+                                "--target", "k8s").stdout)
+    run = run_cli("import", str(compiled), "--strict")
+    assert run.returncode == 2 and "replicas run different commands or env" in run.stderr
+
+
+def test_a_foreign_indexed_job_imports_but_strict_refuses_the_change():
+    result = imported("indexed-job.yaml")
+    assert result.spec["spec"]["roles"] == {"example-workload": {"replicas": 3}}
+    assert result.spec["spec"]["command"][2].startswith("for i in 0 1 2; do until ping")
+    lost = [e.format() for e in result.lost]
+    assert any("one Job and headless Service per replica" in e and "migrate --to jobset" in e for e in lost)
+    assert any("spec.template.spec.subdomain" in e for e in lost)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in HERE.iterdir() if p.suffix in (".yaml", ".json")))
+def test_what_import_and_compile_produce_fits_the_crd_schemas(name):
+    """Every accepted import, compiled to its target (patches applied): each custom resource passes its CRD's
+    served schema, strictly (unknown fields rejected), as the API server's schema validation would."""
+    from trainspec.importer.verify import compile_text
+
+    from helpers import reference_dir
+    from schemas import errors, has_schema
+
+    reference_dir()
+    result = imported(name)
+    files = compile_text(result.text, result.target)
+    docs = [d for text in files.values() for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    checked = [d for d in docs if has_schema(d)]
+    assert checked or result.target == "k8s"
+    for doc in checked:
+        assert errors(doc) == [], (doc["kind"], errors(doc)[:3])
+
+
+def test_round_trip_report_over_the_manifests():
+    """The measure of issue 20 on this set: >= 85% of in-scope jobs round-trip under --strict, none differ."""
+    from roundtrip_report import classify
+
+    from helpers import reference_dir
+
+    reference_dir()
+    verdicts = [classify(p)[0] for p in sorted(HERE.iterdir()) if p.suffix in (".yaml", ".json")]
+    in_scope = [v for v in verdicts if v != "no target"]
+    assert verdicts.count("DIFFERENT") == 0
+    assert verdicts.count("same") >= 0.85 * len(in_scope)
+
+
+def test_migrate_says_a_command_reads_what_the_target_does_not_provide(tmp_path):
+    """Volcano's mpi example to jobset: the launcher reads /etc/volcano/mpiworker.host, which no JobSet has."""
+    run = run_cli("migrate", str(HERE / "volcano-mpi-example.yaml"), "--to", "jobset", "-o", str(tmp_path / "o.yaml"))
+    assert run.returncode == 0
+    assert "changes on jobset: role mpimaster reads /etc/volcano/... (the host files of Volcano's svc plugin)" \
+        in run.stderr
+    run = run_cli("migrate", str(HERE / "volcano-mpi-example.yaml"), "--to", "volcano", "--strict")
+    assert run.returncode == 0 and run.stderr.count("trainspec: ") == run.stderr.count("imported as a patch") == 0
+    assert [t["name"] for t in [d for d in yaml.safe_load_all(run.stdout) if d and d["kind"] == "Job"][0]["spec"][
+        "tasks"]] == ["mpimaster", "mpiworker"]
+
+
+def test_volcano_tasks_named_ps_and_worker_without_the_plugin_gain_no_tf_config():
+    from trainspec.importer.verify import compile_text, job_objects
+
+    result = imported("volcano-tf-noplugin.yaml")
+    assert result.spec["spec"]["framework"] == "generic"
+    job = [d for d in job_objects(compile_text(result.text, "volcano")) if d["kind"] == "Job"][0]
+    names = [e["name"] for t in job["spec"]["tasks"] for c in t["template"]["spec"]["containers"] for e in c["env"]]
+    assert "TF_CONFIG" not in names and "tensorflow" not in job["spec"]["plugins"]  # (its own script sets one)

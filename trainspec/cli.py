@@ -69,7 +69,7 @@ def _targets_help() -> str:
     return ", ".join(TARGETS)
 
 
-COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "schema")
+COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "migrate", "schema")
 
 
 def build_parser(command: str | None = None, cluster: bool = False) -> argparse.ArgumentParser:
@@ -172,17 +172,36 @@ def build_parser(command: str | None = None, cluster: bool = False) -> argparse.
     p.add_argument("shell", choices=("bash", "zsh", "fish"))
     p.set_defaults(func=cmd_completion)
 
-    p = sub.add_parser("import", help="turn a Kubeflow v1 job, MPIJob or Volcano Job into a spec",
-                       description="Read a TFJob, PyTorchJob, MXJob, XGBoostJob, PaddleJob, JAXJob, MPIJob v2beta1 "
-                                   "or Volcano Job and write a spec. Fields with no spec field go to spec.patches "
-                                   "(one warning each); --strict makes them errors. '-' is stdin / stdout.",
+    p = sub.add_parser("import", help="turn a training job (Kubeflow, MPIJob, Volcano, JobSet, TrainJob, batch Job, "
+                       "OpenPAI) into a spec",
+                       description="Read a TFJob, PyTorchJob, MXJob, XGBoostJob, PaddleJob, JAXJob, MPIJob v2beta1, "
+                                   "Volcano Job, JobSet, TrainJob (+ its runtime), batch/v1 Job or OpenPAI job config "
+                                   "and write a spec. Fields with no spec field go to spec.patches (one warning "
+                                   "each); what nothing carries is a warning, and with --strict an error (exit 2). "
+                                   "'-' is stdin / stdout.",
                        epilog="example:\n  trainspec import tfjob.yaml -o specs/mnist.yaml",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("manifest", metavar="MANIFEST")
     p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
-    p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field with no spec field")
+    p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field that would not survive")
+    p.add_argument("--runtime", metavar="FILE", help="the TrainingRuntime a TrainJob references, if not in MANIFEST")
     p.add_argument("-o", "--output", metavar="SPEC", default="-", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("migrate", help="import a job and compile it to another target, saying what is lost",
+                       description="Import MANIFEST (as `trainspec import`) and compile it to TARGET in one step. "
+                                   "What TARGET cannot carry (fields, env and restart semantics) goes to stderr; "
+                                   "--strict makes any of it an error (exit 2). '-' is stdin / stdout.",
+                       epilog="example:\n  trainspec migrate tfjob.yaml --to jobset -o jobset.yaml",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("manifest", metavar="MANIFEST")
+    p.add_argument("--to", required=True, metavar="TARGET", help="the target to compile to")
+    p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
+    p.add_argument("--strict", action="store_true", help="fail (exit 2) when anything is lost")
+    p.add_argument("--runtime", metavar="FILE", help="the TrainingRuntime a TrainJob references, if not in MANIFEST")
+    p.add_argument("-o", "--output", metavar="PATH", default="-", help="file to write (default: stdout)")
+    p.set_defaults(func=lambda args: __import__("trainspec.importer.migrate", fromlist=["run"]).run(
+        args.manifest, args.job, args.to, args.strict, args.output, args.runtime))
 
     p = sub.add_parser("schema", help="print the spec's JSON Schema (for editors)",
                        description="Print the JSON Schema (draft 2020-12) of a spec, generated from the "
@@ -314,7 +333,7 @@ def cmd_compile(args) -> int:
 def cmd_import(args) -> int:
     from trainspec.importer.cli import run
 
-    return run(args.manifest, args.job, args.strict, args.output)
+    return run(args.manifest, args.job, args.strict, args.output, args.runtime)
 
 
 def collect_specs(inputs: list[str]) -> list[str]:

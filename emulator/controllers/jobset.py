@@ -73,6 +73,15 @@ def job_success(spec: dict, pods: list[str]) -> list[str]:
     return pods
 
 
+def job_success_count(spec: dict) -> int | None:
+    """A successPolicy whose first rule is `succeededCount` alone: the Job succeeds when any that many of its
+    indexes have (batch/v1 Job successPolicy); None otherwise."""
+    rules = (spec.get("successPolicy") or {}).get("rules") or []
+    if rules and "succeededCount" in rules[0] and "succeededIndexes" not in rules[0]:
+        return int(rules[0]["succeededCount"])
+    return None
+
+
 def failure_policy(spec: dict, pods_of: dict[str, list[str]], where: str) -> JobRestart | None:
     """spec.failurePolicy as the restart policy restarts.py runs; None without one (the first failed
     Job fails the JobSet, policy.py)."""
@@ -121,6 +130,7 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     global_replicas = sum(int(r.get("replicas", 1)) for r in rjobs)
     objects: list[dict] = []
     jobs_of: dict[str, list[list[str]]] = {}
+    any_of: dict[str, list[tuple[list[str], int | None]]] = {}  # replicatedJob -> (its pods, succeededCount)
     job_pods: dict[str, list[tuple[list[str], list[str], int]]] = {}  # for the start gates
     global_index = 0
     for rj in rjobs:
@@ -160,6 +170,7 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
                                            job_fields=job_fields))
                 pods.append(pod)
             jobs_of.setdefault(rname, []).append(job_success(jspec, pods))
+            any_of.setdefault(rname, []).append((pods, job_success_count(jspec)))
             parallelism = int(jspec.get("parallelism", completions))
             job_pods.setdefault(rname, []).append((pods, jobs_of[rname][-1], min(parallelism, completions)))
             global_index += 1
@@ -172,6 +183,11 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     any_one = policy.get("operator") == "Any"
     success = ControllerSuccess(groups, 1 if any_one else len(groups),
                           ("any of " if any_one else "") + " and ".join(targets))
+    only = [job for t in targets for job in any_of[t]]
+    if len(only) == 1 and only[0][1] is not None:
+        # one Job decides, by succeededCount: any that many of its pods (e.g. trainspec's AnyReplica)
+        job_pods_all, count = only[0]
+        success = ControllerSuccess([[p] for p in job_pods_all], count, f"{targets[0]} ({count} succeeded)")
     pods_of = {rj: [p for pods, _, _ in jobs for p in pods] for rj, jobs in job_pods.items()}
     return Created(name, ns, framework, objects, success, clean_pod_policy="Running",
                    gates=start_gates(spec, rjobs, job_pods, source, name),

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainspec.compiler.errors import SpecError, SpecErrors
+from trainspec.compiler.errors import SpecError, SpecErrors, dotted
 
 from .context import Context
 
 KUBEFLOW_KINDS = ("TFJob", "PyTorchJob", "MXJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")
-SUPPORTED = ", ".join(KUBEFLOW_KINDS) + ", Volcano Job"
+SUPPORTED = ", ".join(KUBEFLOW_KINDS) + ", Volcano Job, TrainJob, JobSet, batch/v1 Job, OpenPAI job config"
 
 
 @dataclass(frozen=True)
@@ -25,14 +25,80 @@ class Imported:
     spec: dict  # the same, as data
     warnings: tuple[str, ...]
     target: str  # the target whose compiled output the input was (kubeflow | volcano)
+    lost: tuple[SpecError, ...] = ()  # what would not survive (the --strict errors)
+    patched: tuple[tuple[str, int, int, str], ...] = ()  # (field path, line, column, why) carried as patches
+
+
+# Kinds a team may have that import cannot read: (group, kind) -> (message, hint).  `None` kind: any kind.
+LEGACY = {
+    ("kubeflow.org", "MPIJob"): (
+        "is the retired mpi-operator API",
+        "upgrade to kubeflow.org/v2beta1 (mpi-operator v0.4+): spec.mpiReplicaSpecs Launcher/Worker stay, "
+        "slotsPerWorker replaces gpus/processingUnits, mpiImplementation and runPolicy are top-level; "
+        "see github.com/kubeflow/mpi-operator/blob/master/proposals/scalable-robust-operator.md"),
+}
+LEGACY_V1 = "upgrade to kubeflow.org/v1 (training-operator v1.0+): the replica specs keep their names " \
+    "({field}), cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit move under spec.runPolicy"
+RAY_KINDS = ("RayJob", "RayCluster", "RayService")
+V12_FEATURES = {"framework generic", "taskName", "containerName", "success"}
+KNOWN_GROUPS = ("kubeflow.org", "batch.volcano.sh", "jobset.x-k8s.io", "trainer.kubeflow.org", "batch")
+
+
+def source_of(data) -> str | None:
+    """Which importer reads this document: kubeflow, volcano, trainjob, jobset, batch or openpai (None: not a job)."""
+    if not isinstance(data, dict):
+        return None
+    kind, api = data.get("kind"), str(data.get("apiVersion", ""))
+    if kind in KUBEFLOW_KINDS and api.startswith("kubeflow.org/"):
+        return "kubeflow"
+    if kind == "Job" and api.startswith("batch.volcano.sh/"):
+        return "volcano"
+    if kind == "TrainJob" and api.startswith("trainer.kubeflow.org/"):
+        return "trainjob"
+    if kind == "JobSet" and api.startswith("jobset.x-k8s.io/"):
+        return "jobset"
+    if kind == "Job" and api == "batch/v1":
+        return "batch"
+    if kind is None and "taskRoles" in data and ("jobName" in data or "protocolVersion" in data):
+        return "openpai"
+    return None
 
 
 def _is_job(data) -> bool:
+    return source_of(data) is not None
+
+
+def _refused(doc, source: str) -> SpecErrors | None:
+    """A clear error for a job kind import does not read: legacy APIs, mis-cased groups, Ray."""
+    data = doc.data
     if not isinstance(data, dict):
-        return False
+        return None
     kind, api = data.get("kind"), str(data.get("apiVersion", ""))
-    return kind in KUBEFLOW_KINDS and api.startswith("kubeflow.org/") or \
-        kind == "Job" and api.startswith("batch.volcano.sh/")
+    group, _, version = api.rpartition("/")
+    line, column = doc.positions.get(("apiVersion",), doc.positions.get((), (1, 1)))
+
+    def error(message: str, expected: str, hint: str = "") -> SpecErrors:
+        return SpecErrors([SpecError(source, line, column, "apiVersion", message, expected, hint)])
+
+    if kind in RAY_KINDS or group == "ray.io":
+        return error(f"{kind} ({api}): Ray is not supported", "one of " + SUPPORTED,
+                     "trainspec compiles training jobs with fixed roles; keep Ray jobs in KubeRay")
+    if group != group.lower() and group.lower() in KNOWN_GROUPS:
+        return error(f"API group {group!r} is mis-cased", f"{group.lower()}/{version}",
+                     f"did you mean apiVersion: {group.lower()}/{version}?")
+    if group == "kubeflow.org" and kind in KUBEFLOW_KINDS:
+        from .kubeflow import KINDS
+
+        want = KINDS[kind][0]
+        if api != want:
+            if (group, kind) in LEGACY:
+                message, hint = LEGACY[(group, kind)]
+                return error(f"{kind} {api} {message}", want, hint)
+            if version.startswith(("v1alpha", "v1beta")):
+                return error(f"{kind} {api} is a legacy training-operator API", want,
+                             LEGACY_V1.format(field=KINDS[kind][2]))
+            return error(f"{kind} {api} is not supported", want)
+    return None
 
 
 def _name(data: dict) -> str:
@@ -44,6 +110,10 @@ def select(docs, source: str, job: str | None):
     """The one job document to import; a clear error when there is none, or more than one and no --job."""
     jobs = [d for d in docs if _is_job(d.data)]
     if not jobs:
+        for d in docs:
+            refusal = _refused(d, source)
+            if refusal is not None:
+                raise refusal
         kinds = sorted({f"{d.data.get('apiVersion')}/{d.data.get('kind')}" for d in docs
                         if isinstance(d.data, dict) and d.data.get("kind")})
         found = f"found {', '.join(kinds)}" if kinds else ("no Kubernetes object" if docs else "an empty file")
@@ -52,38 +122,96 @@ def select(docs, source: str, job: str | None):
                                     f"one of {SUPPORTED}", "`trainspec import` reads training jobs, not specs")])
     if job is not None:
         chosen = [d for d in jobs if _name(d.data) == job]
+        if chosen:
+            refusal = _refused(chosen[0], source)
+            if refusal is not None:
+                raise refusal
         if not chosen:
             raise SpecErrors([SpecError(source, 1, 1, "metadata.name", f"no job named {job!r}",
                                         "one of " + ", ".join(_name(d.data) for d in jobs))])
         return chosen[0]
+    from .batch import job_label
+
+    own = {str(job_label(d.data)) for d in jobs if source_of(d.data) == "batch"}
+    if len(jobs) > 1 and all(source_of(d.data) == "batch" for d in jobs) and len(own) == 1 and own != {"None"}:
+        return jobs[0]  # the k8s target's output: one Job per replica of one trainspec job (batch.py)
     if len(jobs) > 1:
         raise SpecErrors([SpecError(source, 1, 1, "", f"{len(jobs)} jobs in this file",
                                     "one job, or --job NAME", "jobs: " + ", ".join(_name(d.data) for d in jobs))])
+    refusal = _refused(jobs[0], source)
+    if refusal is not None:
+        raise refusal
     return jobs[0]
 
 
-def import_text(text: str, source: str, job: str | None = None, strict: bool = False) -> Imported:
+def import_text(text: str, source: str, job: str | None = None, strict: bool = False,
+                runtime: str | None = None) -> Imported:
+    import yaml
+
     from trainspec.compiler.loader import _from_yaml_text
 
     from . import kubeflow, volcano
     from .assemble import patches
     from .shapes import checked
+    from .verify import checked_compile, job_objects
     from .writer import dump
 
-    doc = select(_from_yaml_text(source, text), source, job)
-    is_volcano = doc.data["kind"] == "Job"
-    data = checked(doc, None if is_volcano else kubeflow.KINDS[doc.data["kind"]][2])
-    ctx = Context(doc, "volcano" if is_volcano else "kubeflow")
-    meta = data.get("metadata")
-    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
-        raise ctx.fail(("metadata",), "the job has no name", "metadata.name")
-    spec = volcano.import_job(ctx, data) if is_volcano else kubeflow.import_job(ctx, data)
-    if strict and ctx.unmapped:
+    docs = _from_yaml_text(source, text)
+    doc = select(docs, source, job)
+    kind = source_of(doc.data)
+    # the target whose compiled output the source is (its patches address that output)
+    target = {"batch": "k8s", "openpai": "k8s"}.get(str(kind), str(kind))
+    shape = kubeflow.KINDS[doc.data["kind"]][2] if kind == "kubeflow" else None if kind == "volcano" else kind
+    data = checked(doc, shape)
+    ctx = Context(doc, target)
+    if kind == "openpai":
+        from . import openpai
+
+        ctx.patchable = False  # no trainspec target writes OpenPAI: what has no spec field is lost
+        spec = openpai.import_job(ctx, data)
+    else:
+        meta = data.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            raise ctx.fail(("metadata",), "the job has no name", "metadata.name")
+        if kind == "trainjob":
+            from . import trainjob
+
+            ctx.patchable = False
+            spec = trainjob.import_job(ctx, data, docs, runtime)
+        elif kind == "jobset":
+            from . import jobset
+
+            spec = jobset.import_job(ctx, data)
+        elif kind == "batch":
+            from . import batch
+
+            spec = batch.import_job(ctx, data, docs)
+        else:
+            spec = volcano.import_job(ctx, data) if kind == "volcano" else kubeflow.import_job(ctx, data)
+    after = {"volcano": ("Job", volcano.policies)}
+    if kind == "jobset":
+        from . import jobset
+
+        after["jobset"] = ("JobSet", jobset.after_compile)
+    if kind == "batch":
+        from . import batch
+
+        after["batch"] = ("Job", batch.after_compile)
+    if kind in after:  # what trainspec writes itself, against the source: compile once without patches
+        compiled_kind, compare = after[str(kind)]
+        draft = dict(spec, apiVersion="trainspec/v1.2")
+        compiled = [d for d in job_objects(checked_compile(yaml.safe_dump(draft, sort_keys=False), ctx.target, source))
+                    if d.get("kind") == compiled_kind]
+        compare(ctx, data, compiled if kind == "batch" else compiled[0])  # type: ignore[arg-type]
+    if strict and ctx.losses:
         raise ctx.strict_errors()
     if ctx.unmapped:
         spec["spec"]["patches"] = {ctx.target: patches(ctx)}
         ctx.uses("patches")
     if ctx.v11:
-        spec["apiVersion"] = "trainspec/v1.1"
+        spec["apiVersion"] = "trainspec/v1.2" if ctx.v11 & V12_FEATURES else "trainspec/v1.1"
         ctx.comment(("apiVersion",), "uses " + ", ".join(sorted(ctx.v11)))
-    return Imported(dump(spec, ctx, source), spec, tuple(ctx.warnings()), ctx.target)
+    out = dump(spec, ctx, source)
+    checked_compile(out, ctx.target, source)  # the imported spec always validates, patches included
+    patched = tuple((dotted(u.path), *ctx.position(u.path), u.why) for u in ctx.unmapped)
+    return Imported(out, spec, tuple(ctx.warnings()), ctx.target, tuple(ctx.strict_errors().errors), patched)

@@ -5,29 +5,43 @@ from __future__ import annotations
 from trainspec.compiler.model import DEFAULT_PORT, ROLE_ORDER
 
 from .context import Context
-from .pod import OWN_LABEL_PREFIXES, RoleDraft, pointer
+from .pod import RESERVED_PREFIXES, RoleDraft, pointer
 
-NEW_FRAMEWORKS = ("xgboost", "paddle", "jax")
-HOISTED = ("image", "imagePullPolicy", "command", "args", "workingDir", "serviceAccountName", "nodeSelector",
-           "tolerations", "affinity", "securityContext", "podSecurityContext", "podLabels", "podAnnotations")
-SPEC_ORDER = ("framework", "image", "imagePullPolicy", "imagePullSecrets", "command", "args", "workingDir", "env",
-              "volumes", "accelerator", "serviceAccountName", "nodeSelector", "tolerations", "affinity",
+NEW_FRAMEWORKS = ("xgboost", "paddle", "jax", "generic")
+HOISTED = ("containerName", "image", "imagePullPolicy", "command", "args", "workingDir", "serviceAccountName",
+           "nodeSelector", "tolerations", "affinity", "securityContext", "podSecurityContext", "podLabels",
+           "podAnnotations")
+SPEC_ORDER = ("framework", "containerName", "image", "imagePullPolicy", "imagePullSecrets", "command", "args",
+              "workingDir", "env", "volumes", "accelerator", "serviceAccountName", "nodeSelector", "tolerations",
+              "affinity",
               "securityContext", "podSecurityContext", "podLabels", "podAnnotations", "restartPolicy",
               "backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished", "cleanPodPolicy", "scheduling",
-              "port", "tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax", "roles", "patches")
-ROLE_FIELD_ORDER = ("replicas",) + tuple(k for k in SPEC_ORDER if k not in ("framework", "roles", "patches")) + (
+              "port", "success", "tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax", "roles",
+              "patches")
+ROLE_FIELD_ORDER = ("replicas", "taskName") + tuple(k for k in SPEC_ORDER if k not in ("framework", "roles",
+                                                                                      "patches", "success")) + (
     "priorityClassName", "resources", "initContainers", "lifecycle", "probes")
 V11_FIELDS = ("imagePullPolicy", "imagePullSecrets", "serviceAccountName", "nodeSelector", "tolerations", "affinity",
               "securityContext", "podSecurityContext", "podLabels", "podAnnotations", "priorityClassName")
 
 
-def metadata(meta) -> dict:
+def metadata(meta, ctx: Context | None = None) -> dict:
+    """The spec's metadata; a key trainspec sets itself, with another value, is patched back (with `ctx`)."""
     meta = meta if isinstance(meta, dict) else {}
     out: dict = {"name": meta.get("name")}
     if meta.get("namespace"):
         out["namespace"] = meta["namespace"]
+    job = str(meta.get("name"))
+    own = {"app.kubernetes.io/name": job, "app.kubernetes.io/instance": job, "app.kubernetes.io/part-of": job,
+           "app.kubernetes.io/managed-by": "trainspec", "trainspec.dev/job": job}
     for key in ("labels", "annotations"):
-        value = {k: str(v) for k, v in (meta.get(key) or {}).items() if not k.startswith(OWN_LABEL_PREFIXES)}
+        value = {}
+        for k, v in (meta.get(key) or {}).items():
+            if not k.startswith(RESERVED_PREFIXES):
+                value[k] = str(v)
+            elif ctx is not None and (key == "annotations" or own.get(k) != str(v)):
+                ctx.unmap(("metadata", key, k), "add", pointer("metadata", key, k), str(v),
+                          f"{k} is a key trainspec sets itself")
         if value:
             out[key] = value
     return out
@@ -40,7 +54,7 @@ def _all_equal(values: list) -> bool:
 def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], bases: dict[str, str],
              job: dict, restart: dict[str, str | None], replicas: dict[str, int]) -> dict:
     """The spec as data: `job` holds the job-level fields the source module mapped (runPolicy, ...)."""
-    names = [n for n in ROLE_ORDER[framework] if n in drafts]
+    names = list(drafts) if framework == "generic" else [n for n in ROLE_ORDER[framework] if n in drafts]
     roles = {n: drafts[n].body for n in names}
     job_labels = metadata(meta).get("labels", {})
     for n in names:  # trainspec copies the job's labels onto every pod template
@@ -118,11 +132,17 @@ def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], b
             if drafts[n].pod_scheduler is not None and drafts[n].pod_scheduler != scheduling.get("schedulerName"):
                 ctx.unmap(_role_path(ctx, n, "schedulerName"), "add", bases[n] + "/spec/schedulerName",
                           drafts[n].pod_scheduler, "a per-role schedulerName")
-    priorities = [roles[n].get("priorityClassName") for n in names]
-    if _all_equal(priorities) and scheduling.get("priorityClassName") in (None, priorities[0]):
-        scheduling["priorityClassName"] = priorities[0]
-        for n in names:
+    # scheduling.priorityClassName compiles to the job's (runPolicy / Volcano spec) AND every pod's; a role's
+    # only to its pods.  So a pod without one, under a job that has one, gets a patch removing it.
+    job_priority = scheduling.get("priorityClassName")
+    for n in names:
+        if job_priority is None:
+            continue
+        if roles[n].get("priorityClassName") == job_priority:
             del roles[n]["priorityClassName"]
+        elif "priorityClassName" not in roles[n]:
+            ctx.unmap(("spec",) + _priority_path(ctx), "remove", bases[n] + "/spec/priorityClassName", None,
+                      f"the job's priority class is not on role {n}'s pods")
     if scheduling:
         spec["scheduling"] = {k: scheduling[k] for k in ("gang", "minAvailable", "queue", "priorityClassName",
                                                          "schedulerName") if k in scheduling}
@@ -140,6 +160,10 @@ def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], b
             ctx.uses(key)
     spec["roles"] = {n: _ordered({"replicas": replicas[n], **roles[n]}, ROLE_FIELD_ORDER) for n in names}
     return _ordered(spec, SPEC_ORDER)
+
+
+def _priority_path(ctx: Context) -> tuple:
+    return ("priorityClassName",) if ctx.target == "volcano" else ("runPolicy", "schedulingPolicy", "priorityClass")
 
 
 def _role_path(ctx: Context, role: str, key: str) -> tuple:

@@ -16,7 +16,7 @@ def read_manifest(path: str) -> tuple[str, str]:
     return _read_text(path), path
 
 
-def run(manifest: str, job: str | None, strict: bool, output: str) -> int:
+def run(manifest: str, job: str | None, strict: bool, output: str, runtime: str | None = None) -> int:
     from trainspec.output import write_atomic
 
     from . import import_text
@@ -24,7 +24,7 @@ def run(manifest: str, job: str | None, strict: bool, output: str) -> int:
     text, source = read_manifest(manifest)
     if not text.strip():
         raise SpecErrors([SpecError(source, 1, 1, "", "the manifest is empty", "a Kubeflow or Volcano job")])
-    result = import_text(text, source, job, strict)
+    result = import_text(text, source, job, strict, runtime)
     for line in result.warnings:
         print(line, file=sys.stderr)
     if output == "-":

@@ -6,6 +6,8 @@ Patches address the compiled job object (`/spec/<x>ReplicaSpecs/<Type>/...`).
 
 from __future__ import annotations
 
+from trainspec.compiler.model import RDZV_BACKENDS
+
 from .assemble import assemble, metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft, pointer
@@ -48,12 +50,17 @@ def import_job(ctx: Context, data: dict) -> dict:
 
     job: dict = {}
     block: dict = {}
+    legacy: dict = {}
     for key, value in spec.items():
         path: tuple = ("spec", key)
         if key == field:
             continue
         if key == "runPolicy" and isinstance(value, dict):
             _run_policy(ctx, value, job)
+        elif key in RUN_POLICY and framework != "mpi":
+            # kubeflow/tf-operator v1.0 had these beside the replica specs; runPolicy took them over
+            legacy[key] = value
+            ctx.comment(("spec", key), f"from the legacy spec.{key} (now runPolicy.{key})")
         elif framework == "tensorflow" and key == "successPolicy":
             if value == "AllWorkers":
                 block["successPolicy"] = "AllWorkers"
@@ -63,6 +70,9 @@ def import_job(ctx: Context, data: dict) -> dict:
             block["nprocPerNode"] = value
         elif framework == "pytorch" and key == "elasticPolicy" and isinstance(value, dict):
             elastic = {k: value[k] for k in ELASTIC if k in value}
+            if elastic.get("rdzvBackend") not in (None, *RDZV_BACKENDS):  # the spec says c10d only
+                ctx.unmap(path + ("rdzvBackend",), "replace", "/spec/elasticPolicy/rdzvBackend",
+                          elastic.pop("rdzvBackend"), "a rendezvous backend the spec does not name")
             for k in value:
                 if k not in ELASTIC:
                     ctx.unmap(path + (k,), "add", f"/spec/elasticPolicy/{k}", value[k])
@@ -84,6 +94,8 @@ def import_job(ctx: Context, data: dict) -> dict:
         else:
             ctx.unmap(path, "add", f"/spec/{key}", value)
 
+    for key, value in legacy.items():
+        job.setdefault(key, value)  # runPolicy's own wins
     lower = {t.lower(): (t, role) for t, role in types.items()}
     drafts: dict[str, RoleDraft] = {}
     bases: dict[str, str] = {}
@@ -102,6 +114,7 @@ def import_job(ctx: Context, data: dict) -> dict:
                            "one of them", "TFJob's Master is the legacy name of Chief")
         if known[0] == "Master" and framework == "tensorflow":
             ctx.comment(("spec", "roles", "chief"), "replica type Master (legacy) imported as role chief")
+            ctx.lose(path, "replica type Master becomes Chief: TF_CONFIG names the task 'chief', not 'master'")
         if not isinstance(body, dict):
             raise ctx.fail(path, "is not a replica spec", "a mapping with replicas and template")
         ctx.role_paths[role] = path
@@ -133,7 +146,7 @@ def import_job(ctx: Context, data: dict) -> dict:
         ctx.comment(("spec", "roles"), "no Master: a PyTorch spec needs one unless pytorch.elastic is set")
     if block:
         job[framework] = block
-    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata")),
+    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata"), ctx),
             "spec": assemble(ctx, framework, data.get("metadata"), drafts, bases, job, restart, replicas)}
 
 

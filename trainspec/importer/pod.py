@@ -25,13 +25,15 @@ INJECTED_ENV = {
     "paddle": ("PYTHONUNBUFFERED", "PADDLE_JOB_ID", "PADDLE_NNODES", "PADDLE_MASTER", "PADDLE_SERVER_NUM",
                "PADDLE_TRAINER_NUM", "POD_IP_DUMMY"),
     "jax": ("PYTHONUNBUFFERED", "COORDINATOR_PORT", "COORDINATOR_ADDRESS", "NUM_PROCESSES", "PROCESS_ID"),
+    "generic": (),  # nothing is injected but what every replica gets (ALWAYS_INJECTED)
 }
 ALWAYS_INJECTED = ("TRAINSPEC_*", "VC_*", "VK_TASK_INDEX")
-CONTAINER_NAME = {fw: fw for fw in INJECTED_ENV}
+CONTAINER_NAME = {fw: fw for fw in INJECTED_ENV} | {"generic": "main"}
 PORT_NAMES = {"tensorflow": "tfjob-port", "pytorch": "pytorchjob-port", "mxnet": "mxjob-port",
-              "mpi": "mpijob-port", "xgboost": "xgboostjob-port", "paddle": "master", "jax": "jaxjob-port"}
-# Labels the operators and trainspec set on pod templates themselves.
-OWN_LABEL_PREFIXES = ("app.kubernetes.io/", "trainspec.dev/", "training.kubeflow.org/", "volcano.sh/")
+              "mpi": "mpijob-port", "xgboost": "xgboostjob-port", "paddle": "master", "jax": "jaxjob-port",
+              "generic": "trainspec"}
+# Label and annotation prefixes trainspec writes itself and a spec may not set (compiler/validate.py).
+RESERVED_PREFIXES = ("app.kubernetes.io/", "trainspec.dev/")
 GPU_SUFFIXES = ("/gpu", "/npu", "/mlu", "/dcu")
 SPEC_POD_FIELDS = {  # pod template spec key -> spec field (v1.1)
     "serviceAccountName": "serviceAccountName", "nodeSelector": "nodeSelector", "tolerations": "tolerations",
@@ -117,14 +119,24 @@ class PodImporter:
             return
         for key, value in meta.items():
             if key in ("labels", "annotations") and isinstance(value, dict):
-                kept = {k: str(v) for k, v in value.items()
-                        if key == "annotations" or not k.startswith(OWN_LABEL_PREFIXES)}
-                if key == "annotations":
-                    kept = {k: v for k, v in kept.items() if not k.startswith("scheduling.k8s.io/")}
+                kept = {}
+                for k, v in value.items():
+                    if not k.startswith(RESERVED_PREFIXES):
+                        kept[k] = str(v)  # the operators' and Volcano's keys too: carried as written
+                    elif k != "trainspec.dev/index" and str(v) != self.own_label(k):
+                        self.ctx.unmap(path + (key, k), "add", f"{base}/{key}/{pointer(k)[1:]}", str(v),
+                                       f"{k} is a key trainspec sets itself")
                 if kept:
                     draft.body["podLabels" if key == "labels" else "podAnnotations"] = kept
             elif key != "name":
                 self.ctx.unmap(path + (key,), "add", f"{base}/{key}", value)
+
+    def own_label(self, key: str) -> str | None:
+        """The value trainspec writes for one of its own pod-template keys (None: one it does not write alike)."""
+        job = self.ctx.job_name or str((self.ctx.doc.data.get("metadata") or {}).get("name"))
+        return {"app.kubernetes.io/name": job, "app.kubernetes.io/instance": job, "app.kubernetes.io/part-of": job,
+                "app.kubernetes.io/managed-by": "trainspec", "app.kubernetes.io/component": self.role,
+                "trainspec.dev/job": job, "trainspec.dev/role": self.role}.get(key)
 
     def pod_spec(self, spec: dict, path: tuple, base: str, draft: RoleDraft) -> None:
         ctx = self.ctx
@@ -132,9 +144,16 @@ class PodImporter:
         if not isinstance(containers, list) or not containers or not all(isinstance(c, dict) for c in containers):
             raise ctx.fail(path + ("containers",), "has no containers", "at least one container")
         main = next((i for i, c in enumerate(containers) if c.get("name") == CONTAINER_NAME[self.framework]), 0)
-        if containers[main].get("name") != CONTAINER_NAME[self.framework]:
-            ctx.comment(("spec", "roles", self.role), f"container {containers[main].get('name')!r} imported as "
-                        f"the training container ({CONTAINER_NAME[self.framework]!r})")
+        name = containers[main].get("name")
+        if name != CONTAINER_NAME[self.framework] and isinstance(name, str):
+            # Commands and tools may name the container (`kubectl logs -c`, JAXJob's port): keep it.
+            if ctx.target != "kubeflow" or self.framework == "mpi":
+                draft.body["containerName"] = name
+                ctx.uses("containerName")
+            else:  # the Kubeflow webhooks want their default name: the kubeflow target refuses another
+                ctx.unmap(path + ("containers", main, "name"), "replace", f"{base}/containers/0/name", name,
+                          f"the training container is named {name!r}, not {CONTAINER_NAME[self.framework]!r} "
+                          "(containerName is refused on the kubeflow target)")
         self.main = main
         mounts = self.container(containers[main], path + ("containers", main), f"{base}/containers/0", draft)
         for i, other in enumerate(containers):
@@ -210,6 +229,7 @@ class PodImporter:
                 body.setdefault("probes", {})[PROBE_KEYS[key]] = self.probe(value)
             else:
                 ctx.unmap(kp, "add", f"{base}/{key}", value)
+        self.dropped_env = [n for n in self.dropped_env if not n.startswith("TRAINSPEC_")]  # every replica's
         if self.dropped_env:
             ctx.comment(("spec", "roles", self.role), "env set by the operator not imported: "
                         + ", ".join(self.dropped_env))
@@ -276,6 +296,10 @@ class PodImporter:
             draft.body["resources"] = {k: out[k] for k in order if k in out}
 
     def ports(self, ports: list, path: tuple, base: str, draft: RoleDraft) -> None:
+        own = [p for p in ports if isinstance(p, dict) and p.get("name") == PORT_NAMES["generic"]]
+        if self.framework == "generic" and ports and not (len(ports) == 1 and own):  # the list as written
+            self.ctx.unmap(path, "add", f"{base}/ports", ports, "ports of a generic job's container")
+            return
         for i, port in enumerate(ports):
             if isinstance(port, dict) and port.get("name") == PORT_NAMES[self.framework] and \
                     isinstance(port.get("containerPort"), int) and port.get("protocol", "TCP") == "TCP" and \

@@ -53,6 +53,17 @@ VOLCANO = {"metadata": META, "spec": {
     "queue": STR, "schedulerName": STR, "priorityClassName": STR, "ttlSecondsAfterFinished": INT}}
 
 
+JOB_SPEC = {"parallelism": INT, "completions": INT, "completionMode": STR, "backoffLimit": INT, "template": TEMPLATE}
+OTHER: dict[str, dict] = {
+    "jobset": {"metadata": META, "spec": {"replicatedJobs": _list({"name": STR, "replicas": INT, "template": {
+        "metadata": {"labels": SCALAR_MAP, "annotations": SCALAR_MAP}, "spec": JOB_SPEC}}),
+        "ttlSecondsAfterFinished": INT, "successPolicy": {"operator": STR, "targetReplicatedJobs": _list(STR)}}},
+    "batch": {"metadata": META, "spec": JOB_SPEC},
+    "openpai": {"jobName": STR, "name": STR, "image": STR, "prerequisites": _list(ANY_MAP), "parameters": ANY_MAP,
+                "defaults": ANY_MAP, "retryCount": INT, "jobRetryCount": INT},  # openpai.py checks the roles
+}
+
+
 def _prune(value):
     if isinstance(value, dict):
         return {k: _prune(v) for k, v in value.items() if v is not None}
@@ -102,8 +113,15 @@ def _check(value, shape, path: tuple, sink: ErrorSink) -> None:
 def checked(doc: Document, kubeflow_field: str | None) -> dict:
     """The job's data with nulls dropped; SpecErrors listing every field of the wrong shape."""
     data = _prune(doc.data)
-    shape = dict(KUBEFLOW if kubeflow_field else VOLCANO)
-    if kubeflow_field:
+    shape: dict = dict(KUBEFLOW if kubeflow_field else VOLCANO)
+    if kubeflow_field in OTHER:
+        shape = OTHER[kubeflow_field]
+    elif kubeflow_field == "trainjob":  # the merged pod is checked as a template when it is read
+        shape = {"metadata": META, "spec": {"runtimeRef": {"name": STR, "kind": STR},
+                                            "trainer": {"image": STR, "command": _list(STR), "args": _list(STR),
+                                                        "env": _list(ENV), "numNodes": INT,
+                                                        "resourcesPerNode": RESOURCES}}}
+    elif kubeflow_field:
         shape["spec"] = {**shape["spec"], kubeflow_field: {"*": REPLICA}}
     sink = ErrorSink(doc.file, doc.positions, doc.key_positions)
     _check(data, shape, (), sink)

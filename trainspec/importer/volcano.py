@@ -27,7 +27,6 @@ JOB_FIELDS = ("schedulerName", "minAvailable", "queue", "priorityClassName", "ma
 # Kubeflow's ExitCode as the volcano target writes it: 1-127 are permanent, anything else restarts.
 EXIT_CODE_POLICIES = [{"exitCode": code, "action": "TerminateJob"} for code in range(1, 128)] + [
     {"event": "PodFailed", "action": "RestartJob"}]
-LAUNCHERS = ("mpirun", "mpiexec", "horovodrun")
 
 
 def import_job(ctx: Context, data: dict) -> dict:
@@ -41,7 +40,7 @@ def import_job(ctx: Context, data: dict) -> dict:
     plugins: dict = spec.get("plugins") or {}
     framework, roles_of, port = _roles(ctx, tasks, plugins)
     names = [roles_of[i] for i in range(len(tasks))]
-    order = [n for n in ROLE_ORDER[framework] if n in names]
+    order = names if framework == "generic" else [n for n in ROLE_ORDER[framework] if n in names]
     counts = {roles_of[i]: int(t.get("replicas", 1)) for i, t in enumerate(tasks)}
     if volcano_node_rank_split(framework, False, counts):  # the target writes a task per replica
         first = 0
@@ -77,13 +76,13 @@ def import_job(ctx: Context, data: dict) -> dict:
         job["scheduling"] = sched
     _plugins(ctx, plugins, framework, port)
 
-    decider = _decider(framework, order)
     job_policies = list(spec.get("policies") or [])
     job_exit_code = _exit_code(job_policies)
     if job_exit_code:
         job_policies = [p for p in job_policies if p not in EXIT_CODE_POLICIES]
         ctx.comment(("spec", "restartPolicy"), "the job's exit-code policies (1-127 terminate, others restart)")
     drafts: dict[str, RoleDraft] = {}
+    deciders: list[str] = []
     bases: dict[str, str] = {}
     restart: dict[str, str | None] = {}
     replicas: dict[str, int] = {}
@@ -113,11 +112,16 @@ def import_job(ctx: Context, data: dict) -> dict:
             if not job_exit_code:
                 task_policies = [p for p in task_policies if p not in EXIT_CODE_POLICIES]
         replicas[role] = task.get("replicas", 1)
-        _task_policies(ctx, task_policies, path, compiled, role == decider, pod_policy)
-        if role != decider and pod_policy != "Never":
-            ctx.absent.add(pointer("spec", "tasks", compiled, "policies"))
+        ctx.compiled_index[role] = compiled
+        if role in ctx.task_names:
+            draft.body["taskName"] = ctx.task_names[role]
+            ctx.uses("taskName")
+        if framework == "generic" and {"event": "TaskCompleted", "action": "CompleteJob"} in task_policies:
+            deciders.append(role)
         drafts[role] = draft
-    _job_policies(ctx, job_policies)
+    if len(deciders) == 1:  # the rest of the policies is compared with the compiled job's (`policies`)
+        job["success"] = {"role": deciders[0]}
+        ctx.uses("success")
     deadlines = [d.taken.get("activeDeadlineSeconds") for d in drafts.values()]
     if all(deadlines) and len({d[0] for d in deadlines if d}) == 1:
         job["activeDeadlineSeconds"] = deadlines[0][0]  # type: ignore[index]
@@ -129,12 +133,16 @@ def import_job(ctx: Context, data: dict) -> dict:
     if port and port != PLUGIN_DEFAULT_PORT.get(framework):
         for draft in drafts.values():
             draft.port = draft.port or port
-    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata")),
+    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata"), ctx),
             "spec": assemble(ctx, framework, data.get("metadata"), drafts, bases, job, restart, replicas)}
 
 
 def _roles(ctx: Context, tasks: list[dict], plugins: dict) -> tuple[str, dict[int, str], int | None]:
     names = [str(t.get("name", f"default{i}")) for i, t in enumerate(tasks)]
+    if "ray" in plugins:
+        raise ctx.fail(("spec", "plugins", "ray"), "a Volcano Ray job: Ray is not supported",
+                       "a tensorflow, pytorch or mpi job", "trainspec compiles jobs with fixed roles; keep Ray "
+                       "jobs in KubeRay or Volcano")
     for plugin, (framework, flags) in PLUGIN_ROLES.items():
         if plugin not in plugins:
             continue
@@ -158,52 +166,31 @@ def _roles(ctx: Context, tasks: list[dict], plugins: dict) -> tuple[str, dict[in
             if name != task_role[name]:
                 ctx.comment(("spec", "roles", task_role[name]),
                             f"task {name} imported as role {task_role[name]} ({plugin} plugin)")
+                ctx.task_names[task_role[name]] = name
         return framework, out, port
-    return _guess(ctx, tasks, names)
+    return _generic(ctx, tasks, names)
 
 
-def _command_text(task: dict) -> str:
-    containers = ((task.get("template") or {}).get("spec") or {}).get("containers") or [{}]
-    first = containers[0] if isinstance(containers[0], dict) else {}
-    return " ".join(str(s) for s in (first.get("command") or []) + (first.get("args") or []))
+def _generic(ctx: Context, tasks: list[dict], names: list[str]) -> tuple[str, dict[int, str], None]:
+    """No framework plugin: a generic job, one role per task under the task's own name (nothing injected)."""
+    if len(set(names)) != len(names):
+        raise ctx.fail(("spec", "tasks"), "two tasks share a name", "unique task names")
+    ctx.comment(("spec", "framework"), "no framework plugin: one role per task, nothing injected")
+    return "generic", dict(enumerate(names)), None
 
 
-def _guess(ctx: Context, tasks: list[dict], names: list[str]) -> tuple[str, dict[int, str], None]:
-    texts = [_command_text(t) for t in tasks]
-    launcher = [i for i, text in enumerate(texts) if any(word in text.split() or f"/{word}" in text
-                                                        for word in LAUNCHERS)]
-    if len(launcher) == 1 and len(tasks) == 2:
-        worker = 1 - launcher[0]
-        out = {launcher[0]: "launcher", worker: "worker"}
-        ctx.comment(("spec", "roles", "launcher"), f"task {names[launcher[0]]} imported as role launcher "
-                    "(its command runs mpirun)")
-        how = "its command runs sshd" if "sshd" in texts[worker] else "the other task of an MPI job"
-        ctx.comment(("spec", "roles", "worker"), f"task {names[worker]} imported as role worker ({how})")
-        return "mpi", out, None
-    for framework in ("tensorflow", "mxnet", "pytorch"):
-        roles = ROLE_ORDER[framework]
-        if len(set(names)) == len(names) and set(names) <= set(roles) and \
-                (framework != "pytorch" or "master" in names):
-            ctx.comment(("spec", "framework"), f"no framework plugin: {framework} chosen from the task names")
-            return framework, dict(enumerate(names)), None
-    raise ctx.fail(("spec", "tasks"), "cannot tell the framework and roles of this Volcano Job",
-                   "a tensorflow, pytorch or mpi plugin, or task names of one framework's roles",
-                   "add e.g. plugins: {pytorch: [--master=NAME, --worker=NAME]}")
+SERVICE_PLUGINS = ("env", "svc", "ssh")  # compared with what the volcano target writes (`policies`)
 
 
 def _plugins(ctx: Context, plugins: dict, framework: str, port: int | None) -> None:
-    ours = {"env", "svc", framework} | ({"ssh"} if framework == "mpi" else set())
     for name, args in plugins.items():
         path = ("spec", "plugins", name)
         args = args or []
-        if name not in ours:
+        if name in SERVICE_PLUGINS:
+            continue
+        if name != framework:
             ctx.unmap(path, "add", pointer("spec", "plugins", name), args, f"plugin {name} is not one trainspec uses")
-        elif name == "svc" and not set(map(str, args)) <= {"--publish-not-ready-addresses",
-                                                          "--publish-not-ready-addresses=true"}:
-            ctx.unmap(path, "replace", "/spec/plugins/svc", args, "svc plugin arguments trainspec does not write")
-        elif name == "ssh" and not set(map(str, args)) <= {"--ssh-key-file-path=/root/.ssh"}:
-            ctx.unmap(path, "replace", "/spec/plugins/ssh", args, "ssh plugin arguments trainspec does not write")
-        elif name == framework:
+        else:
             flags = set(PLUGIN_ROLES[framework][1]) | {"port"}
             extra = [a for a in args if str(a).lstrip("-").partition("=")[0] not in flags]
             if extra:
@@ -211,28 +198,57 @@ def _plugins(ctx: Context, plugins: dict, framework: str, port: int | None) -> N
                           else extra, f"{name} plugin arguments trainspec does not write")
 
 
+def _service_plugins(ctx: Context, plugins: dict, compiled: dict) -> None:
+    """env, svc and ssh exactly as the source has them: `--publish-not-ready-addresses` changes DNS, an ssh
+    plugin the source lacks adds keys and a sshd config."""
+    def norm(name: str, args) -> list[str]:
+        out = [str(a) for a in args or []]
+        return [a for a in out if a != "--ssh-key-file-path=/root/.ssh"] if name == "ssh" else out
+
+    for name in SERVICE_PLUGINS:
+        path = ("spec", "plugins", name)
+        if name in plugins and (name not in compiled or norm(name, plugins[name]) != norm(name, compiled[name])):
+            ctx.unmap(path, "add", pointer("spec", "plugins", name), list(plugins[name] or []),
+                      f"{name} plugin arguments trainspec does not write")
+        elif name not in plugins and name in compiled:
+            ctx.unmap(("spec", "plugins") if plugins else ("spec",), "remove", pointer("spec", "plugins", name),
+                      None, f"the {name} plugin is written by trainspec, not in the source")
+
+
 def _exit_code(policies: list) -> bool:
     return all(p in policies for p in EXIT_CODE_POLICIES)
 
 
-def _decider(framework: str, order: list[str]) -> str:
-    if framework == "tensorflow":
-        return "chief" if "chief" in order else "worker"
-    return {"pytorch": "master", "mxnet": "scheduler", "mpi": "launcher"}[framework]
+def policies(ctx: Context, data: dict, compiled: dict) -> None:
+    """Patch the policies where the compiled job's differ from the source's, the whole list at once.
 
-
-def _task_policies(ctx: Context, policies: list, path: tuple, compiled: int, decider: bool, pod_policy: str) -> None:
-    for j, policy in enumerate(policies):
-        if policy == {"event": "TaskCompleted", "action": "CompleteJob"} and decider:
+    Volcano takes the first policy matching an event, a task's before the job's: adding the
+    source's policies beside trainspec's own (`PodFailed` twice) would change what happens, and
+    the webhook rejects a duplicate event.  So a differing list is replaced by the source's.
+    """
+    spec, out = data.get("spec") or {}, compiled.get("spec") or {}
+    _service_plugins(ctx, spec.get("plugins") or {}, out.get("plugins") or {})
+    want, have = list(spec.get("policies") or []), list(out.get("policies") or [])
+    if want != have:
+        _policy_op(ctx, ("spec", "policies") if want else ("spec",), "/spec/policies", want,
+                   "the job's policies differ from the ones trainspec writes")
+    tasks = out.get("tasks") or []
+    for i, task in enumerate(spec.get("tasks") or []):
+        role = next((r for r, p in ctx.role_paths.items() if p == ("spec", "tasks", i)), None)
+        if role is None:
             continue
-        if policy == {"event": "PodFailed", "action": "TerminateJob"} and pod_policy == "Never":
-            continue
-        ctx.unmap(path + ("policies", j), "add", pointer("spec", "tasks", compiled, "policies", "-"), policy,
-                  "a task policy trainspec does not write")
+        k = ctx.compiled_index[role]
+        first = ctx.task_copies.get(k, [k])[0]
+        want = list(task.get("policies") or [])
+        have = list(tasks[first].get("policies") or []) if first < len(tasks) else []
+        if want != have:
+            _policy_op(ctx, ("spec", "tasks", i, "policies") if want else ("spec", "tasks", i),
+                       pointer("spec", "tasks", k, "policies"), want,
+                       "the task's policies differ from the ones trainspec writes")
 
 
-def _job_policies(ctx: Context, policies: list) -> None:
-    for j, policy in enumerate(policies):
-        if policy == {"event": "PodEvicted", "action": "RestartJob"}:
-            continue
-        ctx.unmap(("spec", "policies", j), "add", "/spec/policies/-", policy, "a job policy trainspec does not write")
+def _policy_op(ctx: Context, path: tuple, ptr: str, want: list, why: str) -> None:
+    if want:
+        ctx.unmap(path, "add", ptr, want, why)  # RFC 6902 add replaces an existing member
+    else:
+        ctx.unmap(path, "remove", ptr, None, why + " (the source has none)")

@@ -38,6 +38,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $host := printf "%s-%s-%d" $v.name $name $i -}}
 {{- if and $jobset (has $name $perJob) -}}{{- $host = printf "%s-%s-%d-0.%s" $v.name $name $i $v.name -}}
 {{- else if $jobset -}}{{- $host = printf "%s-%s-0-%d.%s" $v.name $name $i $v.name -}}{{- end -}}
+{{- /* trainspec:task-host (generated for spec v1.2 taskName) */ -}}
 {{- $names = append $names $host -}}
 {{- $list = append $list (printf "%s:%d" $host $port) -}}
 {{- end -}}
@@ -53,6 +54,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- if gt $n 0 -}}
 {{- $jsLongest := printf "%s-%s-0-%d" $v.name $name (sub $n 1) -}}
 {{- if has $name $perJob -}}{{- $jsLongest = printf "%s-%s-%d-0" $v.name $name (sub $n 1) -}}{{- end -}}
+{{- /* trainspec:task-longest (generated for spec v1.2 taskName) */ -}}
 {{- /* trainspec:jobset-name-limit (generated from compiler/checks.py jobset) */ -}}
 {{- end -}}
 {{- end -}}

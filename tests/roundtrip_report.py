@@ -1,0 +1,65 @@
+"""The round-trip measure of issue 20, over a folder of upstream-style manifests.
+
+For each manifest: `import --strict`; refused -> "refused" (with the first reason); accepted ->
+compile to the source's target and compare with the source (`semantic_diff` for Kubeflow and
+Volcano jobs, `exact_diff` for JobSets and batch Jobs): "same" or "DIFFERENT".  OpenPAI has no
+same-kind target to compare with ("no target"); a TrainJob is refused by --strict (the trainjob
+target writes its own runtime).
+
+    TRAINSPEC_REFERENCE=../shared/reference python tests/roundtrip_report.py tests/import_manifests
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+from manifest_semantics import exact_diff, job_object, semantic_diff  # noqa: E402
+
+from trainspec.compiler import SpecErrors  # noqa: E402
+from trainspec.importer import import_text  # noqa: E402
+from trainspec.importer.verify import compile_text  # noqa: E402
+
+
+def classify(path: Path) -> tuple[str, str]:
+    text = path.read_text()
+    try:
+        result = import_text(text, str(path), strict=True)
+    except SpecErrors as errors:
+        return "refused", errors.errors[0].format()
+    if path.suffix == ".json" or "protocolVersion" in text:
+        return "no target", ""
+    files = compile_text(result.text, result.target)
+    out = [d for t in files.values() for d in yaml.safe_load_all(t) if isinstance(d, dict)]
+    src = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+    if result.target in ("jobset", "k8s"):
+        kind = "JobSet" if result.target == "jobset" else "Job"
+        a, b = [d for d in src if d.get("kind") == kind], [d for d in out if d.get("kind") == kind]
+        diffs = ["number of objects"] if len(a) != len(b) else [x for s, o in zip(a, b) for x in exact_diff(s, o)]
+    else:
+        framework = result.spec["spec"]["framework"] if result.target == "volcano" else None
+        diffs = semantic_diff(job_object(src), job_object(out), {}, framework)
+    return ("same", "") if not diffs else ("DIFFERENT", "; ".join(diffs[:3]))
+
+
+def main(folder: str) -> int:
+    counts: dict[str, int] = {}
+    for path in sorted(Path(folder).iterdir()):
+        if path.suffix not in (".yaml", ".json"):
+            continue
+        verdict, why = classify(path)
+        counts[verdict] = counts.get(verdict, 0) + 1
+        print(f"{verdict:10} {path.name}" + (f"  {why[:160]}" if why else ""))
+    in_scope = counts.get("same", 0) + counts.get("refused", 0) + counts.get("DIFFERENT", 0)
+    print(f"round-trip {counts.get('same', 0)}/{in_scope}, refused {counts.get('refused', 0)}, "
+          f"accepted-then-different {counts.get('DIFFERENT', 0)}, no same-kind target {counts.get('no target', 0)}")
+    return 1 if counts.get("DIFFERENT") else 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TRAINSPEC_REFERENCE", str(Path(__file__).parent.parent.parent / "shared" / "reference"))
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else str(Path(__file__).parent / "import_manifests")))

@@ -1,0 +1,134 @@
+"""batch/v1 Jobs -> spec: the `k8s` target's own output (one Job per replica), or a foreign Job.
+
+The k8s target writes, per replica, a Service and a Job labelled `trainspec.dev/job`,
+`trainspec.dev/role`, `trainspec.dev/index`.  Such a file imports as the job it came from: one
+role per role label (replicas = its Jobs), the framework from the training container's port
+name (`tfjob-port`...; `trainspec`: generic), the pod from replica 0.  Values the spec wrote per
+replica (`{{ index }}`, host lists) cannot be told from literal text: where replicas' commands or
+env differ, that is a loss.
+
+Any other Job (an Indexed Job with its headless Service, typically) imports as a generic
+one-role spec, and that is a loss under --strict: the k8s target writes one Job (and Service)
+per replica, not one Indexed Job, so names, hostnames and the Service change.  `trainspec
+migrate --to jobset` keeps one Indexed Job per role.  No patch reaches N per-replica Jobs from
+one field, so what the spec does not map is a loss too (Context.patchable is False).
+"""
+
+from __future__ import annotations
+
+from .assemble import assemble, metadata
+from .context import Context
+from .objects import diff_fields
+from .pod import CONTAINER_NAME, PORT_NAMES, PodImporter, RoleDraft, is_injected, pointer
+
+JOB_LABEL, ROLE_LABEL, INDEX_LABEL = "trainspec.dev/job", "trainspec.dev/role", "trainspec.dev/index"
+
+
+def job_label(data: dict):
+    """The trainspec.dev/job label of a Job the k8s target wrote (None for any other)."""
+    meta = data.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return labels.get(JOB_LABEL) if isinstance(labels, dict) else None
+
+
+def own_group(docs: list, data: dict) -> list[dict]:
+    """The k8s target's Jobs of the job `data` belongs to (in file order), or [] for a foreign Job."""
+    job = job_label(data)
+    if job is None:
+        return []
+    from .shapes import checked
+
+    # every Job of the group is read, so each is shape-checked as the selected one was (SpecErrors at its line)
+    return [checked(d, "batch") for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "Job"
+            and d.data.get("apiVersion") == "batch/v1" and job_label(d.data) == job]
+
+
+def _pod(job: dict) -> dict:
+    return ((job.get("spec") or {}).get("template") or {})
+
+
+def _framework(pod: dict) -> str:
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    ports = {str(p.get("name")) for c in containers if isinstance(c, dict) for p in c.get("ports") or []
+             if isinstance(p, dict)}
+    names = {str(c.get("name")) for c in containers if isinstance(c, dict)}
+    for framework, port in PORT_NAMES.items():
+        if port in ports and (framework == "generic" or CONTAINER_NAME[framework] in names):
+            return framework
+    return "generic"
+
+
+def import_job(ctx: Context, data: dict, docs: list) -> dict:
+    ctx.patchable = False
+    group = own_group(docs, data)
+    ctx.group = group
+    if group and not all(isinstance(v, (str, int)) for g in group for v in (
+            (g.get("metadata") or {}).get("name"), job_label(g))):
+        raise ctx.fail(("metadata",), "a Job of the k8s output has no name", "metadata.name")
+    if not group:
+        return _foreign(ctx, data)
+    pods: dict[str, list[dict]] = {}
+    for job in group:
+        labels = (_pod(job).get("metadata") or {}).get("labels") or {}
+        pods.setdefault(str(labels.get(ROLE_LABEL)), []).append(job)
+    first = pods[next(iter(pods))][0]
+    framework = _framework(_pod(first))
+    name = ((first.get("metadata") or {}).get("labels") or {}).get(JOB_LABEL)
+    ctx.job_name = str(name)
+    drafts: dict[str, RoleDraft] = {}
+    restart: dict[str, str | None] = {}
+    replicas: dict[str, int] = {}
+    for role, jobs in pods.items():
+        importer = PodImporter(ctx, framework, role, None)  # positions: the first Job's (one document is read)
+        drafts[role] = importer.template(_pod(jobs[0]), ("spec", "template"), "")
+        restart[role] = (_pod(jobs[0]).get("spec") or {}).get("restartPolicy")
+        replicas[role] = len(jobs)
+        texts = {_main_text(j, framework) for j in jobs}
+        if len(texts) > 1:
+            ctx.lose(("spec", "template", "spec", "containers"), f"role {role}'s replicas run different commands or "
+                     "env: the spec's per-replica values ({{ index }}, host lists) cannot be told from the text")
+    meta = dict(first.get("metadata") or {}, name=name)
+    meta["labels"] = {k: v for k, v in (meta.get("labels") or {}).items() if k != "app.kubernetes.io/component"}
+    out = assemble(ctx, framework, meta, drafts, {r: "" for r in drafts}, {}, restart, replicas)
+    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(meta, ctx), "spec": out}
+
+
+def _main_text(job: dict, framework: str) -> str:
+    containers = (_pod(job).get("spec") or {}).get("containers") or [{}]
+    main = containers[0] if isinstance(containers[0], dict) else {}
+    env = [e for e in main.get("env") or [] if isinstance(e, dict) and not is_injected(str(e.get("name")), framework)]
+    return repr((main.get("command"), main.get("args"), env))
+
+
+def _foreign(ctx: Context, data: dict) -> dict:
+    spec = data.get("spec") or {}
+    pod = spec.get("template")
+    containers = ((pod or {}).get("spec") or {}).get("containers") or [{}]
+    role = str((containers[0] if isinstance(containers[0], dict) else {}).get("name") or "main")
+    count = spec.get("parallelism", spec.get("completions", 1))
+    count = count if isinstance(count, int) and count >= 0 else 1
+    ctx.lose(("spec",), f"a batch/v1 Job of {count} pod(s) becomes one Job and headless Service per replica on the "
+             "k8s target (names <job>-<role>-<i>): use `trainspec migrate --to jobset` for one Indexed Job per role")
+    importer = PodImporter(ctx, "generic", role, None)
+    draft = importer.template(pod, ("spec", "template"), pointer("spec", "template"))
+    for key in spec:
+        if key not in ("parallelism", "completions", "completionMode", "template"):
+            ctx.lose(("spec", key), f"Job {key} has no spec field")
+    policy = ((pod or {}).get("spec") or {}).get("restartPolicy")
+    out = assemble(ctx, "generic", data.get("metadata"), {role: draft}, {role: ""}, {}, {role: policy},
+                   {role: count})
+    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(data.get("metadata"), ctx),
+            "spec": out}
+
+
+def after_compile(ctx: Context, data: dict, compiled) -> None:
+    """The k8s output's Jobs, by name, against the source's: any Job-level difference is a loss."""
+    compiled = compiled if isinstance(compiled, list) else [compiled]
+    by_name = {(c.get("metadata") or {}).get("name"): c for c in compiled}
+    for src in ctx.group:
+        out = by_name.get((src.get("metadata") or {}).get("name"))
+        if out is None:
+            ctx.lose(("metadata", "name"), f"Job {(src.get('metadata') or {}).get('name')} is not in the output")
+            continue
+        diff_fields(ctx, src.get("spec") or {}, out.get("spec") or {}, ("spec",), "", skip=("template",),
+                    why="a Job setting the spec does not hold")
