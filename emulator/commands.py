@@ -1,6 +1,6 @@
 """`trainspec run | ps | logs | down | gc`: the emulator's subcommands.
 
-trainspec/cli.py calls `register(subparsers)`. Nothing here imports docker at
+cli/cli.py calls `register(subparsers)`. Nothing here imports docker at
 module level: the compile path imports this module to build its parser.
 """
 

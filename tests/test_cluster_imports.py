@@ -48,7 +48,7 @@ def test_commands_that_need_no_cluster_do_not_import_the_client(args):
 
 def test_only_client_py_imports_kubernetes():
     importers = []
-    for folder in ("trainspec", "compiler", "targets", "emulator"):
+    for folder in ("cli", "compiler", "targets", "emulator"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             tree = ast.parse(path.read_text())
             for node in ast.walk(tree):
@@ -56,4 +56,4 @@ def test_only_client_py_imports_kubernetes():
                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
                 if any(n == "kubernetes" or n.startswith("kubernetes.") for n in names):
                     importers.append(str(path.relative_to(ROOT)))
-    assert sorted(set(importers)) == ["trainspec/cluster/client.py"]
+    assert sorted(set(importers)) == ["cli/cluster/client.py"]

@@ -16,7 +16,7 @@ import tempfile
 
 import pytest
 
-from helpers import SPECS
+from helpers import ROOT, SPECS
 
 # Runs the CLI's main() in-process, then prints the names in sys.modules (repr: nothing imported for it).
 PROBE = """
@@ -137,3 +137,19 @@ def test_bad_spec_still_reports_and_exits_2(tmp_path):
     done = subprocess.run([sys.executable, "-m", "trainspec", "compile", str(bad), "-t", "nope"], capture_output=True,
                           text=True, cwd=neutral_cwd())
     assert done.returncode == 2 and "unknown target 'nope'" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("where", ["a clone named trainspec, from its parent", "the checkout itself"])
+def test_python_m_trainspec_finds_the_installed_package_whatever_the_working_folder(where, tmp_path):
+    # The working folder comes first on sys.path for `python -m`; neither a folder named `trainspec`
+    # there (a namespace package) nor the checkout may stand in for the installed package.
+    if where == "the checkout itself":
+        cwd = ROOT
+    else:
+        (tmp_path / "trainspec" / "specs").mkdir(parents=True)
+        cwd = tmp_path
+    done = subprocess.run([sys.executable, "-m", "trainspec", "--version"], capture_output=True, text=True, cwd=cwd)
+    assert done.returncode == 0 and done.stdout.startswith("trainspec "), done.stderr[-800:]
+    done = subprocess.run([sys.executable, "-m", "trainspec", "validate", str(SPECS / "tf-ps.yaml")],
+                          capture_output=True, text=True, cwd=cwd)
+    assert done.returncode == 0, done.stderr[-800:]

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 STDIN = "-"
 STDIN_NAME = "<stdin>"
-MARKER = ".trainspec.build"  # in OUT: the job folders a build wrote (see trainspec/build.py)
+MARKER = ".trainspec.build"  # in OUT: the job folders a build wrote (see cli/build.py)
 SPEC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonnet")
 
 

@@ -1,6 +1,6 @@
 """`trainspec apply` and `trainspec ps | logs | down --cluster`: the command line of the cluster verbs.
 
-trainspec/cli.py calls `register(subparsers)` (apply, and a `--cluster` switch on the local verbs
+cli/cli.py calls `register(subparsers)` (apply, and a `--cluster` switch on the local verbs
 for help and completion) and, when `--cluster` is on the command line of ps/logs/down,
 `register_verbs(subparsers)`: those verbs with kubectl's options (`-n` is the namespace there, as
 in kubectl). Nothing here imports `kubernetes`: client.py does, when a command runs.

@@ -1,5 +1,0 @@
-import sys
-
-from trainspec.console import main
-
-sys.exit(main())
