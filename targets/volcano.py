@@ -89,7 +89,8 @@ class _Layout:
         self.split = volcano_split(plan)
         # XGBoost's RANK and Paddle's rendezvous replica differ per replica in ways the task
         # index cannot give through the downward API: then too, one task per replica.
-        self.operator_env = {role.name: [_operator_env(plan, role, i) for i in range(role.count)]
+        # A role of 0 replicas still writes its task (replicas: 0): its env is that of an index 0.
+        self.operator_env = {role.name: [_operator_env(plan, role, i) for i in range(max(role.count, 1))]
                              for role in plan.roles} if plan.framework in OPERATOR_ENV_FRAMEWORKS else {}
         self.index_vars: dict[str, set[str]] = {}
         for role, envs in self.operator_env.items():
