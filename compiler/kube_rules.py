@@ -128,6 +128,11 @@ def applies(name: str, version: tuple[int, int]) -> bool:
 
 # --- names ----------------------------------------------------------------------------------------
 
+KEY_EXPECTED = ("[prefix/]name: an optional DNS-subdomain prefix (non-empty, at most 253) and '/', then a name of "
+                "1-63 letters, digits, '-', '_' or '.', starting and ending alphanumeric")
+VALUE_EXPECTED = "at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric (or empty)"
+
+
 def qualified_name_problem(key: str) -> str | None:
     """apimachinery IsQualifiedName, the API server's first message."""
     parts = key.split("/")

@@ -142,8 +142,7 @@ def _toleration_rules(r: Reader, body: dict, path: tuple) -> None:
     if key:
         _key(r, key, path + ("key",))
     elif operator != "Exists":
-        r.error(path + ("operator",) if "operator" in body else path,
-                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+        r.error(path, "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
                 "operator: Exists, or a key", "an empty key with Exists tolerates every taint")
     value = body.get("value") or ""
     if operator == "Exists" and value:

@@ -15,7 +15,15 @@ from .kube import (
     label_key_problem,
     label_value_problem,
 )
-from .kube_rules import JOB_SELECTOR_LABELS, applies, backsteps_problem, env_name_problem, job_name_ok
+from .kube_rules import (
+    JOB_SELECTOR_LABELS,
+    KEY_EXPECTED,
+    VALUE_EXPECTED,
+    applies,
+    backsteps_problem,
+    env_name_problem,
+    job_name_ok,
+)
 from .loader import Document
 from .model import (
     DEFAULT_PORT,
@@ -121,8 +129,8 @@ class _Validator:
         for key, item in mapping.items():
             problem = label_key_problem(key)
             if problem:
-                self.r.error(path + (key,), f"key {key!r} is not a valid {'label' if labels else 'annotation'} key",
-                             problem, at_key=True)
+                self.r.error(path + (key,), f"key {key!r} is not a valid {'label' if labels else 'annotation'} key: "
+                             f"{problem}", KEY_EXPECTED, at_key=True)
                 continue
             if key.startswith(("trainspec.dev/", "app.kubernetes.io/")):
                 self.r.error(path + (key,), f"key {key!r} is set by trainspec", "a key of your own",
@@ -138,7 +146,7 @@ class _Validator:
                 continue
             problem = label_value_problem(text) if labels else None
             if problem:
-                self.r.error(path + (key,), f"{text!r} is not a valid label value", problem)
+                self.r.error(path + (key,), f"{text!r} is not a valid label value: {problem}", VALUE_EXPECTED)
                 continue
             out.append((key, text))
         return tuple(out)

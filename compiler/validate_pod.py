@@ -16,6 +16,8 @@ from .kube import (
 )
 from .kube_rules import (
     JOB_SELECTOR_LABELS,
+    KEY_EXPECTED,
+    VALUE_EXPECTED,
     container_resource_name_problem,
     divisor_problem,
     quantity_size_problem,
@@ -91,7 +93,7 @@ def label_map(r: Reader, value, path: tuple, kind: str, reserved: bool) -> dict 
     for key, item in mapping.items():
         problem = label_key_problem(key)
         if problem:
-            r.error(path + (key,), f"key {key!r} is not a valid {kind} key", problem, at_key=True)
+            r.error(path + (key,), f"key {key!r} is not a valid {kind} key: {problem}", KEY_EXPECTED, at_key=True)
             continue
         if reserved and key.startswith(("trainspec.dev/", "app.kubernetes.io/")):
             r.error(path + (key,), f"key {key!r} is set by trainspec", "a key of your own", "choose another prefix",
@@ -107,7 +109,7 @@ def label_map(r: Reader, value, path: tuple, kind: str, reserved: bool) -> dict 
             continue
         problem = label_value_problem(text) if kind == "label" else None
         if problem:
-            r.error(path + (key,), f"{text!r} is not a valid label value", problem)
+            r.error(path + (key,), f"{text!r} is not a valid label value: {problem}", VALUE_EXPECTED)
             continue
         out[key] = text
     return out
