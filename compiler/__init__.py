@@ -73,6 +73,7 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
             names.setdefault(spec.name, sink.position(("metadata", "name")) + (number,))
             plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
+                plan = plan._replace(kube_version=version)
                 report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
                 for target in targets or ():

@@ -203,6 +203,18 @@ def env_name_problem(name: str, version: tuple[int, int]) -> str | None:
     return None
 
 
+RELAXED_ENV_NAME = "^[ -<>-~]+$"  # printable ASCII (0x20-0x7E) but '=' (0x3D), as a JSON-schema pattern
+
+
+def env_name_pattern(version: tuple[int, int]) -> str:
+    """The env-name rule in force as a JSON-schema pattern (the helm chart's values.schema.json)."""
+    return RELAXED_ENV_NAME if applies("env-name-relaxed", version) else _STRICT_ENV.pattern
+
+
+def job_name_pattern(version: tuple[int, int]) -> str:
+    return (DNS1123_LABEL if applies("service-name-dns1123", version) else DNS1035_LABEL).pattern
+
+
 def job_name_ok(name: str, version: tuple[int, int]) -> bool:
     """The job name names a headless Service: DNS-1035, or DNS-1123 where RelaxedServiceNameValidation is on."""
     if len(name) > 63:

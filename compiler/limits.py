@@ -184,13 +184,27 @@ def _user_annotations(plan) -> dict:
     return dict(plan.annotations)
 
 
+def _annotation_bytes(annotations: dict) -> int:
+    return sum(len(k.encode("utf-8")) + len(str(v).encode("utf-8")) for k, v in annotations.items())
+
+
 def annotation_problems(plan, target: str) -> list[LimitProblem]:
     if target not in KUBERNETES_TARGETS:
         return []
-    size = sum(len(k.encode("utf-8")) + len(str(v).encode("utf-8")) for k, v in _user_annotations(plan).items())
+    out = []
+    for role in plan.roles:  # a pod template's annotations are the podAnnotations (kube_rules: annotations-size)
+        pod = _annotation_bytes(role.pod.pod_annotations or {})
+        if pod + ANNOTATIONS_RESERVE > ANNOTATIONS_MAX_BYTES:
+            out.append(LimitProblem(
+                (("spec", "roles", role.name, "podAnnotations"), ("spec", "podAnnotations")),
+                f"the {role.name} pods' annotations are {pod} bytes (keys and values); Kubernetes refuses an "
+                f"object with more than {ANNOTATIONS_MAX_BYTES} bytes (256 KiB) of annotations",
+                f"at most {ANNOTATIONS_MAX_BYTES - ANNOTATIONS_RESERVE} bytes of pod annotations",
+                "compose has no such limit; put large data in a ConfigMap"))
+    size = _annotation_bytes(_user_annotations(plan))
     if size + ANNOTATIONS_RESERVE <= ANNOTATIONS_MAX_BYTES:
-        return []
-    return [LimitProblem(
+        return out
+    return out + [LimitProblem(
         (("metadata", "annotations"),),
         f"the annotations are {size} bytes (keys and values) and trainspec adds up to {ANNOTATIONS_RESERVE} "
         f"of its own; Kubernetes refuses an object with more than {ANNOTATIONS_MAX_BYTES} bytes (256 KiB) "
@@ -233,7 +247,7 @@ def compose_size_problems(plan, target: str) -> list[LimitProblem]:
         f"topology literally), over the {COMPOSE_MAX_BYTES >> 20} MiB a compose file may have "
         "(docs/targets-helm-compose.md)",
         f"at most about {most} replicas for the compose target",
-        "compile this job for k8s, kubeflow, volcano or helm; compose is for running small jobs locally")]
+        "compile this job for k8s, kubeflow, jobset, trainjob or helm; compose is for running small jobs locally")]
 
 
 # --- the API server's per-target rules (compiler/kube_rules.py: scheduling-names, trainjob-crd) --------
