@@ -70,7 +70,7 @@ def test_any_quantity_validates_or_is_a_spec_error(value, field):
         return
     (plan,) = plans
     for role in plan.roles:  # what validate let through is a quantity parse_quantity reads quickly
-        for name, text in role.resources.requests + role.resources.limits:
+        for _name, text in role.resources.requests + role.resources.limits:
             parse_quantity(text)
 
 
