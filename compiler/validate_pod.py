@@ -235,7 +235,7 @@ def env_ref(r: Reader, item: dict, path: tuple):
                 r.error(kp + ("divisor",), f"{ref['divisor']!r} is not a Kubernetes quantity", 'e.g. "1m" or 1Mi')
                 return None
             problem = divisor_problem(resource, divisor) if resource else None
-            if problem:
+            if problem and resource:
                 r.error(kp + ("divisor",), f"divisor {divisor}: {problem}", "1m or 1" if resource.endswith("cpu")
                         else "1, 1k, 1M, 1G ... or 1Ki, 1Mi, 1Gi ...")
                 return None
