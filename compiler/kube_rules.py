@@ -55,7 +55,8 @@ RULES: tuple[Rule, ...] = (
     Rule("label-value", "apimachinery IsValidLabelValue", "label values (and nodeSelector, toleration values, "
          "Kueue's queue-name label): at most 63 characters, alphanumeric at both ends"),
     Rule("annotations-size", "apimachinery/pkg/api/validation ValidateAnnotationsSize (TotalAnnotationSizeLimitB)",
-         "an object's annotations (the job's and the pod's own, on the pod) at most 256 KiB of keys and values"),
+         "an object's annotations at most 256 KiB of keys and values (metadata.annotations on every object; "
+         "a role's podAnnotations on its pods)"),
     Rule("env-name-strict", "core validateEnvVarName -> apimachinery IsEnvVarName "
          "(RelaxedEnvironmentVariableValidation off: alpha in 1.30-1.31)",
          "environment variable names: letters, digits, '_', '-', '.', not starting with a digit", until="1.31"),

@@ -137,3 +137,27 @@ def _values_fit_the_chart_schema(files: dict[str, str]) -> None:
     values = next(yaml.safe_load(text) for name, text in files.items() if name.endswith("values.yaml"))
     schema = next(json.loads(text) for name, text in files.items() if name.endswith("values.schema.json"))
     jsonschema.validate(values, schema)
+
+
+def test_docs_list_every_rule_and_the_version_range():
+    from trainspec.compiler.kube_rules import RULES
+
+    text = (ROOT / "docs" / "validation.md").read_text()
+    for rule in RULES:
+        assert f"`{rule.name}`" in text, rule.name
+    assert f"{KUBE_VERSIONS[0]} to {KUBE_VERSIONS[-1]}" in text
+
+
+def test_kube_version_on_the_command_line(tmp_path):
+    """--kube-version chooses the rules; an unsupported one is a usage error (exit 2, one line)."""
+    from helpers import run_cli
+
+    spec = tmp_path / "job.yaml"
+    case = {"base": "pytorch", "set": [[["spec", "env", "1FOO"], "x"]]}
+    spec.write_text(yaml.safe_dump(_spec(case), sort_keys=False))
+    old = run_cli("validate", str(spec))
+    assert old.returncode == 2 and "--kube-version 1.32" in old.stderr and "Traceback" not in old.stderr
+    assert run_cli("validate", str(spec), "--kube-version", "1.32").returncode == 0
+    assert run_cli("compile", str(spec), "-t", "k8s", "--kube-version", "v1.34.2").returncode == 0
+    bad = run_cli("validate", str(spec), "--kube-version", "1.29")
+    assert bad.returncode == 2 and "1.30..1.36" in bad.stderr and "Traceback" not in bad.stderr
