@@ -329,6 +329,19 @@ def quantity_size_problem(text: str) -> str | None:
     return None
 
 
+_FACTORS = {"": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+            "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
+
+
+def quantity_too_large(number: str, suffix: str) -> bool:
+    """Whether a quantity (already size-checked: exponent within ±30) exceeds int64; floats suffice
+    here, and keep `decimal` out of a plain compile's start-up."""
+    factor = _FACTORS.get(suffix)
+    if factor is None:  # an exponent
+        factor = 10.0 ** int(suffix[1:])
+    return float(number) * factor > QUANTITY_MAX
+
+
 # --- paths ----------------------------------------------------------------------------------------
 
 def backsteps_problem(path: str) -> str | None:

@@ -27,6 +27,17 @@ def type_name(value: object) -> str:
     return type(value).__name__
 
 
+def _suffix(text: str) -> str:
+    """A quantity's suffix (`Gi`, `m`, `e3`), for a text QUANTITY matched."""
+    body = text.rstrip("0123456789")
+    if body != text and body[-1:] in ("e", "E", "+", "-") and body.rstrip("+-")[-1:] in ("e", "E"):
+        return text[len(body.rstrip("+-")) - 1:]  # an exponent: e3, E-2, e+5
+    for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"):
+        if text.endswith(suffix):
+            return suffix
+    return ""
+
+
 class Reader:
     """Small checked accessors; each returns None (and records an error) on bad input."""
 
@@ -156,9 +167,10 @@ class Reader:
             self.error(path, f"{value!r} is not a Kubernetes quantity", f"a quantity such as {example}",
                        "use plain numbers with an optional suffix: m, k, M, G, Ki, Mi, Gi, ...")
             return None
-        from .kube import parse_quantity
+        from .kube_rules import quantity_too_large
 
-        if parse_quantity(text) > QUANTITY_MAX:
+        number = text.lstrip("+")[:len(text.lstrip("+")) - len(_suffix(text))]  # the digits before the suffix
+        if quantity_too_large(number, _suffix(text)):
             self.error(path, f"{value!r} is too large", f"at most {QUANTITY_MAX} (a 64-bit integer)",
                        "no node has that much; Kubernetes stores quantities as 64-bit integers")
             return None
