@@ -80,8 +80,12 @@ RULES: tuple[Rule, ...] = (
          "validateMatchLabelKeysAndMismatchLabelKeys; metav1 ValidateLabelSelector",
          "topologyKey a non-empty qualified name; namespaces DNS-1123 labels; matchLabelKeys only with a "
          "labelSelector, not in both it and labelSelector, not in mismatchLabelKeys"),
-    Rule("seccomp-apparmor", "core validateSeccompProfileField, validateAppArmorProfileField",
-         "type Localhost needs localhostProfile; localhostProfile only with type Localhost"),
+    Rule("seccomp-apparmor", "core validateSeccompProfileField, validateAppArmorProfileField, "
+         "validateLocalDescendingPath", "type Localhost needs localhostProfile; localhostProfile only with type "
+         "Localhost; a seccomp profile is a relative path without '..'"),
+    Rule("privilege", "core ValidateSecurityContext, validateWindowsHostProcessPod", "allowPrivilegeEscalation: "
+         "false with neither privileged: true nor CAP_SYS_ADMIN; no Windows hostProcess (it needs hostNetwork)"),
+    Rule("exec-action", "core validateExecAction", "an exec probe or hook has a command"),
     Rule("proc-mount", "core validateProcMountType / ValidateSecurityContext", "procMount Unmasked needs the pod's "
          "hostUsers: false (which trainspec does not set)"),
     Rule("sysctls", "core validateSysctls", "sysctl names match the sysctl pattern (at most 253 characters), each "

@@ -256,10 +256,28 @@ def _localhost_profile_rules(what: str):
         elif not localhost and body.get("localhostProfile") is not None:
             r.error(path + ("localhostProfile",), f"can only be set when {what} type is Localhost",
                     "type: Localhost, or no localhostProfile")
+        elif localhost and what == "seccomp":  # validateLocalDescendingPath
+            profile = body["localhostProfile"]
+            if profile.startswith("/"):
+                r.error(path + ("localhostProfile",), "must be a relative path", "a path under the kubelet's "
+                        "seccomp folder, e.g. profiles/train.json")
+            elif ".." in profile.split("/"):
+                r.error(path + ("localhostProfile",), "must not contain '..'", "a path without '..' elements")
     return rules
 
 
 def _security_context_rules(r: Reader, body: dict, path: tuple) -> None:
+    """core ValidateSecurityContext and validateProcMountType."""
+    if body.get("allowPrivilegeEscalation") is False:
+        if body.get("privileged") is True:
+            r.error(path, "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+                    "one of them", "a privileged container can always escalate")
+        if "CAP_SYS_ADMIN" in ((body.get("capabilities") or {}).get("add") or []):
+            r.error(path, "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN",
+                    "one of them")
+    if (body.get("windowsOptions") or {}).get("hostProcess") is True:
+        r.error(path + ("windowsOptions", "hostProcess"), "hostNetwork must be true if hostProcess is true",
+                "hostProcess: false", "a Windows HostProcess pod needs hostNetwork, which trainspec does not set")
     if body.get("procMount") == "Unmasked":
         r.error(path + ("procMount",), "`hostUsers` must be false to use `Unmasked`", "procMount: Default",
                 "Unmasked needs a user-namespaced pod (spec.hostUsers: false), which trainspec does not write; "

@@ -57,6 +57,8 @@ def handler(r: Reader, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tup
     kp = path + (kind,)
     if kind == "exec":
         command = r.string_list(body[kind], kp, example="[cat, /tmp/healthy]")
+        if command == ():  # core validateExecAction: Required
+            r.error(kp, "command: Required value", "a command, e.g. [cat, /tmp/healthy]")
         return (Handler(exec=command), body) if command else None
     action = MAPPINGS[kind]  # httpGet or tcpSocket
     fields = action.names
