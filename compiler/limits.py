@@ -308,13 +308,14 @@ VOLCANO_TASK_BASE_BYTES = 1600  # a task's YAML without its env, command and arg
 def volcano_task_per_replica(plan) -> bool:
     """Whether the volcano target writes one task per replica (targets/volcano.py lays tasks out by the same
     rules): a text that differs per replica, torchrun's node rank, or an operator variable that is the
-    index plus an offset (XGBoost's RANK on workers) or differs on one replica (Paddle's rendezvous)."""
-    from .checks import volcano_node_rank_split, volcano_split
+    index plus an offset (XGBoost's RANK on workers, when the pytorch plugin cannot give it) or differs on
+    one replica (Paddle's rendezvous)."""
+    from .checks import volcano_node_rank_split, volcano_split, volcano_xgboost_plugin
 
     counts = {role.name: role.count for role in plan.roles}
     if volcano_split(plan) or volcano_node_rank_split(plan.framework, plan.elastic is not None, counts):
         return True
-    if plan.framework == "xgboost":
+    if plan.framework == "xgboost" and not volcano_xgboost_plugin(plan):
         return counts.get("worker", 0) > 1 and counts.get("master", 0) > 0
     if plan.framework == "paddle":
         return counts.get("master" if counts.get("master", 0) else "worker", 0) > 1
