@@ -217,7 +217,9 @@ def env_ref(r: Reader, item: dict, path: tuple):
             r.error(kp + ("apiVersion",), f"{ref['apiVersion']!r} is not allowed", "v1")
             return None
         if field_path not in FIELD_PATHS and not _label_field(field_path):
-            r.error(kp + ("fieldPath",), f"{field_path!r} is not a downward API field",
+            written = _label_key(field_path)
+            problem = f": the key {written!r}: {label_key_problem(written)}" if written is not None else ""
+            r.error(kp + ("fieldPath",), f"{field_path!r} is not a downward API field{problem}",
                     "one of " + ", ".join(FIELD_PATHS) + ", metadata.labels['<key>'], metadata.annotations['<key>']")
             return None
         return FieldRef(field_path)
@@ -256,6 +258,13 @@ def env_ref(r: Reader, item: dict, path: tuple):
                 "letters, digits, '-', '_' or '.', at most 253 characters")
         return None
     return SecretRef(name, key) if kind == "secretKeyRef" else ConfigMapRef(name, key)
+
+
+def _label_key(path: str) -> str | None:
+    for prefix in ("metadata.labels['", "metadata.annotations['"):
+        if path.startswith(prefix) and path.endswith("']"):
+            return path[len(prefix):-2]
+    return None
 
 
 def _label_field(path: str) -> bool:
