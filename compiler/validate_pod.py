@@ -218,8 +218,8 @@ def env_ref(r: Reader, item: dict, path: tuple):
             return None
         if field_path not in FIELD_PATHS and not _label_field(field_path):
             written = _label_key(field_path)
-            problem = f": the key {written!r}: {label_key_problem(written)}" if written is not None else ""
-            r.error(kp + ("fieldPath",), f"{field_path!r} is not a downward API field{problem}",
+            why = f": the key {written!r}: {label_key_problem(written)}" if written is not None else ""
+            r.error(kp + ("fieldPath",), f"{field_path!r} is not a downward API field{why}",
                     "one of " + ", ".join(FIELD_PATHS) + ", metadata.labels['<key>'], metadata.annotations['<key>']")
             return None
         return FieldRef(field_path)
