@@ -61,6 +61,19 @@ def add_spec_options(parser: argparse.ArgumentParser) -> None:
                         help="Jsonnet external variable (string)")
     parser.add_argument("-J", "--jpath", metavar="DIR", action="append", default=[],
                         help="extra folder Jsonnet imports may come from")
+    parser.add_argument("--kube-version", metavar="X.Y", type=_kube_version, default=None,
+                        help="the Kubernetes version whose API-server rules apply: 1.30..1.36 (default: 1.30, "
+                             "the oldest supported; docs/validation.md)")
+
+
+def _kube_version(text: str) -> str:
+    from trainspec.compiler.kube_rules import parse_version
+
+    try:
+        major, minor = parse_version(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return f"{major}.{minor}"
 
 
 def _targets_help() -> str:

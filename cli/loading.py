@@ -7,7 +7,10 @@ import sys
 
 
 def spec_options(args) -> dict:
-    return {"tla": dict(args.tla), "ext_vars": dict(args.ext_var), "jpath": list(args.jpath)}
+    options = {"tla": dict(args.tla), "ext_vars": dict(args.ext_var), "jpath": list(args.jpath)}
+    if getattr(args, "kube_version", None):  # absent: the default version (and the build cache keys as before)
+        options["kube_version"] = args.kube_version
+    return options
 
 
 def warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:

@@ -29,7 +29,8 @@ def __getattr__(name: str):
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
                jpath: list[str] | None = None, targets: tuple[str, ...] | None = None,
-               documents: list | None = None, skip_unsupported: bool = False) -> list[JobPlan]:
+               documents: list | None = None, skip_unsupported: bool = False,
+               kube_version: str | None = None) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
 
     `targets`: plan for those targets only (their naming schemes and checks) and raise
@@ -38,13 +39,19 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     `documents`: already loaded (stdin, or a folder walk that skipped other tools' YAML).
     `skip_unsupported`: do not raise the problems of a target that cannot run a job at all
     (`JobPlan.unsupported`); the caller leaves that target out for the job (`build`).
+    `kube_version`: "1.30".."1.36", the API server whose rules apply (default: the oldest supported).
     """
-    from .errors import SpecError, SpecErrors
+    from .errors import SpecError, SpecErrors, UsageError
+    from .kube_rules import DEFAULT_KUBE_VERSION, parse_version
     from .limits import report as report_limits
     from .loader import JsonnetOptions, load_file
     from .planner import build_plan
     from .validate import validate
 
+    try:
+        version = parse_version(kube_version or DEFAULT_KUBE_VERSION)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     options = JsonnetOptions(tuple(sorted((tla or {}).items())), tuple(sorted((ext_vars or {}).items())),
                              tuple(jpath or ()))
     docs = load_file(path, options) if documents is None else documents
@@ -54,7 +61,7 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     plans: list[JobPlan] = []
     names: dict[str, tuple[int, int, int]] = {}  # job name -> (line, column, number) of its first document
     for number, doc in enumerate(docs, 1):
-        spec, sink = validate(doc)
+        spec, sink = validate(doc, version)
         if spec is not None:
             if spec.name in names:
                 line, column, first = names[spec.name]
@@ -66,6 +73,7 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
             names.setdefault(spec.name, sink.position(("metadata", "name")) + (number,))
             plan = build_plan(spec, sink, targets) if not sink.errors else None
             if plan is not None:
+                plan = plan._replace(kube_version=version)
                 report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
                 for target in targets or ():

@@ -114,6 +114,20 @@ def volcano_node_rank_split(framework: str, elastic: bool, counts: dict[str, int
     return framework == "pytorch" and not elastic and counts.get("master", 0) > 0 and counts.get("worker", 0) > 1
 
 
+XGBOOST_PLUGIN_ENV = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")
+
+
+def volcano_xgboost_plugin(plan: JobPlan) -> bool:
+    """Whether Volcano's pytorch plugin gives an XGBoost job's replicas MASTER_ADDR, MASTER_PORT, WORLD_SIZE and
+    RANK: its values are the XGBoostJob controller's (the master is rank 0, worker i is i + 1; the master's
+    `<job>-master-0.<job>`; every master and worker counted), so the workers need not be one task each for
+    their RANK.  Not when the user's env sets one of those names: the plugin appends its own after the
+    template's, and the later one would win over the user's."""
+    if plan.framework != "xgboost" or plan.role("master") is None:
+        return False
+    return not any(name in XGBOOST_PLUGIN_ENV for role in plan.roles for name, _ in role.sources.env)
+
+
 def volcano(plan: JobPlan) -> list[Problem]:
     decider = plan.role(plan.success.role) if plan.success.role else None
     if plan.success.scope == "any" and decider is not None and decider.count > 1:

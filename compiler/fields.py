@@ -269,25 +269,26 @@ MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
     Mapping("scheduling", "Gang scheduling and placement.", (
         Field("gang", "boolean", "start all replicas together or none"),
         Field("minAvailable", "integer", "replicas that must start together (at most the job's total)",
-              minimum=1, maximum=MAX_REPLICAS),
-        Field("queue", "string", "scheduler queue", pattern=DNS1123_SUBDOMAIN.pattern),
-        Field("priorityClassName", "string", "PriorityClass", pattern=DNS1123_SUBDOMAIN.pattern),
-        Field("schedulerName", "string", "scheduler (e.g. volcano)", pattern=DNS1123_SUBDOMAIN.pattern),
+              minimum=0, maximum=MAX_REPLICAS),
+        Field("queue", "string", "scheduler queue (at most 63 characters where it is Kueue's label: k8s, helm, "
+              "jobset, trainjob)", pattern=DNS1123_SUBDOMAIN.pattern, max_length=253),
+        Field("priorityClassName", "string", "PriorityClass", pattern=DNS1123_SUBDOMAIN.pattern, max_length=253),
+        Field("schedulerName", "string", "scheduler (e.g. volcano; at most 63 characters for the volcano target)"),
     )),
     Mapping("probes", "The main container's probes.", (
         Field("liveness", "object", "restart the replica when it fails", of="probe"),
         Field("readiness", "object", "ready to serve", of="probe"),
         Field("startup", "object", "started (the other probes wait)", of="probe"),
     )),
-    Mapping("probe", "A probe: exactly one of exec, httpGet, tcpSocket, and its timing.", (
+    Mapping("probe", "A probe: exactly one of exec, httpGet, tcpSocket, and its timing (0: Kubernetes' default).", (
         Field("exec", "strings", "command run in the container; success is exit code 0"),
         Field("httpGet", "object", "an HTTP GET that must answer 200-399", of="httpGet"),
         Field("tcpSocket", "object", "a TCP port that must accept connections", of="tcpSocket"),
         Field("initialDelaySeconds", "integer", "", minimum=0, maximum=INT32_MAX),
-        Field("periodSeconds", "integer", "", minimum=1, maximum=INT32_MAX),
-        Field("timeoutSeconds", "integer", "", minimum=1, maximum=INT32_MAX),
-        Field("successThreshold", "integer", "1 for liveness and startup probes", minimum=1, maximum=INT32_MAX),
-        Field("failureThreshold", "integer", "", minimum=1, maximum=INT32_MAX),
+        Field("periodSeconds", "integer", "", minimum=0, maximum=INT32_MAX),
+        Field("timeoutSeconds", "integer", "", minimum=0, maximum=INT32_MAX),
+        Field("successThreshold", "integer", "1 for liveness and startup probes", minimum=0, maximum=INT32_MAX),
+        Field("failureThreshold", "integer", "", minimum=0, maximum=INT32_MAX),
     ), exactly_one=("exec", "httpGet", "tcpSocket")),
     Mapping("lifecycle", "Container hooks.", (
         Field("postStart", "object", "after the container starts", of="hook"),

@@ -54,26 +54,25 @@ MAX_NAME = 63  # a DNS-1123 label: every object name that is also a host name
 
 
 def label_key_problem(key: str) -> str | None:
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix)):
-        return "its prefix must be a DNS subdomain"
-    if not name or len(name) > 63 or not LABEL_NAME.match(name):
-        return "its name must be 1-63 letters, digits, '-', '_' or '.', starting and ending alphanumeric"
-    return None
+    """The API server's message for an invalid label/annotation key (kube_rules: qualified-name)."""
+    from .kube_rules import qualified_name_problem
+
+    return qualified_name_problem(key)
 
 
 def label_value_problem(value: str) -> str | None:
-    if len(value) > 63 or not LABEL_VALUE.match(value):
-        return "a label value is at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric"
-    return None
+    from .kube_rules import label_value_problem as problem
+
+    return problem(value)
 
 
 # --- quantities (k8s.io/apimachinery/pkg/api/resource) -----------------------------------------
 
-# What a spec may write for cpu, memory and sizes: non-negative, no n/u suffixes.
-QUANTITY = Pattern(r"^\+?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
+# What a spec may write for cpu, memory and sizes: non-negative, every suffix the API server takes
+# (`100n` cpu is rounded up to 1m by the server, not refused).
+QUANTITY = Pattern(r"^\+?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
 # JSON-schema spelling of QUANTITY (no \d: schema regexes are ECMA-262 and read by Go and Python alike).
-QUANTITY_SCHEMA = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
+QUANTITY_SCHEMA = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
 # Everything Kubernetes parses (a signed number, all suffixes): for reading compiled files.
 _ANY_QUANTITY = Pattern(r"^([+-]?(\d+(\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
 
@@ -96,13 +95,20 @@ def parse_quantity(value: object) -> Decimal:
     if isinstance(value, bool):
         raise ValueError(f"not a Kubernetes quantity: {value!r}")  # noqa: TRY004 - callers catch ValueError
     if isinstance(value, (int, float)):
-        return Decimal(str(value))
+        text = str(value)
+        if "inf" in text or "nan" in text:
+            raise ValueError(f"not a Kubernetes quantity: {value!r}")
+        value = text
+    from .kube_rules import quantity_size_problem
+
+    if quantity_size_problem(str(value).strip()):  # no arithmetic on 1e999999999 (decimal.Overflow, or hours)
+        raise ValueError(f"not a Kubernetes quantity: {value!r}")
     match = _ANY_QUANTITY.match(str(value).strip())
     if not match:
         raise ValueError(f"not a Kubernetes quantity: {value!r}")
     number, suffix = match.group(1), match.group(4) or ""
     try:
-        if suffix[:1] in ("e", "E"):
+        if suffix not in _SUFFIX:  # an exponent (e3, E-2); a bare E is the exa suffix
             return Decimal(number) * (Decimal(10) ** int(suffix[1:]))
         return Decimal(number) * Decimal(_SUFFIX[suffix])
     except (InvalidOperation, KeyError, ValueError) as exc:

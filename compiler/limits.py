@@ -46,6 +46,9 @@ def problems(plan, target: str) -> list[LimitProblem]:
     found = config_map_problems(plan, target)
     found += annotation_problems(plan, target)
     found += compose_size_problems(plan, target)
+    found += scheduling_name_problems(plan, target)
+    found += trainjob_crd_problems(plan, target)
+    found += object_size_problems(plan, target)
     return found
 
 
@@ -181,13 +184,27 @@ def _user_annotations(plan) -> dict:
     return dict(plan.annotations)
 
 
+def _annotation_bytes(annotations: dict) -> int:
+    return sum(len(k.encode("utf-8")) + len(str(v).encode("utf-8")) for k, v in annotations.items())
+
+
 def annotation_problems(plan, target: str) -> list[LimitProblem]:
     if target not in KUBERNETES_TARGETS:
         return []
-    size = sum(len(k.encode("utf-8")) + len(str(v).encode("utf-8")) for k, v in _user_annotations(plan).items())
+    out = []
+    for role in plan.roles:  # a pod template's annotations are the podAnnotations (kube_rules: annotations-size)
+        pod = _annotation_bytes(role.pod.pod_annotations or {})
+        if pod + ANNOTATIONS_RESERVE > ANNOTATIONS_MAX_BYTES:
+            out.append(LimitProblem(
+                (("spec", "roles", role.name, "podAnnotations"), ("spec", "podAnnotations")),
+                f"the {role.name} pods' annotations are {pod} bytes (keys and values); Kubernetes refuses an "
+                f"object with more than {ANNOTATIONS_MAX_BYTES} bytes (256 KiB) of annotations",
+                f"at most {ANNOTATIONS_MAX_BYTES - ANNOTATIONS_RESERVE} bytes of pod annotations",
+                "compose has no such limit; put large data in a ConfigMap"))
+    size = _annotation_bytes(_user_annotations(plan))
     if size + ANNOTATIONS_RESERVE <= ANNOTATIONS_MAX_BYTES:
-        return []
-    return [LimitProblem(
+        return out
+    return out + [LimitProblem(
         (("metadata", "annotations"),),
         f"the annotations are {size} bytes (keys and values) and trainspec adds up to {ANNOTATIONS_RESERVE} "
         f"of its own; Kubernetes refuses an object with more than {ANNOTATIONS_MAX_BYTES} bytes (256 KiB) "
@@ -230,4 +247,115 @@ def compose_size_problems(plan, target: str) -> list[LimitProblem]:
         f"topology literally), over the {COMPOSE_MAX_BYTES >> 20} MiB a compose file may have "
         "(docs/targets-helm-compose.md)",
         f"at most about {most} replicas for the compose target",
-        "compile this job for k8s, kubeflow, volcano or helm; compose is for running small jobs locally")]
+        "compile this job for k8s, kubeflow, jobset, trainjob or helm; compose is for running small jobs locally")]
+
+
+# --- the API server's per-target rules (compiler/kube_rules.py: scheduling-names, trainjob-crd) --------
+
+QUEUE_LABEL_TARGETS = ("k8s", "helm", "jobset", "trainjob")  # Kueue's kueue.x-k8s.io/queue-name label
+VOLCANO_SCHEDULER_NAME_MAX = 63  # volcano CRD batch.volcano.sh_jobs.yaml spec.schedulerName maxLength
+TRAINJOB_MAX_ITEMS = 128  # trainer CRD spec.trainer.{command,args,env} maxItems
+TRAINJOB_IMAGE_MAX = 500  # trainer CRD spec.trainer.image maxLength
+
+
+def scheduling_name_problems(plan, target: str) -> list[LimitProblem]:
+    from .kube_rules import label_value_problem
+
+    out: list[LimitProblem] = []
+    queue = plan.scheduling.queue
+    if queue and target in QUEUE_LABEL_TARGETS and label_value_problem(queue):
+        out.append(LimitProblem(
+            (("spec", "scheduling", "queue"),),
+            f"the queue {queue!r} becomes Kueue's label kueue.x-k8s.io/queue-name, and a label value "
+            f"{label_value_problem(queue)}", "a queue name of at most 63 characters",
+            "kubeflow and volcano carry the queue as a field, not a label; or use a shorter LocalQueue name"))
+    name = plan.scheduling.scheduler_name
+    if name and target == "volcano" and len(name) > VOLCANO_SCHEDULER_NAME_MAX:
+        out.append(LimitProblem(
+            (("spec", "scheduling", "schedulerName"),),
+            f"the Volcano Job's schedulerName is {len(name)} characters; its CRD allows at most "
+            f"{VOLCANO_SCHEDULER_NAME_MAX}", f"at most {VOLCANO_SCHEDULER_NAME_MAX} characters",
+            "the other targets take it as the pod's schedulerName"))
+    return out
+
+
+def trainjob_crd_problems(plan, target: str) -> list[LimitProblem]:
+    if target != "trainjob":
+        return []
+    out: list[LimitProblem] = []
+    for role in plan.roles:
+        base = ("spec", "roles", role.name)
+        image = role.image or ""
+        if len(image) > TRAINJOB_IMAGE_MAX:
+            out.append(LimitProblem(
+                (base + ("image",), ("spec", "image")),
+                f"the image of the {role.name} is {len(image)} characters; the TrainJob CRD allows at most "
+                f"{TRAINJOB_IMAGE_MAX} (spec.trainer.image maxLength)", f"at most {TRAINJOB_IMAGE_MAX} characters",
+                "the other targets take longer image references (up to the API server's own limits)"))
+        for key, items in (("command", role.sources.command), ("args", role.sources.args), ("env", role.sources.env)):
+            if items is not None and len(items) > TRAINJOB_MAX_ITEMS:
+                out.append(LimitProblem(
+                    (base + (key,), ("spec", key)),
+                    f"the {role.name}'s {key} has {len(items)} items; the TrainJob CRD allows at most "
+                    f"{TRAINJOB_MAX_ITEMS} (spec.trainer.{key} maxItems)", f"at most {TRAINJOB_MAX_ITEMS} items",
+                    "put them in a file or a script in the image; the other targets take more"))
+    return out
+
+
+VOLCANO_TASK_BASE_BYTES = 1600  # a task's YAML without its env, command and args (measured: docs/validation.md)
+
+
+def volcano_task_per_replica(plan) -> bool:
+    """Whether the volcano target writes one task per replica (targets/volcano.py lays tasks out by the same
+    rules): a text that differs per replica, torchrun's node rank, or an operator variable that is the
+    index plus an offset (XGBoost's RANK on workers, when the pytorch plugin cannot give it) or differs on
+    one replica (Paddle's rendezvous)."""
+    from .checks import volcano_node_rank_split, volcano_split, volcano_xgboost_plugin
+
+    counts = {role.name: role.count for role in plan.roles}
+    if volcano_split(plan) or volcano_node_rank_split(plan.framework, plan.elastic is not None, counts):
+        return True
+    if plan.framework == "xgboost" and not volcano_xgboost_plugin(plan):
+        return counts.get("worker", 0) > 1 and counts.get("master", 0) > 0
+    if plan.framework == "paddle":
+        return counts.get("master" if counts.get("master", 0) else "worker", 0) > 1
+    return False
+
+
+def volcano_size_estimate(plan) -> int:
+    """Bytes of the Volcano Job when it has one task per replica (within a few percent, above)."""
+    total = 0
+    for role in plan.roles:
+        if not role.replicas:
+            continue
+        last = role.replicas[-1]
+        # values at 5/4: Volcano's host names (`<job>-<role>-<i>.<job>`) are longer than the plan's
+        env = sum(len(var.name) + 24 + len(var.value or var.expand or "") * 5 // 4 for var in last.env)
+        words = sum(len(w) + 6 for w in (last.command or ()) + (last.args or ()))
+        labels = sum(len(k) + len(v) + 8 for k, v in {**plan.labels, **plan.annotations}.items())
+        total += role.count * (VOLCANO_TASK_BASE_BYTES + env + words + labels)
+    return total
+
+
+def object_size_problems(plan, target: str) -> list[LimitProblem]:
+    """kube_rules request-size: an object over etcd's 1.5 MiB is refused (over 3 MiB, with 413 already).
+
+    Only the volcano target's one-task-per-replica layout grows with the replica count: every other
+    target writes one pod template per role (k8s and helm one small object per replica)."""
+    from .kube_rules import ETCD_OBJECT_MAX_BYTES, REQUEST_MAX_BYTES
+
+    if target != "volcano" or not volcano_task_per_replica(plan):
+        return []
+    size = volcano_size_estimate(plan)
+    if size <= ETCD_OBJECT_MAX_BYTES:
+        return []
+    total = plan.total_replicas
+    role = _largest_role(plan)
+    over = "the API server's 3 MiB request limit and " if size > REQUEST_MAX_BYTES else ""
+    return [LimitProblem(
+        (("spec", "roles", role.name, "replicas"),),
+        f"with {total} replicas the Volcano Job would be about {size / 2**20:.1f} MiB: it needs one task per "
+        f"replica here (Volcano gives a pod only its task index, and {plan.framework} needs the index plus an "
+        f"offset, or per-replica text), over {over}etcd's {ETCD_OBJECT_MAX_BYTES // 1024} KiB object limit",
+        f"at most about {max(1, total * ETCD_OBJECT_MAX_BYTES // size)} replicas for the volcano target",
+        "the kubeflow, jobset, trainjob, k8s and helm targets write one pod template per role and fit")]

@@ -321,6 +321,7 @@ class JobPlan(NamedTuple):
     elastic: Elastic | None = None  # pytorch.elastic as written
     mpi_ssh_path: str = "/root/.ssh"  # mpi.sshAuthMountPath
     patches: dict[str, tuple[PatchOp, ...]] = {}  # target -> RFC 6902 ops, positioned
+    kube_version: tuple[int, int] = (1, 30)  # the API server whose rules apply (compiler/kube_rules.py)
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)

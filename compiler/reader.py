@@ -27,11 +27,23 @@ def type_name(value: object) -> str:
     return type(value).__name__
 
 
+def _suffix(text: str) -> str:
+    """A quantity's suffix (`Gi`, `m`, `e3`), for a text QUANTITY matched."""
+    body = text.rstrip("0123456789")
+    if body != text and body[-1:] in ("e", "E", "+", "-") and body.rstrip("+-")[-1:] in ("e", "E"):
+        return text[len(body.rstrip("+-")) - 1:]  # an exponent: e3, E-2, e+5
+    for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"):
+        if text.endswith(suffix):
+            return suffix
+    return ""
+
+
 class Reader:
     """Small checked accessors; each returns None (and records an error) on bad input."""
 
-    def __init__(self, sink: ErrorSink):
+    def __init__(self, sink: ErrorSink, kube_version: tuple[int, int] = (1, 30)):
         self.sink = sink
+        self.kube_version = kube_version  # the API server whose rules apply (compiler/kube_rules.py)
 
     def error(self, path: tuple, message: str, expected: str = "", hint: str = "", at_key: bool = False):
         self.sink.add(path, message, expected, hint, at_key)
@@ -135,8 +147,8 @@ class Reader:
 
     def quantity(self, value, path: tuple, example: str) -> str | None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if value < 0:
-                self.error(path, f"{value} is negative", "a non-negative quantity")
+            if value != value or value < 0 or value in (float("inf"), float("-inf")):
+                self.error(path, f"{value} is not a non-negative quantity", "a non-negative quantity")
                 return None
             text = repr(value) if isinstance(value, float) else str(value)
         elif isinstance(value, str):
@@ -144,8 +156,22 @@ class Reader:
         else:
             self.error(path, f"is {type_name(value)}", f"a Kubernetes quantity such as {example}")
             return None
+        from .kube_rules import QUANTITY_MAX, quantity_size_problem
+
+        too_big = quantity_size_problem(text)  # before any arithmetic: 1e999999999 is not computed
+        if too_big:
+            self.error(path, f"{value!r} {too_big}", f"a quantity such as {example}",
+                       "Kubernetes stores quantities as 64-bit integers (kube_rules: quantity)")
+            return None
         if not QUANTITY.match(text):
             self.error(path, f"{value!r} is not a Kubernetes quantity", f"a quantity such as {example}",
                        "use plain numbers with an optional suffix: m, k, M, G, Ki, Mi, Gi, ...")
+            return None
+        from .kube_rules import quantity_too_large
+
+        number = text.lstrip("+")[:len(text.lstrip("+")) - len(_suffix(text))]  # the digits before the suffix
+        if quantity_too_large(number, _suffix(text)):
+            self.error(path, f"{value!r} is too large", f"at most {QUANTITY_MAX} (a 64-bit integer)",
+                       "no node has that much; Kubernetes stores quantities as 64-bit integers")
             return None
         return text

@@ -11,10 +11,18 @@ from .kube import (
     DNS1035_LABEL,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
-    ENV_NAME,
     MAX_NAME,
     label_key_problem,
     label_value_problem,
+)
+from .kube_rules import (
+    JOB_SELECTOR_LABELS,
+    KEY_EXPECTED,
+    VALUE_EXPECTED,
+    applies,
+    backsteps_problem,
+    env_name_problem,
+    job_name_ok,
 )
 from .loader import Document
 from .model import (
@@ -50,10 +58,11 @@ FRAMEWORK_BLOCKS = F.FRAMEWORK_BLOCKS
 RESERVED_ENV_PREFIX = "TRAINSPEC_"
 
 
-def validate(doc: Document) -> tuple[JobSpec | None, ErrorSink]:
-    """Check one document; the spec is None when the sink holds errors."""
+def validate(doc: Document, kube_version: tuple[int, int] = (1, 30)) -> tuple[JobSpec | None, ErrorSink]:
+    """Check one document against the rules of Kubernetes `kube_version`; the spec is None when the sink
+    holds errors."""
     sink = ErrorSink(doc.file, doc.positions, doc.key_positions)
-    spec = _Validator(Reader(sink), doc.file).job(doc.data)
+    spec = _Validator(Reader(sink, kube_version), doc.file).job(doc.data)
     return spec if not sink.errors else None, sink
 
 
@@ -117,11 +126,19 @@ class _Validator:
         name = self.r.string(value, path)
         if name is None:
             return None
-        if not DNS1035_LABEL.match(name):
+        if not job_name_ok(name, self.r.kube_version):
             fixed = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
+            if applies("service-name-dns1123", self.r.kube_version):
+                self.r.error(path, f"{name!r} is not a DNS-1123 label", "lower-case letters, digits and '-', at most "
+                             "63, starting and ending alphanumeric (it names the job's headless Service)",
+                             f"try {fixed[:63]!r}" if fixed and job_name_ok(fixed[:63], self.r.kube_version) else "")
+                return None
+            hint = f"try {fixed!r}" if fixed and DNS1035_LABEL.match(fixed) else ""
+            if DNS1123_LABEL.match(name):
+                hint = ("Kubernetes 1.36 accepts a Service name starting with a digit (RelaxedServiceNameValidation): "
+                        "--kube-version 1.36" + (f", or {hint}" if hint else ""))
             self.r.error(path, f"{name!r} is not a DNS-1035 label",
-                         "lower-case letters, digits and '-', starting with a letter",
-                         f"try {fixed!r}" if fixed and DNS1035_LABEL.match(fixed) else "")
+                         "lower-case letters, digits and '-', starting with a letter", hint)
             return None
         return name
 
@@ -135,19 +152,24 @@ class _Validator:
         for key, item in mapping.items():
             problem = label_key_problem(key)
             if problem:
-                self.r.error(path + (key,), f"key {key!r} is not a valid {'label' if labels else 'annotation'} key",
-                             problem, at_key=True)
+                self.r.error(path + (key,), f"key {key!r} is not a valid {'label' if labels else 'annotation'} key: "
+                             f"{problem}", KEY_EXPECTED, at_key=True)
                 continue
             if key.startswith(("trainspec.dev/", "app.kubernetes.io/")):
                 self.r.error(path + (key,), f"key {key!r} is set by trainspec", "a key of your own",
                              "choose another prefix", at_key=True)
+                continue
+            if labels and key in JOB_SELECTOR_LABELS:
+                self.r.error(path + (key,), f"label {key!r} is the Job controller's own", "a key of your own",
+                             "Kubernetes sets it on every Job's pods and selects them by it: a value of yours would "
+                             "break the Job's selector (`selector` does not match template `labels`)", at_key=True)
                 continue
             text = self.r.string(item, path + (key,), non_empty=False)
             if text is None:
                 continue
             problem = label_value_problem(text) if labels else None
             if problem:
-                self.r.error(path + (key,), f"{text!r} is not a valid label value", problem)
+                self.r.error(path + (key,), f"{text!r} is not a valid label value: {problem}", VALUE_EXPECTED)
                 continue
             out.append((key, text))
         return tuple(out)
@@ -475,9 +497,12 @@ class _Validator:
         out = []
         for name, item in mapping.items():
             item_path = path + (name,)
-            if not ENV_NAME.match(name):
-                r.error(item_path, f"{name!r} is not a valid environment variable name",
-                        "letters, digits, '_', '-' or '.', not starting with a digit", at_key=True)
+            problem = env_name_problem(name, r.kube_version)
+            if problem:
+                relaxed = env_name_problem(name, (1, 32)) is None
+                r.error(item_path, f"{name!r} is not a valid environment variable name", problem,
+                        "Kubernetes 1.32 and later accept it (RelaxedEnvironmentVariableValidation): "
+                        "--kube-version 1.32" if relaxed else "", at_key=True)
                 continue
             if name.startswith(RESERVED_ENV_PREFIX):
                 r.error(item_path, f"{name!r} is set by trainspec", "a name not starting with TRAINSPEC_", at_key=True)
@@ -553,6 +578,10 @@ class _Validator:
         if kind == "hostPath":
             if not text.startswith("/"):
                 r.error(kp, f"{text!r} is not an absolute path", "a path starting with /")
+                return None
+            if backsteps_problem(text):
+                r.error(kp, f"{text!r} {backsteps_problem(text)}", "a path without '..' elements",
+                        "write the path it leads to")
                 return None
         elif not DNS1123_SUBDOMAIN.match(text) or len(text) > 253:
             r.error(kp, f"{text!r} is not a valid {kind} name", "a DNS-1123 subdomain (lower-case, digits, '-', '.')")

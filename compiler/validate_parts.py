@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .fields import MAPPINGS
-from .kube import DNS1035_LABEL, DNS1123_SUBDOMAIN
+from .kube import DNS1123_SUBDOMAIN
+from .kube_rules import port_name_problem, subdomain_problem
 from .model import Handler, Lifecycle, Probe, Probes, Scheduling
 from .reader import Reader
 
@@ -31,8 +32,13 @@ def scheduling(r: Reader, value, total: int) -> Scheduling:
     names = {}
     for key in ("queue", "priorityClassName", "schedulerName"):
         text = r.string(body[key], path + (key,)) if body.get(key) is not None else None
-        if text is not None and not DNS1123_SUBDOMAIN.match(text):
-            r.error(path + (key,), f"{text!r} is not a valid name", "a DNS-1123 subdomain")
+        # The pod's schedulerName is any string to the API server (`Volcano` is fine; the Volcano Job's
+        # 63-character limit is the volcano target's, compiler/limits.py); queue and priorityClassName
+        # name objects: DNS-1123 subdomains (kube_rules: scheduling-names).
+        problem = subdomain_problem(text) if text is not None and key != "schedulerName" else None
+        if problem:
+            r.error(path + (key,), f"{text!r} is not a valid {key}: {problem}",
+                    "a DNS-1123 subdomain of at most 253 characters")
             text = None
         names[key] = text
     return Scheduling(gang=bool(gang), min_available=min_available, queue=names["queue"],
@@ -51,6 +57,8 @@ def handler(r: Reader, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tup
     kp = path + (kind,)
     if kind == "exec":
         command = r.string_list(body[kind], kp, example="[cat, /tmp/healthy]")
+        if command == ():  # core validateExecAction: Required
+            r.error(kp, "command: Required value", "a command, e.g. [cat, /tmp/healthy]")
         return (Handler(exec=command), body) if command else None
     action = MAPPINGS[kind]  # httpGet or tcpSocket
     fields = action.names
@@ -59,8 +67,10 @@ def handler(r: Reader, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tup
         return None
     port = spec["port"]
     if isinstance(port, str):
-        if not DNS1035_LABEL.match(port) or len(port) > 15:
-            r.error(kp + ("port",), f"{port!r} is not a port", "a number 1-65535 or a port name")
+        problem = port_name_problem(port)
+        if problem:
+            r.error(kp + ("port",), f"{port!r} is not a port name: {problem}", "a number 1-65535 or a port name "
+                    "(1-15 lower-case letters, digits and '-', with a letter)")
             return None
     elif r.integer(port, kp + ("port",), 1, 65535) is None:
         return None
@@ -105,7 +115,7 @@ def probes(r: Reader, value, path: tuple) -> Probes:
         for field_name in ("initialDelaySeconds", "periodSeconds", "timeoutSeconds", "successThreshold",
                            "failureThreshold"):
             numbers[field_name] = _opt_int(r, raw, field_name, kp, *PROBE.bounds(field_name))
-        if key in ("liveness", "startup") and numbers["successThreshold"] not in (None, 1):
+        if key in ("liveness", "startup") and numbers["successThreshold"] not in (None, 0, 1):  # 0 defaults to 1
             r.error(kp + ("successThreshold",), f"{numbers['successThreshold']} for a {key} probe", "1")
         found[key] = Probe(action, numbers["initialDelaySeconds"], numbers["periodSeconds"],
                            numbers["timeoutSeconds"], numbers["successThreshold"], numbers["failureThreshold"])

@@ -14,6 +14,16 @@ from .kube import (
     label_value_problem,
     parse_quantity,
 )
+from .kube_rules import (
+    JOB_SELECTOR_LABELS,
+    KEY_EXPECTED,
+    VALUE_EXPECTED,
+    container_resource_name_problem,
+    divisor_problem,
+    quantity_size_problem,
+    resource_value_problem,
+    subdomain_problem,
+)
 from .model import ConfigMapRef, Elastic, FieldRef, PatchOp, PodSettings, ResourceFieldRef, SecretRef, Volume
 from .reader import Reader, type_name
 
@@ -83,18 +93,23 @@ def label_map(r: Reader, value, path: tuple, kind: str, reserved: bool) -> dict 
     for key, item in mapping.items():
         problem = label_key_problem(key)
         if problem:
-            r.error(path + (key,), f"key {key!r} is not a valid {kind} key", problem, at_key=True)
+            r.error(path + (key,), f"key {key!r} is not a valid {kind} key: {problem}", KEY_EXPECTED, at_key=True)
             continue
         if reserved and key.startswith(("trainspec.dev/", "app.kubernetes.io/")):
             r.error(path + (key,), f"key {key!r} is set by trainspec", "a key of your own", "choose another prefix",
                     at_key=True)
+            continue
+        if reserved and kind == "label" and key in JOB_SELECTOR_LABELS:
+            r.error(path + (key,), f"label {key!r} is the Job controller's own", "a key of your own",
+                    "Kubernetes sets it on every Job's pods and selects them by it: a value of yours would break "
+                    "the Job's selector (`selector` does not match template `labels`)", at_key=True)
             continue
         text = r.string(item, path + (key,), non_empty=False)
         if text is None:
             continue
         problem = label_value_problem(text) if kind == "label" else None
         if problem:
-            r.error(path + (key,), f"{text!r} is not a valid label value", problem)
+            r.error(path + (key,), f"{text!r} is not a valid label value: {problem}", VALUE_EXPECTED)
             continue
         out[key] = text
     return out
@@ -133,10 +148,12 @@ def resource_maps(v, body: dict, path: tuple, cpu, memory, gpu: int, accelerator
         mapping = r.mapping(body[key], kp, tuple(body[key]) if isinstance(body[key], dict) else (),
                             what="resource name: quantity")
         for name, item in (mapping or {}).items():
-            problem = label_key_problem(name)
+            problem = container_resource_name_problem(name)
             if problem:
-                r.error(kp + (name,), f"{name!r} is not a resource name", "cpu, memory, ephemeral-storage or a "
-                        "name like example.com/device", at_key=True)
+                r.error(kp + (name,), f"{name!r} is not a container resource name: {problem}",
+                        "cpu, memory, ephemeral-storage, hugepages-<size> or an extended resource such as "
+                        "example.com/device", "gpu is resources.gpu (spec.accelerator names the resource)"
+                        if name in ("gpu", "/gpu") else "", at_key=True)
                 continue
             shorthand = {"cpu": cpu, "memory": memory}.get(name)
             if shorthand is not None or (gpu and name in accelerator_names):
@@ -147,7 +164,17 @@ def resource_maps(v, body: dict, path: tuple, cpu, memory, gpu: int, accelerator
                 continue
             quantity = v.quantity(item, kp + (name,), '"500m", "8Gi" or 1')
             if quantity is not None:
+                problem = resource_value_problem(name, parse_quantity(quantity))
+                if problem:
+                    r.error(kp + (name,), f"{name}: {quantity} {problem}", "a whole number" if problem.endswith(
+                        "integer") else "a multiple of the page size", "extended resources are counted, not "
+                        "divided" if problem.endswith("integer") else "")
+                    continue
                 maps[key][name] = quantity
+    names = set(maps["requests"]) | set(maps["limits"])
+    if any(name.startswith("hugepages-") for name in names) and not (cpu or memory or names & {"cpu", "memory"}):
+        r.error(path, "HugePages require cpu or memory", "a cpu or memory request or limit beside the hugepages",
+                "e.g. resources.memory: 1Gi")
     for name, request in maps["requests"].items():
         limit = maps["limits"].get(name)
         if _fixed(name) and (limit is None or parse_quantity(request) != parse_quantity(limit)):
@@ -190,7 +217,9 @@ def env_ref(r: Reader, item: dict, path: tuple):
             r.error(kp + ("apiVersion",), f"{ref['apiVersion']!r} is not allowed", "v1")
             return None
         if field_path not in FIELD_PATHS and not _label_field(field_path):
-            r.error(kp + ("fieldPath",), f"{field_path!r} is not a downward API field",
+            written = _label_key(field_path)
+            why = f": the key {written!r}: {label_key_problem(written)}" if written is not None else ""
+            r.error(kp + ("fieldPath",), f"{field_path!r} is not a downward API field{why}",
                     "one of " + ", ".join(FIELD_PATHS) + ", metadata.labels['<key>'], metadata.annotations['<key>']")
             return None
         return FieldRef(field_path)
@@ -204,8 +233,13 @@ def env_ref(r: Reader, item: dict, path: tuple):
         divisor = None
         if ref.get("divisor") is not None:
             divisor = str(ref["divisor"]).strip()
-            if not QUANTITY.match(divisor):
+            if not QUANTITY.match(divisor) or quantity_size_problem(divisor):
                 r.error(kp + ("divisor",), f"{ref['divisor']!r} is not a Kubernetes quantity", 'e.g. "1m" or 1Mi')
+                return None
+            problem = divisor_problem(resource, divisor) if resource else None
+            if problem and resource:
+                r.error(kp + ("divisor",), f"divisor {divisor}: {problem}", "1m or 1" if resource.endswith("cpu")
+                        else "1, 1k, 1M, 1G ... or 1Ki, 1Mi, 1Gi ...")
                 return None
         return ResourceFieldRef(resource, container, divisor) if resource else None
     ref = r.mapping(body[kind], kp, F.MAPPINGS["keyRef"].names, required=F.MAPPINGS["keyRef"].required)
@@ -215,14 +249,22 @@ def env_ref(r: Reader, item: dict, path: tuple):
     key = r.string(ref["key"], kp + ("key",))
     if name is None or key is None:
         return None
-    if not DNS1123_SUBDOMAIN.match(name):
-        r.error(kp + ("name",), f"{name!r} is not a valid object name", "a DNS-1123 subdomain")
+    if len(name) > 253 or not DNS1123_SUBDOMAIN.match(name):
+        r.error(kp + ("name",), f"{name!r} is not a valid {kind[:-6]} name: {subdomain_problem(name)}",
+                "a DNS-1123 subdomain of at most 253 characters")
         return None
     if len(key) > 253 or not CONFIG_KEY.match(key) or key in (".", ".."):
         r.error(kp + ("key",), f"{key!r} is not a valid {kind[:-6]} key",
                 "letters, digits, '-', '_' or '.', at most 253 characters")
         return None
     return SecretRef(name, key) if kind == "secretKeyRef" else ConfigMapRef(name, key)
+
+
+def _label_key(path: str) -> str | None:
+    for prefix in ("metadata.labels['", "metadata.annotations['"):
+        if path.startswith(prefix) and path.endswith("']"):
+            return path[len(prefix):-2]
+    return None
 
 
 def _label_field(path: str) -> bool:
@@ -318,8 +360,14 @@ def pod_conflicts(r: Reader, framework: str, job_volumes: tuple[Volume, ...], ro
         generated.append((SSH_VOLUME, ssh_path, "the MPI ssh keys (mpi.sshAuthMountPath)"))
         if role_name == "launcher":
             generated.append(HOSTFILE_MOUNT + ("the MPI hostfile",))
-    names = {name: why for name, _, why in generated}
-    mounts = {mount: why for _, mount, why in generated}
+    names: dict[str, str] = {}
+    mounts: dict[str, str] = {}
+    for name, mount, why in generated:
+        if mount in mounts:  # the API server: mountPath "must be unique" (core ValidateVolumeMounts)
+            r.error(("spec", "mpi", "sshAuthMountPath"), f"{mount!r} is also where {mounts[mount]} is mounted in the "
+                    f"{role_name} pod", "a path of its own", "the default is /root/.ssh")
+        names.setdefault(name, why)
+        mounts.setdefault(mount, why)
     for base, volumes in ((("spec", "volumes"), job_volumes), (("spec", "roles", role_name, "volumes"), role_volumes)):
         added = []
         for i, vol in enumerate(volumes):

@@ -428,10 +428,11 @@ class _Reader:
             return None
         common = {
             "initial_delay": float(p.get("initialDelaySeconds", 0)),
-            "period": float(p.get("periodSeconds", 10)),
-            "timeout": float(p.get("timeoutSeconds", 1)),
-            "success_threshold": int(p.get("successThreshold", 1)),
-            "failure_threshold": int(p.get("failureThreshold", 3)),
+            # 0 is the API server's default (SetDefaults_Probe), as leaving the field out
+            "period": float(p.get("periodSeconds") or 10),
+            "timeout": float(p.get("timeoutSeconds") or 1),
+            "success_threshold": int(p.get("successThreshold") or 1),
+            "failure_threshold": int(p.get("failureThreshold") or 3),
         }
         if "exec" in p:
             command = _strs((p["exec"] or {}).get("command"))

@@ -391,7 +391,7 @@ QUANTITY = kube.QUANTITY_SCHEMA
 DNS1035 = kube.DNS1035_LABEL.pattern
 DNS1123 = kube.DNS1123_SUBDOMAIN.pattern
 RESOURCE_NAME = kube.RESOURCE_NAME.pattern
-ENV_NAME = kube.ENV_NAME.pattern
+ENV_NAME = kube.ENV_NAME.pattern  # Kubernetes 1.30-1.31; later ones: kube_rules.env_name_pattern
 
 
 def _obj(properties: dict, required=(), additional=False) -> dict:
@@ -408,6 +408,9 @@ def _quantity(description: str) -> dict:
 
 
 def values_schema(plan: JobPlan, values: dict) -> dict:
+    from trainspec.compiler.kube_rules import env_name_pattern, job_name_pattern
+
+    env_name, job_name = env_name_pattern(plan.kube_version), job_name_pattern(plan.kube_version)
     string_map = {"type": "object", "additionalProperties": {"type": "string"}}
     ref = _obj({"name": {"type": "string", "pattern": DNS1123}, "key": {"type": "string", "minLength": 1}},
                required=("name", "key"))
@@ -421,13 +424,13 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
     text = {"oneOf": [{"type": "string"}, {"type": "array", "items": part}]}
     strings = {"type": "array", "items": text}
     env = {"type": "array", "items": {"oneOf": [
-        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "value": text}, required=("name", "value")),
-        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "secretKeyRef": ref}, required=("name", "secretKeyRef")),
-        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "configMapKeyRef": ref},
+        _obj({"name": {"type": "string", "pattern": env_name}, "value": text}, required=("name", "value")),
+        _obj({"name": {"type": "string", "pattern": env_name}, "secretKeyRef": ref}, required=("name", "secretKeyRef")),
+        _obj({"name": {"type": "string", "pattern": env_name}, "configMapKeyRef": ref},
              required=("name", "configMapKeyRef")),
-        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "fieldRef": {"type": "object"}},
+        _obj({"name": {"type": "string", "pattern": env_name}, "fieldRef": {"type": "object"}},
              required=("name", "fieldRef")),
-        _obj({"name": {"type": "string", "pattern": ENV_NAME}, "resourceFieldRef": {"type": "object"}},
+        _obj({"name": {"type": "string", "pattern": env_name}, "resourceFieldRef": {"type": "object"}},
              required=("name", "resourceFieldRef")),
     ]}}
     resources = _obj({
@@ -479,7 +482,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         }, required=("replicas", "port", "restartPolicy"))
     nonneg = {"type": "integer", "minimum": 0}
     properties = {
-        "name": {"type": "string", "pattern": DNS1035, "maxLength": kube.MAX_NAME},
+        "name": {"type": "string", "pattern": job_name, "maxLength": kube.MAX_NAME},
         "framework": {"const": plan.framework},
         "workload": {"enum": list(WORKLOADS)},
         "image": image,
@@ -490,7 +493,8 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         "activeDeadlineSeconds": {"type": "integer", "minimum": 1},
         "ttlSecondsAfterFinished": nonneg,
         "cleanPodPolicy": {"enum": list(CLEAN_POD_POLICIES)},
-        "scheduling": _obj({"schedulerName": {"type": "string", "pattern": DNS1123},
+        # schedulerName: any name to the API server (`Volcano` too; kube_rules scheduling-names)
+        "scheduling": _obj({"schedulerName": {"type": "string", "minLength": 1},
                             "priorityClassName": {"type": "string", "pattern": DNS1123},
                             "queue": {"type": "string", "minLength": 1, "maxLength": 63}}),
         "volumes": {"type": "array", "items": volume},

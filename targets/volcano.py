@@ -18,10 +18,15 @@ MXNet's DMLC_* (there is no MXNet plugin), torchrun's PET_*, the MPI hostfile an
 its OMPI_* / I_MPI_* / HYDRA_* variables, and TF_CONFIG for a single-pod job
 (the tensorflow plugin skips those), and everything the Kubeflow v1 XGBoostJob,
 PaddleJob and JAXJob controllers inject (no Volcano plugin exists for them), with
-the svc plugin's host names.  Where such a value differs per replica other than
-by the index (XGBoost's worker RANK = index + 1, Paddle's rendezvous replica with
-its pod IP), the job takes the one-task-per-replica form, so every replica gets
-its exact value.  `TRAINSPEC_INDEX` (and `DMLC_WORKER_ID`, JAX's `PROCESS_ID`)
+the svc plugin's host names.  XGBoost's MASTER_ADDR, MASTER_PORT, WORLD_SIZE and
+RANK (worker i is i + 1) come from Volcano's pytorch plugin, whose values are the
+XGBoostJob controller's (compiler/checks.py volcano_xgboost_plugin), so its tasks
+stay one per role.  Where a value differs per replica other than by the index and
+no plugin gives it (torchrun's PET_NODE_RANK = index + 1 on PyTorch workers,
+Paddle's rendezvous replica with its pod IP, XGBoost when the user's env sets
+RANK), the job takes the one-task-per-replica form, so every replica gets its
+exact value; compiler/limits.py refuses it past etcd's object size
+(docs/validation.md).  `TRAINSPEC_INDEX` (and `DMLC_WORKER_ID`, JAX's `PROCESS_ID`)
 come from the pod label `volcano.sh/task-index` through the downward API: the env
 plugin's VC_TASK_INDEX is appended after our variables, so `$(VC_TASK_INDEX)`
 could not be referenced from them.
@@ -30,7 +35,12 @@ could not be referenced from them.
 from __future__ import annotations
 
 from trainspec.compiler import frameworks
-from trainspec.compiler.checks import volcano_node_rank_split, volcano_split
+from trainspec.compiler.checks import (
+    XGBOOST_PLUGIN_ENV,
+    volcano_node_rank_split,
+    volcano_split,
+    volcano_xgboost_plugin,
+)
 from trainspec.compiler.frameworks import (
     HOSTFILE_KEY,
     MPI_HOSTFILE_PATH,
@@ -88,10 +98,16 @@ class _Layout:
         self.plan = plan
         self.renders = {role.name: role_render(plan, role, "volcano") for role in plan.roles}
         self.split = volcano_split(plan)
-        # XGBoost's RANK and Paddle's rendezvous replica differ per replica in ways the task
-        # index cannot give through the downward API: then too, one task per replica.
-        self.operator_env = {role.name: [_operator_env(plan, role, i) for i in range(role.count)]
+        # XGBoost's RANK (without the plugin) and Paddle's rendezvous replica differ per replica in ways
+        # the task index cannot give through the downward API: then too, one task per replica.
+        # A role of 0 replicas still writes its task (replicas: 0): its env is that of an index 0.
+        self.operator_env = {role.name: [_operator_env(plan, role, i) for i in range(max(role.count, 1))]
                              for role in plan.roles} if plan.framework in OPERATOR_ENV_FRAMEWORKS else {}
+        # XGBoost: the pytorch plugin gives MASTER_*, WORLD_SIZE and RANK (index + 1 on workers) per pod
+        self.xgboost_plugin = volcano_xgboost_plugin(plan)
+        if self.xgboost_plugin:
+            self.operator_env = {role: [[v for v in env if v.name not in XGBOOST_PLUGIN_ENV] for env in envs]
+                                 for role, envs in self.operator_env.items()}
         self.index_vars: dict[str, set[str]] = {}
         for role, envs in self.operator_env.items():
             varies = _varies_by_index(envs)
@@ -245,10 +261,12 @@ def topology_config_map(plan: JobPlan, split: bool) -> dict:
     return common.topology_config_map(plan, data)
 
 
-def plugins(plan: JobPlan, split: bool) -> dict:
+def plugins(plan: JobPlan, split: bool, xgboost_plugin: bool = False) -> dict:
     out: dict = {"env": [], "svc": ["--publish-not-ready-addresses"]}
     if plan.framework == "mpi":
         out["ssh"] = [f"--ssh-key-file-path={plan.mpi_ssh_path}"]
+    if xgboost_plugin and not split:  # the XGBoostJob controller's MASTER_*, WORLD_SIZE and RANK
+        out["pytorch"] = ["--master=master", "--worker=worker", f"--port={plan.role('master').port}"]
     if split or plan.framework not in PLUGIN_FRAMEWORKS:
         return out
     names = {role.name for role in plan.roles}
@@ -364,7 +382,7 @@ def job(plan: JobPlan, layout: _Layout) -> dict:
         body["ttlSecondsAfterFinished"] = plan.cleanup.ttl_seconds_after_finished
     if layout.split and not _success_tasks(plan, True) and plan.success.role:
         body["minSuccess"] = _count(plan, plan.success.role)  # every replica counts, and no one task to watch
-    body["plugins"] = plugins(plan, layout.split)
+    body["plugins"] = plugins(plan, layout.split, layout.xgboost_plugin)
     body["policies"] = [{"event": "PodEvicted", "action": "RestartJob"}]
     if _all_exit_code(plan):
         body["policies"] += _exit_code_policies(plan.roles[0].restart)

@@ -18,7 +18,7 @@ from helpers import ROOT
 sys.path.insert(0, str(ROOT / "scripts"))
 import gen_kube_shapes  # noqa: E402
 
-VERSION = "1.31"
+VERSION = "1.36"  # the newest supported (scripts/gen_kube_shapes.py)
 
 
 def test_shapes_are_what_kubernetes_validate_defines():

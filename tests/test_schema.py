@@ -37,8 +37,8 @@ BAD = [
     ("role-restart-enum", spec_with("      replicas: 2\n", "      replicas: 2\n      restartPolicy: Sometimes\n"),
      "$.spec.roles.worker.restartPolicy"),
     ("role-of-other-framework", spec_with("    ps:\n", "    master:\n"), "$.spec.roles"),
-    ("probe-period-zero", spec_with("      replicas: 2\n", "      replicas: 2\n      probes:\n"
-                                    "        readiness: {tcpSocket: {port: 2222}, periodSeconds: 0}\n"),
+    ("probe-period-negative", spec_with("      replicas: 2\n", "      replicas: 2\n      probes:\n"
+                                        "        readiness: {tcpSocket: {port: 2222}, periodSeconds: -1}\n"),
      "$.spec.roles.worker.probes.readiness.periodSeconds"),
     ("volume-no-source", spec_with("  roles:\n", "  volumes: [{name: d, mountPath: /d, source: {}}]\n  roles:\n"),
      "$.spec.volumes[0].source"),

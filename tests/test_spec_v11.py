@@ -89,11 +89,11 @@ CASES = [
     ("toleration-effect", job("  tolerations: [{key: a, effect: NoSchedul}]\n"), "NoSchedul}",
      "spec.tolerations[0].effect", "not allowed", "did you mean 'NoSchedule'"),
     ("toleration-no-key", job("  tolerations: [{operator: Equal, value: x}]\n"), "{operator", "spec.tolerations[0]",
-     "a toleration without a key must use operator Exists", ""),
+     "operator must be Exists when `key` is empty", ""),
     ("toleration-exists-value", job("  tolerations: [{key: a, operator: Exists, value: b}]\n"), "b}",
-     "spec.tolerations[0].value", "a value with operator Exists", ""),
+     "spec.tolerations[0].value", "value must be empty when `operator` is 'Exists'", ""),
     ("toleration-seconds", job("  tolerations: [{key: a, effect: NoSchedule, tolerationSeconds: 30}]\n"), "30",
-     "spec.tolerations[0].tolerationSeconds", "needs effect NoExecute", ""),
+     "spec.tolerations[0].tolerationSeconds", "effect must be 'NoExecute' when `tolerationSeconds` is set", ""),
     ("toleration-typo", job("  tolerations: [{key: a, tolerationSecond: 30}]\n"), "tolerationSecond:",
      "spec.tolerations[0].tolerationSecond", "unknown field", "did you mean 'tolerationSeconds'"),
     ("affinity-operator", job("  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
@@ -113,7 +113,7 @@ CASES = [
                                   "[{topologyKey: zone, labelSelector: "
                                   "{matchExpressions: [{key: a, operator: In}]}}]}}\n"),
      "{key: a, operator: In}", "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
-     ".labelSelector.matchExpressions[0]", "operator In with no values", ""),
+     ".labelSelector.matchExpressions[0].values", "must be specified when `operator` is 'In' or 'NotIn'", ""),
     ("security-user-string", job('  securityContext: {runAsUser: "1000"}\n'), '"1000"',
      "spec.securityContext.runAsUser", "is a string", "an integer"),
     ("security-caps-string", worker("      securityContext: {capabilities: {drop: ALL}}\n"), "ALL",
@@ -150,7 +150,7 @@ CASES = [
     ("request-quantity", BASE.replace('{cpu: "4", memory: 8Gi, gpu: 1}', "{requests: {cpu: lots}}"), "lots",
      "spec.roles.worker.resources.requests.cpu", "'lots' is not a Kubernetes quantity", ""),
     ("request-name", BASE.replace('{cpu: "4", memory: 8Gi, gpu: 1}', '{requests: {"bad name!": 1}}'),
-     '"bad name!"', "spec.roles.worker.resources.requests.bad name!", "is not a resource name", ""),
+     '"bad name!"', "spec.roles.worker.resources.requests.bad name!", "is not a container resource name", ""),
     ("role-volume-name", job("  volumes: [{name: data, mountPath: /data, source: {emptyDir: {}}}]\n",
                              worker("      volumes: [{name: data, mountPath: /other, source: {emptyDir: {}}}]\n")),
      "data, mountPath: /other", "spec.roles.worker.volumes[0].name",

@@ -350,3 +350,17 @@ def test_jobset_in_order_and_depends_on_ready_gate_the_start(tmp_path):
         Gate(("mpi-horovod-node-0-0", "mpi-horovod-node-0-1"), "ready_or_done", "dependsOn Ready", need=2),)}
     job = inputs.load(str(ROOT / "golden/pytorch-ddp/jobset.yaml"), state_dir=str(tmp_path))
     assert job.gates == {}  # no startupPolicy: every Job at once, as the controller creates them
+
+
+def test_volcano_xgboost_golden_gets_the_xgboostjob_variables_from_the_pytorch_plugin(tmp_path):
+    """golden/xgboost-dist/volcano.yaml keeps one task per role: Volcano's pytorch plugin gives RANK
+    (worker i is i + 1), MASTER_ADDR, MASTER_PORT and WORLD_SIZE as the XGBoostJob controller does."""
+    docs = [d for d in yaml.safe_load_all((ROOT / "golden/xgboost-dist/volcano.yaml").read_text()) if d]
+    job = load(tmp_path, *docs)
+    seen = {}
+    for display in ("master-0", "worker-0", "worker-1"):
+        env = env_of(job, display)
+        seen[display] = (env["RANK"], env["MASTER_ADDR"], env["MASTER_PORT"], env["WORLD_SIZE"])
+        assert env["WORKER_ADDRS"] == "xgboost-dist-worker-0.xgboost-dist,xgboost-dist-worker-1.xgboost-dist"
+    master = ("xgboost-dist-master-0.xgboost-dist", "9999", "3")
+    assert seen == {"master-0": ("0", *master), "worker-0": ("1", *master), "worker-1": ("2", *master)}
