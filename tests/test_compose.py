@@ -63,6 +63,7 @@ def test_compose_v2_config_accepts_it(spec, tmp_path):
     assert "variable is not set" not in result.stderr, result.stderr
 
 
+@pytest.mark.slow  # docker-compose v1 (Python) takes ~2 s a file; the Compose schema test checks every file in the fast set
 @pytest.mark.parametrize("spec", EXAMPLES)
 def test_docker_compose_v1_config_accepts_it(spec, tmp_path):
     binary = compose_v1_binary()

@@ -29,6 +29,7 @@ def _validate(path, env: dict | None = None, memory_mib: int = 1536):
     return result, time.monotonic() - start
 
 
+@pytest.mark.slow  # each bomb runs until the memory cap cuts it off
 @pytest.mark.parametrize("name", sorted(JSONNET_BOMBS))
 def test_jsonnet_memory_bombs_are_cut_off(tmp_path, name):
     path = tmp_path / f"{name}.jsonnet"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ documents = st.recursive(
 )
 
 
+@pytest.mark.slow  # 1,500 generated documents; every golden file is compared in the fast set
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(documents, min_size=1, max_size=3))
 def test_fast_writer_equals_pyyaml(docs):
