@@ -89,16 +89,16 @@ class Settings(NamedTuple):
     queue: str | None
 
 
-def _settings(plan: JobPlan) -> Settings:
+def settings_of(plan: JobPlan) -> Settings:
     return Settings(plan.backoff_limit, plan.active_deadline_seconds, plan.cleanup.ttl_seconds_after_finished,
                     plan.success_policy, plan.nproc_per_node, plan.mpi_implementation, plan.scheduling.queue)
 
 
-def _user_env_names(role: RolePlan) -> set[str]:
+def user_env_names(role: RolePlan) -> set[str]:
     return {name for name, _ in role.sources.env}
 
 
-def _role_texts(plan: JobPlan, role: RolePlan, target: str = "jobset"):
+def role_texts(plan: JobPlan, role: RolePlan, target: str = "jobset"):
     """(values, command, args, user env entries) for the role's one pod template.
 
     `values` is replica 0's rendering with `target`'s host names (for common.main_container);
@@ -275,8 +275,8 @@ def _decides_alone_at_index_0(plan: JobPlan, settings: Settings) -> bool:
 def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: str) -> dict:
     from .k8s import mpi_mounts
 
-    values, command, args, user_env = _role_texts(plan, role)
-    taken = _user_env_names(role)
+    values, command, args, user_env = role_texts(plan, role)
+    taken = user_env_names(role)
     env = base_env(plan, role, _index_entry(plan, role), plan.topology_name)
     env += [e for e in framework_env(plan, role, settings) if e["name"] not in taken]
     env += user_env
@@ -342,7 +342,7 @@ def _success_policy(plan: JobPlan) -> dict:
 
 
 def jobset(plan: JobPlan) -> dict:
-    settings = _settings(plan)
+    settings = settings_of(plan)
     roles = _ordered_roles(plan)
     replicated = []
     for role in roles:
@@ -371,4 +371,4 @@ def jobset(plan: JobPlan) -> dict:
 
 
 def objects(plan: JobPlan) -> list[dict]:
-    return [topology_config_map(plan, _settings(plan)), jobset(plan)]
+    return [topology_config_map(plan, settings_of(plan)), jobset(plan)]

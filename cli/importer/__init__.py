@@ -148,7 +148,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
                 runtime: str | None = None) -> Imported:
     import yaml
 
-    from trainspec.compiler.loader import _from_yaml_text
+    from trainspec.compiler.loader import from_yaml_text
 
     from . import kubeflow, volcano
     from .assemble import patches
@@ -156,7 +156,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     from .verify import checked_compile, job_objects
     from .writer import dump
 
-    docs = _from_yaml_text(source, text)
+    docs = from_yaml_text(source, text)
     doc = select(docs, source, job)
     kind = source_of(doc.data)
     # the target whose compiled output the source is (its patches address that output)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import inputs
-from trainspec.emulator.interpolation import InterpolationError, interpolate
+from trainspec.emulator.readers import dispatch
+from trainspec.emulator.readers.interpolation import InterpolationError, interpolate
 
 from emuhelpers import ROOT, trainspec
 
@@ -23,13 +23,13 @@ def full_compose(tmp_path, monkeypatch):
 
 def test_missing_bind_sources_point_at_the_notes(full_compose):
     with pytest.raises(UsageError, match=r"bind source .*configmaps/finetune-config does not exist .*notes"):
-        inputs.load(str(full_compose), env_options=["HF_TOKEN", "WANDB_PROJECT"])
+        dispatch.load(str(full_compose), env_options=["HF_TOKEN", "WANDB_PROJECT"])
 
 
 def test_init_services_hooks_healthchecks_and_policies(full_compose, tmp_path):
     (tmp_path / "configmaps" / "finetune-config").mkdir(parents=True)
     (tmp_path / "secrets" / "internal-ca").mkdir(parents=True)
-    job = inputs.load(str(full_compose), state_dir=str(tmp_path / "st"), env_options=["HF_TOKEN", "WANDB_PROJECT"])
+    job = dispatch.load(str(full_compose), state_dir=str(tmp_path / "st"), env_options=["HF_TOKEN", "WANDB_PROJECT"])
     assert job.name == "bert-finetune" and job.framework == "pytorch" and job.active_deadline == 86400
     assert [r.display for r in job.replicas] == ["master-0", "worker-0", "worker-1"]
     master, worker = job.replicas[0], job.replicas[1]
@@ -79,16 +79,16 @@ def test_a_required_variable_fails_before_anything_starts(tmp_path, monkeypatch)
                  "    environment:\n      TOKEN: '${TOKEN:?TOKEN must be set: the value of Secret s key t}'\n")
     with pytest.raises(UsageError, match=r"services.worker-0.environment.TOKEN: required variable TOKEN .*"
                                          "TOKEN must be set: the value of Secret s key t"):
-        inputs.load(str(f), state_dir=str(tmp_path / "st"))
+        dispatch.load(str(f), state_dir=str(tmp_path / "st"))
     r = trainspec("run", f, "--state-dir", tmp_path / "st", cwd=tmp_path, env={"TOKEN": ""})
     assert r.returncode == 2 and "required variable TOKEN" in r.stderr, r.stderr
     (tmp_path / ".env").write_text("TOKEN=from-dotenv\n")
-    job = inputs.load(str(f), state_dir=str(tmp_path / "st"))
+    job = dispatch.load(str(f), state_dir=str(tmp_path / "st"))
     assert [(e.name, e.value) for e in job.replicas[0].main.env] == [("TOKEN", "from-dotenv")]
     monkeypatch.setenv("TOKEN", "from-env")  # the environment is not read ...
-    job = inputs.load(str(f), state_dir=str(tmp_path / "st"))
+    job = dispatch.load(str(f), state_dir=str(tmp_path / "st"))
     assert job.replicas[0].main.env[0].value == "from-dotenv"
-    job = inputs.load(str(f), state_dir=str(tmp_path / "st"), env_options=["TOKEN"])  # ... unless passed, and wins
+    job = dispatch.load(str(f), state_dir=str(tmp_path / "st"), env_options=["TOKEN"])  # ... unless passed, and wins
     assert job.replicas[0].main.env[0].value == "from-env"
 
 
@@ -97,4 +97,4 @@ def test_native_sidecar_services_are_refused_like_every_other_input(tmp_path):
     service beside each worker: refused, as from the spec and every manifest, not read as a second replica."""
     with pytest.raises(UsageError, match=r"services\.worker-0-init-log-shipper: native sidecar\(s\) log-shipper "
                                          r"\(initContainers with restartPolicy Always\)"):
-        inputs.load(str(ROOT / "golden" / "pytorch-cluster" / "compose.yaml"), state_dir=str(tmp_path))
+        dispatch.load(str(ROOT / "golden" / "pytorch-cluster" / "compose.yaml"), state_dir=str(tmp_path))

@@ -9,10 +9,11 @@ import pytest
 import yaml
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import from_helm, inputs, policy
-from trainspec.emulator.podenv import container_env
-from trainspec.emulator.ports import Port
-from trainspec.emulator.runmodel import Gate
+from trainspec.emulator.engine.podenv import container_env
+from trainspec.emulator.model import policy
+from trainspec.emulator.model.job import Gate
+from trainspec.emulator.model.ports import Port
+from trainspec.emulator.readers import dispatch, helm
 
 from emuhelpers import trainspec as trainspec_cli
 
@@ -31,7 +32,7 @@ def pod(containers_env=None, restart=None, name="main", command=("python3", "-c"
 def load(tmp_path: Path, *docs: dict, **kw):
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump_all(list(docs), sort_keys=False))
-    return inputs.load(str(path), state_dir=str(tmp_path / "state"), **kw)
+    return dispatch.load(str(path), state_dir=str(tmp_path / "state"), **kw)
 
 
 def env_of(job, display: str) -> dict[str, str]:
@@ -192,7 +193,7 @@ def test_compiled_jobset(tmp_path):
     path = tmp_path / "jobset.yaml"
     c = trainspec_cli("compile", HERE / "specs/heldout-tf.yaml", "--target", "jobset", "-o", path, cwd=tmp_path)
     assert c.returncode == 0, c.stderr
-    job = inputs.load(str(path), state_dir=str(tmp_path))
+    job = dispatch.load(str(path), state_dir=str(tmp_path))
     assert [r.display for r in job.replicas] == ["ps-0", "worker-0", "worker-1"]
     assert job.controller_success.groups == [["heldout-worker-0-0"]]  # the worker Job's succeededIndexes "0"
     assert "heldout-ps-0-0.heldout" in job.replicas[0].aliases
@@ -208,30 +209,30 @@ def test_two_jobs_need_job_option(tmp_path):
 
 def test_helm_set_values():
     values: dict = {"roles": {"worker": {"replicas": 1}}}
-    from_helm.apply_set(values, "roles.worker.replicas=3,flag=true,list={a,b},items[1].x=null,s=1.5")
+    helm.apply_set(values, "roles.worker.replicas=3,flag=true,list={a,b},items[1].x=null,s=1.5")
     assert values == {"roles": {"worker": {"replicas": 3}}, "flag": True, "list": ["a", "b"],
                       "items": [None, {"x": None}], "s": "1.5"}
     with pytest.raises(UsageError, match="expected path=value"):
-        from_helm.apply_set({}, "novalue")
+        helm.apply_set({}, "novalue")
 
 
 def test_helm_chart_runs_with_set_and_values_file(tmp_path):
     pytest.importorskip("helm_python.chart", reason="helm-python-sdk is not installed")
     values = tmp_path / "v.yaml"
     values.write_text("roles:\n  worker:\n    replicas: 2\n")
-    job = inputs.load(str(ROOT / "golden/tf-ps/helm"), state_dir=str(tmp_path), values_files=[str(values)],
+    job = dispatch.load(str(ROOT / "golden/tf-ps/helm"), state_dir=str(tmp_path), values_files=[str(values)],
                       set_options=["roles.ps.replicas=1"])
     assert sorted(r.display for r in job.replicas) == ["evaluator-0", "ps-0", "worker-0", "worker-1"]
     with pytest.raises(UsageError, match="Helm could not render"):
-        inputs.load(str(ROOT / "golden/tf-ps/helm"), set_options=["roles.worker.replicas=-1"])
+        dispatch.load(str(ROOT / "golden/tf-ps/helm"), set_options=["roles.worker.replicas=-1"])
 
 
 def test_helm_without_the_extra_says_how_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "helm_python", None)
     with pytest.raises(UsageError, match=r"pip install 'trainspec\[helm\]'"):
-        inputs.load(str(ROOT / "golden/tf-ps/helm"), state_dir=str(tmp_path))
+        dispatch.load(str(ROOT / "golden/tf-ps/helm"), state_dir=str(tmp_path))
     with pytest.raises(UsageError, match="for a Helm chart folder"):
-        inputs.load(str(ROOT / "golden/tf-ps/k8s.yaml"), values_files=["values.yaml"])
+        dispatch.load(str(ROOT / "golden/tf-ps/k8s.yaml"), values_files=["values.yaml"])
 
 
 def test_trainjob_on_its_runtime(tmp_path):
@@ -250,7 +251,7 @@ def test_trainjob_on_its_runtime(tmp_path):
 
 
 def test_trainjob_mpi_hostfile_and_key(tmp_path):
-    job = inputs.load(str(ROOT / "golden/mpi-horovod/trainjob.yaml"), state_dir=str(tmp_path))
+    job = dispatch.load(str(ROOT / "golden/mpi-horovod/trainjob.yaml"), state_dir=str(tmp_path))
     launcher = next(r for r in job.replicas if r.role == "launcher")
     hostfile = next(m for m in launcher.main.mounts if m.target == "/etc/mpi").files[0]
     assert hostfile.data == b"mpi-horovod-node-0-0.mpi-horovod slots=1\nmpi-horovod-node-0-1.mpi-horovod slots=1\n"
@@ -340,13 +341,13 @@ def test_volcano_failed_pod_without_policy_counts_against_min_available(tmp_path
 def test_jobset_in_order_and_depends_on_ready_gate_the_start(tmp_path):
     """JobSet startupPolicy InOrder: replicatedJob k+1 after every pod of k is ready (CONVENTIONS-V2 §1.5);
     Trainer's MPI runtime: the launcher dependsOn the node Job Ready (§3.6)."""
-    job = inputs.load(str(ROOT / "golden/mpi-horovod/jobset.yaml"), state_dir=str(tmp_path))
+    job = dispatch.load(str(ROOT / "golden/mpi-horovod/jobset.yaml"), state_dir=str(tmp_path))
     workers = ("mpi-horovod-worker-0-0", "mpi-horovod-worker-0-1")
     # one Job of two pods: ready once 2 (min(parallelism, completions)) are ready or succeeded
     assert job.gates == {"mpi-horovod-launcher-0-0": (Gate(workers, "ready_or_done", "InOrder", need=2),)}
     assert job.start_after == {}  # a controller's gates, not Compose's
-    job = inputs.load(str(ROOT / "golden/mpi-horovod/trainjob.yaml"), state_dir=str(tmp_path))
+    job = dispatch.load(str(ROOT / "golden/mpi-horovod/trainjob.yaml"), state_dir=str(tmp_path))
     assert job.gates == {"mpi-horovod-launcher-0-0": (
         Gate(("mpi-horovod-node-0-0", "mpi-horovod-node-0-1"), "ready_or_done", "dependsOn Ready", need=2),)}
-    job = inputs.load(str(ROOT / "golden/pytorch-ddp/jobset.yaml"), state_dir=str(tmp_path))
+    job = dispatch.load(str(ROOT / "golden/pytorch-ddp/jobset.yaml"), state_dir=str(tmp_path))
     assert job.gates == {}  # no startupPolicy: every Job at once, as the controller creates them

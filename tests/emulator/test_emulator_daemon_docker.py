@@ -85,7 +85,7 @@ class PrivateDaemon:
 
 
 def _free_subnet() -> ipaddress.IPv4Network:
-    from trainspec.emulator.docker_backend import _host_networks
+    from trainspec.emulator.adapters.docker_engine import _host_networks
 
     taken = _host_networks()
     for third in range(0, 256):

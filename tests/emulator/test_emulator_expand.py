@@ -6,8 +6,8 @@ from collections import ChainMap
 import pytest
 
 from trainspec.compiler.kube import expand_env, expand_references
-from trainspec.emulator.podenv import command_and_args
-from trainspec.emulator.runmodel import Container
+from trainspec.emulator.engine.podenv import command_and_args
+from trainspec.emulator.model.job import Container
 
 CTX = {"VAR_A": "A", "VAR_B": "B", "VAR_C": "C", "VAR_REF": "$(VAR_A)", "VAR_EMPTY": ""}
 

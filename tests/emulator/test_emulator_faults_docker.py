@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from trainspec.emulator.state import supervisor_alive, supervisor_id, supervisor_pid
+from trainspec.emulator.host.state import supervisor_alive, supervisor_id, supervisor_pid
 
 from emuhelpers import norm, run_containers, spec, start, trainspec, wait_for
 

@@ -11,10 +11,11 @@ import pytest
 import yaml
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import inputs, startorder
-from trainspec.emulator.policy import FAILED, SUCCEEDED
-from trainspec.emulator.runmodel import Gate
-from trainspec.emulator.runtypes import RUNNING, Status
+from trainspec.emulator.engine import startorder
+from trainspec.emulator.model.job import Gate
+from trainspec.emulator.model.policy import FAILED, SUCCEEDED
+from trainspec.emulator.model.status import RUNNING, Status
+from trainspec.emulator.readers import dispatch
 
 
 def pod(restart=None, readiness=None):
@@ -30,7 +31,7 @@ def pod(restart=None, readiness=None):
 def load(tmp_path: Path, doc: dict):
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return inputs.load(str(path), state_dir=str(tmp_path / "state"))
+    return dispatch.load(str(path), state_dir=str(tmp_path / "state"))
 
 
 def jobset(rjobs, **spec):
@@ -192,7 +193,7 @@ def test_compose_service_healthy_gives_up_as_compose_does(change, says):
 
 
 def test_compose_and_start_order_inputs_make_gates_that_start_not_create(tmp_path):
-    from trainspec.emulator.runmodel import JobModel
+    from trainspec.emulator.model.job import JobModel
 
     job = JobModel("j", "default", None, None, "None", None, None, [], {}, {}, kubelet_files=False,
                    start_after={"w": ("ps", "db")}, start_after_ready=frozenset({"db"}))
@@ -212,7 +213,7 @@ def test_compose_start_period_failures_do_not_make_it_unhealthy(tmp_path):
         "test": ["CMD", "true"], "interval": "2s", "retries": 3, "start_period": "10s"}}}}
     path = tmp_path / "compose.yaml"
     path.write_text(yaml.safe_dump(doc))
-    job = inputs.load(str(path), state_dir=str(tmp_path / "state"))
+    job = dispatch.load(str(path), state_dir=str(tmp_path / "state"))
     assert job.replicas[0].main.readiness.failure_threshold == 3 + 5
 
 

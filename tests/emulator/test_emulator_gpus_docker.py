@@ -11,8 +11,8 @@ import subprocess
 import pytest
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import inputs
-from trainspec.emulator.run import Run, RunOptions
+from trainspec.emulator.engine.run import Run, RunOptions
+from trainspec.emulator.readers import dispatch
 
 from emuhelpers import run_containers, spec, trainspec
 
@@ -29,7 +29,7 @@ def _gpu_spec(tmp_path, per_worker: int = 2):
 
 
 def test_device_requests_give_each_replica_its_own_gpus(tmp_path, docker_client, test_image, leak_check):
-    job = inputs.load(str(_gpu_spec(tmp_path)), state_dir=str(tmp_path / ".trainspec"))
+    job = dispatch.load(str(_gpu_spec(tmp_path)), state_dir=str(tmp_path / ".trainspec"))
     run = Run(job, RunOptions(gpus="0,1,2,3,4", assume_gpu_runtime=True, offline=True,
                               state_dir=str(tmp_path / ".trainspec"), quiet=True))
     try:
@@ -115,11 +115,11 @@ def test_more_gpus_than_the_machine_has_only_when_told(tmp_path, docker_client, 
     """2 workers x 2 GPUs on a 2-GPU machine: an error by default; --share-gpus or
     --gpus-per-replica fit it, with a note, and the device requests say what each got."""
     state = str(tmp_path / ".trainspec")
-    job = inputs.load(str(_gpu_spec(tmp_path)), state_dir=state)
+    job = dispatch.load(str(_gpu_spec(tmp_path)), state_dir=state)
     with pytest.raises(UsageError, match="--gpus-per-replica N.*--share-gpus"):
         Run(job, RunOptions(gpus="0,1", assume_gpu_runtime=True, offline=True, state_dir=state, quiet=True)).prepare()
     out = io.StringIO()
-    job = inputs.load(str(_gpu_spec(tmp_path)), state_dir=state)
+    job = dispatch.load(str(_gpu_spec(tmp_path)), state_dir=state)
     run = Run(job, RunOptions(gpus="0,1", assume_gpu_runtime=True, offline=True, state_dir=state, **opts), out)
     try:
         created = run.create_all()

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator.hostpaths import (
+from trainspec.emulator.host.paths import (
     denied_host_path,
     host_path_problem,
     make_dir_inside,
@@ -19,7 +19,7 @@ from trainspec.emulator.hostpaths import (
     safe_name,
     safe_subpath,
 )
-from trainspec.emulator.runmodel import Mount
+from trainspec.emulator.model.job import Mount
 
 from emuhelpers import spec, trainspec
 

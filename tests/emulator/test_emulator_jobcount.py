@@ -12,10 +12,11 @@ import pytest
 import yaml
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import inputs, jobcount
-from trainspec.emulator.podrunner import PodRunner
-from trainspec.emulator.policy import FAILED, SUCCEEDED
-from trainspec.emulator.runtypes import PENDING, RUNNING, TERMINATED, Status
+from trainspec.emulator.engine import jobcount
+from trainspec.emulator.engine.pods import PodRunner
+from trainspec.emulator.model.policy import FAILED, SUCCEEDED
+from trainspec.emulator.model.status import PENDING, RUNNING, TERMINATED, Status
+from trainspec.emulator.readers import dispatch
 
 
 def jobset(tmp_path: Path, restart: str, pods: int = 2, jobs: int = 1, **jspec) -> object:
@@ -25,7 +26,7 @@ def jobset(tmp_path: Path, restart: str, pods: int = 2, jobs: int = 1, **jspec) 
            "spec": {"replicatedJobs": [{"name": "w", "replicas": jobs, "template": {"spec": job}}]}}
     path = tmp_path / "jobset.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return inputs.load(str(path), state_dir=str(tmp_path / "state"))
+    return dispatch.load(str(path), state_dir=str(tmp_path / "state"))
 
 
 def statuses(job) -> dict[str, Status]:
@@ -178,11 +179,11 @@ def k8s_job(tmp_path: Path, name: str = "tr-worker", **spec) -> object:
                        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}]}]}}}}
     path = tmp_path / "k8s.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return inputs.load(str(path), state_dir=str(tmp_path / "state"))
+    return dispatch.load(str(path), state_dir=str(tmp_path / "state"))
 
 
 def test_a_hand_written_indexed_job_is_one_replica_per_index_sharing_the_jobs_count(tmp_path):
-    from trainspec.emulator.podenv import container_env
+    from trainspec.emulator.engine.podenv import container_env
 
     job = k8s_job(tmp_path, completionMode="Indexed", completions=3, parallelism=3, backoffLimit=1,
                   activeDeadlineSeconds=60)

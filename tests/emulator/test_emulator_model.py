@@ -9,9 +9,11 @@ import yaml
 
 from trainspec.compiler.errors import UsageError
 from trainspec.compiler.kube import parse_quantity
-from trainspec.emulator import gpus, inputs, policy
-from trainspec.emulator.from_k8s import from_k8s
-from trainspec.emulator.podenv import command_and_args, container_env
+from trainspec.emulator.engine.podenv import command_and_args, container_env
+from trainspec.emulator.host import gpus
+from trainspec.emulator.model import policy
+from trainspec.emulator.readers import dispatch, secrets
+from trainspec.emulator.readers.k8s import from_k8s
 
 from emuhelpers import trainspec as trainspec_cli
 
@@ -21,7 +23,7 @@ FIXTURE = HERE / "fixtures" / "tf-ps.yaml"
 
 
 def load_spec(name: str, **kw):
-    return inputs.load(str(ROOT / "specs" / name), state_dir="/state", **kw)
+    return dispatch.load(str(ROOT / "specs" / name), state_dir="/state", **kw)
 
 
 def test_fixture_reads_roles_env_and_order():
@@ -90,7 +92,7 @@ def test_secret_and_configmap_options(tmp_path):
     certs = next(m for m in master.main.mounts if m.target == "/etc/certs")
     assert certs.secret and certs.files[0].data == b"CERT"
     with pytest.raises(UsageError, match="expected NAME=PATH, NAME:KEY=@FILE, .* or NAME:KEY=VALUE"):
-        inputs.parse_key_options(["nonsense"], "--secret")
+        secrets.parse_key_options(["nonsense"], "--secret")
 
 
 def test_secret_values_need_not_be_on_the_command_line(tmp_path, monkeypatch):
@@ -98,13 +100,13 @@ def test_secret_values_need_not_be_on_the_command_line(tmp_path, monkeypatch):
     (tmp_path / "tok").write_bytes(b"from-file\n")
     (tmp_path / "s.env").write_text("a=1\n")
     monkeypatch.setenv("MY_TOKEN", "from-env")
-    got = inputs.parse_key_options([f"s:file=@{tmp_path / 'tok'}", "s:env=@env:MY_TOKEN", "s:lit=@@at",
+    got = secrets.parse_key_options([f"s:file=@{tmp_path / 'tok'}", "s:env=@env:MY_TOKEN", "s:lit=@@at",
                                     f"t=@{tmp_path / 's.env'}"], "--secret")
     assert got == {"s": {"file": b"from-file\n", "env": b"from-env", "lit": b"@at"}, "t": {"a": b"1"}}
     with pytest.raises(UsageError, match="environment variable NOPE_UNSET is not set"):
-        inputs.parse_key_options(["s:k=@env:NOPE_UNSET"], "--secret")
+        secrets.parse_key_options(["s:k=@env:NOPE_UNSET"], "--secret")
     with pytest.raises(UsageError, match="cannot read"):
-        inputs.parse_key_options([f"s:k=@{tmp_path / 'missing'}"], "--secret")
+        secrets.parse_key_options([f"s:k=@{tmp_path / 'missing'}"], "--secret")
 
 
 @pytest.mark.parametrize("doc_patch,message", [
@@ -134,12 +136,12 @@ def test_not_a_manifest_and_bad_yaml(tmp_path):
     p = tmp_path / "x.yaml"
     p.write_text("a: [1\n")
     with pytest.raises(UsageError, match="x.yaml:2:1: .*YAML syntax error"):
-        inputs.load(str(p))
+        dispatch.load(str(p))
     p.write_text("kind: Deployment\nmetadata: {name: web}\n")
     with pytest.raises(UsageError, match="no trainspec workloads"):
-        inputs.load(str(p))
+        dispatch.load(str(p))
     with pytest.raises(UsageError, match="no such file"):
-        inputs.load(str(tmp_path / "missing.yaml"))
+        dispatch.load(str(tmp_path / "missing.yaml"))
 
 
 def test_command_expansion_like_the_kubelet():
@@ -228,7 +230,8 @@ def test_the_compile_path_does_not_import_docker():
 
     code = ("import sys, argparse; from trainspec.emulator.commands import register; "
             "p = argparse.ArgumentParser(); register(p.add_subparsers()); "
-            "from trainspec.emulator import inputs, from_k8s, from_plan, runmodel, policy, gpus, podenv; "
+            "from trainspec.emulator.readers import dispatch, k8s, plan; from trainspec.emulator.model import job, policy; "
+            "from trainspec.emulator.host import gpus; from trainspec.emulator.engine import podenv; "
             "assert 'docker' not in sys.modules, 'docker imported'")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
@@ -278,9 +281,9 @@ def test_compiled_files_get_the_compilers_yaml_limits(tmp_path):
     p = tmp_path / "bomb.yaml"
     p.write_text("\n".join(bomb) + "\n")
     with pytest.raises(UsageError, match="expands to more than"):
-        inputs.load(str(p))
+        dispatch.load(str(p))
     p.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n")
     with pytest.raises(UsageError, match="nesting"):
-        inputs.load(str(p))
+        dispatch.load(str(p))
     r = trainspec_cli("run", p, cwd=tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "nesting" in r.stderr, r.stderr

@@ -9,8 +9,8 @@ import stat
 
 import pytest
 
-from trainspec.emulator.filesvol import FilesDir
-from trainspec.emulator.runmodel import FileEntry, Mount
+from trainspec.emulator.host.filesvol import FilesDir
+from trainspec.emulator.model.job import FileEntry, Mount
 
 from emuhelpers import ROOT, norm, sshd_image, trainspec
 
@@ -54,7 +54,7 @@ def test_compose_input_keeps_a_plain_private_ssh_folder():
 
 
 def test_items_mode_and_default_mode_from_a_manifest(tmp_path):
-    from trainspec.emulator.from_k8s import from_k8s
+    from trainspec.emulator.readers.k8s import from_k8s
 
     r = trainspec("compile", ROOT / "specs" / "mpi-horovod.yaml", "--target", "k8s", "-o", "k8s.yaml", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -66,7 +66,7 @@ def test_items_mode_and_default_mode_from_a_manifest(tmp_path):
             if "secret" in vol:
                 vol["secret"]["defaultMode"] = 0o640
                 vol["secret"]["items"][0]["mode"] = 0o400
-    from trainspec.emulator.inputs import add_ssh_secrets
+    from trainspec.emulator.readers.secrets import add_ssh_secrets
 
     secrets: dict = {}
     add_ssh_secrets(objects, secrets)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import gpus, inputs, overrides
-from trainspec.emulator.preflight import map_claims, map_images, missing_objects
+from trainspec.emulator.engine.preflight import map_claims, map_images, missing_objects
+from trainspec.emulator.host import gpus
+from trainspec.emulator.readers import dispatch, overrides
 
 from emuhelpers import ROOT, trainspec
 
@@ -16,7 +17,7 @@ TF_PS = str(ROOT / "specs" / "tf-ps.yaml")
 
 def _load(path: str = TF_PS, sets=(), **kw):
     with overrides.using(list(sets)):
-        return inputs.load(path, state_dir="/state", **kw)
+        return dispatch.load(path, state_dir="/state", **kw)
 
 
 def test_set_edits_the_spec_before_validation():
@@ -59,19 +60,19 @@ def test_set_on_a_compiled_file_is_refused(tmp_path):
 
 def test_claim_maps_a_pvc_to_a_host_folder_under_the_host_path_rules(tmp_path):
     spec = ROOT / "tests" / "emulator" / "specs" / "flaky.yaml"
-    job = inputs.load(str(spec), state_dir=str(tmp_path / ".trainspec"))
+    job = dispatch.load(str(spec), state_dir=str(tmp_path / ".trainspec"))
     claim = next(m for m in job.replicas[0].main.mounts if m.root)
     name = claim.root.rsplit("/", 1)[1]
     (tmp_path / "out").mkdir()
     map_claims(job, [f"{name}={tmp_path / 'out'}"], tmp_path / ".trainspec")
     mount = next(m for m in job.replicas[0].main.mounts if m.target == claim.target)
     assert mount.source.startswith(str(tmp_path / "out")) and mount.host_path and not mount.root
-    job = inputs.load(str(spec), state_dir=str(tmp_path / ".trainspec"))
+    job = dispatch.load(str(spec), state_dir=str(tmp_path / ".trainspec"))
     with pytest.raises(UsageError, match=f"--claim nope: the job has no persistentVolumeClaim 'nope' .*{name}"):
         map_claims(job, ["nope=/tmp"], tmp_path)
     with pytest.raises(UsageError, match="expected NAME=HOSTPATH"):
         map_claims(job, ["justaname"], tmp_path)
-    from trainspec.emulator.hostpaths import check_host_paths
+    from trainspec.emulator.host.paths import check_host_paths
 
     map_claims(job, [f"{name}=/etc"], tmp_path / ".trainspec")
     with pytest.raises(UsageError, match="refusing to mount host system paths.*/etc"):

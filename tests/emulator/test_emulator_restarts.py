@@ -10,14 +10,15 @@ import pytest
 import yaml
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import inputs, restarts
-from trainspec.emulator.runmodel import FAIL, GROUP, POD, RESTART, RESTART_UNCOUNTED
+from trainspec.emulator.engine import restarts
+from trainspec.emulator.model.job import FAIL, GROUP, POD, RESTART, RESTART_UNCOUNTED
+from trainspec.emulator.readers import dispatch
 
 
 def load(tmp_path: Path, doc: dict):
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return inputs.load(str(path), state_dir=str(tmp_path / "state"))
+    return dispatch.load(str(path), state_dir=str(tmp_path / "state"))
 
 
 def pod(restart: str = "Never") -> dict:
@@ -124,6 +125,6 @@ def test_trainjob_runtime_failure_policy_reaches_the_jobset(tmp_path):
     runtime["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": 2}
     path = tmp_path / "trainjob.yaml"
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    job = inputs.load(str(path), state_dir=str(tmp_path / "state"))
+    job = dispatch.load(str(path), state_dir=str(tmp_path / "state"))
     assert job.restart is not None and job.restart.max_restarts == 2
     assert set(job.restart.group_of.values()) == {"node"}

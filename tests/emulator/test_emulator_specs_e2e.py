@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import inputs
-from trainspec.emulator.run import Run, RunOptions
+from trainspec.emulator.engine.run import Run, RunOptions
+from trainspec.emulator.readers import dispatch
 
 from emuhelpers import ROOT, norm, trainspec
 
@@ -73,8 +73,8 @@ def test_full_features_spec_is_ready_to_run_once_given_its_cluster_objects(tmp_p
     """Everything a pod can carry: it needs the Secrets and ConfigMaps a cluster
     would hold; given them (and local images), every check before starting passes."""
     with pytest.raises(UsageError, match="--secret"):
-        inputs.load(str(SPECS / "full-features.yaml"))
-    job = inputs.load(str(SPECS / "full-features.yaml"), state_dir=str(tmp_path),
+        dispatch.load(str(SPECS / "full-features.yaml"))
+    job = dispatch.load(str(SPECS / "full-features.yaml"), state_dir=str(tmp_path),
                       secret_options=["hf-credentials:token=t", "internal-ca:ca.crt=c"],
                       configmap_options=["tracking:project=p", "finetune-config:a=b"])
     run = Run(job, RunOptions(cpu_only=True, images=["busybox:1.36=" + test_image, test_image],

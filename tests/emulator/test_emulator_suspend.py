@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import inputs
+from trainspec.emulator.readers import dispatch
 
 from emuhelpers import ROOT
 
@@ -24,7 +24,7 @@ def _jobset(labels: dict | None = None, suspend: bool = True) -> dict:
 def _load(tmp_path, doc: dict):
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump(doc))
-    return inputs.load(str(path), state_dir=str(tmp_path / ".trainspec"))
+    return dispatch.load(str(path), state_dir=str(tmp_path / ".trainspec"))
 
 
 def test_suspended_without_a_queue_is_refused(tmp_path):
@@ -55,4 +55,4 @@ def test_kubeflow_run_policy_suspend_and_a_plain_job(tmp_path):
     path = tmp_path / "k8s.yaml"
     path.write_text(yaml.safe_dump_all(docs))
     with pytest.raises(UsageError, match=r"Job tf-single-worker-0: spec.suspend is true"):
-        inputs.load(str(path), state_dir=str(tmp_path / ".trainspec"))
+        dispatch.load(str(path), state_dir=str(tmp_path / ".trainspec"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import time
 
-from trainspec.emulator.ui import Console, Row
+from trainspec.emulator.console.table import Console, Row
 
 
 class Tty(io.StringIO):

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import pytest
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator.logview import LogReader, TimedLog, parse_since, select
-from trainspec.emulator.ui import Console, Row
+from trainspec.emulator.console.logview import LogReader, TimedLog, parse_since, select
+from trainspec.emulator.console.table import Console, Row
 
 from emuhelpers import trainspec
 
@@ -125,7 +125,7 @@ def test_no_daemon_hint_needs_no_repository_script(tmp_path):
 
 
 def test_a_replica_that_exited_on_its_own_is_not_stopped_by_the_run():
-    from trainspec.emulator.podrunner import PodRunner
+    from trainspec.emulator.engine.pods import PodRunner
 
     exited: dict[str, int] = {"c1": 1}
     stops: list[str] = []
