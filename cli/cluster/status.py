@@ -274,8 +274,8 @@ def age_text(seconds: float | None) -> str:
 
 
 def table(state: JobState) -> str:
-    """The local `ps` table (emulator/console/table.py: REPLICA STATUS READY RESTARTS EXIT ... DETAIL, columns as wide as
-    their widest cell, two spaces apart), with the cluster's ROLE, INDEX, NODE and AGE."""
+    """The local `ps` table (emulator/console/table.py: REPLICA STATUS READY RESTARTS EXIT ... DETAIL, columns as
+    wide as their widest cell, two spaces apart), with the cluster's ROLE, INDEX, NODE and AGE."""
     head = f"job {state.job}  {state.kind} {state.name}  {state.phase}"
     if state.message:
         head += f"  ({state.message})"

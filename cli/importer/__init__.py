@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainspec.compiler.errors import SpecError, SpecErrors, dotted
+from trainspec.compiler.kinds import KUBEFLOW_KIND_NAMES
 
 from .context import Context
 
-KUBEFLOW_KINDS = ("TFJob", "PyTorchJob", "MXJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")
+KUBEFLOW_KINDS = KUBEFLOW_KIND_NAMES
 SUPPORTED = ", ".join(KUBEFLOW_KINDS) + ", Volcano Job, TrainJob, JobSet, batch/v1 Job, OpenPAI job config"
 
 
@@ -86,7 +87,7 @@ def _refused(doc, source: str) -> SpecErrors | None:
     if group != group.lower() and group.lower() in KNOWN_GROUPS:
         return error(f"API group {group!r} is mis-cased", f"{group.lower()}/{version}",
                      f"did you mean apiVersion: {group.lower()}/{version}?")
-    if group == "kubeflow.org" and kind in KUBEFLOW_KINDS:
+    if group == "kubeflow.org" and isinstance(kind, str) and kind in KUBEFLOW_KINDS:
         from .kubeflow import KINDS
 
         want = KINDS[kind][0]

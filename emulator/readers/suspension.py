@@ -18,9 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from ...compiler.errors import UsageError
+from ...compiler.kinds import KUBEFLOW_KIND_NAMES
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-RUN_POLICY_KINDS = ("TFJob", "PyTorchJob", "MXJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")
+RUN_POLICY_KINDS = KUBEFLOW_KIND_NAMES
 SPEC_KINDS = ("Job", "JobSet", "TrainJob")
 
 

@@ -25,7 +25,10 @@ from ...model.job import ControllerSuccess, Gate, JobRestart, RestartRule
 
 __all__ = ["ControllerSuccess", "Gate", "JobRestart", "RestartRule"]
 
-# exit codes a Kubeflow ExitCode policy treats as permanent (TO train_util.go IsRetryableExitCode: >= 128 retried)
+# exit codes a Kubeflow ExitCode policy treats as permanent (TO train_util.go IsRetryableExitCode: >= 128 retried).
+# Kept apart from compiler/kube.py's PERMANENT_EXIT_CODES on purpose: the compiler writes podFailurePolicy
+# rules from its table, and the emulator's controller reads the operator's rule on its own, so a wrong
+# compiler table shows as a difference between a compiled k8s run and a kubeflow run, not as agreement.
 PERMANENT_EXIT_CODES = list(range(1, 128))
 UNLIMITED = 1_000_000  # "no backoffLimit" (Kubeflow runPolicy unset): restarts are not counted
 # On a pod's Job wrapper: the Job of several pods it belongs to (from_k8s.py reads it into Replica.job_owner)

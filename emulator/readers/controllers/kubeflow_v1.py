@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import json
 
+from ....compiler.kinds import BY_KIND
 from . import (
     PERMANENT_EXIT_CODES,
     UNLIMITED,
@@ -41,15 +42,19 @@ from . import (
     port_of,
 )
 
+# kind -> (default container, port name, default port, default restartPolicy): the operator's defaults
+DEFAULTS: dict[str, tuple[str, str, int, str]] = {
+    "TFJob": ("tensorflow", "tfjob-port", 2222, "Never"),
+    "PyTorchJob": ("pytorch", "pytorchjob-port", 23456, "OnFailure"),
+    "MXJob": ("mxnet", "mxjob-port", 9091, "Never"),
+    "XGBoostJob": ("xgboost", "xgboostjob-port", 9999, "Never"),
+    "PaddleJob": ("paddle", "master", 36543, "OnFailure"),
+    "JAXJob": ("jax", "jaxjob-port", 6666, "Never"),
+}
 # kind -> (replica specs field, default container, port name, default port, default restartPolicy, framework)
 KINDS: dict[str, tuple[str, str, str, int, str, str]] = {
-    "TFJob": ("tfReplicaSpecs", "tensorflow", "tfjob-port", 2222, "Never", "tensorflow"),
-    "PyTorchJob": ("pytorchReplicaSpecs", "pytorch", "pytorchjob-port", 23456, "OnFailure", "pytorch"),
-    "MXJob": ("mxReplicaSpecs", "mxnet", "mxjob-port", 9091, "Never", "mxnet"),
-    "XGBoostJob": ("xgbReplicaSpecs", "xgboost", "xgboostjob-port", 9999, "Never", "xgboost"),
-    "PaddleJob": ("paddleReplicaSpecs", "paddle", "master", 36543, "OnFailure", "paddle"),
-    "JAXJob": ("jaxReplicaSpecs", "jax", "jaxjob-port", 6666, "Never", "jax"),
-}
+    kind: (BY_KIND[kind].replica_specs, container, port_name, port, restart, BY_KIND[kind].framework)
+    for kind, (container, port_name, port, restart) in DEFAULTS.items()}
 OPERATOR_NAME = {"TFJob": "tfjob-controller", "PyTorchJob": "pytorchjob-controller", "MXJob": "mxjob-controller",
                  "XGBoostJob": "xgboostjob-controller", "PaddleJob": "paddlejob-controller",
                  "JAXJob": "jaxjob-controller"}
