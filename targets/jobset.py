@@ -289,13 +289,7 @@ def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: 
         container["volumeMounts"] = container.get("volumeMounts", []) + extra_mounts
     pod: dict = {"restartPolicy": pod_policy}
     pod.update(common.scheduling_fields(plan, role))
-    if role.init_containers:
-        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
-    pod["containers"] = [container]
-    volumes = common.pod_volumes(role) + extra_volumes
-    if volumes:
-        pod["volumes"] = volumes
-    pod.update(common.pod_fields(plan, role))
+    pod.update(common.pod_spec_tail(plan, role, container, extra_volumes))
     return {"metadata": common.template_metadata(role, role_labels(plan, role)), "spec": pod}
 
 

@@ -92,13 +92,7 @@ def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]
             if items is not None:
                 container[key] = list(items)  # kubelet text already: not escaped again
     pod: dict = dict(common.scheduling_fields(plan, role))
-    if role.init_containers:
-        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
-    pod["containers"] = [container]
-    volumes = common.pod_volumes(role)
-    if volumes:
-        pod["volumes"] = volumes
-    pod.update(common.pod_fields(plan, role))
+    pod.update(common.pod_spec_tail(plan, role, container))
     return {
         "replicas": role.count,
         "restartPolicy": role.restart_policy,

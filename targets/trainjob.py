@@ -116,13 +116,7 @@ def _node_env(plan: JobPlan, role: RolePlan, settings: Settings, taken: set[str]
 def _pod(plan: JobPlan, role: RolePlan, container: dict, pod_policy: str) -> dict:
     pod: dict = {"restartPolicy": pod_policy}
     pod.update(common.scheduling_fields(plan, role))
-    if role.init_containers:
-        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
-    pod["containers"] = [container]
-    volumes = common.pod_volumes(role)
-    if volumes:
-        pod["volumes"] = volumes
-    pod.update(common.pod_fields(plan, role))
+    pod.update(common.pod_spec_tail(plan, role, container))
     return pod
 
 
