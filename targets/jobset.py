@@ -24,7 +24,7 @@ PaddleJob controller gives the rendezvous replica (worker 0, or master 0 in PS m
 there, which one template cannot give replica 0 alone.  So a rendezvous role of several replicas
 names each pod by its JobSet host in POD_IP (launch's `--host`) and PADDLE_MASTER is replica 0's
 name everywhere; one replica gets the operator's `$(POD_IP_DUMMY):port`.  Run for real from
-jobset.yaml (tests/emulator/test_emulator_v1_frameworks_e2e.py); docs/targets-jobset-trainjob.md.
+jobset.yaml (tests/emulator/e2e/test_v1_frameworks_e2e.py); docs/targets-jobset-trainjob.md.
 Success: `successPolicy` on the deciding role (TF's worker-0 rule through the
 Indexed Job's own `successPolicy` on index 0, Kubernetes >= 1.33).  Start order:
 `startupPolicy: InOrder` with the servers first (ps; scheduler, server; MPI

@@ -1,7 +1,7 @@
 """Issue 23, security round three: files from others never reach the host. One case (or more) per
 finding, written from scratch; none needs Docker (DOCKER_HOST points nowhere, so anything that got
 past the checks would say "cannot reach the Docker daemon" instead of the refusal asserted).
-The Docker half is tests/emulator/test_emulator_hostile3_docker.py."""
+The Docker half is tests/emulator/engine/test_grants_ports_gc_docker.py."""
 
 from __future__ import annotations
 

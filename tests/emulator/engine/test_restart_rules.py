@@ -119,7 +119,7 @@ def test_volcano_task_policy_before_job_policy(tmp_path):
 
 def test_trainjob_runtime_failure_policy_reaches_the_jobset(tmp_path):
     """Trainer v2 copies the runtime's JobSet template, failurePolicy included."""
-    root = Path(__file__).parents[2]
+    root = Path(__file__).parents[3]
     docs = list(yaml.safe_load_all((root / "golden/pytorch-ddp/trainjob.yaml").read_text()))
     runtime = next(d for d in docs if d["kind"] == "TrainingRuntime")
     runtime["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": 2}

@@ -17,7 +17,7 @@ from trainspec.emulator.readers.k8s import from_k8s
 
 from emuhelpers import trainspec as trainspec_cli
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # tests/emulator
 ROOT = HERE.parents[1]
 FIXTURE = HERE / "fixtures" / "tf-ps.yaml"
 

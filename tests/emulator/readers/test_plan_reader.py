@@ -26,7 +26,7 @@ from trainspec.emulator.readers.k8s import from_k8s
 from trainspec.emulator.readers.plan import from_plan
 from trainspec.targets import compose, k8s
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # tests/emulator
 ROOT = HERE.parents[1]
 SPECS = sorted(p.name for p in (ROOT / "specs").glob("*.yaml"))
 SECRETS = {"hf-credentials": {"token": b"tok"}, "internal-ca": {"ca.crt": b"CERT"},

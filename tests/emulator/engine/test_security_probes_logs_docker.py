@@ -1,5 +1,5 @@
 """Issue 15's emulator cases on real Docker: security fields, probes in the replica's network,
-complete logs, secret volumes on a tmpfs. (Host escapes: test_emulator_hostpath.py.)"""
+complete logs, secret volumes on a tmpfs. (Host escapes: host/test_host_paths.py.)"""
 
 from __future__ import annotations
 
