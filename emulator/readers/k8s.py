@@ -12,7 +12,7 @@ import base64
 from typing import Any
 
 from ...compiler import runpolicy
-from ...compiler.errors import UsageError
+from ...compiler.errors import UsageError, error_text
 from ...compiler.kube import expand_references, parse_quantity
 from ..host.paths import safe_name, safe_subpath
 from ..model.job import (
@@ -92,11 +92,9 @@ class _Reader:
         self.topology: dict | None = None
         self.namespace = "default"
 
-    def fail(self, where: str, message: str, hint: str = "") -> UsageError:
-        text = f"{self.source}: {where}: {message}"
-        if hint:
-            text += f" (hint: {hint})"
-        return UsageError(text)
+    def fail(self, where: str, message: str, hint: str = "", expected: str = "") -> UsageError:
+        """In the compiler's error shape (compiler/errors.error_text); the file stands for the position."""
+        return UsageError(error_text(self.source, where, message, expected, hint))
 
     def read(self) -> JobModel:
         workloads: list[dict] = []

@@ -20,7 +20,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from ....compiler.errors import UsageError
+from ....compiler.errors import UsageError, error_text
 from ...model.job import ControllerSuccess, Gate, JobRestart, RestartRule
 
 __all__ = ["ControllerSuccess", "Gate", "JobRestart", "RestartRule"]
@@ -55,9 +55,10 @@ class Created:
     restart: JobRestart | None = None
 
 
-def fail(source: str, where: str, message: str, hint: str = "") -> UsageError:
-    text = f"{source}: {where}: {message}"
-    return UsageError(text + (f" (hint: {hint})" if hint else ""))
+def fail(source: str, where: str, message: str, hint: str = "", expected: str = "") -> UsageError:
+    """The controller refuses what the operator would: in the compiler's error shape (file, field path,
+    message, expected, hint); the manifests are read without positions, so the file stands for them."""
+    return UsageError(error_text(source, where, message, expected, hint))
 
 
 def meta(doc: dict) -> tuple[str, str]:

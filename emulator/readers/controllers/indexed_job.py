@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 
-from ....compiler.errors import UsageError
+from ....compiler.errors import UsageError, error_text
 from . import append_env, pod_wrapper
 from .jobset import INDEX_KEY
 
@@ -35,9 +35,10 @@ def expand(doc: dict, job: str, source: str) -> list[dict]:
     meta = doc.get("metadata") or {}
     name, ns = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
     if spec.get("completionMode") != "Indexed":
-        raise UsageError(f"{source}: Job {name}: a NonIndexed Job of several pods (completions {completions}, "
-                         f"parallelism {parallelism}) is not reproduced by the emulator (hint: use completionMode: "
-                         "Indexed, or one Job per pod as `trainspec compile --target k8s` writes)")
+        raise UsageError(error_text(
+            source, f"Job {name}", f"a NonIndexed Job of several pods (completions {completions}, parallelism "
+            f"{parallelism}) is not reproduced by the emulator", "spec.completionMode: Indexed",
+            "use completionMode: Indexed, or one Job per pod as `trainspec compile --target k8s` writes"))
     template = spec.get("template") or {}
     labels = {str(k): str(v) for k, v in ((template.get("metadata") or {}).get("labels") or {}).items()}
     role = labels.get("trainspec.dev/role") or labels.get("app.kubernetes.io/component") \
