@@ -344,7 +344,7 @@ def cmd_compile(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from trainspec.importer.cli import run
+    from trainspec.importer.command import run
 
     return run(args.manifest, args.job, args.strict, args.output, args.runtime)
 
@@ -542,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:  # at any moment: while parsing, importing or running the command
-        from trainspec.console import interrupted
+        from trainspec.interrupt import interrupted
 
         return interrupted()
 

@@ -4,6 +4,8 @@ A Ctrl-C in the first few hundred milliseconds lands in an import (the CLI, the
 emulator's commands); caught only around the command, it would print a traceback.
 """
 
+from trainspec.interrupt import interrupted
+
 
 def main() -> int:
     try:
@@ -12,13 +14,3 @@ def main() -> int:
         return cli_main(None)
     except KeyboardInterrupt:
         return interrupted()
-
-
-def interrupted() -> int:
-    import sys
-
-    try:
-        print("trainspec: interrupted", file=sys.stderr)
-    except (KeyboardInterrupt, OSError):
-        pass  # a second Ctrl-C, or stderr gone: the exit status says it
-    return 130

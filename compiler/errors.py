@@ -22,13 +22,19 @@ class SpecError(NamedTuple):
     hint: str = ""
 
     def format(self) -> str:
-        where = f"{self.file}:{self.line}:{self.column}"
-        text = f"{where}: {self.path or '<document>'}: {self.message}"
-        if self.expected:
-            text += f"; expected {self.expected}"
-        if self.hint:
-            text += f"; hint: {self.hint}"
-        return text
+        return error_text(f"{self.file}:{self.line}:{self.column}", self.path or "<document>", self.message,
+                          self.expected, self.hint)
+
+
+def error_text(where: str, path: str, message: str, expected: str = "", hint: str = "") -> str:
+    """The one error shape, compiler and emulator alike: `where: field path: message; expected X; hint: Y`
+    (`where` is file:line:column when the position is known, else the file)."""
+    text = f"{where}: {path}: {message}"
+    if expected:
+        text += f"; expected {expected}"
+    if hint:
+        text += f"; hint: {hint}"
+    return text
 
 
 class SpecErrors(Exception):

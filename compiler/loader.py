@@ -50,17 +50,17 @@ def load_file(path: str, jsonnet: JsonnetOptions = NO_JSONNET_OPTIONS) -> list[D
         from .jsonnet_loader import evaluate
 
         return _from_json_text(path, evaluate(path, jsonnet), positions=False)
-    text = _read_text(path)
+    text = read_text(path)
     if suffix == ".json":
         return _from_json_text(path, text, positions=True)
-    return _from_yaml_text(path, text)
+    return from_yaml_text(path, text)
 
 
 def _fail(file: str, line: int, column: int, message: str, expected: str = "", hint: str = ""):
     raise SpecErrors([SpecError(file, line, column, "", message, expected, hint)])
 
 
-def _read_text(path: str) -> str:
+def read_text(path: str) -> str:
     try:
         size = os.path.getsize(path)
         if size > MAX_FILE_BYTES:
@@ -92,7 +92,7 @@ def _yaml_module():
     return yaml
 
 
-def _from_yaml_text(path: str, text: str) -> list[Document]:
+def from_yaml_text(path: str, text: str) -> list[Document]:
     yaml = _yaml_module()
     loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     docs: list[Document] = []
@@ -281,7 +281,7 @@ def _from_json_text(path: str, text: str, positions: bool) -> list[Document]:
     position_docs: list[Document] = []
     if positions:
         try:
-            position_docs = _from_yaml_text(path, text)
+            position_docs = from_yaml_text(path, text)
         except SpecErrors:
             position_docs = []
     # A list of jobs: each job's positions are the list's under its index.

@@ -171,16 +171,16 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
 
 
 def _state(args) -> Path:
-    from .state import state_dir
+    from .host.state import state_dir
 
     return state_dir(getattr(args, "state_dir", None))
 
 
 def build_run(args, stream=None):
-    from .inputs import load
-    from .overrides import using
-    from .run import Run
-    from .runtypes import RunOptions
+    from .engine.run import Run
+    from .model.status import RunOptions
+    from .readers.dispatch import load
+    from .readers.overrides import using
 
     state = _state(args)
     sets = getattr(args, "set", None) or []
@@ -208,7 +208,7 @@ def build_run(args, stream=None):
 
 
 def _is_spec_input(path: str) -> bool:
-    from .inputs import is_spec, read_documents
+    from .readers.dispatch import is_spec, read_documents
 
     if path.endswith(".jsonnet"):
         return True
@@ -224,7 +224,7 @@ def cmd_run(args) -> int:
     if args.cpu_only and (args.share_gpus or args.gpus_per_replica is not None):
         raise UsageError("--cpu-only drops every GPU request; --share-gpus and --gpus-per-replica need GPUs")
     run = build_run(args)
-    from .detach import detach, retitle
+    from .engine.detach import detach, retitle
 
     if args.detach:
         return detach(args, run)
@@ -243,7 +243,7 @@ def _resolve(state: Path, name: str, docker_runs: dict | None = None, anywhere: 
     `logs`, `ps RUN`), the job's live runs in any folder (found by their labels) — if those
     are in one folder only, so the name is not ambiguous.  `down` stops nothing of another
     folder's by a job name alone: it names them and the option instead."""
-    from .state import find_runs
+    from .host.state import find_runs
 
     recorded = find_runs(state)
     ids = [s["run_id"] for s in recorded if s.get("run_id") == name]
@@ -274,7 +274,7 @@ def _resolve(state: Path, name: str, docker_runs: dict | None = None, anywhere: 
 
 def _live_runs() -> dict:
     """Runs on the Docker engine by their labels; {} when no daemon answers (saved logs still show)."""
-    from . import docker_backend as db
+    from .adapters import docker_engine as db
 
     try:
         return db.list_runs(db.connect())
@@ -283,16 +283,16 @@ def _live_runs() -> dict:
 
 
 def _run_folder(state: Path, rid: str, live: dict) -> Path:
-    from .state import run_dir
+    from .host.state import run_dir
 
     folder = (live.get(rid) or {}).get("state_dir")
     return run_dir(Path(folder) if folder else state, rid)
 
 
 def cmd_ps(args) -> int:
-    from . import docker_backend as db
-    from .state import find_runs, read_state, run_dir, supervisor_alive
-    from .ui import Row, _age
+    from .adapters import docker_engine as db
+    from .console.table import Row, age_text
+    from .host.state import find_runs, read_state, run_dir, supervisor_alive
 
     state = _state(args)
     client = db.connect()
@@ -309,7 +309,7 @@ def cmd_ps(args) -> int:
         print(neutralise(f"run {rid}  job {st.get('job', live.get(rid, {}).get('job', '?'))}  "
                          f"status {st.get('status', '?')}" + (f"  ({st['reason']})" if st.get("reason") else ""),
                          False))
-        from .ui import Console
+        from .console.table import Console
 
         rows = [Row(r["display"], r["phase"], r.get("ready", False), r.get("restarts", 0), r.get("exit_code"),
                     r.get("reason", ""), st.get("started", time.time())) for r in st.get("replicas", [])]
@@ -347,7 +347,7 @@ def cmd_ps(args) -> int:
     print((f"{'RUN ID':<28} {'JOB':<20} {'STATUS':<12} {'REPLICAS':<10} {'AGE':<8} {'SUPERVISOR':<10}"
            + (" FOLDER" if elsewhere else "")).rstrip())
     for row in table:
-        age = _age(time.time() - row["started"]) if row["started"] else "-"
+        age = age_text(time.time() - row["started"]) if row["started"] else "-"
         folder = "" if _same_folder(row["state_dir"], state) else os.path.dirname(row["state_dir"])
         line = (f"{row['run_id']:<28} {row['job']:<20} {row['status']:<12} "
                 f"{str(row['running']) + '/' + str(row['replicas']):<10} {age:<8} {row['supervisor']:<10}"
@@ -365,9 +365,9 @@ def _same_folder(folder: str | None, state: Path) -> bool:
 
 
 def cmd_logs(args) -> int:
-    from .logview import LogReader, parse_since, select, stamp_text
-    from .state import read_state
-    from .ui import Console
+    from .console.logview import LogReader, parse_since, select, stamp_text
+    from .console.table import Console
+    from .host.state import read_state
 
     state = _state(args)
     if args.tail is not None and args.tail < 0:
@@ -425,7 +425,7 @@ def cmd_logs(args) -> int:
 def cmd_down(args) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
-    from . import docker_backend as db
+    from .adapters import docker_engine as db
 
     state = _state(args)
     client = db.connect()
@@ -460,8 +460,8 @@ def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | N
     import signal
     from concurrent.futures import ThreadPoolExecutor
 
-    from . import docker_backend as db
-    from .state import read_state, run_dir, supervisor_alive, supervisor_pid
+    from .adapters import docker_engine as db
+    from .host.state import read_state, run_dir, supervisor_alive, supervisor_pid
 
     info = info or {"containers": [], "networks": 0, "volumes": 0}
     rdir = Path(info.get("state_dir") or state) / "runs" if info.get("state_dir") else None
@@ -504,8 +504,8 @@ def _quiet(fn, *a, **kw) -> None:
 
 
 def cmd_gc(args) -> int:
-    from . import docker_backend as db
-    from .state import read_state, run_dir, supervisor_alive
+    from .adapters import docker_engine as db
+    from .host.state import read_state, run_dir, supervisor_alive
 
     here = _state(args)
     client = db.connect()
@@ -538,8 +538,8 @@ def _sweep_files(here: Path, runs: dict, args) -> int:
     """Secret/configMap folders on the tmpfs recorded by runs of this folder whose supervisor is
     gone (a CLI killed before or while creating containers): found from the run's record, not
     only through container labels."""
-    from .filesvol import sweep
-    from .state import read_state, run_dir, supervisor_alive
+    from .host.filesvol import sweep
+    from .host.state import read_state, run_dir, supervisor_alive
 
     def alive(rid: str, supervisor: str) -> bool:
         if args.all and not args.dry_run and rid in runs:

@@ -262,6 +262,22 @@ def scheduling_fields(plan: JobPlan, role: RolePlan | None = None) -> dict:
     return out
 
 
+def pod_spec_tail(plan: JobPlan, role: RolePlan, container: dict, extra_volumes: list[dict] | None = None) -> dict:
+    """The pod spec after the target's own head fields (restartPolicy, scheduling, hostname...), written
+    the same by every Kubernetes target: initContainers, the role's one container, volumes (the role's,
+    then the target's own, e.g. the MPI hostfile), then the v1.1 pod fields. Callers `update` their
+    head with it, so a key the head already holds keeps its place."""
+    tail: dict = {}
+    if role.init_containers:
+        tail["initContainers"] = [init_container(plan, role, init) for init in role.init_containers]
+    tail["containers"] = [container]
+    volumes = pod_volumes(role) + (extra_volumes or [])
+    if volumes:
+        tail["volumes"] = volumes
+    tail.update(pod_fields(plan, role))
+    return tail
+
+
 def pod_fields(plan: JobPlan, role: RolePlan) -> dict:
     """Spec v1.1 pod-spec fields, after containers and volumes (so v1 outputs keep their bytes)."""
     settings = role.pod

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import re
 import shlex
-from decimal import ROUND_CEILING
 
 from trainspec.compiler import runpolicy
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH
-from trainspec.compiler.kube import parse_quantity
 from trainspec.compiler.model import ConfigMapRef, FieldRef, Probe, ResourceFieldRef, SecretRef
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan, resolved_env
 
 from . import common, compose_pod
+from .compose_pod import byte_size, cpus, quantity
 from .yamlout import dump
 
 FILE = "compose.yaml"
@@ -47,26 +46,6 @@ def render(plan: JobPlan) -> dict[str, str]:
 
 NOTE = ("Compose file: one service per replica. `$$` is a literal `$` (Compose interpolation); "
         "see x-trainspec.notes for what to provide before `docker compose up`.")
-
-
-# --- quantities ---------------------------------------------------------------------------------
-
-quantity = parse_quantity  # `8Gi`, `500m`, `1e3` as a Decimal; ValueError otherwise
-
-
-def cpus(text: str) -> str:
-    """`500m` -> `0.5`, `4` -> `4`."""
-    value = quantity(text).normalize()
-    return format(value, "f")
-
-
-def byte_size(text: str) -> str:
-    """A memory quantity as a Compose byte size: `8Gi` -> `8g`, `500Mi` -> `500m`, `1G` -> `1000000000b`."""
-    count = int(quantity(text).to_integral_value(rounding=ROUND_CEILING))
-    for unit, size in (("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10)):
-        if count and count % size == 0:
-            return f"{count // size}{unit}"
-    return f"{count}b"
 
 
 # --- the document -------------------------------------------------------------------------------

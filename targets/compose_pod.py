@@ -13,12 +13,36 @@ resources and downward-API fields) has no meaning on one Docker host: it is drop
 
 from __future__ import annotations
 
+from decimal import ROUND_CEILING
+
+from trainspec.compiler.kube import parse_quantity
 from trainspec.compiler.model import FieldRef, ResourceFieldRef
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 PULL_POLICY = {"Always": "always", "IfNotPresent": "if_not_present", "Never": "never"}
 SECURITY_KEYS = ("runAsUser", "runAsGroup", "readOnlyRootFilesystem", "privileged", "capabilities",
                  "allowPrivilegeEscalation", "supplementalGroups")
+
+
+
+# --- quantities ---------------------------------------------------------------------------------
+
+quantity = parse_quantity  # `8Gi`, `500m`, `1e3` as a Decimal; ValueError otherwise
+
+
+def cpus(text: str) -> str:
+    """`500m` -> `0.5`, `4` -> `4`."""
+    value = quantity(text).normalize()
+    return format(value, "f")
+
+
+def byte_size(text: str) -> str:
+    """A memory quantity as a Compose byte size: `8Gi` -> `8g`, `500Mi` -> `500m`, `1G` -> `1000000000b`."""
+    count = int(quantity(text).to_integral_value(rounding=ROUND_CEILING))
+    for unit, size in (("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10)):
+        if count and count % size == 0:
+            return f"{count // size}{unit}"
+    return f"{count}b"
 
 
 def security(role: RolePlan, dropped: set[str]) -> dict:
@@ -73,8 +97,6 @@ def labels(role: RolePlan, ours: dict[str, str]) -> dict[str, str]:
 
 def resources(role: RolePlan, limits: dict, dropped: set[str]) -> tuple[dict, dict]:
     """(limits, reservations): the shorthand's limits, then resources.limits / requests for cpu and memory."""
-    from .compose import byte_size, cpus
-
     limits = dict(limits)
     reservations: dict = {}
     for amounts, target, what in ((role.resources.limits, limits, "limits"),

@@ -24,7 +24,7 @@ PaddleJob controller gives the rendezvous replica (worker 0, or master 0 in PS m
 there, which one template cannot give replica 0 alone.  So a rendezvous role of several replicas
 names each pod by its JobSet host in POD_IP (launch's `--host`) and PADDLE_MASTER is replica 0's
 name everywhere; one replica gets the operator's `$(POD_IP_DUMMY):port`.  Run for real from
-jobset.yaml (tests/emulator/test_emulator_v1_frameworks_e2e.py); docs/targets-jobset-trainjob.md.
+jobset.yaml (tests/emulator/e2e/test_v1_frameworks_e2e.py); docs/targets-jobset-trainjob.md.
 Success: `successPolicy` on the deciding role (TF's worker-0 rule through the
 Indexed Job's own `successPolicy` on index 0, Kubernetes >= 1.33).  Start order:
 `startupPolicy: InOrder` with the servers first (ps; scheduler, server; MPI
@@ -89,16 +89,16 @@ class Settings(NamedTuple):
     queue: str | None
 
 
-def _settings(plan: JobPlan) -> Settings:
+def settings_of(plan: JobPlan) -> Settings:
     return Settings(plan.backoff_limit, plan.active_deadline_seconds, plan.cleanup.ttl_seconds_after_finished,
                     plan.success_policy, plan.nproc_per_node, plan.mpi_implementation, plan.scheduling.queue)
 
 
-def _user_env_names(role: RolePlan) -> set[str]:
+def user_env_names(role: RolePlan) -> set[str]:
     return {name for name, _ in role.sources.env}
 
 
-def _role_texts(plan: JobPlan, role: RolePlan, target: str = "jobset"):
+def role_texts(plan: JobPlan, role: RolePlan, target: str = "jobset"):
     """(values, command, args, user env entries) for the role's one pod template.
 
     `values` is replica 0's rendering with `target`'s host names (for common.main_container);
@@ -275,8 +275,8 @@ def _decides_alone_at_index_0(plan: JobPlan, settings: Settings) -> bool:
 def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: str) -> dict:
     from .k8s import mpi_mounts
 
-    values, command, args, user_env = _role_texts(plan, role)
-    taken = _user_env_names(role)
+    values, command, args, user_env = role_texts(plan, role)
+    taken = user_env_names(role)
     env = base_env(plan, role, _index_entry(plan, role), plan.topology_name)
     env += [e for e in framework_env(plan, role, settings) if e["name"] not in taken]
     env += user_env
@@ -289,13 +289,7 @@ def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: 
         container["volumeMounts"] = container.get("volumeMounts", []) + extra_mounts
     pod: dict = {"restartPolicy": pod_policy}
     pod.update(common.scheduling_fields(plan, role))
-    if role.init_containers:
-        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
-    pod["containers"] = [container]
-    volumes = common.pod_volumes(role) + extra_volumes
-    if volumes:
-        pod["volumes"] = volumes
-    pod.update(common.pod_fields(plan, role))
+    pod.update(common.pod_spec_tail(plan, role, container, extra_volumes))
     return {"metadata": common.template_metadata(role, role_labels(plan, role)), "spec": pod}
 
 
@@ -342,7 +336,7 @@ def _success_policy(plan: JobPlan) -> dict:
 
 
 def jobset(plan: JobPlan) -> dict:
-    settings = _settings(plan)
+    settings = settings_of(plan)
     roles = _ordered_roles(plan)
     replicated = []
     for role in roles:
@@ -371,4 +365,4 @@ def jobset(plan: JobPlan) -> dict:
 
 
 def objects(plan: JobPlan) -> list[dict]:
-    return [topology_config_map(plan, _settings(plan)), jobset(plan)]
+    return [topology_config_map(plan, settings_of(plan)), jobset(plan)]

@@ -93,13 +93,8 @@ def pod_template(plan: JobPlan, role: RolePlan, replica: Replica, restart_policy
     env = common.env_list(replica.env, plan.topology_name)
     spec: dict = {"restartPolicy": restart_policy}
     spec.update(common.scheduling_fields(plan, role))
-    if role.init_containers:
-        spec["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
-    spec["containers"] = [common.main_container(plan, role, replica, env, extra_mounts=extra_mounts)]
-    volumes = common.pod_volumes(role) + extra_volumes
-    if volumes:
-        spec["volumes"] = volumes
-    spec.update(common.pod_fields(plan, role))
+    container = common.main_container(plan, role, replica, env, extra_mounts=extra_mounts)
+    spec.update(common.pod_spec_tail(plan, role, container, extra_volumes))
     return {"metadata": common.template_metadata(role, common.replica_labels(plan, replica)), "spec": spec}
 
 

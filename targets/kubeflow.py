@@ -22,6 +22,7 @@ replica is index 0) we write it, in the operator's own format.
 from __future__ import annotations
 
 from trainspec.compiler.frameworks import tf_cluster, tf_config
+from trainspec.compiler.kinds import KUBEFLOW_JOBS
 from trainspec.compiler.plan import JobPlan, RolePlan
 from trainspec.compiler.schemes import scheme_for
 
@@ -34,25 +35,9 @@ INDEX_LABEL = "training.kubeflow.org/replica-index"
 MXJOB_NOTE = ("MXJob is served only by Kubeflow training-operator <= 1.8 "
               "(MXNet support was removed in 1.9); use the volcano or k8s target on newer clusters.")
 
-# framework -> (kind, apiVersion, replica-specs field)
-KINDS = {
-    "tensorflow": ("TFJob", "kubeflow.org/v1", "tfReplicaSpecs"),
-    "pytorch": ("PyTorchJob", "kubeflow.org/v1", "pytorchReplicaSpecs"),
-    "mxnet": ("MXJob", "kubeflow.org/v1", "mxReplicaSpecs"),
-    "mpi": ("MPIJob", "kubeflow.org/v2beta1", "mpiReplicaSpecs"),
-    "xgboost": ("XGBoostJob", "kubeflow.org/v1", "xgbReplicaSpecs"),
-    "paddle": ("PaddleJob", "kubeflow.org/v1", "paddleReplicaSpecs"),
-    "jax": ("JAXJob", "kubeflow.org/v1", "jaxReplicaSpecs"),
-}
-REPLICA_TYPES = {
-    "tensorflow": {"chief": "Chief", "ps": "PS", "worker": "Worker", "evaluator": "Evaluator"},
-    "pytorch": {"master": "Master", "worker": "Worker"},
-    "mxnet": {"scheduler": "Scheduler", "server": "Server", "worker": "Worker"},
-    "mpi": {"launcher": "Launcher", "worker": "Worker"},
-    "xgboost": {"master": "Master", "worker": "Worker"},
-    "paddle": {"master": "Master", "worker": "Worker"},
-    "jax": {"worker": "Worker"},
-}
+# framework -> (kind, apiVersion, replica-specs field) and role -> replica type: compiler/kinds.py's table
+KINDS = {k.framework: (k.kind, k.api_version, k.replica_specs) for k in KUBEFLOW_JOBS}
+REPLICA_TYPES = {k.framework: k.type_of_role for k in KUBEFLOW_JOBS}
 
 
 def render(plan: JobPlan) -> dict[str, str]:
@@ -107,13 +92,7 @@ def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]
             if items is not None:
                 container[key] = list(items)  # kubelet text already: not escaped again
     pod: dict = dict(common.scheduling_fields(plan, role))
-    if role.init_containers:
-        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
-    pod["containers"] = [container]
-    volumes = common.pod_volumes(role)
-    if volumes:
-        pod["volumes"] = volumes
-    pod.update(common.pod_fields(plan, role))
+    pod.update(common.pod_spec_tail(plan, role, container))
     return {
         "replicas": role.count,
         "restartPolicy": role.restart_policy,

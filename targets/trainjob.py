@@ -36,7 +36,7 @@ from trainspec.compiler.plan import JobPlan, RolePlan
 from trainspec.compiler.schemes import TRAINER_PORT, scheme_for
 
 from . import common
-from .jobset import INDEX_ANNOTATION, Settings, _role_texts, _settings, _user_env_names
+from .jobset import INDEX_ANNOTATION, Settings, role_texts, settings_of, user_env_names
 from .kubeflow_common import base_env, field_ref, role_container, role_labels, topology_data
 from .yamlout import dump_all
 
@@ -64,7 +64,7 @@ def trainjob_hosts(plan: JobPlan) -> dict[str, list[str]]:
 # --- pieces ----------------------------------------------------------------------------------------
 
 def _texts(plan: JobPlan, role: RolePlan):
-    return _role_texts(plan, role, target="trainjob")
+    return role_texts(plan, role, target="trainjob")
 
 
 def _completion_index() -> dict:
@@ -116,13 +116,7 @@ def _node_env(plan: JobPlan, role: RolePlan, settings: Settings, taken: set[str]
 def _pod(plan: JobPlan, role: RolePlan, container: dict, pod_policy: str) -> dict:
     pod: dict = {"restartPolicy": pod_policy}
     pod.update(common.scheduling_fields(plan, role))
-    if role.init_containers:
-        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
-    pod["containers"] = [container]
-    volumes = common.pod_volumes(role)
-    if volumes:
-        pod["volumes"] = volumes
-    pod.update(common.pod_fields(plan, role))
+    pod.update(common.pod_spec_tail(plan, role, container))
     return pod
 
 
@@ -163,7 +157,7 @@ def _nodes(plan: JobPlan, settings: Settings):
     first = plan.role(runtime.trainer_role)
     # compiler/checks.py made sure the workers' settings and text are the master's
     values, command, args, user_env = _texts(plan, first)
-    env = _node_env(plan, first, settings, _user_env_names(first))
+    env = _node_env(plan, first, settings, user_env_names(first))
     container = _strip(role_container(plan, first, env, values, name=CONTAINER), "command", "args", "ports")
     nodes = plan.total_replicas
     # the master (node 0) decides; JAX workers all must succeed, as in a JAXJob
@@ -227,7 +221,7 @@ def topology_config_map(plan: JobPlan) -> dict:
 
 
 def objects(plan: JobPlan) -> list[dict]:
-    settings = _settings(plan)
+    settings = settings_of(plan)
     runtime = RUNTIMES[plan.framework]
     build = _mpi if plan.framework == "mpi" else _nodes
     template, trainer, policy, nodes = build(plan, settings)

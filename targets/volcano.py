@@ -347,6 +347,7 @@ def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: 
         pod["activeDeadlineSeconds"] = plan.active_deadline_seconds
     if index is not None:
         pod["hostname"] = f"{plan.name}-{role.task}-{index}"  # keeps the host <job>-<task>-<i>.<job>
+    # TODO(issue 22): this tail is common.pod_spec_tail(plan, role, container, extra_volumes); use it.
     if role.init_containers:
         pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
     pod["containers"] = [container]

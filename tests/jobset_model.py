@@ -1,5 +1,5 @@
 """What the JobSet and Indexed Job controllers make of a JobSet, per pod: the product's
-controller (trainspec.emulator.controllers.jobset, written from CONVENTIONS-V2.md §1.2-1.4
+controller (trainspec.emulator.readers.controllers.jobset, written from CONVENTIONS-V2.md §1.2-1.4
 JobSet v0.12.0 and §2 Indexed Job), with the kubelet played by tests/operator_model.py.
 
   * replicatedJob r with `replicas` R stamps Jobs `<js>-<r>-<j>`, j < R;

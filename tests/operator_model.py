@@ -1,7 +1,7 @@
 """What the operators do with our output, as the product's controllers model it: which pods
 they create and what those pods' programs see.
 
-The controllers are trainspec.emulator.controllers (kubeflow_v1.py, mpi_operator.py,
+The controllers are trainspec.emulator.readers.controllers (kubeflow_v1.py, mpi_operator.py,
 volcano.py; their docstrings cite CONVENTIONS.md and the upstream sources): the same code
 makes the pods `trainspec run` starts from a kubeflow.yaml or volcano.yaml. This module only
 plays the kubelet over the pods they create (the env list with `$(VAR)` expansion, ConfigMap
@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trainspec.compiler.plan import expand_references
-from trainspec.emulator import from_operator
-from trainspec.emulator.controllers import main_container
+from trainspec.emulator.readers import operator
+from trainspec.emulator.readers.controllers import main_container
 
 KUBEFLOW_INDEX_LABEL = "training.kubeflow.org/replica-index"
 VOLCANO_INDEX_LABEL = "volcano.sh/task-index"
@@ -130,7 +130,7 @@ def _mounted_files(pod_spec: dict, container: dict, config_maps: dict[str, dict]
 
 def _pods(docs: list[dict], is_job) -> list[Pod]:
     job = next(d for d in docs if is_job(d))
-    made, _ = from_operator.created(docs, "<model>")  # the product's controller (a TrainJob with its runtime)
+    made, _ = operator.created(docs, "<model>")  # the product's controller (a TrainJob with its runtime)
     cms = _config_maps([*docs, *made.objects])
     pods = []
     for wrapper in made.objects:

@@ -46,14 +46,5 @@ def test_commands_that_need_no_cluster_do_not_import_the_client(args):
     assert "kubernetes" not in modules
 
 
-def test_only_client_py_imports_kubernetes():
-    importers = []
-    for folder in ("cli", "compiler", "targets", "emulator"):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            tree = ast.parse(path.read_text())
-            for node in ast.walk(tree):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
-                if any(n == "kubernetes" or n.startswith("kubernetes.") for n in names):
-                    importers.append(str(path.relative_to(ROOT)))
-    assert sorted(set(importers)) == ["cli/cluster/client.py"]
+# Only cli/cluster/client.py imports kubernetes: a contract in pyproject.toml [tool.importlinter]
+# (tests/test_import_contracts.py).

@@ -1,7 +1,7 @@
 """Issue 23, security round three: files from others never reach the host. One case (or more) per
 finding, written from scratch; none needs Docker (DOCKER_HOST points nowhere, so anything that got
 past the checks would say "cannot reach the Docker daemon" instead of the refusal asserted).
-The Docker half is tests/emulator/test_emulator_hostile3_docker.py."""
+The Docker half is tests/emulator/engine/test_grants_ports_gc_docker.py."""
 
 from __future__ import annotations
 
@@ -17,16 +17,16 @@ import pytest
 import yaml
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator import inputs
-from trainspec.emulator.filesvol import FilesDir, sweep, tmpfs_root
-from trainspec.emulator.hostgrants import parse_grants, special_files
-from trainspec.emulator.hostpaths import check_host_paths, resolve_bind
-from trainspec.emulator.interpolation import compose_env, interpolate
-from trainspec.emulator.names import check_names
-from trainspec.emulator.ports import Port, bindings, compose_port, k8s_port
-from trainspec.emulator.preflight import map_claims
-from trainspec.emulator.runmodel import Mount
-from trainspec.emulator.ui import Console, masker
+from trainspec.emulator.console.table import Console, masker
+from trainspec.emulator.engine.preflight import map_claims
+from trainspec.emulator.host.filesvol import FilesDir, sweep, tmpfs_root
+from trainspec.emulator.host.grants import parse_grants, special_files
+from trainspec.emulator.host.paths import check_host_paths, resolve_bind
+from trainspec.emulator.model.job import Mount
+from trainspec.emulator.model.names import check_names
+from trainspec.emulator.model.ports import Port, bindings, compose_port, k8s_port
+from trainspec.emulator.readers import dispatch
+from trainspec.emulator.readers.interpolation import compose_env, interpolate
 from trainspec.termsafe import neutralise
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +72,7 @@ def with_host_path(host: str, read_only: bool = False):
 
 
 def load_model(path: Path, tmp: Path, **kw):
-    return inputs.load(str(path), state_dir=str(tmp / "st"), check_missing=False, **kw)
+    return dispatch.load(str(path), state_dir=str(tmp / "st"), check_missing=False, **kw)
 
 
 def host_mounts(job) -> list[Mount]:
@@ -493,8 +493,8 @@ def test_compose_fields_run_without_are_named_in_a_note(tmp_path):
 
 def test_every_golden_file_still_passes_the_shape_checks(tmp_path):
     """The checks describe the real shapes: nothing trainspec writes is refused by them."""
-    from trainspec.emulator.manifest_shapes import check_documents
-    from trainspec.emulator.unhonoured import k8s_fields
+    from trainspec.emulator.readers.shapes import check_documents
+    from trainspec.emulator.readers.unhonoured import k8s_fields
 
     for path in sorted(ROOT.glob("golden/*/*.yaml")):
         docs = [d for d in yaml.safe_load_all(path.read_text()) if d]

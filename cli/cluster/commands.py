@@ -126,7 +126,7 @@ def _secrets_for(bundles, options: list[str]) -> dict[str, dict[str, dict[str, b
     """job -> its --secret Secrets: a secret goes with the job that references it (the one job when only one)."""
     if not options:
         return {}
-    from trainspec.emulator.inputs import _referenced_secrets, parse_key_options
+    from trainspec.emulator.readers.secrets import parse_key_options, referenced_secrets
 
     secrets = parse_key_options(options, "--secret")
     out: dict[str, dict[str, dict[str, bytes]]] = {}
@@ -134,7 +134,7 @@ def _secrets_for(bundles, options: list[str]) -> dict[str, dict[str, dict[str, b
         users = []
         for b in bundles:
             refs: set[str] = set()
-            _referenced_secrets(b.objects, refs)
+            referenced_secrets(b.objects, refs)
             if name in refs:
                 users.append(b.job)
         if not users and len(bundles) == 1:
@@ -147,7 +147,7 @@ def _secrets_for(bundles, options: list[str]) -> dict[str, dict[str, dict[str, b
 
 
 def _ssh_secrets(objects: list[dict]) -> dict[str, dict[str, bytes]]:
-    from trainspec.emulator.inputs import add_ssh_secrets
+    from trainspec.emulator.readers.secrets import add_ssh_secrets
 
     found: dict[str, dict[str, bytes]] = {}
     add_ssh_secrets(objects, found)
@@ -318,7 +318,15 @@ def _queue_problems(cluster, objects: list[dict]) -> list[str]:
 
 def _rejection_lines(b, obj: dict, status) -> list[str]:
     """A rejection as lines: each cause at the spec's file:line:column and field where it can be found."""
-    from .errors import TYPED_PATCH, locate, message_causes, parse_field_path, patch_for, real_causes, spec_candidates
+    from .errors import (
+        TYPED_PATCH,
+        locate,
+        message_causes,
+        parse_field_path,
+        patch_for,
+        real_causes,
+        spec_candidates,
+    )
 
     what = _what(obj)
     if status.code not in (400, 422) and status.reason not in ("Invalid", "BadRequest") \
@@ -483,7 +491,7 @@ def cmd_ps(args) -> int:
 def cmd_logs(args) -> int:
     import threading
 
-    from trainspec.emulator.ui import Console
+    from trainspec.emulator.console.table import Console
 
     from .status import pod_identity
 

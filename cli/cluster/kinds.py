@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from trainspec.compiler.kinds import KUBEFLOW_JOBS
+
 
 class Kind(NamedTuple):
     api_version: str  # group/version, or "v1" for the core group
@@ -14,6 +16,9 @@ class Kind(NamedTuple):
     instead: str  # a target that runs the job without it ("" when none)
 
 
+# A target that runs a Kubeflow job without its operator: jobset, except where its semantics need plain k8s.
+_INSTEAD = {"MXJob": "k8s", "MPIJob": "k8s"}
+
 KINDS: tuple[Kind, ...] = (
     Kind("v1", "Namespace", "namespaces", False, "", ""),
     Kind("v1", "ServiceAccount", "serviceaccounts", True, "", ""),
@@ -23,13 +28,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("v1", "Service", "services", True, "", ""),
     Kind("batch/v1", "Job", "jobs", True, "", ""),
     Kind("apps/v1", "Deployment", "deployments", True, "", ""),
-    Kind("kubeflow.org/v1", "TFJob", "tfjobs", True, "the Kubeflow training operator", "jobset"),
-    Kind("kubeflow.org/v1", "PyTorchJob", "pytorchjobs", True, "the Kubeflow training operator", "jobset"),
-    Kind("kubeflow.org/v1", "MXJob", "mxjobs", True, "the Kubeflow training operator", "k8s"),
-    Kind("kubeflow.org/v1", "XGBoostJob", "xgboostjobs", True, "the Kubeflow training operator", "jobset"),
-    Kind("kubeflow.org/v1", "PaddleJob", "paddlejobs", True, "the Kubeflow training operator", "jobset"),
-    Kind("kubeflow.org/v1", "JAXJob", "jaxjobs", True, "the Kubeflow training operator", "jobset"),
-    Kind("kubeflow.org/v2beta1", "MPIJob", "mpijobs", True, "the mpi-operator (v2beta1)", "k8s"),
+    *(Kind(k.api_version, k.kind, k.plural, True, k.provider, _INSTEAD.get(k.kind, "jobset")) for k in KUBEFLOW_JOBS),
     Kind("batch.volcano.sh/v1alpha1", "Job", "jobs", True, "Volcano", "k8s"),
     Kind("jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets", True, "JobSet (jobset.x-k8s.io)", "k8s"),
     Kind("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes", True,

@@ -141,7 +141,7 @@ def load(inputs: list[str], args, target: str | None, namespace: str = "default"
             raise UsageError(f"{item}: no such file or folder")
         if os.path.isdir(item):
             if is_chart(item):
-                from trainspec.emulator.from_helm import render as render_chart
+                from trainspec.emulator.readers.helm import render as render_chart
 
                 bundles += _by_job(item, render_chart(item, namespace=namespace))
                 continue

@@ -260,7 +260,7 @@ def job_state(job: str, objects: list[dict], pods: list[dict], now: float) -> Jo
 
 
 def age_text(seconds: float | None) -> str:
-    """As local `ps` writes an age (emulator/ui.py `_age`), and days for jobs that run for days."""
+    """As local `ps` writes an age (emulator/console/table.py `age_text`), and days for jobs that run for days."""
     if seconds is None:
         return "-"
     s = int(max(seconds, 0))
@@ -274,8 +274,8 @@ def age_text(seconds: float | None) -> str:
 
 
 def table(state: JobState) -> str:
-    """The local `ps` table (emulator/ui.py: REPLICA STATUS READY RESTARTS EXIT ... DETAIL, columns as wide as
-    their widest cell, two spaces apart), with the cluster's ROLE, INDEX, NODE and AGE."""
+    """The local `ps` table (emulator/console/table.py: REPLICA STATUS READY RESTARTS EXIT ... DETAIL, columns as
+    wide as their widest cell, two spaces apart), with the cluster's ROLE, INDEX, NODE and AGE."""
     head = f"job {state.job}  {state.kind} {state.name}  {state.phase}"
     if state.message:
         head += f"  ({state.message})"

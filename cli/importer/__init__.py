@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainspec.compiler.errors import SpecError, SpecErrors, dotted
+from trainspec.compiler.kinds import KUBEFLOW_KIND_NAMES
 
 from .context import Context
 
-KUBEFLOW_KINDS = ("TFJob", "PyTorchJob", "MXJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")
+KUBEFLOW_KINDS = KUBEFLOW_KIND_NAMES
 SUPPORTED = ", ".join(KUBEFLOW_KINDS) + ", Volcano Job, TrainJob, JobSet, batch/v1 Job, OpenPAI job config"
 
 
@@ -86,7 +87,7 @@ def _refused(doc, source: str) -> SpecErrors | None:
     if group != group.lower() and group.lower() in KNOWN_GROUPS:
         return error(f"API group {group!r} is mis-cased", f"{group.lower()}/{version}",
                      f"did you mean apiVersion: {group.lower()}/{version}?")
-    if group == "kubeflow.org" and kind in KUBEFLOW_KINDS:
+    if group == "kubeflow.org" and isinstance(kind, str) and kind in KUBEFLOW_KINDS:
         from .kubeflow import KINDS
 
         want = KINDS[kind][0]
@@ -148,7 +149,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
                 runtime: str | None = None) -> Imported:
     import yaml
 
-    from trainspec.compiler.loader import _from_yaml_text
+    from trainspec.compiler.loader import from_yaml_text
 
     from . import kubeflow, volcano
     from .assemble import patches
@@ -156,7 +157,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     from .verify import checked_compile, job_objects
     from .writer import dump
 
-    docs = _from_yaml_text(source, text)
+    docs = from_yaml_text(source, text)
     doc = select(docs, source, job)
     kind = source_of(doc.data)
     # the target whose compiled output the source is (its patches address that output)

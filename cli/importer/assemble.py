@@ -158,8 +158,8 @@ def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], b
     for key in V11_FIELDS:
         if key in spec or any(key in roles[n] for n in names):
             ctx.uses(key)
-    spec["roles"] = {n: _ordered({"replicas": replicas[n], **roles[n]}, ROLE_FIELD_ORDER) for n in names}
-    return _ordered(spec, SPEC_ORDER)
+    spec["roles"] = {n: ordered({"replicas": replicas[n], **roles[n]}, ROLE_FIELD_ORDER) for n in names}
+    return ordered(spec, SPEC_ORDER)
 
 
 def _priority_path(ctx: Context) -> tuple:
@@ -171,7 +171,7 @@ def _role_path(ctx: Context, role: str, key: str) -> tuple:
     return ctx.role_paths.get(role, ()) + ("template", "spec", key)
 
 
-def _ordered(data: dict, order: tuple) -> dict:
+def ordered(data: dict, order: tuple) -> dict:
     rank = {k: i for i, k in enumerate(order)}
     return {k: data[k] for k in sorted(data, key=lambda k: rank.get(k, len(rank)))}
 

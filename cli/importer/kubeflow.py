@@ -6,24 +6,27 @@ Patches address the compiled job object (`/spec/<x>ReplicaSpecs/<Type>/...`).
 
 from __future__ import annotations
 
+from trainspec.compiler.kinds import BY_KIND
 from trainspec.compiler.model import RDZV_BACKENDS
 
 from .assemble import assemble, metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft, pointer
 
-# kind -> (apiVersion, framework, replica-specs field, {replica type: role})
-KINDS = {
-    "TFJob": ("kubeflow.org/v1", "tensorflow", "tfReplicaSpecs",
-              {"PS": "ps", "Worker": "worker", "Chief": "chief", "Master": "chief", "Evaluator": "evaluator"}),
-    "PyTorchJob": ("kubeflow.org/v1", "pytorch", "pytorchReplicaSpecs", {"Master": "master", "Worker": "worker"}),
-    "MXJob": ("kubeflow.org/v1", "mxnet", "mxReplicaSpecs",
-              {"Scheduler": "scheduler", "Server": "server", "Worker": "worker"}),
-    "XGBoostJob": ("kubeflow.org/v1", "xgboost", "xgbReplicaSpecs", {"Master": "master", "Worker": "worker"}),
-    "PaddleJob": ("kubeflow.org/v1", "paddle", "paddleReplicaSpecs", {"Master": "master", "Worker": "worker"}),
-    "JAXJob": ("kubeflow.org/v1", "jax", "jaxReplicaSpecs", {"Worker": "worker"}),
-    "MPIJob": ("kubeflow.org/v2beta1", "mpi", "mpiReplicaSpecs", {"Launcher": "launcher", "Worker": "worker"}),
+# The replica types the importer accepts, as roles: the operator's, plus TFJob's legacy Master.
+ACCEPTED_TYPES = {
+    "TFJob": {"PS": "ps", "Worker": "worker", "Chief": "chief", "Master": "chief", "Evaluator": "evaluator"},
+    "PyTorchJob": {"Master": "master", "Worker": "worker"},
+    "MXJob": {"Scheduler": "scheduler", "Server": "server", "Worker": "worker"},
+    "XGBoostJob": {"Master": "master", "Worker": "worker"},
+    "PaddleJob": {"Master": "master", "Worker": "worker"},
+    "JAXJob": {"Worker": "worker"},
+    "MPIJob": {"Launcher": "launcher", "Worker": "worker"},
 }
+# kind -> (apiVersion, framework, replica-specs field, {replica type: role}); the kind's own facts from
+# compiler/kinds.py
+KINDS = {kind: (BY_KIND[kind].api_version, BY_KIND[kind].framework, BY_KIND[kind].replica_specs, types)
+         for kind, types in ACCEPTED_TYPES.items()}
 COMPILED_TYPE = {"ps": "PS"}
 MPI_WORKER_COMMAND = ["/usr/sbin/sshd", "-De"]
 RUN_POLICY = ("cleanPodPolicy", "ttlSecondsAfterFinished", "activeDeadlineSeconds", "backoffLimit")

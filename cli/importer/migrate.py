@@ -76,7 +76,7 @@ def run(manifest: str, job: str | None, target: str, strict: bool, output: str, 
     from trainspec.targets import TARGETS
 
     from . import import_text
-    from .cli import read_manifest
+    from .reading import read_manifest
     from .verify import compile_text
 
     if target not in TARGETS:

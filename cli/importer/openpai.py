@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .assemble import SPEC_ORDER, _ordered, assemble
+from .assemble import SPEC_ORDER, assemble, ordered
 from .context import Context
 from .pod import RoleDraft
 
@@ -145,7 +145,7 @@ def import_job(ctx: Context, data: dict) -> dict:
     spec = assemble(ctx, "generic", {"name": meta["name"]}, drafts, {r: "" for r in drafts}, job,
                     {r: "Never" for r in drafts}, replicas)
     if env:
-        spec = _ordered({**spec, "env": {**env, **spec.get("env", {})}}, SPEC_ORDER)
+        spec = ordered({**spec, "env": {**env, **spec.get("env", {})}}, SPEC_ORDER)
     return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": meta, "spec": spec}
 
 

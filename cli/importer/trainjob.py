@@ -41,22 +41,22 @@ def reference_runtimes() -> str | None:
 
 
 def find_runtime(ctx: Context, ref: dict, docs: list, runtime_file: str | None) -> dict:
-    from trainspec.compiler.loader import _from_yaml_text
+    from trainspec.compiler.loader import from_yaml_text
 
     name, kind = ref.get("name"), ref.get("kind") or "ClusterTrainingRuntime"
     where = [("this file", [d for d in docs if d is not None])]
     if runtime_file:
-        from .cli import read_manifest
+        from .reading import read_manifest
 
         text, source = read_manifest(runtime_file)
-        where.append((source, _from_yaml_text(source, text)))
+        where.append((source, from_yaml_text(source, text)))
     shipped = reference_runtimes()
     if shipped and kind == "ClusterTrainingRuntime" and not runtime_file:
         for file in sorted(os.listdir(shipped)):
             if file.endswith(".yaml"):
                 path = os.path.join(shipped, file)
                 with open(path, encoding="utf-8") as handle:
-                    where.append((path, _from_yaml_text(path, handle.read())))
+                    where.append((path, from_yaml_text(path, handle.read())))
     for _, found in where:
         for doc in found:
             d = doc.data

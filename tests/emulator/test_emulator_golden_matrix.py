@@ -26,7 +26,7 @@ Not in the matrix (test_every_golden_job_is_in_the_matrix keeps this list honest
 - paddle.yaml (golden/paddle-collective) and paddle-ps.yaml: the command is `python -m
   paddle.distributed.launch`, Paddle's own launcher, which no stand-in can honestly replace; the Paddle image
   (scripts/build-framework-image.sh --paddle, ~850 MB) is not built in CI. Their environment is checked in
-  test_emulator_v1_frameworks_e2e.py, and a real all-reduce through the launcher there when the image exists.
+  e2e/test_v1_frameworks_e2e.py, and a real all-reduce through the launcher there when the image exists.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ EXAMPLES = [
     Example("pytorch-cluster.yaml", "test_image", ("master", 0),
             refused="native sidecar(s) log-shipper (initContainers with restartPolicy Always)"),
 ]
-# see the docstring; generic-coord (spec v1.2) runs in every form in test_emulator_generic_docker.py (its kept
+# see the docstring; generic-coord (spec v1.2) runs in every form in e2e/test_generic_framework_docker.py (its kept
 # task name `master` is what the volcano and jobset summaries name, not the spec's role `coordinator`)
 NOT_RUN = {"paddle-collective": "paddle.yaml", "paddle-ps": "paddle-ps.yaml", "generic-coord": "generic-coordinator.yaml"}
 # Known bugs: run, and expected to end unlike the spec (strict: the fix makes the case fail until removed here).

@@ -1,0 +1,93 @@
+"""From a replica's container in the run model to a created (not started) Docker container.
+
+Env, command, mounts, limits, GPUs, the run's network address and hosts file,
+configMap/secret files; and the per-pod emptyDir volumes.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ...compiler.errors import UsageError
+from ..adapters import docker_engine as db
+from ..host.filesvol import LABEL as FILES_LABEL
+from ..host.paths import resolve_bind
+from ..model.job import Container, Mount, Replica
+from ..model.ports import bindings as port_bindings
+from .context import RunContext
+from .podenv import command_and_args, container_env
+
+
+def create_container(run: RunContext, r: Replica, c: Container, kind: str, emptydirs: dict[str, str]) -> str:
+    ip = run.ips[r.name]
+    env = container_env(c, r, run.job.namespace, ip, run.gateway)
+    # Only containers that ask for the accelerator see the pod's GPUs (not e.g. a busybox init step).
+    ids = run.gpu_ids.get(r.name) if c.accelerators else None
+    if ids:
+        env["NVIDIA_VISIBLE_DEVICES"] = ",".join(ids)
+        env.setdefault("NVIDIA_DRIVER_CAPABILITIES", "compute,utility")
+    else:
+        # A replica without GPUs sees none, even where nvidia is the default runtime.
+        env.setdefault("NVIDIA_VISIBLE_DEVICES", "void")
+    command, args = command_and_args(c, env)
+    mounts: list[db.Mount] = []
+    checked: list[tuple[Mount, str]] = []
+    tmpfs: dict[str, str] = {}
+    for m in c.mounts:
+        if m.kind == "bind":
+            # The final real path, checked now; Docker gets that path (never a link to follow), and
+            # the mount API, which refuses a missing source instead of creating it as root.
+            real = resolve_bind(m, str(run.state), run.opts.allow_host_path)
+            checked.append((m, real))
+            mounts.append(db.mount(m.target, real, type="bind", read_only=m.read_only))
+        elif m.kind == "emptydir":
+            mounts.append(db.mount(m.target, emptydirs[m.source], type="volume", read_only=m.read_only))
+        elif m.kind == "files":
+            # configMap/secret files on a tmpfs, bound read-only: never on the host's disk
+            host = run.files.write(f"{r.display}-{c.name}", m)
+            mounts.append(db.mount(m.target, host, type="bind", read_only=True))
+        elif m.kind == "tmpfs":
+            tmpfs[m.target] = f"size={m.size}" if m.size else ""
+    sec = c.security
+    cpu = c.cpu
+    if cpu is not None and run.ncpu and cpu > run.ncpu:
+        cpu = Decimal(run.ncpu)  # Docker refuses a quota above the machine's CPUs
+    suffix = "" if kind == "main" else f"-init-{c.name}"
+    name = f"{run.run_id}-{r.role}-{r.index}{suffix}"
+    ports = port_bindings(c.ports) if kind == "main" else {}
+    dns, dns_opt = (["127.0.0.1"], ["timeout:1", "attempts:1"]) if run.opts.offline else (None, None)
+    cid = db.create_container(
+        run.client, name=name, image=c.image, entrypoint=command, cmd=args, env=env,
+        working_dir=c.working_dir, hostname=r.hostname,
+        label_map=run.labels(**{db.REPLICA: r.display, db.CONTAINER: c.name},
+                              **({FILES_LABEL: run.files.path} if run.files.path else {})),
+        network=run.run_id, ip=ip, aliases=r.aliases, extra_hosts=run.extra_hosts, binds={},
+        mounts=mounts, tmpfs=tmpfs,
+        nano_cpus=int(cpu * 10**9) if cpu else None, mem_limit=c.memory,
+        gpu_ids=ids, port_bindings=ports, dns=dns, dns_opt=dns_opt,
+        user=sec.user, read_only=sec.read_only_root, cap_drop=sec.cap_drop, group_add=sec.group_add,
+        security_opt=["no-new-privileges"] if sec.no_new_privileges else None)
+    run.bind_sources[cid] = checked
+    return cid
+
+def emptydir_volumes(run: RunContext, r: Replica, attempt: int) -> dict[str, str]:
+    """A fresh emptyDir per pod (a restarted container keeps its pod's)."""
+    out: dict[str, str] = {}
+    for c in [*r.init_containers, r.main]:
+        for m in c.mounts:
+            if m.kind == "emptydir" and m.source not in out:
+                name = f"{run.run_id}-{r.role}-{r.index}-{m.source}-{attempt}"
+                run.client.api.create_volume(name, labels=run.labels(**{db.REPLICA: r.display}))
+                out[m.source] = name
+    return out
+
+
+def recheck_binds(run: RunContext, cid: str) -> None:
+    """Right before start: every bind source must still lead where it did at create (a
+    container of the run may have swapped a folder for a symlink in between)."""
+    for m, real in run.bind_sources.get(cid, []):
+        now = resolve_bind(m, str(run.state), run.opts.allow_host_path)
+        if now != real:
+            raise UsageError(f"bind source {m.source} changed between create and start (it led to {real}, "
+                             f"now to {now}); refusing to start the container")
+

@@ -1,0 +1,238 @@
+"""Everything checked before Docker is touched (and the first questions asked of the daemon).
+
+Claims mapped to host folders (--claim), host paths, image mapping (--image),
+GPUs (--gpus / --cpu-only / --gpus-per-replica / --share-gpus and the daemon's
+runtimes), CPU caps, images present locally (pulled only with --pull), the
+Secrets/ConfigMaps the input lacks (reported with the missing images, all at
+once), host ports; and the claim folders created under the state folder. A failure
+is a UsageError before any container exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...compiler.errors import UsageError
+from ..adapters import docker_engine as db
+from ..console.table import Console
+from ..host import gpus as gpu_mod
+from ..host.grants import parse_grants, split_mode
+from ..host.paths import check_host_paths, make_dir_inside
+from ..model.job import JobModel
+from ..model.names import check_names
+from ..model.status import RunOptions
+
+
+@dataclass
+class Preflight:
+    """What the checks learnt that the run needs later."""
+    client: Any
+    ncpu: int = 0
+    gpu_ids: dict[str, list[str]] = field(default_factory=dict)
+
+
+def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) -> Preflight:
+    check_names(job)
+    check_env_values(job)
+    notes = map_claims(job, opts.claims, state)
+    notes += check_host_paths(job, str(state), allow=opts.allow_host_path, grants=parse_grants(opts.mount_host))
+    for note in notes:
+        console.note(note)
+    replaced = map_images(job, opts.images)
+    if replaced:
+        console.note(f"--image: {replaced}")
+    if opts.cpu_only:
+        dropped = gpu_mod.drop_gpus(job)
+        if dropped:
+            console.note(f"--cpu-only: GPU requests dropped ({dropped}); this is a CPU dry-run")
+    else:
+        gpu_mod.check_accelerator_names(job)
+    if opts.gpus_per_replica is not None:
+        capped = gpu_mod.cap_per_replica(job, opts.gpus_per_replica)
+        if capped:
+            console.note(f"--gpus-per-replica {opts.gpus_per_replica}: GPU requests lowered ({capped}); "
+                         "the job asks for more on a cluster")
+    wanted = gpu_mod.requested(job)
+    client = db.connect(len(job.replicas))
+    info = client.info()
+    out = Preflight(client, ncpu=int(info.get("NCPU") or 0))
+    if wanted:
+        allowed = gpu_mod.parse_gpus_option(opts.gpus)
+        if allowed == []:
+            raise UsageError(f"the job asks for {sum(wanted.values())} GPUs but --gpus none allows none; "
+                             "use --cpu-only for a CPU dry-run")
+        if not (db.has_nvidia_runtime(info) or opts.assume_gpu_runtime):
+            raise UsageError(
+                f"the job asks for {sum(wanted.values())} GPUs but this Docker daemon has no NVIDIA runtime "
+                f"(runtimes: {', '.join(sorted(info.get('Runtimes') or {})) or 'none'}); install the NVIDIA "
+                "Container Toolkit and restart dockerd, or run with --cpu-only for a CPU dry-run")
+        available = allowed if allowed is not None else gpu_mod.detect_host_gpus()
+        if allowed is None and not available:
+            raise UsageError("cannot list this machine's GPUs (nvidia-smi found none); "
+                             "pass the ids to use with --gpus 0,1,... or run with --cpu-only")
+        if opts.share_gpus:
+            out.gpu_ids, shared = gpu_mod.share(job, available)
+            if shared:
+                console.note(f"--share-gpus: {shared}")
+        else:
+            out.gpu_ids = gpu_mod.assign(job, available)
+    biggest = max((c.cpu for r in job.replicas for c in [*r.init_containers, r.main] if c.cpu), default=None)
+    if biggest is not None and out.ncpu and biggest > out.ncpu:
+        console.note(f"CPU limits above this machine's {out.ncpu} CPUs (up to {biggest:g}) are capped "
+                     f"at {out.ncpu}")
+    missing = db.missing_images(client, job.images())
+    if missing and opts.pull:
+        missing = pull_images(client, missing, console)
+    problems = missing_objects(job)
+    if missing:
+        problems.append(
+            f"image{'s' if len(missing) > 1 else ''} not present locally: {', '.join(missing)}; the emulator "
+            "never pulls unless told to (that could hang or fetch the wrong thing): `docker pull`/`docker build`/"
+            "`docker load` it first, pass --pull, or map it to a local image with --image OLD=NEW (or --image NEW "
+            "for every container)")
+    if problems:
+        raise UsageError(problems[0] if len(problems) == 1 else
+                         f"{len(problems)} things a cluster would have are missing:\n  - " + "\n  - ".join(problems))
+    check_run_as_non_root(client, job)
+    check_host_ports(job)
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            for m in c.mounts:
+                if m.kind == "bind" and m.root:  # claim folders: only ever inside the state folder
+                    make_dir_inside(str(state / "volumes"), m.source)
+    return out
+
+
+def check_env_values(job: JobModel) -> None:
+    """An env value with a NUL byte cannot be passed to a process (Docker refuses it, and quotes the
+    value in its error): refused here, before any engine call, naming the variable, never the value."""
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            for e in c.env:
+                if "\0" in e.value or "\0" in e.name:
+                    what = "from a Secret " if e.secret else ""
+                    raise UsageError(f"{r.display} ({c.name}): env {e.name.replace(chr(0), '?')!r} {what}holds a NUL "
+                                     "byte (value not shown); a process environment cannot carry one (the kubelet "
+                                     "fails the container too)")
+
+
+def map_images(job: JobModel, images: list[str]) -> str:
+    """--image OLD=NEW maps one image; --image NEW replaces every other container's image (main,
+    init and sidecar containers alike). Returns what NEW replaced, for a note."""
+    mapping: dict[str, str] = {}
+    every: str | None = None
+    for spec in images:
+        if "=" in spec:
+            old, new = spec.split("=", 1)
+            mapping[old] = new
+        else:
+            every = spec
+    replaced: list[str] = []
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            if c.image in mapping:
+                c.image = mapping[c.image]
+            elif every and c.image != every:
+                if c.image not in replaced:
+                    replaced.append(c.image)
+                c.image = every
+    return f"{', '.join(replaced)} -> {every}" if replaced else ""
+
+
+def map_claims(job: JobModel, claims: list[str], state: Path) -> list[str]:
+    """--claim NAME=HOSTPATH[:rw]: the claim's mounts bind HOSTPATH instead of the state folder's
+    volumes/NAME; from then on it is a host path like any hostPath (hostpaths.py's rules), granted
+    by the option itself, read-only unless it ends in `:rw`. Returns notes (a read-write mount
+    made read-only)."""
+    import os
+
+    wanted: dict[str, tuple[str, bool]] = {}
+    for spec in claims:
+        name, sep, host = spec.partition("=")
+        if not sep or not name or not host:
+            raise UsageError(f"--claim {spec!r}: expected NAME=HOSTPATH[:rw], e.g. --claim results=./out:rw")
+        path, rw = split_mode(host, f"--claim {name}")
+        wanted[name] = (os.path.abspath(os.path.expanduser(path)), rw)
+    notes: list[str] = []
+    used: set[str] = set()
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            for m in c.mounts:
+                if m.kind != "bind" or not m.root:
+                    continue
+                name = os.path.basename(m.root.rstrip("/"))
+                used.add(name)
+                if name in wanted:
+                    host, rw = wanted[name]
+                    m.source = host + m.source[len(m.root):]
+                    m.root, m.host_path, m.grant = "", True, os.path.realpath(host)
+                    if not m.read_only and not rw:
+                        m.read_only = True
+                        note = (f"--claim {name}: mounted read-only (add :rw, --claim {name}={host}:rw, to let "
+                                "the job write to it)")
+                        if note not in notes:
+                            notes.append(note)
+    unknown = sorted(set(wanted) - used)
+    if unknown:
+        raise UsageError(f"--claim {unknown[0]}: the job has no persistentVolumeClaim {unknown[0]!r} "
+                         f"(its claims: {', '.join(sorted(used)) or 'none'})")
+    return notes
+
+
+def pull_images(client: Any, images: list[str], console: Console) -> list[str]:
+    """--pull: pull each missing image; the ones that could not be pulled (said why)."""
+    still: list[str] = []
+    for image in images:
+        console.note(f"--pull: pulling {image} ...")
+        try:
+            client.images.pull(image)
+        except Exception as exc:  # noqa: BLE001 - any failure: say it, list the image as missing
+            console.note(f"--pull: could not pull {image}: {db.short(exc)[:300]}")
+            still.append(image)
+    return still
+
+
+def missing_objects(job: JobModel) -> list[str]:
+    """Secrets/ConfigMaps a cluster would have but the input does not: one problem each, with how to give it."""
+    out = []
+    for kind, missing, flag in (("Secret", job.secret_missing, "--secret"),
+                                ("ConfigMap", job.configmap_missing, "--configmap")):
+        for name, where in missing.items():
+            out.append(f"{where}: {kind} {name!r} is not in {job.source}; supply it with {flag} {name}=PATH "
+                       f"(a directory of key files, or a KEY=VALUE env file) or {flag} {name}:KEY=VALUE")
+    return out
+
+
+def check_host_ports(job: JobModel) -> None:
+    seen: dict[tuple[int, str], str] = {}
+    for r in job.replicas:
+        for p in r.main.ports:
+            if not p.host:
+                continue
+            key = (p.host, p.protocol)
+            shown = f"{p.host}" if p.protocol == "TCP" else f"{p.host}/{p.protocol}"
+            if key in seen:
+                raise UsageError(f"{r.display} and {seen[key]} both publish host port {shown}")
+            seen[key] = r.display
+            if p.protocol != "SCTP" and not db.host_port_free(int(p.host), p.protocol, p.host_ip):
+                raise UsageError(f"{r.display} publishes host port {shown}"
+                                 f"{' on ' + p.host_ip if p.host_ip else ''}, which is already in use")
+
+
+def check_run_as_non_root(client: Any, job: JobModel) -> None:
+    """runAsNonRoot without runAsUser: the kubelet checks the image's user; so does the emulator."""
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            if not c.security.run_as_non_root or c.security.user is not None:
+                continue
+            user = str((client.api.inspect_image(c.image).get("Config") or {}).get("User") or "")
+            uid = user.split(":", 1)[0]
+            if uid in ("", "root", "0"):
+                raise UsageError(f"{r.display} ({c.name}): runAsNonRoot is true but image {c.image} runs as root "
+                                 "(the kubelet refuses to start it); set runAsUser")
+            if not uid.isdigit():
+                raise UsageError(f"{r.display} ({c.name}): runAsNonRoot is true but image {c.image} has the "
+                                 f"non-numeric user {uid!r}, which cannot be verified (the kubelet refuses it too); "
+                                 "set runAsUser")

@@ -1,0 +1,220 @@
+"""configMap and secret volumes as read-only files on a tmpfs, never on a disk.
+
+Each run gets one folder on a tmpfs (/dev/shm, else $XDG_RUNTIME_DIR, or
+$TRAINSPEC_FILES_DIR), named with a random token and mode 0711 so other users of
+the machine cannot list or guess it. Every files mount is written there and
+bind-mounted read-only into its container: nothing lands in the container's
+writable layer (which is on the host's disk), and a read-only root filesystem
+works too. The folder is removed with the run's containers (docker_backend.remove_run
+finds it through a container label); --keep keeps it until `trainspec down`.
+
+Before the folder is made, its path is recorded in the run's folder (`files-dir`, with the
+supervising process), so a CLI killed with SIGKILL at any moment — before any container
+carried the label, or between two writes — leaves a record `trainspec gc` finds (`sweep`).
+
+The layout and modes are the kubelet's (pkg/volume/util/atomic_writer.go, and the
+emptyDir that wraps secret and configMap volumes, pkg/volume/emptydir): the mount
+point is world-writable (a Secret's tmpfs `drwxrwxrwt`, a ConfigMap's `drwxrwxrwx`),
+the files live in a timestamped folder `..2026_11_23_14_26_24.123456789` (0755),
+`..data` is a symlink to it, and every top-level path is a symlink `..data/<path>`;
+each file has its item's `mode`, else `defaultMode` (0644). So an image whose sshd
+keeps `StrictModes yes` is refused the keys here as on a cluster ("bad ownership or
+modes for directory /root/.ssh"). Compose input keeps plain folders (0755, or 0700
+for a `.ssh` folder): what `docker compose` bind-mounts from the host.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import secrets
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ...compiler.errors import UsageError
+from ..model.job import Mount
+
+RECORD = "files-dir"
+
+ROOT_ENV = "TRAINSPEC_FILES_DIR"
+PREFIX = "trainspec-files-"
+LABEL = "trainspec.dev/files-dir"
+_TMPFS = ("tmpfs", "ramfs")
+
+
+def _fstype(path: str) -> str | None:
+    real = os.path.realpath(path)
+    best, kind = "", None
+    try:
+        with open("/proc/mounts", encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 3:
+                    continue
+                point = parts[1].replace("\\040", " ")
+                if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+                    best, kind = point, parts[2]
+    except OSError:
+        return None
+    return kind
+
+
+def tmpfs_root() -> str:
+    explicit = os.environ.get(ROOT_ENV)
+    candidates = [explicit] if explicit else ["/dev/shm", os.environ.get("XDG_RUNTIME_DIR", "")]
+    for c in candidates:
+        if c and os.path.isdir(c) and _fstype(c) in _TMPFS:
+            return c
+    raise UsageError("configMap/secret volumes are kept on a tmpfs, never on disk, and no tmpfs folder was found "
+                     f"({explicit or '/dev/shm, $XDG_RUNTIME_DIR'}); set {ROOT_ENV} to a folder on a tmpfs")
+
+
+class FilesDir:
+    """One run's tmpfs folder; made on first use."""
+
+    def __init__(self, run_id: str, kubelet: bool = True, record: str | None = None,
+                 supervisor: Callable[[], str] | None = None):
+        self.run_id = run_id
+        self.kubelet = kubelet   # the kubelet's atomic-writer layout and modes (k8s input)
+        self.path: str | None = None
+        self._seq = itertools.count(1)  # a fresh folder for every container created (restarts too)
+        self.record = record     # where the folder's path is written before it is made (gc's way to it)
+        self.supervisor = supervisor or (lambda: "")
+        self._lock = threading.Lock()  # replicas' runners create containers at once: one folder, one record
+
+    def ensure(self) -> str:
+        with self._lock:
+            return self._ensure()
+
+    def _ensure(self) -> str:
+        if self.path is None:
+            path = os.path.join(tmpfs_root(), f"{PREFIX}{self.run_id}-{secrets.token_hex(8)}")
+            if self.record:
+                write_record(self.record, path, self.supervisor())
+            os.mkdir(path, 0o711)
+            os.chmod(path, 0o711)
+            self.path = path
+        return self.path
+
+    def write(self, label: str, m: Mount) -> str:
+        """Write one mount's files; the host path to bind (a folder, or one file)."""
+        dest = os.path.join(self.ensure(), f"{label}-{next(self._seq)}")
+        if m.single_file:
+            data, mode = (m.files[0].data, m.files[0].mode) if m.files else (b"", 0o644)
+            _write(dest, data, mode)
+            return dest
+        if self.kubelet:
+            return _atomic_layout(dest, m)
+        os.mkdir(dest, 0o700 if m.target.rstrip("/").endswith(".ssh") else 0o755)
+        for f in m.files:
+            rel = _relative(m, f.path)
+            os.makedirs(os.path.dirname(os.path.join(dest, rel)), 0o755, exist_ok=True)
+            _write(os.path.join(dest, rel), f.data, f.mode)
+        return dest
+
+    def remove(self) -> None:
+        if self.path is not None:
+            remove(self.path)
+        if self.record:
+            try:
+                os.unlink(self.record)
+            except OSError:
+                pass
+
+
+# The mount point's mode: the emptyDir that wraps the volume is made 0777 (empty_dir.go,
+# `perm os.FileMode = 0777`); a Secret's is a tmpfs, whose root also keeps the sticky bit.
+SECRET_DIR_MODE = 0o1777
+CONFIGMAP_DIR_MODE = 0o777
+
+
+def _atomic_layout(dest: str, m: Mount) -> str:
+    """What the kubelet's AtomicWriter leaves in a secret/configMap volume."""
+    os.mkdir(dest, 0o700)
+    stamp = time.strftime("..%Y_%m_%d_%H_%M_%S.", time.gmtime()) + f"{time.time_ns() % 1_000_000_000:09d}"
+    ts_dir = os.path.join(dest, stamp)
+    os.mkdir(ts_dir, 0o755)
+    os.chmod(ts_dir, 0o755)
+    tops: list[str] = []
+    for f in m.files:
+        rel = _relative(m, f.path)
+        parent = os.path.dirname(os.path.join(ts_dir, rel))
+        os.makedirs(parent, 0o755, exist_ok=True)
+        _write(os.path.join(ts_dir, rel), f.data, f.mode)
+        top = rel.split("/", 1)[0]
+        if top not in tops:
+            tops.append(top)
+    os.symlink(stamp, os.path.join(dest, "..data"))
+    for top in tops:
+        os.symlink(f"..data/{top}", os.path.join(dest, top))
+    os.chmod(dest, SECRET_DIR_MODE if m.secret else CONFIGMAP_DIR_MODE)
+    return dest
+
+
+def _relative(m: Mount, path: str) -> str:
+    rel = os.path.normpath(path)
+    if rel.startswith(("/", "..")) or rel == ".":
+        raise UsageError(f"{m.source}: item path {path!r} is not allowed; expected a relative path without '..'")
+    return rel
+
+
+def _write(path: str, data: bytes, mode: int) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    os.chmod(path, mode & 0o777)
+
+
+def remove(path: str) -> None:
+    """Remove a run's files folder — only ever one this module made."""
+    if not path or not os.path.basename(path.rstrip("/")).startswith(PREFIX):
+        return
+    if _fstype(os.path.dirname(path.rstrip("/"))) not in _TMPFS:
+        return
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def write_record(record: str, path: str, supervisor: str) -> None:
+    """The folder's path and its run's supervisor, written (and synced) before the folder exists."""
+    os.makedirs(os.path.dirname(record), exist_ok=True)
+    tmp = record + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, json.dumps({"path": path, "supervisor": supervisor}).encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, record)
+
+
+def sweep(state: Path, alive: Callable[[str, str], bool], dry_run: bool = False) -> list[tuple[str, str]]:
+    """Files folders recorded under `state`'s runs whose run is not alive (`alive(run_id,
+    supervisor)`): removed (unless dry_run). Returns (run id, folder) for each."""
+    out: list[tuple[str, str]] = []
+    runs = state / "runs"
+    if not runs.is_dir():
+        return out
+    for d in sorted(runs.iterdir()):
+        record = d / RECORD
+        try:
+            data = json.loads(record.read_text())
+            path, supervisor = str(data["path"]), str(data.get("supervisor", ""))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if alive(d.name, supervisor):
+            continue
+        if os.path.lexists(path):   # else removed already (the run's end, `down`): only the record is stale
+            out.append((d.name, path))
+        if not dry_run:
+            remove(path)
+            try:
+                record.unlink()
+            except OSError:
+                pass
+    return out

@@ -1,0 +1,102 @@
+"""Container ports and what is published on the host: the address and protocol asked for, nothing more.
+
+A Kubernetes `hostPort` is published on its `hostIP` (default: every address) with its
+`protocol`; a compose `ports` entry on the address it names (`127.0.0.1:18081:80` stays on
+the loopback) and with its `/udp`. Ports without a host port are never published. Every
+field is checked when the input is read (a number in range, a protocol Docker knows, an IP
+address), so a malformed one is an error naming the field, not a crash at create.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any, NamedTuple
+
+from ...compiler.errors import UsageError
+
+PROTOCOLS = ("TCP", "UDP", "SCTP")
+
+
+class Port(NamedTuple):
+    container: int
+    protocol: str = "TCP"
+    host: int | None = None
+    host_ip: str = ""          # "" : every address (Docker's and the kubelet's default)
+
+
+def _number(value: Any, where: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        raise UsageError(f"{where}: {what} {value!r} is not a port number; expected an integer 1..65535")
+    return value
+
+
+def _ip(value: Any, where: str) -> str:
+    if value in (None, ""):
+        return ""
+    try:
+        return str(ipaddress.ip_address(str(value).strip("[]")))
+    except ValueError:
+        raise UsageError(f"{where}: hostIP {value!r} is not an IP address") from None
+
+
+def k8s_port(p: Any, where: str) -> Port | None:
+    """One entry of a container's `ports` (None for one without containerPort: the API server refuses
+    it, but the emulator has nothing to do with it)."""
+    if not isinstance(p, dict):
+        raise UsageError(f"{where}: expected a mapping (containerPort, protocol, hostPort...), got "
+                         f"{type(p).__name__}")
+    if "containerPort" not in p:
+        return None
+    cport = _number(p["containerPort"], where, "containerPort")
+    proto = p.get("protocol", "TCP")
+    if proto not in PROTOCOLS:
+        raise UsageError(f"{where}: protocol {proto!r} is not one of {', '.join(PROTOCOLS)}")
+    host = _number(p["hostPort"], where, "hostPort") if p.get("hostPort") not in (None, 0) else None
+    return Port(cport, proto, host, _ip(p.get("hostIP"), where) if host else "")
+
+
+_SHORT = re.compile(r"^(?:(?P<ip>\[[0-9a-fA-F:.]+\]|\d{1,3}(?:\.\d{1,3}){3}):)?(?:(?P<host>[^:/]*):)?(?P<cport>[^:/]+)"
+                    r"(?:/(?P<proto>[a-zA-Z]+))?$")
+
+
+def compose_port(p: Any, where: str) -> Port:
+    """A compose `ports` entry, short (`[IP:][HOST:]CONTAINER[/PROTO]`) or long syntax. Ranges
+    (`8000-8010:8000-8010`) are refused: the emulator publishes ports one by one."""
+    if isinstance(p, dict):
+        target, published = p.get("target"), p.get("published")
+        proto = str(p.get("protocol") or "tcp").upper()
+        ip = p.get("host_ip")
+    elif isinstance(p, (str, int)) and not isinstance(p, bool):
+        m = _SHORT.match(str(p))
+        if not m:
+            raise UsageError(f"{where}: {p!r} is not a port mapping; expected [IP:][HOST:]CONTAINER[/PROTOCOL]")
+        target, published, ip = m.group("cport"), m.group("host"), m.group("ip")
+        proto = (m.group("proto") or "tcp").upper()
+    else:
+        raise UsageError(f"{where}: {p!r} is not a port mapping; expected a string or a mapping")
+    if any("-" in str(v) for v in (target, published) if v is not None):
+        raise UsageError(f"{where}: port ranges ({p!r}) are not supported by the emulator; list the ports one by one")
+    if proto not in PROTOCOLS:
+        raise UsageError(f"{where}: protocol {proto.lower()!r} is not tcp, udp or sctp")
+    cport = _number(_int(target, where), where, "container port")
+    host = _number(_int(published, where), where, "published port") if published not in (None, "") else None
+    return Port(cport, proto, host, _ip(ip, where) if host else "")
+
+
+def _int(value: Any, where: str) -> Any:
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    if isinstance(value, int):
+        return value
+    raise UsageError(f"{where}: port {value!r} is not a number")
+
+
+def bindings(ports: list[Port]) -> dict[str, tuple[str, int] | int]:
+    """Docker's port_bindings for the published ones: "80/udp" -> ("127.0.0.1", 18081)."""
+    out: dict[str, tuple[str, int] | int] = {}
+    for p in ports:
+        if p.host:
+            key = f"{p.container}/{p.protocol.lower()}"
+            out[key] = (p.host_ip, p.host) if p.host_ip else p.host
+    return out

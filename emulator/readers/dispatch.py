@@ -1,0 +1,177 @@
+"""From what the user names on the command line to a run model.
+
+`trainspec run` takes a spec (its plan, read by from_plan.py: no target is
+compiled), a compiled `k8s.yaml`, or a compiled `compose.yaml`. Secrets the manifests
+reference but do not contain come from --secret; the MPI ssh Secret is made
+fresh for each run when absent (the keys exist only in memory and in the
+run's containers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ...compiler.errors import SpecErrors, UsageError
+from ...compiler.plan import JobPlan
+from ...termsafe import neutralise
+from ..model.job import JobModel
+from .k8s import from_k8s
+from .plan import from_plan
+from .secrets import add_ssh_secrets, parse_key_options, ssh_keypair
+from .shapes import check_compose, check_documents, check_run_size
+
+SPEC_API = "trainspec/v1"
+
+
+def read_documents(path: str) -> list[Any]:
+    """The file's YAML (or JSON) documents, read with the compiler's loader and its limits
+    (file size, alias expansion, nesting depth): a compiled file is input like a spec."""
+    from ...compiler.loader import load_file
+
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{path}: no such file")
+    if p.is_dir():
+        raise UsageError(f"{path} is a directory without Chart.yaml; name a spec, a compiled file "
+                         "(k8s, compose, kubeflow, volcano, jobset, trainjob) or a Helm chart folder")
+    if p.suffix.lower() == ".jsonnet":
+        raise UsageError(f"{path}: a .jsonnet file is a spec")  # never reached: load() compiles it
+    try:
+        return [d.data for d in load_file(path) if d.data is not None]
+    except SpecErrors as exc:
+        raise UsageError(str(exc)) from None
+
+
+def is_spec(path: str, docs: list[Any] | None) -> bool:
+    if path.endswith(".jsonnet"):
+        return True
+    return any(isinstance(d, dict) and (d.get("apiVersion") == SPEC_API or d.get("kind") == "TrainingJob")
+               for d in docs or [])
+
+
+def plan_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: list[str],
+              job: str | None) -> JobPlan:
+    """The spec's one job, planned as for the `k8s` target (its naming scheme and checks: the
+    emulator runs what that target would run)."""
+    from .overrides import load_plans  # the compiler's, with `--set` edits applied first (overrides.py)
+
+    try:
+        plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, targets=("k8s",))
+    except SpecErrors as exc:
+        raise UsageError(str(exc)) from None
+    if job is not None:
+        plans = [p for p in plans if p.name == job]
+        if not plans:
+            raise UsageError(f"{path}: no job named {job!r}")
+    if len(plans) > 1:
+        raise UsageError(f"{path} defines {len(plans)} jobs ({', '.join(p.name for p in plans)}); "
+                         "choose one with --job NAME")
+    return plans[0]
+
+
+def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
+         jpath: list[str] | None = None, job: str | None = None, secret_options: Iterable[str] = (),
+         configmap_options: Iterable[str] = (), state_dir: str = ".trainspec",
+         set_options: Iterable[str] = (), values_files: Iterable[str] = (), start_order: bool = False,
+         check_missing: bool = True, namespace: str | None = None, env_files: Iterable[str] = (),
+         env_options: Iterable[str] = ()) -> JobModel:
+    """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
+    the plan's start order names, as the compose and jobset targets do; by default a spec runs
+    like its k8s output, every replica at once. `set_options` are a chart's `--set` values (a
+    spec's are applied by overrides.using); `check_missing`: raise for missing Secrets and
+    ConfigMaps (`trainspec run` reports them in preflight instead, with missing images).
+    `namespace`: a chart's release namespace (`helm install -n`); other inputs carry their own."""
+    from . import helm, unhonoured
+
+    secrets = parse_key_options(secret_options, "--secret")
+    configmaps = parse_key_options(configmap_options, "--configmap")
+    shown = path
+    if helm.is_chart(path):  # a Helm chart folder: rendered, then read as the file it renders to
+        docs: list[Any] | None = helm.render(path, values_files, set_options, namespace or "default")
+        shown = f"{path} (Helm chart)"
+    elif namespace is not None:
+        raise UsageError(f"--namespace is a Helm chart folder's release namespace; {path} carries its own "
+                         "(a spec's metadata.namespace, a compiled object's metadata.namespace)")
+    elif list(values_files):
+        raise UsageError(f"{path}: -f/--values is for a Helm chart folder")
+    else:
+        docs = None if path.endswith(".jsonnet") else read_documents(path)
+    env_files, env_options = list(env_files), list(env_options)
+    if (env_files or env_options) and not (docs is not None and len(docs) == 1
+                                           and isinstance(docs[0], dict) and "services" in docs[0]):
+        raise UsageError(f"{path}: --env-file and -e set compose interpolation variables; this is not a compose file")
+    if start_order and not is_spec(path, docs):
+        raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
+                         "(k8s.yaml: all at once; compose.yaml: depends_on)")
+    spec = is_spec(path, docs)
+    notes: list[str] = []
+    if docs and not spec:
+        compose = len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]
+        # field types and counts, before any reader or controller expands them
+        if compose:
+            check_compose(docs[0], shown)
+        else:
+            check_documents(docs, shown)
+        notes = unhonoured.compose_fields(docs[0], shown) if compose else unhonoured.k8s_fields(docs, shown)
+    try:
+        model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir, start_order,
+                      env_files, env_options)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+        if spec:
+            raise
+        # A shape the checks above do not describe: still bad input, never an internal error.
+        raise UsageError(f"{shown}: a field has a type or value the emulator cannot read "
+                         f"({type(exc).__name__}: {neutralise(str(exc)[:200])}); check the file against the "
+                         "Kubernetes API reference") from None
+    check_run_size(len(model.replicas), shown)
+    model.notes += notes
+    if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
+        missing_objects_error(model)
+    return model
+
+
+def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, job, secrets, configmaps,
+          state_dir: str, start_order: bool, env_files: list[str], env_options: list[str]) -> JobModel:
+    from . import operator, suspension
+
+    if docs and operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
+        model = operator.from_operator(docs, shown, state_dir, job, secrets, configmaps)
+        model.notes += suspension.check(docs, shown)
+        return model
+    if is_spec(path, docs):
+        plan = plan_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
+        if plan.framework == "mpi" and f"{plan.name}-ssh" not in secrets:
+            secrets[f"{plan.name}-ssh"] = ssh_keypair()
+        model = from_plan(plan, state_dir=state_dir, secrets=secrets, configmaps=configmaps,
+                          start_order=start_order, source=path)
+    elif docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+        from .compose import from_compose
+
+        return from_compose(docs[0], path, state_dir, env_files, env_options)
+    else:
+        objects = [d for d in docs or [] if isinstance(d, dict)]
+        if not objects:
+            raise UsageError(f"{path}: empty; name a spec, a compiled k8s.yaml or a compose.yaml")
+        add_ssh_secrets(objects, secrets)
+        model = from_k8s(objects, source=shown, state_dir=state_dir, job=job, secrets=secrets,
+                         configmaps=configmaps)
+        model.notes += suspension.check(objects, shown)
+    return model
+
+
+def missing_objects_error(model: JobModel) -> None:
+    """Secrets/ConfigMaps a cluster would have but the file does not: say how to give them."""
+    for kind, missing, flag in (("Secret", model.secret_missing, "--secret"),
+                                ("ConfigMap", model.configmap_missing, "--configmap")):
+        if len(missing) == 1:
+            name, where = next(iter(missing.items()))
+            raise UsageError(
+                f"{where}: {kind} {name!r} is not in {model.source}; supply it with {flag} {name}=PATH "
+                f"(a directory of key files, or a KEY=VALUE env file) or {flag} {name}:KEY=VALUE")
+        if missing:
+            listed = "; ".join(f"{name!r} (used by {where})" for name, where in missing.items())
+            raise UsageError(
+                f"{kind}s not in {model.source}: {listed}; supply each with {flag} NAME=PATH "
+                f"(a directory of key files, or a KEY=VALUE env file) or {flag} NAME:KEY=VALUE")

@@ -1,0 +1,493 @@
+"""A compiled `k8s.yaml` read into the run model.
+
+`from_k8s(docs)` reads the `k8s` target's objects (or any hand-written set of
+Jobs/Deployments/Services/ConfigMaps/Secrets of the same shape) into the run
+model's dataclasses. Everything that can be wrong with the input is found here,
+before Docker is touched, and reported as a UsageError naming the object and field.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from ...compiler import runpolicy
+from ...compiler.errors import UsageError, error_text
+from ...compiler.kube import expand_references, parse_quantity
+from ..host.paths import safe_name, safe_subpath
+from ..model.job import (
+    Container,
+    EnvSource,
+    FailureRule,
+    FileEntry,
+    JobModel,
+    Mount,
+    Probe,
+    Replica,
+    listing_order,
+)
+from ..model.policy import fallback_rule
+from ..model.ports import Port, k8s_port
+from ..model.security import k8s_security
+from .controllers import OWNER
+from .controllers.indexed_job import expand as expand_indexed
+from .pod_rules import refuse_api_rejects
+
+FRAMEWORK_CONTAINERS = ("tensorflow", "pytorch", "mxnet", "mpi")
+# Limit keys that are not accelerators (anything else is: the resource name
+# of accelerators is configurable in the spec).
+PLAIN_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+ANNOTATION = "trainspec.dev/"
+
+
+def split_jobs(docs: list[dict], source: str) -> dict[str, list[dict]]:
+    """Group objects by job (label trainspec.dev/job, else the topology CM)."""
+    jobs: dict[str, list[dict]] = {}
+    shared: list[dict] = []
+    for doc in docs:
+        if not isinstance(doc, dict):
+            continue
+        meta = doc.get("metadata") or {}
+        job = (meta.get("labels") or {}).get("trainspec.dev/job")
+        if job is None and doc.get("kind") in ("Job", "Deployment"):
+            tmpl = ((doc.get("spec") or {}).get("template") or {}).get("metadata") or {}
+            job = (tmpl.get("labels") or {}).get("trainspec.dev/job")
+        if job is None:
+            shared.append(doc)
+        else:
+            jobs.setdefault(job, []).append(doc)
+    if not jobs:
+        raise UsageError(f"{source}: no trainspec workloads found (Jobs or Deployments labelled "
+                         "trainspec.dev/job); is this the output of `trainspec compile --target k8s`?")
+    for name, objs in jobs.items():
+        jobs[name] = objs + shared
+    return jobs
+
+
+def from_k8s(docs: list[dict], source: str = "<input>", state_dir: str = ".trainspec",
+             job: str | None = None, secrets: dict[str, dict[str, bytes]] | None = None,
+             configmaps: dict[str, dict[str, bytes]] | None = None) -> JobModel:
+    groups = split_jobs(docs, source)
+    if job is None:
+        if len(groups) > 1:
+            raise UsageError(f"{source} holds {len(groups)} jobs ({', '.join(sorted(groups))}); "
+                             "choose one with --job NAME")
+        job = next(iter(groups))
+    elif job not in groups:
+        raise UsageError(f"{source}: no job named {job!r} (found: {', '.join(sorted(groups))})")
+    return _Reader(groups[job], source, job, state_dir, secrets or {}, configmaps or {}).read()
+
+
+class _Reader:
+    def __init__(self, docs: list[dict], source: str, job: str, state_dir: str,
+                 extra_secrets: dict[str, dict[str, bytes]], extra_configmaps: dict[str, dict[str, bytes]]):
+        self.docs = docs
+        self.source = source
+        self.job = job
+        self.state_dir = state_dir
+        self.configmaps: dict[str, dict[str, bytes]] = dict(extra_configmaps)
+        self.secrets: dict[str, dict[str, bytes]] = dict(extra_secrets)
+        self.secret_missing: dict[str, str] = {}
+        self.configmap_missing: dict[str, str] = {}
+        self.topology: dict | None = None
+        self.namespace = "default"
+
+    def fail(self, where: str, message: str, hint: str = "", expected: str = "") -> UsageError:
+        """In the compiler's error shape (compiler/errors.error_text); the file stands for the position."""
+        return UsageError(error_text(self.source, where, message, expected, hint))
+
+    def read(self) -> JobModel:
+        workloads: list[dict] = []
+        services: list[dict] = []
+        for doc in self.docs:
+            kind = doc.get("kind")
+            meta = doc.get("metadata") or {}
+            name = meta.get("name", "?")
+            if kind == "ConfigMap":
+                if name in self.configmaps:
+                    continue  # given on the command line: that wins
+                data = {k: str(v).encode() for k, v in _data(doc, "data", self.source, name).items()}
+                for k, v in _data(doc, "binaryData", self.source, name).items():
+                    data[k] = _b64(v, f"{self.source}: ConfigMap {name} binaryData.{k}")
+                self.configmaps[name] = data
+                if ANNOTATION + "framework" in (meta.get("annotations") or {}):
+                    self.topology = doc
+            elif kind == "Secret":
+                if name in self.secrets:
+                    continue  # given on the command line: that wins
+                data = {k: _b64(v, f"{self.source}: Secret {name} data.{k}")
+                        for k, v in _data(doc, "data", self.source, name).items()}
+                for k, v in _data(doc, "stringData", self.source, name).items():
+                    data[k] = str(v).encode()
+                self.secrets[name] = data
+            elif kind in ("Job", "Deployment"):
+                workloads += expand_indexed(doc, self.job, self.source)  # an Indexed Job: one per pod
+            elif kind == "Service":
+                services.append(doc)
+            if kind in ("Job", "Deployment", "ConfigMap") and meta.get("namespace"):
+                self.namespace = meta["namespace"]
+        ann = ((self.topology or {}).get("metadata") or {}).get("annotations") or {}
+        framework = ann.get(ANNOTATION + "framework")
+        replicas = [self.replica(w) for w in workloads]
+        if not replicas:
+            raise self.fail(f"job {self.job}", "has no Jobs or Deployments to run")
+        names = [r.name for r in replicas]
+        if len(set(names)) != len(names):
+            raise self.fail(f"job {self.job}", "two workloads have the same name")
+        self.add_service_aliases(replicas, services)
+        policy = self.run_policy(ann)
+        if policy is not None:
+            for r in replicas:
+                if r.role in policy.restart:
+                    r.spec_policy = policy.restart[r.role].policy
+            success = policy.success
+            clean = policy.cleanup.pods or "Running"
+            backoff, deadline = policy.backoff_limit, policy.deadline
+        else:  # a hand-written manifest (or one compiled before the run policy existed)
+            success = fallback_rule(framework, replicas, ann.get(ANNOTATION + "success-policy") or None)
+            clean = ann.get(ANNOTATION + "clean-pod-policy") or "Running"
+            if clean not in runpolicy.CLEAN_POD_POLICIES:
+                raise self.fail("ConfigMap annotations", f"clean-pod-policy {clean!r} is not Running|All|None")
+            backoff = _opt_int(ann.get(ANNOTATION + "backoff-limit"))
+            deadline = _opt_int(ann.get(ANNOTATION + "active-deadline-seconds"))
+        return JobModel(
+            name=self.job, namespace=self.namespace, framework=framework, success=success,
+            clean_pod_policy=clean, backoff_limit=backoff,
+            active_deadline=None if deadline is None else float(deadline),
+            replicas=listing_order(replicas), configmaps=self.configmaps, secrets=self.secrets,
+            secret_missing=self.secret_missing, configmap_missing=self.configmap_missing, source=self.source,
+            # Plain Kubernetes starts every pod at once and stops none when the job is done.
+            start_order=policy.start_order if policy else (), start_after={}, controller=False)
+
+    def run_policy(self, ann: dict) -> runpolicy.RunPolicy | None:
+        if runpolicy.ANNOTATION not in ann:
+            return None
+        try:
+            return runpolicy.parse_annotation(ann[runpolicy.ANNOTATION])
+        except runpolicy.RunPolicyError as exc:
+            raise self.fail(f"ConfigMap {(self.topology or {}).get('metadata', {}).get('name')} annotations",
+                            str(exc)) from None
+
+    # -- workloads -------------------------------------------------------
+    def replica(self, doc: dict) -> Replica:
+        kind = doc["kind"]
+        meta = doc.get("metadata") or {}
+        name = meta.get("name") or ""
+        where = f"{kind} {name}"
+        spec = doc.get("spec") or {}
+        tmpl = spec.get("template") or {}
+        labels = {str(k): str(v) for k, v in ((tmpl.get("metadata") or {}).get("labels") or {}).items()}
+        pod = tmpl.get("spec") or {}
+        role = labels.get("trainspec.dev/role") or labels.get("app.kubernetes.io/component")
+        index = labels.get("trainspec.dev/index")
+        if role is None or index is None:
+            # A hand-written workload: fall back to <job>-<role>-<i>.
+            rest = name[len(self.job) + 1:] if name.startswith(self.job + "-") else name
+            r, _, i = rest.rpartition("-")
+            if not r or not i.isdigit():
+                raise self.fail(where, "cannot tell its role and index",
+                                "label the pod template with trainspec.dev/role and trainspec.dev/index")
+            role, index = r, i
+        restart = pod.get("restartPolicy") or ("Always" if kind == "Deployment" else "Never")
+        if kind == "Job" and restart == "Always":
+            raise self.fail(where, "a Job's pod cannot have restartPolicy Always")
+        per_index = _opt_int(spec.get("backoffLimitPerIndex")) if kind == "Job" else None
+        if per_index is not None and restart != "Never":
+            raise self.fail(f"{where} spec.backoffLimitPerIndex", "requires the pod's restartPolicy Never "
+                            "(the API server refuses it with OnFailure)")
+        rules: list[FailureRule] = []
+        for rule in ((spec.get("podFailurePolicy") or {}).get("rules") or []):
+            codes = rule.get("onExitCodes")
+            if not codes:
+                continue  # onPodConditions (eviction, ...) cannot happen here
+            rules.append(FailureRule(rule.get("action", "Count"), codes.get("operator", "In"),
+                                     [int(v) for v in codes.get("values") or []]))
+        refuse_api_rejects(self, pod, where)
+        volumes = {v.get("name"): v for v in pod.get("volumes") or []}
+        containers = pod.get("containers") or []
+        if not containers:
+            raise self.fail(where, "has no containers")
+        main = next((c for c in containers if c.get("name") in FRAMEWORK_CONTAINERS), containers[0])
+        if len(containers) > 1:
+            others = [c.get("name") for c in containers if c is not main]
+            raise self.fail(where, f"has more than one container ({', '.join(map(str, others))} besides "
+                            f"{main.get('name')}); the emulator runs one main container per replica")
+        ctx = f"{where}"
+        grace = float(pod.get("terminationGracePeriodSeconds", 30))
+        hostname = pod.get("hostname") or name
+        aliases = [name, f"{name}.{self.namespace}.svc", f"{name}.{self.namespace}.svc.cluster.local"]
+        if pod.get("hostname") and pod.get("subdomain"):
+            h, s = pod["hostname"], pod["subdomain"]
+            aliases += [f"{h}.{s}", f"{h}.{s}.{self.namespace}.svc", f"{h}.{s}.{self.namespace}.svc.cluster.local"]
+        return Replica(
+            name=name, role=str(role), index=int(index), workload=kind,
+            restart_policy=restart,
+            # backoffLimitPerIndex makes the Job's own limit MaxInt32 unless it is set (batch/v1 defaults)
+            backoff_limit=int(spec.get("backoffLimit", 6 if per_index is None else 2**31 - 1)) if kind == "Job" else 0,
+            active_deadline=_opt_float(spec.get("activeDeadlineSeconds") or pod.get("activeDeadlineSeconds")),
+            failure_rules=rules, hostname=hostname, aliases=_dedupe(aliases), labels=labels,
+            init_containers=[self.container(c, volumes, f"{ctx} initContainer {c.get('name')}", pod)
+                             for c in pod.get("initContainers") or []],
+            main=self.container(main, volumes, f"{ctx} container {main.get('name')}", pod),
+            grace=grace, job_owner=str((meta.get("annotations") or {}).get(OWNER) or ""),
+            backoff_per_index=per_index, max_failed_indexes=_opt_int(spec.get("maxFailedIndexes")))
+
+    def add_service_aliases(self, replicas: list[Replica], services: list[dict]) -> None:
+        """A Service whose selector picks exactly one replica names it too."""
+        for svc in services:
+            meta = svc.get("metadata") or {}
+            sel = (svc.get("spec") or {}).get("selector") or {}
+            if not sel:
+                continue
+            picked = [r for r in replicas if all(r.labels.get(k) == str(v) for k, v in sel.items())]
+            if len(picked) != 1:
+                continue  # shared names would need round-robin DNS; kept out of hosts files
+            n, ns = meta.get("name"), meta.get("namespace") or self.namespace
+            r = picked[0]
+            r.aliases = _dedupe(r.aliases + [n, f"{n}.{ns}", f"{n}.{ns}.svc", f"{n}.{ns}.svc.cluster.local"])
+
+    # -- containers ------------------------------------------------------
+    def container(self, c: dict, volumes: dict[str, dict], where: str, pod: dict) -> Container:
+        image = c.get("image")
+        if not image:
+            raise self.fail(where, "has no image")
+        res = c.get("resources") or {}
+        limits = {**(res.get("requests") or {}), **(res.get("limits") or {})}
+        cpu = memory = None
+        accel: dict[str, int] = {}
+        for key, value in limits.items():
+            try:
+                q = parse_quantity(value)
+            except ValueError:
+                raise self.fail(f"{where} resources", f"{key}: {value!r} is not a Kubernetes quantity") from None
+            if key == "cpu":
+                cpu = q
+            elif key == "memory":
+                memory = int(q)
+            elif key in PLAIN_RESOURCES or key.startswith("hugepages-"):
+                continue
+            elif int(q) > 0:
+                accel[key] = int(q)
+        lifecycle = c.get("lifecycle") or {}
+        # The prober expands exec probe commands against the container's static env only
+        # (kubelet ExpandContainerCommandOnlyStatic: `value` as written, "" for valueFrom); hooks are not expanded.
+        static = {str(e.get("name")): ("" if "valueFrom" in e else str(e.get("value", "")))
+                  for e in c.get("env") or []}
+        return Container(
+            name=str(c.get("name")), image=str(image),
+            command=_strs(c.get("command")), args=_strs(c.get("args")),
+            working_dir=c.get("workingDir"),
+            env=self.env(c, where),
+            ports=self.ports(c, where),
+            cpu=cpu, memory=memory, accelerators=accel,
+            mounts=[self.mount(m, volumes, where) for m in c.get("volumeMounts") or []],
+            post_start=self.hook(lifecycle.get("postStart"), f"{where} postStart"),
+            pre_stop=self.hook(lifecycle.get("preStop"), f"{where} preStop"),
+            liveness=self.probe(c.get("livenessProbe"), f"{where} livenessProbe", static),
+            readiness=self.probe(c.get("readinessProbe"), f"{where} readinessProbe", static),
+            startup=self.probe(c.get("startupProbe"), f"{where} startupProbe", static),
+            security=k8s_security(pod, c, f"{self.source}: {where}"),
+        )
+
+    def ports(self, c: dict, where: str) -> list[Port]:
+        value = c.get("ports") or []
+        if not isinstance(value, list):
+            raise self.fail(f"{where} ports", f"expected a list, got {type(value).__name__}")
+        out = []
+        for i, p in enumerate(value):
+            port = k8s_port(p, f"{self.source}: {where} ports[{i}]")
+            if port is not None:
+                out.append(port)
+        return out
+
+    def env(self, c: dict, where: str) -> list[EnvSource]:
+        out: list[EnvSource] = []
+        for src in c.get("envFrom") or []:
+            prefix = src.get("prefix", "")
+            if "configMapRef" in src:
+                ref = src["configMapRef"]
+                data = self.configmap(ref.get("name"), where, bool(ref.get("optional")))
+                out += [EnvSource(prefix + k, v.decode(), literal=False) for k, v in data.items()]
+            elif "secretRef" in src:
+                ref = src["secretRef"]
+                data = self.secret(ref.get("name"), where, bool(ref.get("optional")))
+                out += [EnvSource(prefix + k, v.decode(), literal=False, secret=True) for k, v in data.items()]
+        for e in c.get("env") or []:
+            name = e.get("name")
+            if "valueFrom" not in e:
+                out.append(EnvSource(name, str(e.get("value", ""))))
+                continue
+            vf = e["valueFrom"] or {}
+            if "configMapKeyRef" in vf:
+                ref = vf["configMapKeyRef"]
+                data = self.configmap(ref.get("name"), f"{where} env {name}", bool(ref.get("optional")))
+                if ref.get("key") not in data:
+                    if ref.get("optional") or ref.get("name") in self.configmap_missing:
+                        continue
+                    raise self.fail(f"{where} env {name}",
+                                    f"ConfigMap key {ref.get('name')}/{ref.get('key')} is not in the input")
+                out.append(EnvSource(name, data[ref["key"]].decode(), literal=False))
+            elif "secretKeyRef" in vf:
+                ref = vf["secretKeyRef"]
+                data = self.secret(ref.get("name"), f"{where} env {name}", bool(ref.get("optional")))
+                if ref.get("key") not in data:
+                    if ref.get("optional") or ref.get("name") in self.secret_missing:
+                        continue
+                    raise self.fail(f"{where} env {name}", f"Secret {ref.get('name')!r} has no key {ref.get('key')!r}")
+                out.append(EnvSource(name, data[ref["key"]].decode(), literal=False, secret=True))
+            elif "fieldRef" in vf:
+                out.append(EnvSource(name, literal=False, field_path=vf["fieldRef"].get("fieldPath")))
+            elif "resourceFieldRef" in vf:
+                ref = vf["resourceFieldRef"]
+                out.append(EnvSource(name, literal=False, field_path="resource:" + str(ref.get("resource"))))
+            else:
+                raise self.fail(f"{where} env {name}", f"unsupported valueFrom {sorted(vf)}")
+        return out
+
+    def secret(self, name: str, where: str, optional: bool) -> dict[str, bytes]:
+        if name in self.secrets:
+            return self.secrets[name]
+        if optional:
+            return {}
+        # Reported later by the loader, which can make some secrets itself
+        # (the MPI ssh keys) and knows the command-line options to suggest.
+        self.secret_missing.setdefault(name, where)
+        return {}
+
+    def configmap(self, name: str, where: str, optional: bool) -> dict[str, bytes]:
+        if name in self.configmaps:
+            return self.configmaps[name]
+        if not optional:
+            self.configmap_missing.setdefault(name, where)
+        return {}
+
+    def mount(self, m: dict, volumes: dict[str, dict], where: str) -> Mount:
+        vname = m.get("name")
+        target = m.get("mountPath")
+        vol = volumes.get(vname)
+        if vol is None:
+            raise self.fail(f"{where} volumeMounts", f"volume {vname!r} is not in the pod's volumes")
+        ro = bool(m.get("readOnly", False))
+        sub = safe_subpath(m.get("subPath"), f"{self.source}: {where} volumeMounts {vname}")
+        if "persistentVolumeClaim" in vol:
+            claim = safe_name(vol["persistentVolumeClaim"].get("claimName"), "claimName",
+                              f"{self.source}: {where} volume {vname}")
+            root = f"{self.state_dir}/volumes/{claim}"
+            src = root + (f"/{sub}" if sub else "")
+            return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")), root=root)
+        if "hostPath" in vol:
+            host = (vol["hostPath"] or {}).get("path")
+            if not isinstance(host, str) or not host.startswith("/") or "\0" in host:
+                raise self.fail(f"{where} volume {vname}", f"hostPath path {host!r} is not an absolute path",
+                                "Kubernetes requires an absolute hostPath")
+            src = host + (f"/{sub}" if sub else "")
+            return Mount(target, "bind", src, ro, host_path=True)
+        if "emptyDir" in vol:
+            if (vol["emptyDir"] or {}).get("medium") == "Memory":
+                limit = (vol["emptyDir"] or {}).get("sizeLimit")
+                return Mount(target, "tmpfs", vname, ro, size=int(parse_quantity(limit)) if limit else None)
+            return Mount(target, "emptydir", vname, ro)
+        if "configMap" in vol or "secret" in vol:
+            is_secret = "secret" in vol
+            src = vol["secret" if is_secret else "configMap"] or {}
+            oname = src.get("secretName" if is_secret else "name")
+            data = (self.secret if is_secret else self.configmap)(oname, f"{where} volume {vname}",
+                                                                  bool(src.get("optional")))
+            mode = int(src.get("defaultMode", 0o644))
+            items = src.get("items")
+            files: list[FileEntry] = []
+            if items:
+                for it in items:
+                    safe_subpath(it.get("path", it.get("key")), f"{self.source}: {where} volume {vname} items path")
+                    if it.get("key") in data:
+                        files.append(FileEntry(it.get("path", it["key"]), data[it["key"]], int(it.get("mode", mode))))
+                    elif oname not in self.secret_missing and oname not in self.configmap_missing \
+                            and not src.get("optional"):
+                        raise self.fail(f"{where} volume {vname}", f"{oname!r} has no key {it.get('key')!r}")
+            else:
+                files = [FileEntry(k, v, mode) for k, v in data.items()]
+            if sub:
+                files = [FileEntry("", f.data, f.mode) for f in files if f.path == sub]
+                return Mount(target, "files", oname, True, files, is_secret, single_file=True)
+            return Mount(target, "files", oname, True, files, is_secret)
+        raise self.fail(f"{where} volume {vname}",
+                        f"volume type {sorted(k for k in vol if k != 'name')} is not supported by the emulator",
+                        "use persistentVolumeClaim, hostPath, emptyDir, configMap or secret")
+
+    def hook(self, h: dict | None, where: str) -> list[str] | None:
+        if not h:
+            return None
+        if "exec" in h:
+            return _strs((h["exec"] or {}).get("command")) or None
+        raise self.fail(where, f"handler {sorted(h)} is not supported by the emulator (only exec)")
+
+    def probe(self, p: dict | None, where: str, static_env: dict[str, str] | None = None) -> Probe | None:
+        if not p:
+            return None
+        common = {
+            "initial_delay": float(p.get("initialDelaySeconds", 0)),
+            # 0 is the API server's default (SetDefaults_Probe), as leaving the field out
+            "period": float(p.get("periodSeconds") or 10),
+            "timeout": float(p.get("timeoutSeconds") or 1),
+            "success_threshold": int(p.get("successThreshold") or 1),
+            "failure_threshold": int(p.get("failureThreshold") or 3),
+        }
+        if "exec" in p:
+            command = _strs((p["exec"] or {}).get("command"))
+            if command is not None:
+                command = [expand_references(w, static_env or {}) for w in command]
+            return Probe("exec", command=command, **common)
+        if "tcpSocket" in p:
+            t = p["tcpSocket"] or {}
+            return Probe("tcp", port=t.get("port"), host=t.get("host"), **common)
+        if "httpGet" in p:
+            h = p["httpGet"] or {}
+            return Probe("http", port=h.get("port"), host=h.get("host"), path=h.get("path", "/"),
+                         scheme=h.get("scheme", "HTTP"),
+                         headers=[(x["name"], x["value"]) for x in h.get("httpHeaders") or []], **common)
+        raise self.fail(where, f"probe handler {sorted(p)} is not supported by the emulator "
+                        "(exec, tcpSocket, httpGet)")
+
+
+
+
+def _strs(v: Any) -> list[str] | None:
+    if v is None:
+        return None
+    return [str(x) for x in v]
+
+
+def _opt_int(v: Any) -> int | None:
+    return None if v in (None, "") else int(v)
+
+
+def _opt_float(v: Any) -> float | None:
+    return None if v in (None, "") else float(v)
+
+
+def _dedupe(xs: list[str]) -> list[str]:
+    out: list[str] = []
+    for x in xs:
+        if x not in out:
+            out.append(x)
+    return out
+
+
+
+def _data(doc: dict, field: str, source: str, name: str) -> dict:
+    value = doc.get(field) or {}
+    if not isinstance(value, dict):
+        raise UsageError(f"{source}: {doc.get('kind')} {name} {field}: expected a mapping of keys, got "
+                         f"{type(value).__name__}")
+    return value
+
+
+def _b64(value: object, where: str) -> bytes:
+    """A Secret's data / a ConfigMap's binaryData value: base64 or an error (the API server refuses it),
+    never silently empty. The value is not quoted: it may be a secret."""
+    if not isinstance(value, str):
+        raise UsageError(f"{where}: expected a base64 string, got {type(value).__name__}")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (ValueError, TypeError):
+        raise UsageError(f"{where}: not valid base64 (value not shown); the API server refuses it") from None

@@ -1,0 +1,113 @@
+"""A manifest for a cluster controller (Kubeflow, MPI operator, Volcano, JobSet, Trainer v2) read into the run model.
+
+The controller's module (controllers/) makes the objects it would create on a
+cluster — one pod per replica with the env it injects, its ConfigMaps and
+Secrets — and its job rules; the k8s reader (from_k8s.py) reads those pods as it
+reads a compiled k8s.yaml, and the controller's success rule, backoff, deadline
+and cleanup replace the ones a k8s.yaml carries in annotations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...compiler.errors import UsageError
+from ..model.job import JobModel
+from .controllers import Created, jobset, kind_of, kubeflow_v1, mpi_operator, trainjob, volcano_job
+
+KUBEFLOW_V1 = "kubeflow.org/v1"
+
+
+def controller(doc: Any) -> Callable[[dict, str], Created] | None:
+    """The controller that acts on this document, or None for an object it does not own."""
+    api, kind = kind_of(doc)
+    if api == KUBEFLOW_V1 and kind in kubeflow_v1.KINDS:
+        return kubeflow_v1.create
+    if api.startswith("kubeflow.org/v2") and kind == "MPIJob":
+        return mpi_operator.create
+    if api.startswith("batch.volcano.sh/") and kind == "Job":
+        return volcano_job.create
+    if api.startswith("jobset.x-k8s.io/") and kind == "JobSet":
+        return _jobset
+    if api.startswith("trainer.kubeflow.org/") and kind == "TrainJob":
+        return _trainjob  # with its TrainingRuntime, found in the same file by created()
+    return None
+
+
+def _jobset(doc: dict, source: str) -> Created:
+    rjobs = {str(r.get("name")) for r in (doc.get("spec") or {}).get("replicatedJobs") or []}
+    # run.py starts an MPI job's workers (their sshd) before the launcher, as InOrder does here.
+    return jobset.create(doc, source, framework="mpi" if "launcher" in rjobs else None)
+
+
+def _trainjob(doc: dict, source: str, docs: list[Any] | None = None) -> Created:
+    ref = (doc.get("spec") or {}).get("runtimeRef") or {}
+    name = ref.get("name")
+    if ref.get("kind", "ClusterTrainingRuntime") != "TrainingRuntime":
+        raise UsageError(f"{source}: TrainJob {(doc.get('metadata') or {}).get('name')}: runtimeRef {name!r} is a "
+                         "ClusterTrainingRuntime; the emulator needs the TrainingRuntime in the same file")
+    runtime = next((d for d in docs or [] if kind_of(d)[1] == "TrainingRuntime"
+                    and (d.get("metadata") or {}).get("name") == name), None)
+    if runtime is None:
+        raise UsageError(f"{source}: TrainJob {(doc.get('metadata') or {}).get('name')}: TrainingRuntime {name!r} "
+                         "is not in the file")
+    return trainjob.create(doc, runtime, source)
+
+
+def is_operator_input(docs: list[Any]) -> bool:
+    return any(controller(d) is not None for d in docs)
+
+
+def created(docs: list[Any], source: str, job: str | None = None) -> tuple[Created, list[dict]]:
+    """The one custom resource's Created, and the file's other objects (ConfigMaps, Secrets...)."""
+    owned = [d for d in docs if controller(d) is not None]
+    if job is not None:
+        owned = [d for d in owned if ((d.get("metadata") or {}).get("name")) == job]
+        if not owned:
+            raise UsageError(f"{source}: no job named {job!r}")
+    if len(owned) > 1:
+        names = ", ".join(f"{d.get('kind')} {(d.get('metadata') or {}).get('name')}" for d in owned)
+        raise UsageError(f"{source} holds {len(owned)} jobs ({names}); choose one with --job NAME")
+    doc = owned[0]
+    make = controller(doc)
+    assert make is not None
+    others = [d for d in docs if isinstance(d, dict) and controller(d) is None
+              and d.get("kind") in ("ConfigMap", "Secret", "Service")]
+    try:
+        made = _trainjob(doc, source, docs) if make is _trainjob else make(doc, source)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        # A field of the wrong shape (a list where a map goes, "two" replicas): what the API server's
+        # schema would refuse. Said as a usage error, with the object, never a traceback.
+        what = f"{doc.get('kind')} {(doc.get('metadata') or {}).get('name')}"
+        raise UsageError(f"{source}: {what}: a field has the wrong type or shape ({type(exc).__name__}: {exc}); "
+                         f"check it against the {doc.get('apiVersion')} {doc.get('kind')} schema") from None
+    return made, others
+
+
+def from_operator(docs: list[Any], source: str, state_dir: str = ".trainspec", job: str | None = None,
+                  secrets: dict[str, dict[str, bytes]] | None = None,
+                  configmaps: dict[str, dict[str, bytes]] | None = None) -> JobModel:
+    from .k8s import from_k8s
+    from .secrets import add_ssh_secrets, ssh_keypair
+
+    made, others = created(docs, source, job)
+    objects = made.objects + others
+    secrets = dict(secrets or {})
+    for name in made.ssh_secrets:
+        if name not in secrets:
+            secrets[name] = ssh_keypair()
+    add_ssh_secrets(objects, secrets)
+    model = from_k8s(objects, source=source, state_dir=state_dir, job=made.job, secrets=secrets,
+                     configmaps=configmaps)
+    model.namespace = made.namespace
+    model.framework = made.framework
+    model.controller = True  # the operator stops the rest once its rule is met (from_k8s says plain k8s)
+    model.success_policy = None
+    model.controller_success = made.success
+    model.clean_pod_policy = made.clean_pod_policy
+    model.backoff_limit = made.backoff_limit
+    model.active_deadline = made.active_deadline
+    model.restart = made.restart
+    model.gates = {pod: tuple(gates) for pod, gates in made.gates.items()}  # the controller creates them later
+    return model

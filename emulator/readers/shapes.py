@@ -1,0 +1,274 @@
+"""The types of the manifest fields the emulator reads, checked before it reads them.
+
+A compiled file may be hand-edited or someone else's. The API server refuses a field of the
+wrong type (`completions: "abc"`, `containers: x`, `periodSeconds: "ten"`, a null
+`persistentVolumeClaim`) before anything runs; so does the emulator, with the file, the
+object, the field path and the type expected — never a crash. Only the fields the readers
+use are described (a field not listed is not read, so not checked here); counts are
+bounded by what one machine's Docker can run (`MAX_LOCAL_REPLICAS`), before any pod is
+expanded from them, so `completions: 1000000000000` is refused at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...compiler.errors import UsageError
+from ...compiler.kube import parse_quantity
+
+# A run's containers share one Docker bridge network, and a Linux bridge takes at most 1024
+# ports (BR_MAX_PORTS): past this the run could not even be wired up.
+MAX_LOCAL_REPLICAS = 1000
+
+Shape = Any   # a type name ("str", "int", ...), ("list", Shape), ("map", Shape) or a dict of fields
+
+_INT32 = (-(2**31), 2**31 - 1)
+SCALAR = "scalar"
+
+OBJECT_META: dict = {"name": "str", "namespace": "str", "labels": ("map", SCALAR), "annotations": ("map", SCALAR)}
+PROBE: dict = {
+    "exec": {"command": ("list", SCALAR)}, "httpGet": {"path": "str", "port": "port", "host": "str",
+                                                        "scheme": "str", "httpHeaders": ("list", "map")},
+    "tcpSocket": {"port": "port", "host": "str"}, "grpc": "map",
+    "initialDelaySeconds": "count", "periodSeconds": "count", "timeoutSeconds": "count",
+    "successThreshold": "count", "failureThreshold": "count", "terminationGracePeriodSeconds": "count",
+}
+HANDLER: dict = {"exec": {"command": ("list", SCALAR)}, "httpGet": "map", "tcpSocket": "map", "sleep": "map"}
+CONTAINER: dict = {
+    "name": "str", "image": "image", "command": ("list", SCALAR), "args": ("list", SCALAR), "workingDir": "str",
+    "env": ("list", {"name": "str", "value": SCALAR, "valueFrom": "map"}),
+    "envFrom": ("list", {"prefix": "str", "configMapRef": "map", "secretRef": "map"}),
+    "ports": ("list", "map"),   # ports.py checks each entry's fields
+    "resources": {"limits": ("map", SCALAR), "requests": ("map", SCALAR)},
+    "volumeMounts": ("list", {"name": "str", "mountPath": "str", "subPath": "str", "readOnly": "bool"}),
+    "livenessProbe": PROBE, "readinessProbe": PROBE, "startupProbe": PROBE,
+    "lifecycle": {"postStart": HANDLER, "preStop": HANDLER},
+    "securityContext": "map", "restartPolicy": "str",
+}
+KEY_ITEMS = ("list", {"key": "str", "path": "str", "mode": "int"})
+VOLUME: dict = {
+    "name": "str",
+    "persistentVolumeClaim": ("nonnull", {"claimName": "str", "readOnly": "bool"}),
+    "hostPath": ("nonnull", {"path": "str", "type": "str"}),
+    "emptyDir": {"medium": "str", "sizeLimit": "quantity"},
+    "configMap": ("nonnull", {"name": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool"}),
+    "secret": ("nonnull", {"secretName": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool"}),
+}
+POD_SPEC: dict = {
+    "containers": ("list", CONTAINER), "initContainers": ("list", CONTAINER), "volumes": ("list", VOLUME),
+    "restartPolicy": "str", "terminationGracePeriodSeconds": "count", "activeDeadlineSeconds": "count",
+    "hostname": "str", "subdomain": "str", "securityContext": "map", "nodeSelector": ("map", SCALAR),
+}
+POD_TEMPLATE: dict = {"metadata": OBJECT_META, "spec": POD_SPEC}
+JOB_SPEC: dict = {
+    "completions": "replicas", "parallelism": "bounded", "backoffLimit": "count", "backoffLimitPerIndex": "count",
+    "maxFailedIndexes": "count", "activeDeadlineSeconds": "count", "ttlSecondsAfterFinished": "count",
+    "completionMode": "str", "suspend": "bool", "template": POD_TEMPLATE,
+    "podFailurePolicy": {"rules": ("list", {"action": "str", "onExitCodes": {"operator": "str",
+                                                                             "values": ("list", "int")}})},
+}
+KINDS: dict[str, dict] = {
+    "Job": {"metadata": OBJECT_META, "spec": JOB_SPEC},
+    "Deployment": {"metadata": OBJECT_META, "spec": {"replicas": "replicas", "template": POD_TEMPLATE}},
+    "Pod": {"metadata": OBJECT_META, "spec": POD_SPEC},
+    "ConfigMap": {"metadata": OBJECT_META, "data": ("map", SCALAR), "binaryData": ("map", "str")},
+    "Secret": {"metadata": OBJECT_META, "data": ("map", "str"), "stringData": ("map", SCALAR)},
+    "Service": {"metadata": OBJECT_META, "spec": {"selector": ("map", SCALAR), "clusterIP": "str"}},
+}
+REPLICA_SPEC: dict = {"replicas": "replicas", "restartPolicy": "str", "template": POD_TEMPLATE}
+# Custom resources: where their pod templates and counts are.
+OPERATOR_KINDS: dict[str, dict] = {
+    "TFJob": {"metadata": OBJECT_META, "spec": {"tfReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map"}},
+    "PyTorchJob": {"metadata": OBJECT_META, "spec": {"pytorchReplicaSpecs": ("map", REPLICA_SPEC),
+                                                     "runPolicy": "map"}},
+    "MXJob": {"metadata": OBJECT_META, "spec": {"mxReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map"}},
+    "XGBoostJob": {"metadata": OBJECT_META, "spec": {"xgbReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map"}},
+    "PaddleJob": {"metadata": OBJECT_META, "spec": {"paddleReplicaSpecs": ("map", REPLICA_SPEC),
+                                                    "runPolicy": "map"}},
+    "JAXJob": {"metadata": OBJECT_META, "spec": {"jaxReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map"}},
+    "MPIJob": {"metadata": OBJECT_META, "spec": {"mpiReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map",
+                                                 "slotsPerWorker": "count"}},
+    "Job.batch.volcano.sh": {"metadata": OBJECT_META, "spec": {
+        "minAvailable": "bounded", "maxRetry": "count",
+        "tasks": ("list", {"name": "str", "replicas": "replicas", "minAvailable": "bounded", "maxRetry": "count",
+                           "template": POD_TEMPLATE, "policies": ("list", "map")}),
+        "policies": ("list", "map"), "plugins": ("map", ("list", SCALAR))}},
+    "JobSet": {"metadata": OBJECT_META, "spec": {
+        "replicatedJobs": ("list", {"name": "str", "replicas": "replicas",
+                                    "template": {"metadata": OBJECT_META, "spec": JOB_SPEC}}),
+        "failurePolicy": {"maxRestarts": "count", "rules": ("list", "map")}, "suspend": "bool"}},
+    "TrainJob": {"metadata": OBJECT_META, "spec": {
+        "trainer": {"numNodes": "replicas", "image": "image", "command": ("list", SCALAR), "args": ("list", SCALAR),
+                    "env": ("list", {"name": "str", "value": SCALAR, "valueFrom": "map"})},
+        "suspend": "bool"}},
+}
+
+
+# A compose service: the keys from_compose.py reads ("words": a string or a list of them; "pairs": a
+# mapping or a list of NAME=VALUE strings; "entry": a short-syntax string or a long-syntax mapping).
+COMPOSE_SERVICE: dict = {
+    "image": "image", "command": "words", "entrypoint": "words", "environment": "pairs", "labels": "pairs",
+    "working_dir": "str", "hostname": "str", "restart": "str", "user": SCALAR, "read_only": "bool",
+    "ports": ("list", "entry"), "expose": ("list", SCALAR), "volumes": ("list", "entry"),
+    "tmpfs": "words", "shm_size": SCALAR, "stop_grace_period": SCALAR, "networks": "any",
+    "depends_on": "any", "deploy": {"resources": {"limits": {"cpus": SCALAR, "memory": SCALAR},
+                                                  "reservations": {"devices": ("list", "map")}}},
+    "healthcheck": {"test": "words", "interval": SCALAR, "timeout": SCALAR, "start_period": SCALAR,
+                    "retries": "count", "disable": "bool"},
+    "x-trainspec": {"lifecycle": {"postStart": HANDLER, "preStop": HANDLER}},
+}
+COMPOSE_FILE: dict = {"services": ("map", COMPOSE_SERVICE), "volumes": ("map", "any"), "x-trainspec": "map"}
+
+
+def check_compose(doc: dict, source: str) -> None:
+    """A compose file's types, as `docker compose config` would refuse them."""
+    _check(doc, COMPOSE_FILE, source, "", [])
+    services = doc.get("services")
+    if isinstance(services, dict):
+        check_run_size(len(services), source)
+
+
+def check_documents(docs: list[Any], source: str) -> None:
+    """Every object the emulator reads has its fields' types, and counts it can run."""
+    total = 0
+    for n, doc in enumerate(docs):
+        if not isinstance(doc, dict):
+            continue
+        kind = doc.get("kind")
+        api = str(doc.get("apiVersion") or "")
+        key = "Job.batch.volcano.sh" if kind == "Job" and api.startswith("batch.volcano.sh") else kind
+        shape = KINDS.get(str(key)) or OPERATOR_KINDS.get(str(key))
+        if shape is None:
+            continue
+        meta = doc.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        where = f"{source}: {kind} {name if isinstance(name, str) else f'(document {n + 1})'}"
+        counts: list[int] = []
+        _check(doc, shape, where, "", counts)
+        total += _pods(doc, str(key), counts)
+    check_run_size(total, source)
+
+
+def _pods(doc: dict, key: str, counts: list[int]) -> int:
+    """How many pods one object makes, from its (already checked) counts: enough to refuse a run too
+    large before any pod is expanded; the run model's count is checked again (check_run_size)."""
+    if key in ("ConfigMap", "Secret", "Service"):
+        return 0
+    if key == "JobSet":
+        total = 0
+        for rj in (doc.get("spec") or {}).get("replicatedJobs") or []:
+            jspec = (rj.get("template") or {}).get("spec") or {}
+            total += (rj.get("replicas") or 1) * max(jspec.get("completions") or 1, jspec.get("parallelism") or 1)
+        return total
+    return max(1, sum(counts))
+
+
+def check_run_size(count: int, source: str) -> None:
+    if count > MAX_LOCAL_REPLICAS:
+        raise UsageError(f"{source}: the job would start {count} pods; the emulator runs at most {MAX_LOCAL_REPLICAS} "
+                         "on one machine (a run's containers share one Docker bridge network, which takes at most "
+                         "1024); lower the replica counts for a local dry-run")
+
+
+def _check(value: Any, shape: Shape, where: str, path: str, counts: list[int]) -> None:
+    if isinstance(shape, tuple) and shape[0] == "nonnull":
+        if value is None:
+            raise _error(where, path, value, "a mapping (null leaves the volume without a source)")
+        shape = shape[1]
+    if value is None:
+        return  # the API server treats a null field as unset
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise _error(where, path, value, "a mapping")
+        for field, sub in shape.items():
+            if field in value:
+                _check(value[field], sub, where, f"{path}.{field}" if path else field, counts)
+        return
+    if isinstance(shape, tuple):
+        container, inner = shape
+        if container == "list":
+            if not isinstance(value, list):
+                raise _error(where, path, value, "a list")
+            for i, item in enumerate(value):
+                _check(item, inner, where, f"{path}[{i}]", counts)
+        else:
+            if not isinstance(value, dict):
+                raise _error(where, path, value, "a mapping")
+            for k, item in value.items():
+                _check(item, inner, where, f"{path}.{k}", counts)
+        return
+    _leaf(value, shape, where, path, counts)
+
+
+def _leaf(value: Any, shape: str, where: str, path: str, counts: list[int]) -> None:
+    if shape == "any":
+        return
+    if shape == "map":
+        if not isinstance(value, dict):
+            raise _error(where, path, value, "a mapping")
+    elif shape == "words":
+        if not isinstance(value, str) and not (isinstance(value, list)
+                                               and all(not isinstance(w, (dict, list)) for w in value)):
+            raise _error(where, path, value, "a string or a list of strings")
+    elif shape == "pairs":
+        if not isinstance(value, dict) and not (isinstance(value, list)
+                                                and all(not isinstance(w, (dict, list)) for w in value)):
+            raise _error(where, path, value, "a mapping or a list of NAME=VALUE strings")
+        if isinstance(value, dict) and any(isinstance(v, (dict, list)) for v in value.values()):
+            raise _error(where, path, value, "a mapping of names to strings")
+    elif shape == "entry":
+        if isinstance(value, (list, bool)) or value is None:
+            raise _error(where, path, value, "a string or a mapping")
+    elif shape == "str":
+        if not isinstance(value, str):
+            raise _error(where, path, value, "a string")
+    elif shape == SCALAR:
+        if isinstance(value, (dict, list)):
+            raise _error(where, path, value, "a string (or number)")
+    elif shape == "bool":
+        if not isinstance(value, bool):
+            raise _error(where, path, value, "true or false")
+    elif shape in ("int", "count", "replicas", "bounded"):
+        low = 0 if shape != "int" else _INT32[0]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= _INT32[1]:
+            raise _error(where, path, value, f"an integer {low}..{_INT32[1]}" if shape != "int" else "an integer")
+        if shape in ("replicas", "bounded"):
+            if value > MAX_LOCAL_REPLICAS:
+                raise UsageError(f"{where}: {path}: {value} pods; the emulator runs at most {MAX_LOCAL_REPLICAS} on "
+                                 "one machine (a run's containers share one Docker bridge network, which takes at "
+                                 "most 1024); lower it for a local dry-run")
+            if shape == "replicas":
+                counts.append(value)
+    elif shape == "port":
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or (
+                isinstance(value, int) and not 1 <= value <= 65535):
+            raise _error(where, path, value, "a port number 1..65535 or a port name")
+    elif shape == "quantity":
+        try:
+            parse_quantity(str(value))
+        except (ValueError, ArithmeticError):
+            raise _error(where, path, value, "a Kubernetes quantity (e.g. 1Gi, 500Mi)") from None
+    elif shape == "image":
+        if not isinstance(value, str) or not value.strip():
+            raise _error(where, path, value, "an image reference")
+        if value.startswith("-") or any(c.isspace() or ord(c) < 32 for c in value):
+            raise UsageError(f"{where}: {path}: {_show(value)} is not an image reference (it starts with '-' or holds "
+                             "spaces or control characters)")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _type(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _error(where: str, path: str, value: Any, expected: str) -> UsageError:
+    # A Secret's values are never quoted (`where` names the object: "... Secret creds").
+    secret = " Secret " in where
+    shown = f" {_show(value)}" if isinstance(value, (str, int, float)) and not isinstance(value, bool) \
+        and not secret else ""
+    return UsageError(f"{where}: {path or '(the object)'}: is {_type(value)}{shown}; expected {expected}")

@@ -1,0 +1,52 @@
+"""The layer rules, as import-linter contracts (pyproject.toml [tool.importlinter]).
+
+They replace hand-written AST walks: every import counts (module-level, function-level,
+TYPE_CHECKING), indirect chains included where the contract says so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "lint_imports.py"
+
+
+def _lint(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, check=False,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_import_linter():
+    if shutil.which("lint-imports", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("import-linter is not installed (the dev extra: pip install -e '.[dev]')")
+
+
+def test_every_import_contract_is_kept():
+    r = _lint()
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "0 broken" in r.stdout
+
+
+def test_the_contracts_can_fail(tmp_path):
+    """A model module that imports the engine breaks the emulator's layers contract (the check is live)."""
+    spec = importlib.util.spec_from_file_location("lint_imports", SCRIPT)
+    assert spec and spec.loader
+    lint = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lint)
+    lint.lay_out(tmp_path)
+    job = tmp_path / "trainspec" / "emulator" / "model" / "job.py"
+    job.write_text(job.read_text() + "\n\ndef _upward():\n    from ..engine import run  # noqa: F401\n")
+    lint_bin = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    r = subprocess.run([lint_bin, str(ROOT / "pyproject.toml"), "--no-cache"], cwd=tmp_path, capture_output=True,
+                       text=True, check=False, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                       timeout=300)
+    assert r.returncode == 1, r.stdout[-3000:]
+    assert "trainspec.emulator.model.job -> trainspec.emulator.engine.run" in r.stdout
