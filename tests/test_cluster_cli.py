@@ -110,6 +110,44 @@ def test_kubeconfig_as_a_list_of_files_is_merged_as_kubectl_does(fake, tmp_path)
                               "`trainspec ps --cluster` lists them"]  # the context's namespace, from the 2nd file
 
 
+def test_the_first_file_of_kubeconfig_sets_the_context_as_with_kubectl(fake, tmp_path):
+    # kubectl: the first file to set current-context wins, an empty file is skipped, and a name defined
+    # twice keeps its first definition (the python client alone would take the last file's context)
+    first = fake.kubeconfig(tmp_path, namespace="default")
+    second = tmp_path / "second.yaml"
+    second.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "elsewhere",
+        "clusters": [{"name": "fake", "cluster": {"server": f"http://127.0.0.1:{closed_port()}"}},
+                     {"name": "gone", "cluster": {"server": f"http://127.0.0.1:{closed_port()}"}}],
+        "contexts": [{"name": "elsewhere", "context": {"cluster": "gone", "user": "u", "namespace": "x"}},
+                     {"name": "fake", "context": {"cluster": "gone", "user": "u", "namespace": "x"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}]}))
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    result = cli(Path(f"{empty}:{first}:{second}"), tmp_path, "ps", "--cluster", "tf-ps")
+    assert errors(result) == ["trainspec: error: no job 'tf-ps' in namespace default (context fake); "
+                              "`trainspec ps --cluster` lists them"]
+    result = cli(Path(f"{empty}:{first}:{second}"), tmp_path, "ps", "--cluster", "--context", "elsewhere")
+    assert result.returncode == 2 and "(context elsewhere): connection refused" in result.stderr
+
+
+def test_relative_certificate_paths_resolve_against_their_kubeconfig(tmp_path):
+    from trainspec.cluster.kubeconfig import merge
+
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    (folder / "config").write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "certificate-authority": "ca.crt"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"client-key": "k/key.pem", "exec": {"command": "./bin/login",
+                                                                            "apiVersion": "x"}}}]}))
+    merged = merge([str(folder / "config")], explicit=False).config
+    assert merged["clusters"][0]["cluster"]["certificate-authority"] == str(folder / "ca.crt")
+    assert merged["users"][0]["user"]["client-key"] == str(folder / "k" / "key.pem")
+    assert merged["users"][0]["user"]["exec"]["command"] == str(folder / "bin" / "login")
+
+
 def test_an_unknown_context_lists_the_known_ones(fake, tmp_path):
     result = cli(fake, tmp_path, "ps", "--cluster", "--context", "prod")
     assert result.returncode == 2 and "--context prod: no such context" in result.stderr and "(contexts: fake)" \

@@ -38,28 +38,26 @@ class Cluster:
             from kubernetes.config.config_exception import ConfigException
         except ModuleNotFoundError:  # pragma: no cover - a declared dependency
             raise ClusterError("the cluster commands need the `kubernetes` package: pip install kubernetes") from None
+        from .kubeconfig import candidate_files, chosen_context, merge
+
         configuration = client.Configuration()
-        files = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-        have_file = any(os.path.exists(os.path.expanduser(f)) for f in files.split(os.pathsep) if f)
+        env = os.environ.get("KUBECONFIG")
+        paths, explicit = candidate_files(kubeconfig, env, os.path.expanduser("~"))
+        files = os.pathsep.join(paths)
         self.context_namespace = "default"
         self.where = ""
         try:
-            if have_file or kubeconfig or context:
-                if not have_file:
-                    raise ClusterError(f"no kubeconfig at {files} (set KUBECONFIG or --kubeconfig)")
-                # --kubeconfig names one file; else the client reads KUBECONFIG (merging a list) or ~/.kube/config
-                loader_file = os.path.expanduser(kubeconfig) if kubeconfig else \
-                    None if os.environ.get("KUBECONFIG") else os.path.expanduser("~/.kube/config")
-                contexts, current = config.list_kube_config_contexts(config_file=loader_file)
-                if contexts is not None:
-                    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
-                    if context and chosen is None:
-                        names = ", ".join(sorted(str(c.get("name")) for c in contexts))
-                        raise ClusterError(f"--context {context}: no such context in {files} (contexts: {names})")
-                    self.context_namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
-                    self.where = f"context {(chosen or {}).get('name', '?')}"
-                config.load_kube_config(config_file=loader_file, context=context, client_configuration=configuration,
-                                        persist_config=False, temp_file_path=_tmpfs())
+            merged = merge(paths, explicit)
+            if merged.config is not None:
+                # kubectl's merge (first current-context and first definition of a name win), loaded as a dict:
+                # the client's own KUBECONFIG merge lets the last file's current-context win
+                name, chosen = chosen_context(merged.config, context, files)
+                self.context_namespace = chosen.get("namespace") or "default"
+                self.where = f"context {name}"
+                config.load_kube_config_from_dict(merged.config, context=name, client_configuration=configuration,
+                                                  persist_config=False, temp_file_path=_tmpfs())
+            elif context:
+                raise ClusterError(f"--context {context}: no kubeconfig at {files} (set KUBECONFIG or --kubeconfig)")
             elif os.environ.get("KUBERNETES_SERVICE_HOST"):
                 try:
                     config.load_incluster_config(client_configuration=configuration)
@@ -78,7 +76,7 @@ class Cluster:
         except ConfigException as exc:
             raise ClusterError(f"cannot use the kubeconfig: {str(exc).splitlines()[0] if str(exc) else exc}") \
                 from None
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise ClusterError(f"cannot read the kubeconfig {files}: {exc}") from None
         configuration.retries = 0  # an unreachable server is an error now, not after urllib3's three retries
         self.host = configuration.host
