@@ -190,7 +190,11 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
     assert "Job.batch ml/tf-ps-worker-2: pruned" in result.stdout
     assert sorted(set(before) - set(job_objects(fake, "tf-ps"))) == ["Job/tf-ps-worker-2", "Service/tf-ps-worker-2"]
     deletes = [r for r in fake.requests if r[0] == "DELETE"]
-    assert len(deletes) == 2 and all(body["propagationPolicy"] == "Foreground" for *_, body in deletes)
+    # kubectl's prune cascade: background, so a bare API server (no garbage collector) removes them too
+    assert len(deletes) == 2 and all(body["propagationPolicy"] == "Background" for *_, body in deletes)
+    patches = [(r, t) for r, t in zip(fake.requests, fake.content_types) if r[0] == "PATCH"]
+    assert patches and all(t == "application/apply-patch+yaml" and r[2]["fieldManager"] == "trainspec"
+                           and r[2]["fieldValidation"] == "Strict" for r, t in patches)
 
     result = cli(fake, tmp_path, "down", "--cluster", "tf-ps", "--wait")
     assert result.returncode == 0, result.stderr
@@ -198,6 +202,26 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
     assert job_objects(fake, "tf-ps") == ["ConfigMap/notes"]  # not put there by trainspec: left alone
     assert job_objects(fake, "other") == ["Service/other"]
     assert "nothing to remove" in cli(fake, tmp_path, "down", "--cluster", "tf-ps").stdout
+
+
+def test_down_is_foreground_while_pods_run_and_waits_for_the_garbage_collector(fake, tmp_path):
+    assert cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml")).returncode == 0
+    fake.put({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "tf-ps-worker-0", "namespace": "ml", "labels": {"trainspec.dev/job": "tf-ps"},
+        "ownerReferences": [{"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": "tf-ps", "uid": "u"}]}})
+    result = cli(fake, tmp_path, "down", "--cluster", "tf-ps", "--wait", "--timeout", "1")
+    assert "TFJob.kubeflow.org ml/tf-ps: deleted (foreground)" in result.stdout
+    # no garbage collector here (a bare kube-apiserver): the job stays, marked, behind its finalizer
+    tfjob = fake.store["/apis/kubeflow.org/v1/namespaces/ml/tfjobs/tf-ps"]
+    assert tfjob["metadata"]["finalizers"] == ["foregroundDeletion"] and tfjob["metadata"]["deletionTimestamp"]
+    assert result.returncode == 1 and "still there after 1 s" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_down_of_a_job_with_no_pods_leaves_nothing_even_without_a_garbage_collector(fake, tmp_path):
+    assert cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml")).returncode == 0
+    result = cli(fake, tmp_path, "down", "--cluster", "tf-ps", "--wait", "--timeout", "5")
+    assert result.returncode == 0, result.stderr
+    assert "deleted (background)" in result.stdout and job_objects(fake, "tf-ps") == []
 
 
 def test_a_rejected_field_is_reported_at_the_spec_line(fake, tmp_path):

@@ -176,6 +176,11 @@ def test_a_webhook_refusal_that_names_a_field_points_at_the_spec():
        "expected string, got &value.valueUnstructured{Value:1}"), (".spec.bogus", "field not declared in schema")]),
     ('admission webhook "v.kb.io" denied the request: spec.replicatedJobs[1].replicas: must be > 0',
      [("spec.replicatedJobs[1].replicas", "must be > 0")]),
+    # fieldValidation=Strict (sent with every apply): unknown and duplicate fields, a 400 BadRequest
+    ('.spec.tfReplicaSpecs: strict decoding error: unknown field "spec.tfReplicaSpecs.Worker.replica", '
+     'duplicate field "spec.runPolicy"',
+     [("spec.tfReplicaSpecs.Worker.replica", "unknown field (not in the schema)"),
+      ("spec.runPolicy", "duplicate field")]),
     ("something else entirely", []),
 ])
 def test_field_errors_found_in_a_message(message, fields):

@@ -263,7 +263,8 @@ def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]]) -> boo
         return True
     if args.prune:
         for obj in P.prune_set(_live_objects(cluster, served, b.job, P.namespaces_of(objects)), objects, b.job):
-            _delete(cluster, served, obj, dry)
+            # kubectl's prune cascade (background): the object goes now, what it owns after it
+            _delete(cluster, served, obj, dry, "Background")
             print(f"{_what(obj)}: pruned{' (dry run: server)' if dry else ''}")
     return False
 
@@ -272,7 +273,10 @@ def _apply_one(cluster, obj: dict, plural: str, is_namespaced: bool, dry: bool, 
     meta = obj["metadata"]
     path = kinds.resource_path(str(obj["apiVersion"]), plural, meta.get("namespace") if is_namespaced else None,
                                meta["name"])
-    query = {"fieldManager": "trainspec", "force": "true" if force else None, "dryRun": "All" if dry else None}
+    # fieldValidation=Strict as kubectl sends it: the server default (Warn) drops an unknown field with only
+    # a warning header, so a misspelt field would pass the check and vanish from the job
+    query = {"fieldManager": "trainspec", "fieldValidation": "Strict", "force": "true" if force else None,
+             "dryRun": "All" if dry else None}
     return cluster.request("PATCH", path, query, obj, content_type="application/apply-patch+yaml")
 
 
@@ -322,7 +326,8 @@ def _rejection_lines(b, obj: dict, status) -> list[str]:
 
     what = _what(obj)
     if status.code not in (400, 422) and status.reason not in ("Invalid", "BadRequest") \
-            and "denied the request" not in status.message and TYPED_PATCH not in status.message:
+            and "denied the request" not in status.message and TYPED_PATCH not in status.message \
+            and "strict decoding error" not in status.message:
         return [f"trainspec: error: {b.origin}: {describe(status, what)}"]  # forbidden, conflict...: one line
     causes = real_causes(status) or message_causes(status.message)
     if not causes:
@@ -374,12 +379,14 @@ def _live_objects(cluster, served: _Served, job: str, namespaces: list[str]) -> 
     return out
 
 
-def _delete(cluster, served: _Served, obj: dict, dry: bool) -> None:
+def _delete(cluster, served: _Served, obj: dict, dry: bool, policy: str) -> None:
+    """DELETE with a propagation policy: Foreground keeps the object (finalizer foregroundDeletion) until the
+    garbage collector has removed its dependents; Background removes it now and its dependents after."""
     meta = obj["metadata"]
     plural, is_namespaced = served.plural(str(obj["apiVersion"]), str(obj["kind"])) or ("", True)
     path = kinds.resource_path(str(obj["apiVersion"]), plural, meta.get("namespace") if is_namespaced else None,
                                meta["name"])
-    body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Foreground"}
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": policy}
     try:
         cluster.request("DELETE", path, {"dryRun": "All" if dry else None}, body)
     except ApiFailure as exc:
@@ -549,9 +556,13 @@ def cmd_down(args) -> int:
     if not live:
         print(f"nothing to remove for {args.job} in namespace {cluster.namespace}")
         return 0
+    # Foreground while the job has pods: they stop before the objects they run under and mount go. With no
+    # pod nothing depends on the objects, and a foreground deletion would only wait for the garbage
+    # collector to drop its finalizer (forever on a server without kube-controller-manager).
+    policy = "Foreground" if _pods(cluster, args.job) else "Background"
     for obj in live:
-        _delete(cluster, served, obj, False)
-        print(f"{_what(obj)}: deleted (foreground)")
+        _delete(cluster, served, obj, False, policy)
+        print(f"{_what(obj)}: deleted ({policy.lower()})")
     if not args.wait:
         return 0
     deadline = time.monotonic() + args.timeout
