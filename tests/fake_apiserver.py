@@ -27,7 +27,8 @@ BUILTIN = [("v1", "Namespace", "namespaces", False), ("v1", "ConfigMap", "config
            ("v1", "Secret", "secrets", True), ("v1", "Service", "services", True), ("v1", "Pod", "pods", True),
            ("v1", "ServiceAccount", "serviceaccounts", True),
            ("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True),
-           ("batch/v1", "Job", "jobs", True), ("apps/v1", "Deployment", "deployments", True)]
+           ("batch/v1", "Job", "jobs", True), ("apps/v1", "Deployment", "deployments", True),
+           ("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False)]
 # Written down (the recordings hold no 403) in the shape k8s.io/apimachinery/pkg/api/errors.NewForbidden
 # gives: reason Forbidden, code 403, details {name, group, kind}, the RBAC authorizer's message.
 FORBIDDEN_403 = {

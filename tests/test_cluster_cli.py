@@ -458,3 +458,25 @@ def test_ps_watch_prints_the_table_again_until_interrupted(fake, tmp_path):
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     assert out.count("job tf-ps  TFJob tf-ps") >= 2 and "Traceback" not in err
+
+
+def test_cluster_scoped_kinds_are_applied_without_a_namespace(fake, tmp_path):
+    # discovery says which kinds are cluster-scoped: a PriorityClass or ClusterTrainingRuntime in a compiled
+    # file goes to its cluster-wide path with no metadata.namespace, and `down` finds it again
+    docs = [d for d in yaml.safe_load_all((GOLDEN / "tf-ps" / "k8s.yaml").read_text()) if d]
+    docs += [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "train-high"},
+              "value": 1000},
+             {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+              "metadata": {"name": "torch-shared", "labels": {"trainspec.dev/job": "tf-ps"}}, "spec": {}}]
+    compiled = tmp_path / "with-cluster-scoped.yaml"
+    compiled.write_text(yaml.safe_dump_all(docs))
+    result = cli(fake, tmp_path, "apply", str(compiled))
+    assert result.returncode == 0, result.stderr
+    patches = {path: body for method, path, _, body in fake.requests if method == "PATCH"}
+    for path in ("/apis/scheduling.k8s.io/v1/priorityclasses/train-high",
+                 "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-shared"):
+        assert "namespace" not in patches[path]["metadata"]
+    result = cli(fake, tmp_path, "down", "--cluster", "tf-ps")
+    assert result.returncode == 0, result.stderr
+    assert "ClusterTrainingRuntime.trainer.kubeflow.org torch-shared: deleted" in result.stdout
+    assert result.stdout.count("torch-shared") == 1

@@ -209,9 +209,14 @@ def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]]) -> boo
 
     dry = args.dry_run == "server"
     namespace = cluster.namespace
-    objects = P.prepared(b.objects + P.secret_objects(secrets, b.job, namespace), b.job, namespace,
-                         cluster.explicit_namespace)
     served = _Served(cluster)
+
+    def scope(obj: dict) -> bool | None:
+        found = served.plural(str(obj.get("apiVersion")), str(obj.get("kind")))
+        return None if found is None else found[1]
+
+    objects = P.prepared(b.objects + P.secret_objects(secrets, b.job, namespace), b.job, namespace,
+                         cluster.explicit_namespace, scope)
     missing = [missing_message(str(o["apiVersion"]), str(o["kind"]), served.kinds(str(o["apiVersion"])), b.from_spec)
                for o in objects if served.plural(str(o["apiVersion"]), str(o["kind"])) is None]
     if missing:
@@ -366,7 +371,7 @@ def _live_objects(cluster, served: _Served, job: str, namespaces: list[str]) -> 
         found = served.plural(kind.api_version, kind.kind)
         if found is None:
             continue
-        for ns in namespaces or [""]:
+        for ns in (namespaces or [""]) if found[1] else [""]:  # a cluster-scoped kind is listed once
             path = kinds.resource_path(kind.api_version, found[0], ns if found[1] else None)
             try:
                 listing = cluster.request("GET", path, {"labelSelector": job_selector(job)})
