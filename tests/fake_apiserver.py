@@ -78,6 +78,7 @@ class FakeApiServer:
         # No kube-controller-manager, as on a bare kube-apiserver: nothing removes the foregroundDeletion
         # finalizer, so a foreground-deleted object stays (deletionTimestamp set) until a test says `gc = True`.
         self.gc = False
+        self.warnings: list[str] = []  # sent as `Warning: 299 - "..."` headers with every PATCH answer
         self.failures: list[tuple[str, re.Pattern, int, object]] = []
         self.lock = threading.Lock()
         server = self
@@ -101,6 +102,8 @@ class FakeApiServer:
                 self.send_response(status)
                 self.send_header("Content-Type", "text/plain" if isinstance(answer, str) else "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for text in server.warnings if method == "PATCH" else ():
+                    self.send_header("Warning", '299 - "' + text.replace('"', '\\"') + '"')
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -480,3 +480,11 @@ def test_cluster_scoped_kinds_are_applied_without_a_namespace(fake, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "ClusterTrainingRuntime.trainer.kubeflow.org torch-shared: deleted" in result.stdout
     assert result.stdout.count("torch-shared") == 1
+
+
+def test_the_servers_warnings_are_shown_once(fake, tmp_path):
+    fake.warnings = ['kubeflow.org/v1 TFJob is deprecated; use "trainer.kubeflow.org/v1alpha1" TrainJob']
+    result = cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines().count('trainspec: warning: kubeflow.org/v1 TFJob is deprecated; use '
+                                           '"trainer.kubeflow.org/v1alpha1" TrainJob') == 1

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +20,16 @@ from .errors import ApiFailure, ClusterError, parse_status
 
 CONNECT_TIMEOUT, READ_TIMEOUT = 10, 60
 APPLY_PATCH = "application/apply-patch+yaml"
+
+
+_WARNING = re.compile(r'^\s*(\d{3})\s+\S+\s+"((?:[^"\\]|\\.)*)"')
+
+
+def warning_text(header: str) -> str:
+    """The text of one RFC 7234 warning value (`299 - "text"`) as the API server writes it; the value as is
+    when it is not in that form."""
+    match = _WARNING.match(header)
+    return re.sub(r"\\(.)", r"\1", match.group(2)) if match else header.strip()
 
 
 def _network_errors() -> tuple[type[BaseException], ...]:
@@ -83,6 +95,7 @@ class Cluster:
         self.namespace = namespace or self.context_namespace
         self.explicit_namespace = namespace is not None
         self._api = client.ApiClient(configuration)
+        self._warned: set[str] = set()
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -136,7 +149,19 @@ class Cluster:
             except _network_errors() as exc:
                 raise self._unreachable(exc) from None
             raise ApiFailure(parse_status(response.status, data or response.reason or ""))
+        self._warn(response.response)
         return response.response
+
+    def _warn(self, raw: Any) -> None:
+        """The server's `Warning: 299 - "..."` headers (deprecated versions, CEL warnings, fields it dropped),
+        printed once each on stderr, as kubectl does."""
+        headers = getattr(raw, "headers", None)
+        getlist = getattr(headers, "getlist", None)
+        for value in (getlist("Warning") if getlist else []):
+            text = warning_text(value)
+            if text and text not in self._warned:
+                self._warned.add(text)
+                print(f"trainspec: warning: {text}", file=sys.stderr)
 
     def _unreachable(self, exc: BaseException) -> ClusterError:
         reason = getattr(exc, "reason", None) or exc
