@@ -488,3 +488,12 @@ def test_the_servers_warnings_are_shown_once(fake, tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines().count('trainspec: warning: kubeflow.org/v1 TFJob is deprecated; use '
                                            '"trainer.kubeflow.org/v1alpha1" TrainJob') == 1
+
+
+@pytest.mark.parametrize("target", ["k8s", "kubeflow", "volcano", "jobset", "trainjob"])
+def test_ps_shows_the_replicas_of_a_job_with_no_pods_yet_for_every_target(fake, tmp_path, target):
+    # the replicas come from the job object (a TrainJob's from the runtime it names) before any pod exists
+    assert cli(fake, tmp_path, "apply", str(GOLDEN / "pytorch-ddp" / f"{target}.yaml")).returncode == 0
+    result = cli(fake, tmp_path, "ps", "--cluster", "pytorch-ddp", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert [r["name"] for r in json.loads(result.stdout)["replicas"]] == ["master-0", "worker-0"]

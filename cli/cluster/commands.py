@@ -428,7 +428,34 @@ def _job_objects(cluster, served: _Served, job: str | None) -> list[dict]:
     if not out and forbidden:
         names = ", ".join(dict.fromkeys(k for k, _ in forbidden))
         raise ClusterError(describe(forbidden[0][1], f"listing {names} in {cluster.namespace}"))
+    if job:
+        out += _runtimes(cluster, served, out)
     return out
+
+
+def _runtimes(cluster, served: _Served, objects: list[dict]) -> list[dict]:
+    """The runtimes the job's TrainJobs name: a TrainJob's replicas (its nodes) are written there."""
+    found = []
+    for obj in objects:
+        if obj.get("kind") != "TrainJob":
+            continue
+        ref = (obj.get("spec") or {}).get("runtimeRef") or {}
+        kind = str(ref.get("kind") or "ClusterTrainingRuntime")  # Trainer v2's default
+        api_version = f"{ref.get('apiGroup') or 'trainer.kubeflow.org'}/{kinds.group_version(obj)}"
+        plural = served.plural(api_version, kind)
+        if plural is None or not ref.get("name"):
+            continue
+        namespace = (obj.get("metadata") or {}).get("namespace") or cluster.namespace
+        try:
+            runtime = cluster.request("GET", kinds.resource_path(api_version, plural[0],
+                                                                 namespace if plural[1] else None, ref["name"]))
+        except ApiFailure:
+            continue  # gone or hidden: the table shows what the TrainJob and its pods say
+        if isinstance(runtime, dict):
+            runtime.setdefault("apiVersion", api_version)
+            runtime.setdefault("kind", kind)
+            found.append(runtime)
+    return found
 
 
 def _pods(cluster, job: str) -> list[dict]:

@@ -72,3 +72,8 @@ def resource_path(api_version: str, plural: str, namespace: str | None, name: st
         path += f"/namespaces/{namespace}"
     path += f"/{plural}"
     return path + (f"/{name}" if name else "")
+
+
+def group_version(obj: dict) -> str:
+    """The version part of an object's apiVersion (v1 of trainer.kubeflow.org/v1alpha1 is v1alpha1)."""
+    return str(obj.get("apiVersion", "")).rpartition("/")[2]
