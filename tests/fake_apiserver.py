@@ -187,6 +187,13 @@ class FakeApiServer:
         if method == "PATCH" and content_type.startswith("application/apply-patch") and not query.get("fieldManager"):
             return _bad_request("PATCH /apply requires fieldManager")  # apiserver: apply needs a field manager
         versions = {g for g, *_ in self.kinds}
+        groups = sorted({g.rpartition("/")[0] for g in versions if "/" in g})
+        if method == "GET" and path.startswith("/apis/") and path[len("/apis/"):] in groups:
+            group = path[len("/apis/"):]  # an APIGroup, as a server answers for every group it serves
+            served = sorted(v.rpartition("/")[2] for v in versions if v.startswith(group + "/"))
+            entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in reversed(served)]
+            return 200, {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": entries,
+                         "preferredVersion": entries[0]}
         for version in sorted(versions, key=len, reverse=True):
             base = "/api/v1" if version == "v1" else f"/apis/{version}"
             if path == base:

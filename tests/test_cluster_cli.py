@@ -338,6 +338,21 @@ def test_a_missing_kueue_local_queue_or_volcano_queue(fake, tmp_path):
     assert cli(fake, tmp_path, "apply", str(tmp_path / "volcano.yaml"), "--dry-run=server").returncode == 0
 
 
+def test_a_kueue_local_queue_is_looked_up_in_the_version_the_server_prefers(fake, tmp_path):
+    fake.kinds.append(("kueue.x-k8s.io/v1beta2", "LocalQueue", "localqueues", True))  # Kueue 0.15+
+    docs = [d for d in yaml.safe_load_all((GOLDEN / "tf-ps" / "k8s.yaml").read_text()) if d]
+    for d in docs:
+        if d["kind"] == "Job":
+            d["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "team-a"
+    (tmp_path / "k8s.yaml").write_text(yaml.safe_dump_all(docs))
+    result = cli(fake, tmp_path, "apply", str(tmp_path / "k8s.yaml"), "--dry-run=server")
+    assert result.returncode == 2 and "Kueue LocalQueue ml/team-a does not exist" in result.stderr
+    fake.put({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+              "metadata": {"name": "team-a", "namespace": "ml"}})
+    result = cli(fake, tmp_path, "apply", str(tmp_path / "k8s.yaml"), "--dry-run=server")
+    assert result.returncode == 0 and "warning" not in result.stderr
+
+
 def test_secrets_from_memory_and_an_mpi_ssh_key_made_once(fake, tmp_path):
     result = cli(fake, tmp_path, "apply", str(SPECS / "mpi-horovod.yaml"), "--secret", "extra:token=@env:TOKEN",
                  TOKEN="s3cr3t-value")

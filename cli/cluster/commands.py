@@ -299,10 +299,15 @@ def _queue_problems(cluster, objects: list[dict]) -> list[str]:
     from .plan import queues
 
     out = []
+    preferred: dict[str, str] = {}
     for kind, ns, name in queues(objects):
         if kind == "LocalQueue":
-            path, group, what = (f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{ns}/localqueues/{name}",
-                                 "Kueue (kueue.x-k8s.io/v1beta1)", f"Kueue LocalQueue {ns}/{name}")
+            # the version the server prefers (Kueue serves v1beta1 and, since 0.15, v1beta2); v1beta1 when the
+            # group answers nothing readable (the GET below then says what is wrong)
+            version = preferred.get("kueue") or preferred.setdefault("kueue", _preferred_version(
+                cluster, "kueue.x-k8s.io", "v1beta1"))
+            path, group, what = (f"/apis/kueue.x-k8s.io/{version}/namespaces/{ns}/localqueues/{name}",
+                                 f"Kueue (kueue.x-k8s.io/{version})", f"Kueue LocalQueue {ns}/{name}")
             todo = "create it (a LocalQueue pointing at a ClusterQueue), or change the spec's scheduling.queue"
         else:
             path, group, what = (f"/apis/scheduling.volcano.sh/v1beta1/queues/{name}",
@@ -323,6 +328,16 @@ def _queue_problems(cluster, objects: list[dict]) -> list[str]:
             elif exc.status.code != 403:  # may not read queues: the admission will tell
                 out.append(describe(exc.status, what))
     return out
+
+
+def _preferred_version(cluster, group: str, fallback: str) -> str:
+    """The group's preferred version by its discovery document (GET /apis/<group>: an APIGroup)."""
+    try:
+        answer = cluster.request("GET", f"/apis/{group}")
+    except ApiFailure:
+        return fallback
+    version = ((answer or {}).get("preferredVersion") or {}).get("version") if isinstance(answer, dict) else None
+    return str(version) if version else fallback
 
 
 def _rejection_lines(b, obj: dict, status) -> list[str]:
