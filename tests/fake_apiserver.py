@@ -28,7 +28,8 @@ BUILTIN = [("v1", "Namespace", "namespaces", False), ("v1", "ConfigMap", "config
            ("v1", "ServiceAccount", "serviceaccounts", True),
            ("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True),
            ("batch/v1", "Job", "jobs", True), ("apps/v1", "Deployment", "deployments", True),
-           ("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False)]
+           ("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False),
+           ("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False)]
 # Written down (the recordings hold no 403) in the shape k8s.io/apimachinery/pkg/api/errors.NewForbidden
 # gives: reason Forbidden, code 403, details {name, group, kind}, the RBAC authorizer's message.
 FORBIDDEN_403 = {
@@ -244,6 +245,8 @@ class FakeApiServer:
                     if kind[0] == "Namespace":
                         self.namespaces.add(str(name))
                     created = key not in self.store
+                    if kind[0] == "CustomResourceDefinition":  # no controller needed to say it is served
+                        obj["status"] = {"conditions": [{"type": "Established", "status": "True"}]}
                     self.store[key] = obj
                     return (201 if created else 200), obj
                 return 200, obj
