@@ -82,8 +82,7 @@ def merge(files: list[str], explicit: bool) -> Merged:
         folder = os.path.dirname(os.path.abspath(path))
         if data.get("current-context") and not merged.get("current-context"):
             merged["current-context"] = data["current-context"]
-        for section, resolve in (("clusters", lambda e: _resolved(e, _CLUSTER_FILES, folder)),
-                                 ("contexts", lambda e: e), ("users", lambda e: _resolve_user(e, folder))):
+        for section in ("clusters", "contexts", "users"):
             entries = data.get(section) or []
             if not isinstance(entries, list):
                 raise ClusterError(f"{path}: {section} must be a list of {{name, {section[:-1]}}}")
@@ -94,7 +93,10 @@ def merge(files: list[str], explicit: bool) -> Merged:
                     continue  # the first file to define a name wins
                 seen[section].add(entry["name"])
                 field = section[:-1]
-                merged[section].append({"name": entry["name"], field: resolve(entry.get(field) or {})})
+                body = entry.get(field) or {}
+                body = _resolved(body, _CLUSTER_FILES, folder) if section == "clusters" else \
+                    _resolve_user(body, folder) if section == "users" else body
+                merged[section].append({"name": entry["name"], field: body})
     return Merged(merged if read else None, tuple(read))
 
 
