@@ -539,7 +539,7 @@ def cmd_logs(args) -> int:
 
     from trainspec.emulator.ui import Console
 
-    from .status import pod_identity
+    from .status import main_container, pod_identity
 
     if args.tail is not None and args.tail < 0:
         raise UsageError("--tail must be 0 or more lines")
@@ -565,7 +565,7 @@ def cmd_logs(args) -> int:
 
     def show(name: str) -> None:
         pod = chosen[name]
-        container = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
+        container = main_container(pod)
         path = f"/api/v1/namespaces/{cluster.namespace}/pods/{pod['metadata']['name']}/log"
         query = {"container": container, "tailLines": args.tail, "follow": "true" if args.follow else None}
         try:
