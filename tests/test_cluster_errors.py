@@ -195,3 +195,17 @@ def test_an_ssa_list_key_maps_to_the_env_variable():
     field = parse_field_path('.spec.template.spec.containers[name="tensorflow"].env[name="LOG_LEVEL"].value')
     where = locate("tf-ps.yaml", doc.positions, spec_candidates(job, field))
     assert where is not None and where.path == "spec.env.LOG_LEVEL"
+
+
+def test_a_namespace_being_deleted_is_not_called_a_permission_problem():
+    # the shape of k8s.io/apiserver's NamespaceLifecycle admission refusal (errors.NewForbidden with the
+    # NamespaceTerminating cause)
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "code": 403,
+            "reason": "Forbidden",
+            "message": 'jobs.batch "tf-ps-worker-0" is forbidden: unable to create new content in namespace ml '
+                       "because it is being terminated",
+            "details": {"name": "tf-ps-worker-0", "group": "batch", "kind": "jobs", "causes": [
+                {"reason": "NamespaceTerminating", "message": "namespace ml is being terminated",
+                 "field": "metadata.namespace"}]}}
+    line = describe(parse_status(403, body), "Job.batch ml/tf-ps-worker-0")
+    assert line.startswith("Job.batch ml/tf-ps-worker-0: namespace ml is being deleted") and "permission" not in line

@@ -115,7 +115,8 @@ class Cluster:
 
     def stream(self, path: str, query: dict | None = None) -> Iterator[bytes]:
         """The body as it comes (a followed log), line by line."""
-        response = self._call("GET", path, query, None, "application/json", (CONNECT_TIMEOUT, None))
+        response = self._call("GET", path, query, None, "application/json", (CONNECT_TIMEOUT, None),
+                              accept="application/json, */*")  # kubectl's: a log is text, its error a Status
         pending = b""
         try:
             for chunk in response.stream(4096, decode_content=True):
@@ -129,12 +130,13 @@ class Cluster:
         finally:
             response.release_conn()
 
-    def _call(self, method: str, path: str, query: dict | None, body: Any, content_type: str, timeout: Any):
+    def _call(self, method: str, path: str, query: dict | None, body: Any, content_type: str, timeout: Any,
+              accept: str = "application/json"):
         """The raw urllib3 response of a 2xx answer; ApiFailure with the Status of any other."""
         from kubernetes.client.exceptions import ApiException
 
         params = [(k, v) for k, v in (query or {}).items() if v is not None]
-        headers = {"Accept": "application/json", "Content-Type": content_type}
+        headers = {"Accept": accept, "Content-Type": content_type}
         try:
             request = self._api.param_serialize(method, path, query_params=params, header_params=headers,
                                                 body=body, auth_settings=["BearerToken"])

@@ -72,6 +72,12 @@ def describe(status: Status, what: str, context: str = "") -> str:
     if code == 401 or reason == "Unauthorized":
         return (f"{what}: the cluster refused the credentials ({status.message or 'Unauthorized'}); "
                 f"check the kubeconfig user{context}")
+    if any(c.reason == "NamespaceTerminating" for c in status.causes):
+        # the namespace lifecycle admission answers 403 Forbidden, but it is no permission problem
+        namespace = next((m.group(1) for c in status.causes for m in [re.search(r"namespace (\S+)", c.message)]
+                          if m), "")
+        return (f"{what}: namespace {namespace or '(its namespace)'} is being deleted: wait until it is gone "
+                "(then --create-namespace), or use another namespace")
     if code == 403 or reason == "Forbidden":
         return f"{what}: permission denied: {status.message or 'Forbidden'}"
     if reason == "AlreadyExists":
