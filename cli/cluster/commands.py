@@ -606,7 +606,10 @@ def cmd_down(args) -> int:
     # Foreground while the job has pods: they stop before the objects they run under and mount go. With no
     # pod nothing depends on the objects, and a foreground deletion would only wait for the garbage
     # collector to drop its finalizer (forever on a server without kube-controller-manager).
-    policy = "Foreground" if _pods(cluster, args.job) else "Background"
+    try:
+        policy = "Foreground" if _pods(cluster, args.job) else "Background"
+    except ClusterError:  # may not list pods (RBAC): what the issue asks, pods first
+        policy = "Foreground"
     for obj in live:
         _delete(cluster, served, obj, False, policy)
         print(f"{_what(obj)}: deleted ({policy.lower()})")
