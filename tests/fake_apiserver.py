@@ -27,7 +27,9 @@ BUILTIN = [("v1", "Namespace", "namespaces", False), ("v1", "ConfigMap", "config
            ("v1", "Secret", "secrets", True), ("v1", "Service", "services", True), ("v1", "Pod", "pods", True),
            ("v1", "ServiceAccount", "serviceaccounts", True),
            ("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True),
-           ("batch/v1", "Job", "jobs", True), ("apps/v1", "Deployment", "deployments", True)]
+           ("batch/v1", "Job", "jobs", True), ("apps/v1", "Deployment", "deployments", True),
+           ("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False),
+           ("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False)]
 # Written down (the recordings hold no 403) in the shape k8s.io/apimachinery/pkg/api/errors.NewForbidden
 # gives: reason Forbidden, code 403, details {name, group, kind}, the RBAC authorizer's message.
 FORBIDDEN_403 = {
@@ -73,6 +75,11 @@ class FakeApiServer:
         self.store: dict[str, dict] = {}  # object path -> object
         self.logs: dict[str, str] = {}  # pod name -> its log text
         self.requests: list[tuple[str, str, dict, object]] = []
+        self.content_types: list[str] = []  # of each request, in order
+        # No kube-controller-manager, as on a bare kube-apiserver: nothing removes the foregroundDeletion
+        # finalizer, so a foreground-deleted object stays (deletionTimestamp set) until a test says `gc = True`.
+        self.gc = False
+        self.warnings: list[str] = []  # sent as `Warning: 299 - "..."` headers with every PATCH answer
         self.failures: list[tuple[str, re.Pattern, int, object]] = []
         self.lock = threading.Lock()
         server = self
@@ -89,11 +96,15 @@ class FakeApiServer:
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
                 with server.lock:
                     server.requests.append((method, url.path, query, body))
-                    status, answer = server.answer(method, url.path, query, body)
+                    server.content_types.append(self.headers.get("Content-Type", ""))
+                    status, answer = server.answer(method, url.path, query, body,
+                                                   self.headers.get("Content-Type", ""))
                 data = answer.encode() if isinstance(answer, str) else json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "text/plain" if isinstance(answer, str) else "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for text in server.warnings if method == "PATCH" else ():
+                    self.send_header("Warning", '299 - "' + text.replace('"', '\\"') + '"')
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -159,11 +170,31 @@ class FakeApiServer:
         body["message"] = f'{what} "{name}" not found'
         return status, body
 
-    def answer(self, method: str, path: str, query: dict, body: object) -> tuple[int, object]:
+    def answer(self, method: str, path: str, query: dict, body: object,
+               content_type: str = "application/json") -> tuple[int, object]:
         for m, pattern, status, failure in self.failures:
             if m == method and pattern.search(path):
                 return status, failure
+        if query.get("dryRun") not in (None, "All"):
+            return _bad_request(f'Invalid value: "{query["dryRun"]}": supported values: "All"', 400, "Invalid")
+        if query.get("fieldValidation") not in (None, "Ignore", "Warn", "Strict"):
+            return _bad_request(f'invalid fieldValidation directive: {query["fieldValidation"]}')
+        if method == "PATCH" and content_type.split(";")[0].strip() not in (
+                "application/apply-patch+yaml", "application/merge-patch+json", "application/json-patch+json",
+                "application/strategic-merge-patch+json"):
+            return 415, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                         "message": f'the server does not support the patch type "{content_type}"',
+                         "reason": "UnsupportedMediaType", "code": 415}
+        if method == "PATCH" and content_type.startswith("application/apply-patch") and not query.get("fieldManager"):
+            return _bad_request("PATCH /apply requires fieldManager")  # apiserver: apply needs a field manager
         versions = {g for g, *_ in self.kinds}
+        groups = sorted({g.rpartition("/")[0] for g in versions if "/" in g})
+        if method == "GET" and path.startswith("/apis/") and path[len("/apis/"):] in groups:
+            group = path[len("/apis/"):]  # an APIGroup, as a server answers for every group it serves
+            served = sorted(v.rpartition("/")[2] for v in versions if v.startswith(group + "/"))
+            entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in reversed(served)]
+            return 200, {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": entries,
+                         "preferredVersion": entries[0]}
         for version in sorted(versions, key=len, reverse=True):
             base = "/api/v1" if version == "v1" else f"/apis/{version}"
             if path == base:
@@ -214,15 +245,34 @@ class FakeApiServer:
                     if kind[0] == "Namespace":
                         self.namespaces.add(str(name))
                     created = key not in self.store
+                    if kind[0] == "CustomResourceDefinition":  # no controller needed to say it is served
+                        obj["status"] = {"conditions": [{"type": "Established", "status": "True"}]}
                     self.store[key] = obj
                     return (201 if created else 200), obj
                 return 200, obj
             if method == "DELETE":
                 if key not in self.store:
                     return self._not_found(rest[0], group, str(name))
-                obj = self.store[key] if query.get("dryRun") == "All" else self.store.pop(key)
-                return 200, obj
+                options = body if isinstance(body, dict) else {}
+                policy = query.get("propagationPolicy") or options.get("propagationPolicy") or "Background"
+                if query.get("dryRun") == "All" or (options.get("dryRun") or []) == ["All"]:
+                    return 200, self.store[key]
+                if policy == "Foreground" and not self.gc:
+                    # as the apiserver's registry store does: mark, add the finalizer, keep the object
+                    obj = self.store[key]
+                    meta = obj.setdefault("metadata", {})
+                    meta.setdefault("deletionTimestamp", "2026-11-26T02:22:06Z")
+                    meta["deletionGracePeriodSeconds"] = 0
+                    if "foregroundDeletion" not in (meta.get("finalizers") or []):
+                        meta["finalizers"] = list(meta.get("finalizers") or []) + ["foregroundDeletion"]
+                    return 200, obj
+                return 200, self.store.pop(key)
         return recorded(self.reference, "missing-crd-404")
+
+
+def _bad_request(message: str, code: int = 400, reason: str = "BadRequest") -> tuple[int, object]:
+    return code, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+                  "reason": reason, "code": code}
 
 
 def _selected(obj: dict, selector: str) -> bool:

@@ -110,6 +110,44 @@ def test_kubeconfig_as_a_list_of_files_is_merged_as_kubectl_does(fake, tmp_path)
                               "`trainspec ps --cluster` lists them"]  # the context's namespace, from the 2nd file
 
 
+def test_the_first_file_of_kubeconfig_sets_the_context_as_with_kubectl(fake, tmp_path):
+    # kubectl: the first file to set current-context wins, an empty file is skipped, and a name defined
+    # twice keeps its first definition (the python client alone would take the last file's context)
+    first = fake.kubeconfig(tmp_path, namespace="default")
+    second = tmp_path / "second.yaml"
+    second.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "elsewhere",
+        "clusters": [{"name": "fake", "cluster": {"server": f"http://127.0.0.1:{closed_port()}"}},
+                     {"name": "gone", "cluster": {"server": f"http://127.0.0.1:{closed_port()}"}}],
+        "contexts": [{"name": "elsewhere", "context": {"cluster": "gone", "user": "u", "namespace": "x"}},
+                     {"name": "fake", "context": {"cluster": "gone", "user": "u", "namespace": "x"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}]}))
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    result = cli(Path(f"{empty}:{first}:{second}"), tmp_path, "ps", "--cluster", "tf-ps")
+    assert errors(result) == ["trainspec: error: no job 'tf-ps' in namespace default (context fake); "
+                              "`trainspec ps --cluster` lists them"]
+    result = cli(Path(f"{empty}:{first}:{second}"), tmp_path, "ps", "--cluster", "--context", "elsewhere")
+    assert result.returncode == 2 and "(context elsewhere): connection refused" in result.stderr
+
+
+def test_relative_certificate_paths_resolve_against_their_kubeconfig(tmp_path):
+    from trainspec.cluster.kubeconfig import merge
+
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    (folder / "config").write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", "certificate-authority": "ca.crt"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+        "users": [{"name": "u", "user": {"client-key": "k/key.pem", "exec": {"command": "./bin/login",
+                                                                            "apiVersion": "x"}}}]}))
+    merged = merge([str(folder / "config")], explicit=False).config
+    assert merged["clusters"][0]["cluster"]["certificate-authority"] == str(folder / "ca.crt")
+    assert merged["users"][0]["user"]["client-key"] == str(folder / "k" / "key.pem")
+    assert merged["users"][0]["user"]["exec"]["command"] == str(folder / "bin" / "login")
+
+
 def test_an_unknown_context_lists_the_known_ones(fake, tmp_path):
     result = cli(fake, tmp_path, "ps", "--cluster", "--context", "prod")
     assert result.returncode == 2 and "--context prod: no such context" in result.stderr and "(contexts: fake)" \
@@ -152,7 +190,11 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
     assert "Job.batch ml/tf-ps-worker-2: pruned" in result.stdout
     assert sorted(set(before) - set(job_objects(fake, "tf-ps"))) == ["Job/tf-ps-worker-2", "Service/tf-ps-worker-2"]
     deletes = [r for r in fake.requests if r[0] == "DELETE"]
-    assert len(deletes) == 2 and all(body["propagationPolicy"] == "Foreground" for *_, body in deletes)
+    # kubectl's prune cascade: background, so a bare API server (no garbage collector) removes them too
+    assert len(deletes) == 2 and all(body["propagationPolicy"] == "Background" for *_, body in deletes)
+    patches = [(r, t) for r, t in zip(fake.requests, fake.content_types) if r[0] == "PATCH"]
+    assert patches and all(t == "application/apply-patch+yaml" and r[2]["fieldManager"] == "trainspec"
+                           and r[2]["fieldValidation"] == "Strict" for r, t in patches)
 
     result = cli(fake, tmp_path, "down", "--cluster", "tf-ps", "--wait")
     assert result.returncode == 0, result.stderr
@@ -160,6 +202,26 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
     assert job_objects(fake, "tf-ps") == ["ConfigMap/notes"]  # not put there by trainspec: left alone
     assert job_objects(fake, "other") == ["Service/other"]
     assert "nothing to remove" in cli(fake, tmp_path, "down", "--cluster", "tf-ps").stdout
+
+
+def test_down_is_foreground_while_pods_run_and_waits_for_the_garbage_collector(fake, tmp_path):
+    assert cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml")).returncode == 0
+    fake.put({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "tf-ps-worker-0", "namespace": "ml", "labels": {"trainspec.dev/job": "tf-ps"},
+        "ownerReferences": [{"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": "tf-ps", "uid": "u"}]}})
+    result = cli(fake, tmp_path, "down", "--cluster", "tf-ps", "--wait", "--timeout", "1")
+    assert "TFJob.kubeflow.org ml/tf-ps: deleted (foreground)" in result.stdout
+    # no garbage collector here (a bare kube-apiserver): the job stays, marked, behind its finalizer
+    tfjob = fake.store["/apis/kubeflow.org/v1/namespaces/ml/tfjobs/tf-ps"]
+    assert tfjob["metadata"]["finalizers"] == ["foregroundDeletion"] and tfjob["metadata"]["deletionTimestamp"]
+    assert result.returncode == 1 and "still there after 1 s" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_down_of_a_job_with_no_pods_leaves_nothing_even_without_a_garbage_collector(fake, tmp_path):
+    assert cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml")).returncode == 0
+    result = cli(fake, tmp_path, "down", "--cluster", "tf-ps", "--wait", "--timeout", "5")
+    assert result.returncode == 0, result.stderr
+    assert "deleted (background)" in result.stdout and job_objects(fake, "tf-ps") == []
 
 
 def test_a_rejected_field_is_reported_at_the_spec_line(fake, tmp_path):
@@ -274,6 +336,21 @@ def test_a_missing_kueue_local_queue_or_volcano_queue(fake, tmp_path):
     assert "Volcano Queue research does not exist: the job would wait for it forever" in result.stderr
     fake.put({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"}})
     assert cli(fake, tmp_path, "apply", str(tmp_path / "volcano.yaml"), "--dry-run=server").returncode == 0
+
+
+def test_a_kueue_local_queue_is_looked_up_in_the_version_the_server_prefers(fake, tmp_path):
+    fake.kinds.append(("kueue.x-k8s.io/v1beta2", "LocalQueue", "localqueues", True))  # Kueue 0.15+
+    docs = [d for d in yaml.safe_load_all((GOLDEN / "tf-ps" / "k8s.yaml").read_text()) if d]
+    for d in docs:
+        if d["kind"] == "Job":
+            d["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "team-a"
+    (tmp_path / "k8s.yaml").write_text(yaml.safe_dump_all(docs))
+    result = cli(fake, tmp_path, "apply", str(tmp_path / "k8s.yaml"), "--dry-run=server")
+    assert result.returncode == 2 and "Kueue LocalQueue ml/team-a does not exist" in result.stderr
+    fake.put({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+              "metadata": {"name": "team-a", "namespace": "ml"}})
+    result = cli(fake, tmp_path, "apply", str(tmp_path / "k8s.yaml"), "--dry-run=server")
+    assert result.returncode == 0 and "warning" not in result.stderr
 
 
 def test_secrets_from_memory_and_an_mpi_ssh_key_made_once(fake, tmp_path):
@@ -396,3 +473,42 @@ def test_ps_watch_prints_the_table_again_until_interrupted(fake, tmp_path):
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     assert out.count("job tf-ps  TFJob tf-ps") >= 2 and "Traceback" not in err
+
+
+def test_cluster_scoped_kinds_are_applied_without_a_namespace(fake, tmp_path):
+    # discovery says which kinds are cluster-scoped: a PriorityClass or ClusterTrainingRuntime in a compiled
+    # file goes to its cluster-wide path with no metadata.namespace, and `down` finds it again
+    docs = [d for d in yaml.safe_load_all((GOLDEN / "tf-ps" / "k8s.yaml").read_text()) if d]
+    docs += [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "train-high"},
+              "value": 1000},
+             {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+              "metadata": {"name": "torch-shared", "labels": {"trainspec.dev/job": "tf-ps"}}, "spec": {}}]
+    compiled = tmp_path / "with-cluster-scoped.yaml"
+    compiled.write_text(yaml.safe_dump_all(docs))
+    result = cli(fake, tmp_path, "apply", str(compiled))
+    assert result.returncode == 0, result.stderr
+    patches = {path: body for method, path, _, body in fake.requests if method == "PATCH"}
+    for path in ("/apis/scheduling.k8s.io/v1/priorityclasses/train-high",
+                 "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-shared"):
+        assert "namespace" not in patches[path]["metadata"]
+    result = cli(fake, tmp_path, "down", "--cluster", "tf-ps")
+    assert result.returncode == 0, result.stderr
+    assert "ClusterTrainingRuntime.trainer.kubeflow.org torch-shared: deleted" in result.stdout
+    assert result.stdout.count("torch-shared") == 1
+
+
+def test_the_servers_warnings_are_shown_once(fake, tmp_path):
+    fake.warnings = ['kubeflow.org/v1 TFJob is deprecated; use "trainer.kubeflow.org/v1alpha1" TrainJob']
+    result = cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines().count('trainspec: warning: kubeflow.org/v1 TFJob is deprecated; use '
+                                           '"trainer.kubeflow.org/v1alpha1" TrainJob') == 1
+
+
+@pytest.mark.parametrize("target", ["k8s", "kubeflow", "volcano", "jobset", "trainjob"])
+def test_ps_shows_the_replicas_of_a_job_with_no_pods_yet_for_every_target(fake, tmp_path, target):
+    # the replicas come from the job object (a TrainJob's from the runtime it names) before any pod exists
+    assert cli(fake, tmp_path, "apply", str(GOLDEN / "pytorch-ddp" / f"{target}.yaml")).returncode == 0
+    result = cli(fake, tmp_path, "ps", "--cluster", "pytorch-ddp", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert [r["name"] for r in json.loads(result.stdout)["replicas"]] == ["master-0", "worker-0"]

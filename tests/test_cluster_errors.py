@@ -176,6 +176,11 @@ def test_a_webhook_refusal_that_names_a_field_points_at_the_spec():
        "expected string, got &value.valueUnstructured{Value:1}"), (".spec.bogus", "field not declared in schema")]),
     ('admission webhook "v.kb.io" denied the request: spec.replicatedJobs[1].replicas: must be > 0',
      [("spec.replicatedJobs[1].replicas", "must be > 0")]),
+    # fieldValidation=Strict (sent with every apply): unknown and duplicate fields, a 400 BadRequest
+    ('.spec.tfReplicaSpecs: strict decoding error: unknown field "spec.tfReplicaSpecs.Worker.replica", '
+     'duplicate field "spec.runPolicy"',
+     [("spec.tfReplicaSpecs.Worker.replica", "unknown field (not in the schema)"),
+      ("spec.runPolicy", "duplicate field")]),
     ("something else entirely", []),
 ])
 def test_field_errors_found_in_a_message(message, fields):
@@ -190,3 +195,17 @@ def test_an_ssa_list_key_maps_to_the_env_variable():
     field = parse_field_path('.spec.template.spec.containers[name="tensorflow"].env[name="LOG_LEVEL"].value')
     where = locate("tf-ps.yaml", doc.positions, spec_candidates(job, field))
     assert where is not None and where.path == "spec.env.LOG_LEVEL"
+
+
+def test_a_namespace_being_deleted_is_not_called_a_permission_problem():
+    # the shape of k8s.io/apiserver's NamespaceLifecycle admission refusal (errors.NewForbidden with the
+    # NamespaceTerminating cause)
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "code": 403,
+            "reason": "Forbidden",
+            "message": 'jobs.batch "tf-ps-worker-0" is forbidden: unable to create new content in namespace ml '
+                       "because it is being terminated",
+            "details": {"name": "tf-ps-worker-0", "group": "batch", "kind": "jobs", "causes": [
+                {"reason": "NamespaceTerminating", "message": "namespace ml is being terminated",
+                 "field": "metadata.namespace"}]}}
+    line = describe(parse_status(403, body), "Job.batch ml/tf-ps-worker-0")
+    assert line.startswith("Job.batch ml/tf-ps-worker-0: namespace ml is being deleted") and "permission" not in line

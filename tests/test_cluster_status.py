@@ -205,3 +205,14 @@ def test_a_stuck_container_shows_why(waiting):
     p = pod("x", {"trainspec.dev/role": role, "trainspec.dev/index": "0"}, phase="Pending",
             state={"waiting": {"reason": waiting}})
     assert job_state("tf-single", [tfjob], [p], NOW).replicas[0].reason == waiting
+
+
+def test_the_main_container_is_kubectls_default_container():
+    from trainspec.cluster.status import main_container
+
+    pod = {"metadata": {"annotations": {"kubectl.kubernetes.io/default-container": "trainer"}},
+           "spec": {"containers": [{"name": "proxy"}, {"name": "trainer"}]}}
+    assert main_container(pod) == "trainer"
+    pod["metadata"]["annotations"]["kubectl.kubernetes.io/default-container"] = "gone"
+    assert main_container(pod) == "proxy"
+    assert main_container({"spec": {}}) is None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +20,16 @@ from .errors import ApiFailure, ClusterError, parse_status
 
 CONNECT_TIMEOUT, READ_TIMEOUT = 10, 60
 APPLY_PATCH = "application/apply-patch+yaml"
+
+
+_WARNING = re.compile(r'^\s*(\d{3})\s+\S+\s+"((?:[^"\\]|\\.)*)"')
+
+
+def warning_text(header: str) -> str:
+    """The text of one RFC 7234 warning value (`299 - "text"`) as the API server writes it; the value as is
+    when it is not in that form."""
+    match = _WARNING.match(header)
+    return re.sub(r"\\(.)", r"\1", match.group(2)) if match else header.strip()
 
 
 def _network_errors() -> tuple[type[BaseException], ...]:
@@ -38,28 +50,26 @@ class Cluster:
             from kubernetes.config.config_exception import ConfigException
         except ModuleNotFoundError:  # pragma: no cover - a declared dependency
             raise ClusterError("the cluster commands need the `kubernetes` package: pip install kubernetes") from None
+        from .kubeconfig import candidate_files, chosen_context, merge
+
         configuration = client.Configuration()
-        files = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-        have_file = any(os.path.exists(os.path.expanduser(f)) for f in files.split(os.pathsep) if f)
+        env = os.environ.get("KUBECONFIG")
+        paths, explicit = candidate_files(kubeconfig, env, os.path.expanduser("~"))
+        files = os.pathsep.join(paths)
         self.context_namespace = "default"
         self.where = ""
         try:
-            if have_file or kubeconfig or context:
-                if not have_file:
-                    raise ClusterError(f"no kubeconfig at {files} (set KUBECONFIG or --kubeconfig)")
-                # --kubeconfig names one file; else the client reads KUBECONFIG (merging a list) or ~/.kube/config
-                loader_file = os.path.expanduser(kubeconfig) if kubeconfig else \
-                    None if os.environ.get("KUBECONFIG") else os.path.expanduser("~/.kube/config")
-                contexts, current = config.list_kube_config_contexts(config_file=loader_file)
-                if contexts is not None:
-                    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
-                    if context and chosen is None:
-                        names = ", ".join(sorted(str(c.get("name")) for c in contexts))
-                        raise ClusterError(f"--context {context}: no such context in {files} (contexts: {names})")
-                    self.context_namespace = ((chosen or {}).get("context") or {}).get("namespace") or "default"
-                    self.where = f"context {(chosen or {}).get('name', '?')}"
-                config.load_kube_config(config_file=loader_file, context=context, client_configuration=configuration,
-                                        persist_config=False, temp_file_path=_tmpfs())
+            merged = merge(paths, explicit)
+            if merged.config is not None:
+                # kubectl's merge (first current-context and first definition of a name win), loaded as a dict:
+                # the client's own KUBECONFIG merge lets the last file's current-context win
+                name, chosen = chosen_context(merged.config, context, files)
+                self.context_namespace = chosen.get("namespace") or "default"
+                self.where = f"context {name}"
+                config.load_kube_config_from_dict(merged.config, context=name, client_configuration=configuration,
+                                                  persist_config=False, temp_file_path=_tmpfs())
+            elif context:
+                raise ClusterError(f"--context {context}: no kubeconfig at {files} (set KUBECONFIG or --kubeconfig)")
             elif os.environ.get("KUBERNETES_SERVICE_HOST"):
                 try:
                     config.load_incluster_config(client_configuration=configuration)
@@ -78,13 +88,14 @@ class Cluster:
         except ConfigException as exc:
             raise ClusterError(f"cannot use the kubeconfig: {str(exc).splitlines()[0] if str(exc) else exc}") \
                 from None
-        except (OSError, ValueError, TypeError, KeyError) as exc:
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
             raise ClusterError(f"cannot read the kubeconfig {files}: {exc}") from None
         configuration.retries = 0  # an unreachable server is an error now, not after urllib3's three retries
         self.host = configuration.host
         self.namespace = namespace or self.context_namespace
         self.explicit_namespace = namespace is not None
         self._api = client.ApiClient(configuration)
+        self._warned: set[str] = set()
 
     # -- requests ------------------------------------------------------------------------------
 
@@ -104,7 +115,8 @@ class Cluster:
 
     def stream(self, path: str, query: dict | None = None) -> Iterator[bytes]:
         """The body as it comes (a followed log), line by line."""
-        response = self._call("GET", path, query, None, "application/json", (CONNECT_TIMEOUT, None))
+        response = self._call("GET", path, query, None, "application/json", (CONNECT_TIMEOUT, None),
+                              accept="application/json, */*")  # kubectl's: a log is text, its error a Status
         pending = b""
         try:
             for chunk in response.stream(4096, decode_content=True):
@@ -118,12 +130,13 @@ class Cluster:
         finally:
             response.release_conn()
 
-    def _call(self, method: str, path: str, query: dict | None, body: Any, content_type: str, timeout: Any):
+    def _call(self, method: str, path: str, query: dict | None, body: Any, content_type: str, timeout: Any,
+              accept: str = "application/json"):
         """The raw urllib3 response of a 2xx answer; ApiFailure with the Status of any other."""
         from kubernetes.client.exceptions import ApiException
 
         params = [(k, v) for k, v in (query or {}).items() if v is not None]
-        headers = {"Accept": "application/json", "Content-Type": content_type}
+        headers = {"Accept": accept, "Content-Type": content_type}
         try:
             request = self._api.param_serialize(method, path, query_params=params, header_params=headers,
                                                 body=body, auth_settings=["BearerToken"])
@@ -138,7 +151,19 @@ class Cluster:
             except _network_errors() as exc:
                 raise self._unreachable(exc) from None
             raise ApiFailure(parse_status(response.status, data or response.reason or ""))
+        self._warn(response.response)
         return response.response
+
+    def _warn(self, raw: Any) -> None:
+        """The server's `Warning: 299 - "..."` headers (deprecated versions, CEL warnings, fields it dropped),
+        printed once each on stderr, as kubectl does."""
+        headers = getattr(raw, "headers", None)
+        getlist = getattr(headers, "getlist", None)
+        for value in (getlist("Warning") if getlist else []):
+            text = warning_text(value)
+            if text and text not in self._warned:
+                self._warned.add(text)
+                print(f"trainspec: warning: {text}", file=sys.stderr)
 
     def _unreachable(self, exc: BaseException) -> ClusterError:
         reason = getattr(exc, "reason", None) or exc

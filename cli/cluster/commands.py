@@ -209,9 +209,14 @@ def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]]) -> boo
 
     dry = args.dry_run == "server"
     namespace = cluster.namespace
-    objects = P.prepared(b.objects + P.secret_objects(secrets, b.job, namespace), b.job, namespace,
-                         cluster.explicit_namespace)
     served = _Served(cluster)
+
+    def scope(obj: dict) -> bool | None:
+        found = served.plural(str(obj.get("apiVersion")), str(obj.get("kind")))
+        return None if found is None else found[1]
+
+    objects = P.prepared(b.objects + P.secret_objects(secrets, b.job, namespace), b.job, namespace,
+                         cluster.explicit_namespace, scope)
     missing = [missing_message(str(o["apiVersion"]), str(o["kind"]), served.kinds(str(o["apiVersion"])), b.from_spec)
                for o in objects if served.plural(str(o["apiVersion"]), str(o["kind"])) is None]
     if missing:
@@ -263,7 +268,8 @@ def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]]) -> boo
         return True
     if args.prune:
         for obj in P.prune_set(_live_objects(cluster, served, b.job, P.namespaces_of(objects)), objects, b.job):
-            _delete(cluster, served, obj, dry)
+            # kubectl's prune cascade (background): the object goes now, what it owns after it
+            _delete(cluster, served, obj, dry, "Background")
             print(f"{_what(obj)}: pruned{' (dry run: server)' if dry else ''}")
     return False
 
@@ -272,7 +278,10 @@ def _apply_one(cluster, obj: dict, plural: str, is_namespaced: bool, dry: bool, 
     meta = obj["metadata"]
     path = kinds.resource_path(str(obj["apiVersion"]), plural, meta.get("namespace") if is_namespaced else None,
                                meta["name"])
-    query = {"fieldManager": "trainspec", "force": "true" if force else None, "dryRun": "All" if dry else None}
+    # fieldValidation=Strict as kubectl sends it: the server default (Warn) drops an unknown field with only
+    # a warning header, so a misspelt field would pass the check and vanish from the job
+    query = {"fieldManager": "trainspec", "fieldValidation": "Strict", "force": "true" if force else None,
+             "dryRun": "All" if dry else None}
     return cluster.request("PATCH", path, query, obj, content_type="application/apply-patch+yaml")
 
 
@@ -290,10 +299,15 @@ def _queue_problems(cluster, objects: list[dict]) -> list[str]:
     from .plan import queues
 
     out = []
+    preferred: dict[str, str] = {}
     for kind, ns, name in queues(objects):
         if kind == "LocalQueue":
-            path, group, what = (f"/apis/kueue.x-k8s.io/v1beta1/namespaces/{ns}/localqueues/{name}",
-                                 "Kueue (kueue.x-k8s.io/v1beta1)", f"Kueue LocalQueue {ns}/{name}")
+            # the version the server prefers (Kueue serves v1beta1 and, since 0.15, v1beta2); v1beta1 when the
+            # group answers nothing readable (the GET below then says what is wrong)
+            version = preferred.get("kueue") or preferred.setdefault("kueue", _preferred_version(
+                cluster, "kueue.x-k8s.io", "v1beta1"))
+            path, group, what = (f"/apis/kueue.x-k8s.io/{version}/namespaces/{ns}/localqueues/{name}",
+                                 f"Kueue (kueue.x-k8s.io/{version})", f"Kueue LocalQueue {ns}/{name}")
             todo = "create it (a LocalQueue pointing at a ClusterQueue), or change the spec's scheduling.queue"
         else:
             path, group, what = (f"/apis/scheduling.volcano.sh/v1beta1/queues/{name}",
@@ -316,6 +330,16 @@ def _queue_problems(cluster, objects: list[dict]) -> list[str]:
     return out
 
 
+def _preferred_version(cluster, group: str, fallback: str) -> str:
+    """The group's preferred version by its discovery document (GET /apis/<group>: an APIGroup)."""
+    try:
+        answer = cluster.request("GET", f"/apis/{group}")
+    except ApiFailure:
+        return fallback
+    version = ((answer or {}).get("preferredVersion") or {}).get("version") if isinstance(answer, dict) else None
+    return str(version) if version else fallback
+
+
 def _rejection_lines(b, obj: dict, status) -> list[str]:
     """A rejection as lines: each cause at the spec's file:line:column and field where it can be found."""
     from .errors import (
@@ -330,7 +354,8 @@ def _rejection_lines(b, obj: dict, status) -> list[str]:
 
     what = _what(obj)
     if status.code not in (400, 422) and status.reason not in ("Invalid", "BadRequest") \
-            and "denied the request" not in status.message and TYPED_PATCH not in status.message:
+            and "denied the request" not in status.message and TYPED_PATCH not in status.message \
+            and "strict decoding error" not in status.message:
         return [f"trainspec: error: {b.origin}: {describe(status, what)}"]  # forbidden, conflict...: one line
     causes = real_causes(status) or message_causes(status.message)
     if not causes:
@@ -369,7 +394,7 @@ def _live_objects(cluster, served: _Served, job: str, namespaces: list[str]) -> 
         found = served.plural(kind.api_version, kind.kind)
         if found is None:
             continue
-        for ns in namespaces or [""]:
+        for ns in (namespaces or [""]) if found[1] else [""]:  # a cluster-scoped kind is listed once
             path = kinds.resource_path(kind.api_version, found[0], ns if found[1] else None)
             try:
                 listing = cluster.request("GET", path, {"labelSelector": job_selector(job)})
@@ -382,12 +407,14 @@ def _live_objects(cluster, served: _Served, job: str, namespaces: list[str]) -> 
     return out
 
 
-def _delete(cluster, served: _Served, obj: dict, dry: bool) -> None:
+def _delete(cluster, served: _Served, obj: dict, dry: bool, policy: str) -> None:
+    """DELETE with a propagation policy: Foreground keeps the object (finalizer foregroundDeletion) until the
+    garbage collector has removed its dependents; Background removes it now and its dependents after."""
     meta = obj["metadata"]
     plural, is_namespaced = served.plural(str(obj["apiVersion"]), str(obj["kind"])) or ("", True)
     path = kinds.resource_path(str(obj["apiVersion"]), plural, meta.get("namespace") if is_namespaced else None,
                                meta["name"])
-    body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Foreground"}
+    body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": policy}
     try:
         cluster.request("DELETE", path, {"dryRun": "All" if dry else None}, body)
     except ApiFailure as exc:
@@ -424,7 +451,34 @@ def _job_objects(cluster, served: _Served, job: str | None) -> list[dict]:
     if not out and forbidden:
         names = ", ".join(dict.fromkeys(k for k, _ in forbidden))
         raise ClusterError(describe(forbidden[0][1], f"listing {names} in {cluster.namespace}"))
+    if job:
+        out += _runtimes(cluster, served, out)
     return out
+
+
+def _runtimes(cluster, served: _Served, objects: list[dict]) -> list[dict]:
+    """The runtimes the job's TrainJobs name: a TrainJob's replicas (its nodes) are written there."""
+    found = []
+    for obj in objects:
+        if obj.get("kind") != "TrainJob":
+            continue
+        ref = (obj.get("spec") or {}).get("runtimeRef") or {}
+        kind = str(ref.get("kind") or "ClusterTrainingRuntime")  # Trainer v2's default
+        api_version = f"{ref.get('apiGroup') or 'trainer.kubeflow.org'}/{kinds.group_version(obj)}"
+        plural = served.plural(api_version, kind)
+        if plural is None or not ref.get("name"):
+            continue
+        namespace = (obj.get("metadata") or {}).get("namespace") or cluster.namespace
+        try:
+            runtime = cluster.request("GET", kinds.resource_path(api_version, plural[0],
+                                                                 namespace if plural[1] else None, ref["name"]))
+        except ApiFailure:
+            continue  # gone or hidden: the table shows what the TrainJob and its pods say
+        if isinstance(runtime, dict):
+            runtime.setdefault("apiVersion", api_version)
+            runtime.setdefault("kind", kind)
+            found.append(runtime)
+    return found
 
 
 def _pods(cluster, job: str) -> list[dict]:
@@ -493,7 +547,7 @@ def cmd_logs(args) -> int:
 
     from trainspec.emulator.console.table import Console
 
-    from .status import pod_identity
+    from .status import main_container, pod_identity
 
     if args.tail is not None and args.tail < 0:
         raise UsageError("--tail must be 0 or more lines")
@@ -519,7 +573,7 @@ def cmd_logs(args) -> int:
 
     def show(name: str) -> None:
         pod = chosen[name]
-        container = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
+        container = main_container(pod)
         path = f"/api/v1/namespaces/{cluster.namespace}/pods/{pod['metadata']['name']}/log"
         query = {"container": container, "tailLines": args.tail, "follow": "true" if args.follow else None}
         try:
@@ -557,9 +611,16 @@ def cmd_down(args) -> int:
     if not live:
         print(f"nothing to remove for {args.job} in namespace {cluster.namespace}")
         return 0
+    # Foreground while the job has pods: they stop before the objects they run under and mount go. With no
+    # pod nothing depends on the objects, and a foreground deletion would only wait for the garbage
+    # collector to drop its finalizer (forever on a server without kube-controller-manager).
+    try:
+        policy = "Foreground" if _pods(cluster, args.job) else "Background"
+    except ClusterError:  # may not list pods (RBAC): what the issue asks, pods first
+        policy = "Foreground"
     for obj in live:
-        _delete(cluster, served, obj, False)
-        print(f"{_what(obj)}: deleted (foreground)")
+        _delete(cluster, served, obj, False, policy)
+        print(f"{_what(obj)}: deleted ({policy.lower()})")
     if not args.wait:
         return 0
     deadline = time.monotonic() + args.timeout

@@ -72,6 +72,12 @@ def describe(status: Status, what: str, context: str = "") -> str:
     if code == 401 or reason == "Unauthorized":
         return (f"{what}: the cluster refused the credentials ({status.message or 'Unauthorized'}); "
                 f"check the kubeconfig user{context}")
+    if any(c.reason == "NamespaceTerminating" for c in status.causes):
+        # the namespace lifecycle admission answers 403 Forbidden, but it is no permission problem
+        namespace = next((m.group(1) for c in status.causes for m in [re.search(r"namespace (\S+)", c.message)]
+                          if m), "")
+        return (f"{what}: namespace {namespace or '(its namespace)'} is being deleted: wait until it is gone "
+                "(then --create-namespace), or use another namespace")
     if code == 403 or reason == "Forbidden":
         return f"{what}: permission denied: {status.message or 'Forbidden'}"
     if reason == "AlreadyExists":
@@ -99,6 +105,10 @@ def describe(status: Status, what: str, context: str = "") -> str:
 # (ns/name; group/v, Kind=K): .spec.x: expected numeric (int or float), got string".
 TYPED_PATCH = "failed to create typed patch object"
 _TYPED_FIELD = re.compile(r'(?:^|\s|:\s)(\.[A-Za-z0-9_][^\s:]*?):\s+(.+?)(?=\n|$)')
+# fieldValidation=Strict (what kubectl sends): unknown and duplicate fields are a 400 BadRequest naming them
+# (k8s.io/apimachinery runtime.NewStrictDecodingError), rather than fields the server silently drops.
+_STRICT = "strict decoding error"
+_STRICT_FIELD = re.compile(r'(unknown|duplicate) field "([^"]+)"')
 _WEBHOOK_FIELD = re.compile(r"denied the request: ([A-Za-z][A-Za-z0-9_.\[\]/-]*): (.*)")
 
 
@@ -108,6 +118,10 @@ def message_causes(message: str) -> tuple[Cause, ...]:
         rest = message.split("):", 1)[-1] if "):" in message else message
         return tuple(Cause(m.group(1), m.group(2).strip(), "FieldValueTypeInvalid")
                      for m in _TYPED_FIELD.finditer(rest))
+    if _STRICT in message:  # fieldValidation=Strict: `strict decoding error: unknown field "spec.x", ...`
+        return tuple(Cause(m.group(2), f"{m.group(1)} field (not in the schema)" if m.group(1) == "unknown"
+                           else f"{m.group(1)} field", "FieldValueNotSupported")
+                     for m in _STRICT_FIELD.finditer(message))
     match = _WEBHOOK_FIELD.search(message)
     return (Cause(match.group(1), match.group(2), "webhook"),) if match else ()
 

@@ -33,6 +33,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets", True, "JobSet (jobset.x-k8s.io)", "k8s"),
     Kind("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes", True,
          "Kubeflow Trainer v2", "jobset"),
+    Kind("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", False,
+         "Kubeflow Trainer v2", "jobset"),
     Kind("trainer.kubeflow.org/v1alpha1", "TrainJob", "trainjobs", True, "Kubeflow Trainer v2", "jobset"),
 )
 BY_KEY = {(k.api_version, k.kind): k for k in KINDS}
@@ -41,7 +43,7 @@ BY_KEY = {(k.api_version, k.kind): k for k in KINDS}
 # secrets, config maps, claims) and the Services their host names resolve through, then
 # runtimes a TrainJob refers to, and the workloads last, so no pod starts before what it mounts.
 _RANK = {"Namespace": 0, "ServiceAccount": 1, "Secret": 2, "ConfigMap": 2, "PersistentVolumeClaim": 3,
-         "Service": 4, "TrainingRuntime": 5}
+         "Service": 4, "TrainingRuntime": 5, "ClusterTrainingRuntime": 5}
 WORKLOAD_RANK = 6
 
 # The job objects `ps --cluster` reads (the workloads, not their ConfigMaps and Services).
@@ -69,3 +71,8 @@ def resource_path(api_version: str, plural: str, namespace: str | None, name: st
         path += f"/namespaces/{namespace}"
     path += f"/{plural}"
     return path + (f"/{name}" if name else "")
+
+
+def group_version(obj: dict) -> str:
+    """The version part of an object's apiVersion (v1 of trainer.kubeflow.org/v1alpha1 is v1alpha1)."""
+    return str(obj.get("apiVersion", "")).rpartition("/")[2]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import copy
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .errors import ClusterError
@@ -43,16 +44,24 @@ def job_selector(job: str) -> str:
     return f"{JOB_LABEL}={job},{MANAGED_BY}={MANAGER}"
 
 
-def namespaced(obj: dict) -> bool:
+def namespaced(obj: dict, scope: Callable[[dict], bool | None] | None = None) -> bool:
+    """Whether the object lives in a namespace: the server's discovery (`scope`) when it knows the kind,
+    else the kinds trainspec writes; any other kind is taken as namespaced except Namespace."""
+    found = scope(obj) if scope is not None else None
+    if found is not None:
+        return found
     known = BY_KEY.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
     return known.namespaced if known else obj.get("kind") != "Namespace"
 
 
-def prepared(objects: list[dict], job: str, namespace: str, explicit: bool) -> list[dict]:
+def prepared(objects: list[dict], job: str, namespace: str, explicit: bool,
+             scope: Callable[[dict], bool | None] | None = None) -> list[dict]:
     """Copies labelled with the job and put in `namespace`, in apply order.
 
     An object's own namespace wins unless `-n` was given and differs: then it is an error, as
-    with kubectl, rather than a job split across namespaces.
+    with kubectl, rather than a job split across namespaces. A cluster-scoped object (by the
+    server's discovery, `scope`) gets no namespace: a PriorityClass or ClusterTrainingRuntime in a
+    compiled file is not put in one.
     """
     out = []
     for obj in objects:
@@ -66,7 +75,7 @@ def prepared(objects: list[dict], job: str, namespace: str, explicit: bool) -> l
                                f"not {job}")
         labels[JOB_LABEL] = job
         labels.setdefault(MANAGED_BY, MANAGER)
-        if namespaced(obj):
+        if namespaced(obj, scope):
             own = meta.get("namespace")
             if own and explicit and own != namespace:
                 raise ClusterError(f"{obj.get('kind')} {meta['name']} is in namespace {own!r} but -n {namespace} "

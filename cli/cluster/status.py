@@ -180,9 +180,17 @@ def _jobset_per_job(jobs: list[dict], rjob_name: str) -> int:
     return 1
 
 
+def main_container(pod: dict) -> str | None:
+    """The container kubectl picks: the `kubectl.kubernetes.io/default-container` annotation when it names
+    one of the pod's containers, else the first."""
+    names = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or () if isinstance(c, dict)]
+    chosen = ((pod.get("metadata") or {}).get("annotations") or {}).get("kubectl.kubernetes.io/default-container")
+    return chosen if chosen in names else (names[0] if names else None)
+
+
 def _main_status(pod: dict) -> dict:
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
-    first = ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
+    first = main_container(pod)
     for st in statuses:
         if st.get("name") == first:
             return st
