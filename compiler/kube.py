@@ -53,19 +53,6 @@ RESOURCE_NAME = Pattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 MAX_NAME = 63  # a DNS-1123 label: every object name that is also a host name
 
 
-def label_key_problem(key: str) -> str | None:
-    """The API server's message for an invalid label/annotation key (kube_rules: qualified-name)."""
-    from .kube_rules import qualified_name_problem
-
-    return qualified_name_problem(key)
-
-
-def label_value_problem(value: str) -> str | None:
-    from .kube_rules import label_value_problem as problem
-
-    return problem(value)
-
-
 # --- quantities (k8s.io/apimachinery/pkg/api/resource) -----------------------------------------
 
 # What a spec may write for cpu, memory and sizes: non-negative, every suffix the API server takes
@@ -75,6 +62,24 @@ QUANTITY = Pattern(r"^\+?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E
 QUANTITY_SCHEMA = r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
 # Everything Kubernetes parses (a signed number, all suffixes): for reading compiled files.
 _ANY_QUANTITY = Pattern(r"^([+-]?(\d+(\.\d*)?|\.\d+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$")
+
+QUANTITY_MAX_CHARS = 64  # far beyond any real quantity; keeps Decimal's work small
+QUANTITY_MAX = 2**63 - 1  # int64: what a scheduler or kubelet can hold
+
+
+def quantity_size_problem(text: str) -> str | None:
+    """Refuse, before any arithmetic, a quantity whose exponent or length makes it absurd."""
+    if len(text) > QUANTITY_MAX_CHARS:
+        return f"is {len(text)} characters long (at most {QUANTITY_MAX_CHARS})"
+    lowered = text.lower()
+    if "e" in lowered and not lowered.endswith(("e", "ei")):
+        exponent = lowered.rsplit("e", 1)[1]
+        digits = exponent.lstrip("+-")
+        if digits.isdigit() and int(digits[:6] or "0") > 30:
+            return f"has the exponent {exponent} (at most 1e30 either way)"
+    return None
+
+
 
 # Exact values for Decimal(): `decimal` is imported on the first parse_quantity (few specs need one).
 _SUFFIX: dict[str, int | str] = {
@@ -99,8 +104,6 @@ def parse_quantity(value: object) -> Decimal:
         if "inf" in text or "nan" in text:
             raise ValueError(f"not a Kubernetes quantity: {value!r}")
         value = text
-    from .kube_rules import quantity_size_problem
-
     if quantity_size_problem(str(value).strip()):  # no arithmetic on 1e999999999 (decimal.Overflow, or hours)
         raise ValueError(f"not a Kubernetes quantity: {value!r}")
     match = _ANY_QUANTITY.match(str(value).strip())

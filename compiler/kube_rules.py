@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .kube import DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_NAME, LABEL_VALUE, Pattern
+from .kube import (
+    DNS1035_LABEL,
+    DNS1123_LABEL,
+    DNS1123_SUBDOMAIN,
+    LABEL_NAME,
+    LABEL_VALUE,
+    QUANTITY_MAX,
+    Pattern,
+)
 
 KUBE_VERSIONS = ("1.30", "1.31", "1.32", "1.33", "1.34", "1.35", "1.36")
 DEFAULT_KUBE_VERSION = KUBE_VERSIONS[0]  # the oldest every target supports (docs/validation.md)
@@ -315,23 +323,6 @@ def divisor_problem(resource: str, divisor: str) -> str | None:
 
 
 # --- quantities: what trainspec parses at all --------------------------------------------------------
-
-QUANTITY_MAX_CHARS = 64  # far beyond any real quantity; keeps Decimal's work small
-QUANTITY_MAX = 2**63 - 1  # int64: what a scheduler or kubelet can hold
-
-
-def quantity_size_problem(text: str) -> str | None:
-    """Refuse, before any arithmetic, a quantity whose exponent or length makes it absurd."""
-    if len(text) > QUANTITY_MAX_CHARS:
-        return f"is {len(text)} characters long (at most {QUANTITY_MAX_CHARS})"
-    lowered = text.lower()
-    if "e" in lowered and not lowered.endswith(("e", "ei")):
-        exponent = lowered.rsplit("e", 1)[1]
-        digits = exponent.lstrip("+-")
-        if digits.isdigit() and int(digits[:6] or "0") > 30:
-            return f"has the exponent {exponent} (at most 1e30 either way)"
-    return None
-
 
 _FACTORS = {"": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
             "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}

@@ -156,7 +156,7 @@ class Reader:
         else:
             self.error(path, f"is {type_name(value)}", f"a Kubernetes quantity such as {example}")
             return None
-        from .kube_rules import QUANTITY_MAX, quantity_size_problem
+        from .kube import QUANTITY_MAX, quantity_size_problem
 
         too_big = quantity_size_problem(text)  # before any arithmetic: 1e999999999 is not computed
         if too_big:

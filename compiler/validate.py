@@ -12,8 +12,6 @@ from .kube import (
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
     MAX_NAME,
-    label_key_problem,
-    label_value_problem,
 )
 from .kube_rules import (
     JOB_SELECTOR_LABELS,
@@ -23,6 +21,8 @@ from .kube_rules import (
     backsteps_problem,
     env_name_problem,
     job_name_ok,
+    label_value_problem,
+    qualified_name_problem,
 )
 from .loader import Document
 from .model import (
@@ -150,7 +150,7 @@ class _Validator:
             return ()
         out = []
         for key, item in mapping.items():
-            problem = label_key_problem(key)
+            problem = qualified_name_problem(key)
             if problem:
                 self.r.error(path + (key,), f"key {key!r} is not a valid {'label' if labels else 'annotation'} key: "
                              f"{problem}", KEY_EXPECTED, at_key=True)
@@ -190,7 +190,7 @@ class _Validator:
         if spec.get("accelerator") is not None:
             acc = r.string(spec["accelerator"], ("spec", "accelerator"))
             if acc is not None:
-                problem = label_key_problem(acc)
+                problem = qualified_name_problem(acc)
                 if problem or "/" not in acc:
                     r.error(("spec", "accelerator"), f"{acc!r} is not an extended resource name",
                             "a name like nvidia.com/gpu or huawei.com/Ascend910", problem or "")

@@ -10,9 +10,8 @@ from .kube import (
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
     QUANTITY,
-    label_key_problem,
-    label_value_problem,
     parse_quantity,
+    quantity_size_problem,
 )
 from .kube_rules import (
     JOB_SELECTOR_LABELS,
@@ -20,7 +19,8 @@ from .kube_rules import (
     VALUE_EXPECTED,
     container_resource_name_problem,
     divisor_problem,
-    quantity_size_problem,
+    label_value_problem,
+    qualified_name_problem,
     resource_value_problem,
     subdomain_problem,
 )
@@ -91,7 +91,7 @@ def label_map(r: Reader, value, path: tuple, kind: str, reserved: bool) -> dict 
         return None
     out = {}
     for key, item in mapping.items():
-        problem = label_key_problem(key)
+        problem = qualified_name_problem(key)
         if problem:
             r.error(path + (key,), f"key {key!r} is not a valid {kind} key: {problem}", KEY_EXPECTED, at_key=True)
             continue
@@ -218,7 +218,7 @@ def env_ref(r: Reader, item: dict, path: tuple):
             return None
         if field_path not in FIELD_PATHS and not _label_field(field_path):
             written = _label_key(field_path)
-            why = f": the key {written!r}: {label_key_problem(written)}" if written is not None else ""
+            why = f": the key {written!r}: {qualified_name_problem(written)}" if written is not None else ""
             r.error(kp + ("fieldPath",), f"{field_path!r} is not a downward API field{why}",
                     "one of " + ", ".join(FIELD_PATHS) + ", metadata.labels['<key>'], metadata.annotations['<key>']")
             return None
@@ -270,7 +270,7 @@ def _label_key(path: str) -> str | None:
 def _label_field(path: str) -> bool:
     for prefix in ("metadata.labels['", "metadata.annotations['"):
         if path.startswith(prefix) and path.endswith("']"):
-            return not label_key_problem(path[len(prefix):-2])
+            return not qualified_name_problem(path[len(prefix):-2])
     return False
 
 
