@@ -41,7 +41,7 @@ INJECTED = ("TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "PY
             "MX_CONFIG", "OMPI_MCA_", "I_MPI_HYDRA_HOST_FILE", "I_MPI_PERHOST", "HYDRA_HOST_FILE", "K_MPI_JOB_ROLE",
             "MPI_HOST", "WORKER_PORT", "WORKER_ADDRS", "PADDLE_", "POD_IP_DUMMY", "COORDINATOR_", "NUM_PROCESSES",
             "PROCESS_ID", "TRAINSPEC_", "VC_", "VK_TASK_INDEX")
-OWN_LABELS = ("app.kubernetes.io/", "trainspec.dev/", "training.kubeflow.org/", "volcano.sh/")
+OWN_LABELS = ("app.kubernetes.io/", "trainspec.dev/")
 MPI_WORKER_COMMAND = ["/usr/sbin/sshd", "-De"]
 TRAINSPEC_VOLUMES = ("mpi-job-config",)
 
@@ -61,8 +61,27 @@ def semantic_diff(source: dict, compiled: dict, task_roles: dict[str, str] | Non
     {"mpimaster": "launcher"}); the compiled manifest's tasks are named by role.
     `framework` is the framework of a Volcano source without a framework plugin.
     """
-    a, b = normalize(source, task_roles or {}, framework), normalize(compiled, {}, framework)
+    a, b = (normalize(_api_defaults(source), task_roles or {}, framework),
+            normalize(_api_defaults(compiled), {}, framework))
     return _diff(a, b, "")
+
+
+def _api_defaults(node):
+    """What the API server makes of a manifest before any controller reads it, so that two spellings of
+    one object compare equal: a key whose value is null is absent (`command:` with nothing after it); an
+    env var without `value` or `valueFrom` is set to ""; `fieldRef.apiVersion` defaults to v1."""
+    if isinstance(node, list):
+        return [_api_defaults(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _api_defaults(v) for k, v in node.items() if v is not None}
+    if isinstance(out.get("env"), list):
+        out["env"] = [dict(e, value="") if isinstance(e, dict) and "value" not in e and "valueFrom" not in e
+                      else e for e in out["env"]]
+    ref = out.get("fieldRef")
+    if isinstance(ref, dict) and ref.get("apiVersion") == "v1":
+        out["fieldRef"] = {k: v for k, v in ref.items() if k != "apiVersion"}
+    return out
 
 
 def normalize(job: dict, task_roles: dict[str, str], framework: str | None = None) -> dict:
@@ -215,7 +234,7 @@ def _pod(tpl: dict, framework: str, priority: str | None, job_labels: dict, port
     if ports:
         main["ports"] = ports
     env = {e["name"]: {k: v for k, v in e.items() if k != "name"} for e in main.pop("env", None) or []
-           if not e["name"].startswith(INJECTED)}
+           if not e["name"].startswith(INJECTED if framework != "generic" else ("TRAINSPEC_",))}
     if env:
         main["env"] = env
     if "resources" in main:
@@ -247,8 +266,7 @@ def _pod(tpl: dict, framework: str, priority: str | None, job_labels: dict, port
     # trainspec copies the job's labels onto every pod template
     labels = {k: v for k, v in _own_removed(meta.get("labels")).items() if job_labels.get(k) != v}
     out = {"labels": labels,
-           "annotations": {k: v for k, v in (meta.get("annotations") or {}).items()
-                           if not k.startswith("scheduling.k8s.io/")},
+           "annotations": dict(meta.get("annotations") or {}),
            "main": main, "port": out_port, "sidecars": containers, "initContainers": inits, "volumes": volumes,
            "priorityClassName": pod_priority, "spec": spec}
     return out
@@ -294,16 +312,20 @@ def exact_diff(source: dict, compiled: dict) -> list[str]:
     """Differences between two objects of one kind, field by field, after removing only what trainspec adds
     to every job (its reserved labels, the TRAINSPEC_* env, a generic job's `trainspec` port, the job's
     labels copied onto pod templates).  Stricter than `semantic_diff`: no operator defaults but DEFAULTS."""
-    a, b = copy.deepcopy(source), copy.deepcopy(compiled)
+    a, b = _api_defaults(source), _api_defaults(compiled)
     job_labels = _own_removed((a.get("metadata") or {}).get("labels"))
     for obj in (a, b):
         obj.setdefault("metadata", {}).setdefault("namespace", "default")
-        _strip(obj, job_labels if obj is b else {}, obj.get("kind", ""))
+        _strip(obj, job_labels, obj.get("kind", ""))
     return _diff(a, b, "")
 
 
 def _strip(node, job_labels: dict, kind: str, parent: str = "") -> None:
     if isinstance(node, dict):
+        meta = node.get("metadata")
+        if parent == "pod" and isinstance(meta, dict) and isinstance(meta.get("labels"), dict):
+            # the job's labels that trainspec copies onto each pod template (labels sit under metadata)
+            meta["labels"] = {k: v for k, v in meta["labels"].items() if job_labels.get(k) != v}
         for key in ("labels", "annotations"):
             if isinstance(node.get(key), dict):
                 node[key] = {k: v for k, v in node[key].items() if not k.startswith(("app.kubernetes.io/",
@@ -328,9 +350,17 @@ def _strip(node, job_labels: dict, kind: str, parent: str = "") -> None:
             for rj in node["replicatedJobs"]:
                 for k, v in DEFAULTS.get((kind, "replicatedJob"), {}).items():
                     rj.setdefault(k, v)
+                job_spec = (rj.get("template") or {}).get("spec")
+                if isinstance(job_spec, dict):  # a Job spec, with or without completions/parallelism
+                    for k, v in DEFAULTS.get((kind, "job"), {}).items():
+                        job_spec.setdefault(k, v)
         if "completions" in node or "parallelism" in node:  # a Job spec
             for k, v in DEFAULTS.get((kind, "job"), {}).items():
                 node.setdefault(k, v)
+        if isinstance(node.get("resources"), dict):  # quantities: 4 and "4" are one quantity
+            for side in ("limits", "requests"):
+                if isinstance(node["resources"].get(side), dict):
+                    node["resources"][side] = {k: str(v) for k, v in node["resources"][side].items()}
         for key, value in list(node.items()):
             _strip(value, job_labels, kind, "pod" if key == "template" and "containers" in (
                 (value or {}).get("spec") or {}) else key)
