@@ -42,6 +42,8 @@ INJECTED = ("TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "PY
             "MPI_HOST", "WORKER_PORT", "WORKER_ADDRS", "PADDLE_", "POD_IP_DUMMY", "COORDINATOR_", "NUM_PROCESSES",
             "PROCESS_ID", "TRAINSPEC_", "VC_", "VK_TASK_INDEX")
 OWN_LABELS = ("app.kubernetes.io/", "trainspec.dev/")
+SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+              "deletionGracePeriodSeconds", "managedFields", "selfLink")
 MPI_WORKER_COMMAND = ["/usr/sbin/sshd", "-De"]
 TRAINSPEC_VOLUMES = ("mpi-job-config",)
 
@@ -88,7 +90,10 @@ def normalize(job: dict, task_roles: dict[str, str], framework: str | None = Non
     job = copy.deepcopy(job)
     meta = job.get("metadata") or {}
     out = {"kind": job["kind"], "name": meta.get("name"), "namespace": meta.get("namespace") or "default",
-           "labels": _own_removed(meta.get("labels")), "annotations": dict(meta.get("annotations") or {})}
+           "labels": _own_removed(meta.get("labels")), "annotations": dict(meta.get("annotations") or {}),
+           # finalizers, ownerReferences...; not what the API server sets on a job read back from a cluster
+           "metadata": {k: v for k, v in meta.items() if k not in ("name", "namespace", "labels", "annotations")
+                        + SERVER_SET}}
     if job["kind"] == "Job":
         out["spec"] = _volcano(job["spec"], task_roles, framework, out["labels"])
     else:

@@ -206,6 +206,10 @@ CASES = {
     "tf-unmapped.yaml": Case({"spec.scheduling": {"minAvailable": 3}, "spec.patches.kubeflow.0":
                               {"op": "add", "path": "/spec/enableDynamicWorker", "value": True}},
                              gated="patches (spec v1.1)"),
+    "tf-exported.yaml": Case({"metadata.name": "tfjob-simple", "spec.roles.worker.replicas": 2,
+                              "spec.patches.kubeflow.0": {"op": "add", "path": "/metadata/finalizers",
+                                                          "value": ["example.com/archive-logs"]}},
+                             gated="patches (spec v1.1)"),
 }
 
 

@@ -25,6 +25,12 @@ V11_FIELDS = ("imagePullPolicy", "imagePullSecrets", "serviceAccountName", "node
               "securityContext", "podSecurityContext", "podLabels", "podAnnotations", "priorityClassName")
 
 
+# Set by the API server on a job read back from a cluster (`kubectl get -o yaml`), never by its author:
+# a job created from the spec gets its own.
+SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+              "deletionGracePeriodSeconds", "managedFields", "selfLink")
+
+
 def metadata(meta, ctx: Context | None = None) -> dict:
     """The spec's metadata; a key trainspec sets itself, with another value, is patched back (with `ctx`)."""
     meta = meta if isinstance(meta, dict) else {}
@@ -44,6 +50,12 @@ def metadata(meta, ctx: Context | None = None) -> dict:
                           f"{k} is a key trainspec sets itself")
         if value:
             out[key] = value
+    if ctx is not None:
+        for key, value in meta.items():
+            if key not in ("name", "namespace", "labels", "annotations") + SERVER_SET:
+                # finalizers, ownerReferences...: they change what deleting the job does
+                ctx.unmap(("metadata", key), "add", pointer("metadata", key), value,
+                          f"metadata.{key} has no spec field")
     return out
 
 
