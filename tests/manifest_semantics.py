@@ -6,22 +6,29 @@ command/args, the user's env, resources, volumes, restart and run policies,
 scheduling — with the operators' defaults filled in and what trainspec adds
 removed:
 
-- labels `app.kubernetes.io/*`, `trainspec.dev/*`; env `TRAINSPEC_*` and the env the
-  operators / Volcano plugins inject (TF_CONFIG, MASTER_ADDR..., PET_*, DMLC_*,
-  OMPI_*...), which the volcano target writes itself where Volcano has no plugin;
+- labels `app.kubernetes.io/*`, `trainspec.dev/*`; env `TRAINSPEC_*` and, for a job with a
+  framework, the env the operators / Volcano plugins inject (TF_CONFIG, MASTER_ADDR..., PET_*,
+  DMLC_*, OMPI_*...), which the volcano target writes itself where Volcano has no plugin (a
+  `generic` job's PADDLE_*, DMLC_*... are the user's and compared);
 - the topology ConfigMap, the MPI hostfile volume on a Volcano launcher, the
   framework's port entry (its number is compared), the `env`/`svc`/`ssh` plugins
   with trainspec's own arguments and the role names in the framework plugin's;
-- Volcano `PodEvicted -> RestartJob` and, for restartPolicy Never, `PodFailed ->
-  TerminateJob` (what Never means on Volcano); init containers' volume mounts
-  (trainspec mounts the role's volumes in them);
+  init containers' volume mounts (trainspec mounts the role's volumes in them);
 - a Kubeflow v1 job's legacy top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/
   backoffLimit as the runPolicy ones they became;
 - explicit defaults: replicas 1, the framework's restartPolicy, cleanPodPolicy None,
   slotsPerWorker 1, mpiImplementation OpenMPI, sshAuthMountPath /root/.ssh, the MPI
   worker's `/usr/sbin/sshd -De` (Kubeflow), Volcano's queue/maxRetry/minAvailable/scheduler;
-  requests default to limits; quantities compare as strings; a priority class may sit on
-  the pods or in runPolicy.schedulingPolicy.
+  requests default to limits; quantities compare as strings; a Volcano job's priority class
+  stands for its pods' (Volcano's controller gives it to pods without one), a Kubeflow job's
+  does not (the PodGroup reads it, kube-scheduler the pods');
+- what the API server makes of a manifest (`_api_defaults`): null is absent, an env var without
+  value is "", `fieldRef.apiVersion` v1 is the default; the metadata it sets on a job read back
+  from a cluster (uid, resourceVersion, managedFields...).
+
+Everything else is compared as written: labels and annotations under `volcano.sh/`,
+`training.kubeflow.org/`, `scheduling.k8s.io/`, Volcano policies (job and task), finalizers and
+ownerReferences.
 """
 
 from __future__ import annotations
@@ -114,7 +121,9 @@ def _kubeflow(kind: str, spec: dict, job_labels: dict) -> dict:
             run.setdefault(key, spec.pop(key))
     run.setdefault("cleanPodPolicy", "None")
     sched = dict(run.pop("schedulingPolicy", None) or {})
-    priority = sched.pop("priorityClass", None)
+    # the gang scheduler's PodGroup reads schedulingPolicy.priorityClass, kube-scheduler reads the pods':
+    # not one setting (unlike Volcano, whose controller gives pods without one the job's)
+    priority = None
     if sched:
         run["schedulingPolicy"] = sched
     if framework == "tensorflow" and spec.get("successPolicy") == "":
@@ -169,8 +178,7 @@ def _volcano(spec: dict, task_roles: dict[str, str], framework: str | None, job_
         if args or name not in ("env", "svc", "ssh", "tensorflow", "pytorch", "mpi"):
             kept[name] = args
     out["plugins"] = kept
-    out["policies"] = [p for p in spec.pop("policies", None) or [] if p != {"event": "PodEvicted",
-                                                                           "action": "RestartJob"}]
+    out["policies"] = list(spec.pop("policies", None) or [])
     out.update(spec)
     roles = {}
     for task in tasks:
@@ -183,8 +191,7 @@ def _volcano(spec: dict, task_roles: dict[str, str], framework: str | None, job_
             pod_spec.pop("schedulerName")
         pod = _pod(tpl, _container_framework(tpl, framework), spec.get("priorityClassName"), job_labels, port)
         policies = list(task.get("policies") or [])
-        if restart == "Never" and {"event": "PodFailed", "action": "TerminateJob"} not in policies:
-            policies.append({"event": "PodFailed", "action": "TerminateJob"})
+        pass
         roles[role] = {"replicas": task.get("replicas", 1), "restartPolicy": restart, "pod": pod,
                        "policies": sorted(policies, key=str),
                        **{k: v for k, v in task.items() if k not in ("name", "replicas", "template", "policies")}}

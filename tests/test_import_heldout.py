@@ -181,3 +181,20 @@ def test_a_job_read_back_from_a_cluster_keeps_finalizers_and_owners():
     from roundtrip_report import classify
 
     assert classify(HERE / "tf-exported.yaml") == ("same", "")
+
+
+def test_volcano_policies_and_a_kubeflow_jobs_priority_are_compared_as_written():
+    """An added or missing `PodEvicted -> RestartJob` (Volcano recreates one evicted pod without it) or
+    `PodFailed -> TerminateJob` differs; so does a Kubeflow job's priority class moved onto its pods."""
+    source = yaml.safe_load((HELDOUT / "volcano-tf-dist-mnist.yaml").read_text())
+    compiled = copy.deepcopy(source)
+    compiled["spec"]["policies"] = []
+    assert any("policies" in d for d in semantic_diff(source, compiled, {}, "generic"))
+    compiled = copy.deepcopy(source)
+    compiled["spec"]["tasks"][0]["policies"] = [{"event": "PodFailed", "action": "TerminateJob"}]
+    assert semantic_diff(source, compiled, {}, "generic")
+    tf = yaml.safe_load((HELDOUT / "tf-simple.yaml").read_text())
+    tf["spec"]["runPolicy"] = {"schedulingPolicy": {"priorityClass": "high"}}
+    on_pods = copy.deepcopy(tf)
+    on_pods["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["priorityClassName"] = "high"
+    assert any("priorityClassName" in d for d in semantic_diff(tf, on_pods))
