@@ -198,3 +198,20 @@ def test_volcano_policies_and_a_kubeflow_jobs_priority_are_compared_as_written()
     on_pods = copy.deepcopy(tf)
     on_pods["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["priorityClassName"] = "high"
     assert any("priorityClassName" in d for d in semantic_diff(tf, on_pods))
+
+
+def test_volcano_pods_naming_another_scheduler_keep_the_jobs(tmp_path):
+    """MindSpore's Volcano job (schedulerName volcano) whose pods name another scheduler: import moved the pods'
+    scheduler onto the job (scheduling.schedulerName) under --strict, so the PodGroup changed scheduler too.
+    The pods' now come back as a patch and the job keeps volcano."""
+    from roundtrip_report import classify
+
+    docs = list(yaml.safe_load_all((HELDOUT / "volcano-mindspore-cpu.yaml").read_text()))
+    docs[0]["spec"]["tasks"][0]["template"]["spec"]["schedulerName"] = "other"
+    path = tmp_path / "ms.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = import_text(path.read_text(), str(path), strict=True)
+    assert "schedulerName" not in result.spec["spec"].get("scheduling", {})
+    assert {"op": "add", "path": "/spec/tasks/0/template/spec/schedulerName", "value": "other"} in \
+        result.spec["spec"]["patches"]["volcano"]
+    assert classify(path) == ("same", "")

@@ -136,12 +136,15 @@ def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], b
 
     scheduling = dict(spec.get("scheduling") or {})
     pod_schedulers = [drafts[n].pod_scheduler for n in names]
-    if _all_equal(pod_schedulers) and scheduling.get("schedulerName") in (None, pod_schedulers[0]):
+    # A Volcano job always has a scheduler (volcano when unset) and it schedules the PodGroup: pods naming
+    # another one keep theirs as a patch, not by moving the job's (what the source's job says would change)
+    job_scheduler = scheduling.get("schedulerName", "volcano" if ctx.target == "volcano" else None)
+    if _all_equal(pod_schedulers) and job_scheduler in (None, pod_schedulers[0]):
         if not (ctx.target == "volcano" and pod_schedulers[0] == "volcano"):
             scheduling["schedulerName"] = pod_schedulers[0]
     else:
         for n in names:
-            if drafts[n].pod_scheduler is not None and drafts[n].pod_scheduler != scheduling.get("schedulerName"):
+            if drafts[n].pod_scheduler is not None and drafts[n].pod_scheduler != job_scheduler:
                 ctx.unmap(_role_path(ctx, n, "schedulerName"), "add", bases[n] + "/spec/schedulerName",
                           drafts[n].pod_scheduler, "a per-role schedulerName")
     # scheduling.priorityClassName compiles to the job's (runPolicy / Volcano spec) AND every pod's; a role's
