@@ -6,22 +6,29 @@ command/args, the user's env, resources, volumes, restart and run policies,
 scheduling — with the operators' defaults filled in and what trainspec adds
 removed:
 
-- labels `app.kubernetes.io/*`, `trainspec.dev/*`; env `TRAINSPEC_*` and the env the
-  operators / Volcano plugins inject (TF_CONFIG, MASTER_ADDR..., PET_*, DMLC_*,
-  OMPI_*...), which the volcano target writes itself where Volcano has no plugin;
+- labels `app.kubernetes.io/*`, `trainspec.dev/*`; env `TRAINSPEC_*` and, for a job with a
+  framework, the env the operators / Volcano plugins inject (TF_CONFIG, MASTER_ADDR..., PET_*,
+  DMLC_*, OMPI_*...), which the volcano target writes itself where Volcano has no plugin (a
+  `generic` job's PADDLE_*, DMLC_*... are the user's and compared);
 - the topology ConfigMap, the MPI hostfile volume on a Volcano launcher, the
   framework's port entry (its number is compared), the `env`/`svc`/`ssh` plugins
   with trainspec's own arguments and the role names in the framework plugin's;
-- Volcano `PodEvicted -> RestartJob` and, for restartPolicy Never, `PodFailed ->
-  TerminateJob` (what Never means on Volcano); init containers' volume mounts
-  (trainspec mounts the role's volumes in them);
+  init containers' volume mounts (trainspec mounts the role's volumes in them);
 - a Kubeflow v1 job's legacy top-level cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/
   backoffLimit as the runPolicy ones they became;
 - explicit defaults: replicas 1, the framework's restartPolicy, cleanPodPolicy None,
   slotsPerWorker 1, mpiImplementation OpenMPI, sshAuthMountPath /root/.ssh, the MPI
   worker's `/usr/sbin/sshd -De` (Kubeflow), Volcano's queue/maxRetry/minAvailable/scheduler;
-  requests default to limits; quantities compare as strings; a priority class may sit on
-  the pods or in runPolicy.schedulingPolicy.
+  requests default to limits; quantities compare as strings; a Volcano job's priority class
+  stands for its pods' (Volcano's controller gives it to pods without one), a Kubeflow job's
+  does not (the PodGroup reads it, kube-scheduler the pods');
+- what the API server makes of a manifest (`_api_defaults`): null is absent, an env var without
+  value is "", `fieldRef.apiVersion` v1 is the default; the metadata it sets on a job read back
+  from a cluster (uid, resourceVersion, managedFields...).
+
+Everything else is compared as written: labels and annotations under `volcano.sh/`,
+`training.kubeflow.org/`, `scheduling.k8s.io/`, Volcano policies (job and task), finalizers and
+ownerReferences.
 """
 
 from __future__ import annotations
@@ -41,7 +48,9 @@ INJECTED = ("TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "PY
             "MX_CONFIG", "OMPI_MCA_", "I_MPI_HYDRA_HOST_FILE", "I_MPI_PERHOST", "HYDRA_HOST_FILE", "K_MPI_JOB_ROLE",
             "MPI_HOST", "WORKER_PORT", "WORKER_ADDRS", "PADDLE_", "POD_IP_DUMMY", "COORDINATOR_", "NUM_PROCESSES",
             "PROCESS_ID", "TRAINSPEC_", "VC_", "VK_TASK_INDEX")
-OWN_LABELS = ("app.kubernetes.io/", "trainspec.dev/", "training.kubeflow.org/", "volcano.sh/")
+OWN_LABELS = ("app.kubernetes.io/", "trainspec.dev/")
+SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+              "deletionGracePeriodSeconds", "managedFields", "selfLink")
 MPI_WORKER_COMMAND = ["/usr/sbin/sshd", "-De"]
 TRAINSPEC_VOLUMES = ("mpi-job-config",)
 
@@ -61,15 +70,37 @@ def semantic_diff(source: dict, compiled: dict, task_roles: dict[str, str] | Non
     {"mpimaster": "launcher"}); the compiled manifest's tasks are named by role.
     `framework` is the framework of a Volcano source without a framework plugin.
     """
-    a, b = normalize(source, task_roles or {}, framework), normalize(compiled, {}, framework)
+    a, b = (normalize(_api_defaults(source), task_roles or {}, framework),
+            normalize(_api_defaults(compiled), {}, framework))
     return _diff(a, b, "")
+
+
+def _api_defaults(node):
+    """What the API server makes of a manifest before any controller reads it, so that two spellings of
+    one object compare equal: a key whose value is null is absent (`command:` with nothing after it); an
+    env var without `value` or `valueFrom` is set to ""; `fieldRef.apiVersion` defaults to v1."""
+    if isinstance(node, list):
+        return [_api_defaults(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _api_defaults(v) for k, v in node.items() if v is not None}
+    if isinstance(out.get("env"), list):
+        out["env"] = [dict(e, value="") if isinstance(e, dict) and "value" not in e and "valueFrom" not in e
+                      else e for e in out["env"]]
+    ref = out.get("fieldRef")
+    if isinstance(ref, dict) and ref.get("apiVersion") == "v1":
+        out["fieldRef"] = {k: v for k, v in ref.items() if k != "apiVersion"}
+    return out
 
 
 def normalize(job: dict, task_roles: dict[str, str], framework: str | None = None) -> dict:
     job = copy.deepcopy(job)
     meta = job.get("metadata") or {}
     out = {"kind": job["kind"], "name": meta.get("name"), "namespace": meta.get("namespace") or "default",
-           "labels": _own_removed(meta.get("labels")), "annotations": dict(meta.get("annotations") or {})}
+           "labels": _own_removed(meta.get("labels")), "annotations": dict(meta.get("annotations") or {}),
+           # finalizers, ownerReferences...; not what the API server sets on a job read back from a cluster
+           "metadata": {k: v for k, v in meta.items() if k not in ("name", "namespace", "labels", "annotations")
+                        + SERVER_SET}}
     if job["kind"] == "Job":
         out["spec"] = _volcano(job["spec"], task_roles, framework, out["labels"])
     else:
@@ -90,7 +121,9 @@ def _kubeflow(kind: str, spec: dict, job_labels: dict) -> dict:
             run.setdefault(key, spec.pop(key))
     run.setdefault("cleanPodPolicy", "None")
     sched = dict(run.pop("schedulingPolicy", None) or {})
-    priority = sched.pop("priorityClass", None)
+    # the gang scheduler's PodGroup reads schedulingPolicy.priorityClass, kube-scheduler reads the pods':
+    # not one setting (unlike Volcano, whose controller gives pods without one the job's)
+    priority = None
     if sched:
         run["schedulingPolicy"] = sched
     if framework == "tensorflow" and spec.get("successPolicy") == "":
@@ -145,8 +178,7 @@ def _volcano(spec: dict, task_roles: dict[str, str], framework: str | None, job_
         if args or name not in ("env", "svc", "ssh", "tensorflow", "pytorch", "mpi"):
             kept[name] = args
     out["plugins"] = kept
-    out["policies"] = [p for p in spec.pop("policies", None) or [] if p != {"event": "PodEvicted",
-                                                                           "action": "RestartJob"}]
+    out["policies"] = list(spec.pop("policies", None) or [])
     out.update(spec)
     roles = {}
     for task in tasks:
@@ -159,8 +191,7 @@ def _volcano(spec: dict, task_roles: dict[str, str], framework: str | None, job_
             pod_spec.pop("schedulerName")
         pod = _pod(tpl, _container_framework(tpl, framework), spec.get("priorityClassName"), job_labels, port)
         policies = list(task.get("policies") or [])
-        if restart == "Never" and {"event": "PodFailed", "action": "TerminateJob"} not in policies:
-            policies.append({"event": "PodFailed", "action": "TerminateJob"})
+        pass
         roles[role] = {"replicas": task.get("replicas", 1), "restartPolicy": restart, "pod": pod,
                        "policies": sorted(policies, key=str),
                        **{k: v for k, v in task.items() if k not in ("name", "replicas", "template", "policies")}}
@@ -215,7 +246,7 @@ def _pod(tpl: dict, framework: str, priority: str | None, job_labels: dict, port
     if ports:
         main["ports"] = ports
     env = {e["name"]: {k: v for k, v in e.items() if k != "name"} for e in main.pop("env", None) or []
-           if not e["name"].startswith(INJECTED)}
+           if not e["name"].startswith(INJECTED if framework != "generic" else ("TRAINSPEC_",))}
     if env:
         main["env"] = env
     if "resources" in main:
@@ -247,8 +278,7 @@ def _pod(tpl: dict, framework: str, priority: str | None, job_labels: dict, port
     # trainspec copies the job's labels onto every pod template
     labels = {k: v for k, v in _own_removed(meta.get("labels")).items() if job_labels.get(k) != v}
     out = {"labels": labels,
-           "annotations": {k: v for k, v in (meta.get("annotations") or {}).items()
-                           if not k.startswith("scheduling.k8s.io/")},
+           "annotations": dict(meta.get("annotations") or {}),
            "main": main, "port": out_port, "sidecars": containers, "initContainers": inits, "volumes": volumes,
            "priorityClassName": pod_priority, "spec": spec}
     return out
@@ -294,16 +324,20 @@ def exact_diff(source: dict, compiled: dict) -> list[str]:
     """Differences between two objects of one kind, field by field, after removing only what trainspec adds
     to every job (its reserved labels, the TRAINSPEC_* env, a generic job's `trainspec` port, the job's
     labels copied onto pod templates).  Stricter than `semantic_diff`: no operator defaults but DEFAULTS."""
-    a, b = copy.deepcopy(source), copy.deepcopy(compiled)
+    a, b = _api_defaults(source), _api_defaults(compiled)
     job_labels = _own_removed((a.get("metadata") or {}).get("labels"))
     for obj in (a, b):
         obj.setdefault("metadata", {}).setdefault("namespace", "default")
-        _strip(obj, job_labels if obj is b else {}, obj.get("kind", ""))
+        _strip(obj, job_labels, obj.get("kind", ""))
     return _diff(a, b, "")
 
 
 def _strip(node, job_labels: dict, kind: str, parent: str = "") -> None:
     if isinstance(node, dict):
+        meta = node.get("metadata")
+        if parent == "pod" and isinstance(meta, dict) and isinstance(meta.get("labels"), dict):
+            # the job's labels that trainspec copies onto each pod template (labels sit under metadata)
+            meta["labels"] = {k: v for k, v in meta["labels"].items() if job_labels.get(k) != v}
         for key in ("labels", "annotations"):
             if isinstance(node.get(key), dict):
                 node[key] = {k: v for k, v in node[key].items() if not k.startswith(("app.kubernetes.io/",
@@ -328,9 +362,17 @@ def _strip(node, job_labels: dict, kind: str, parent: str = "") -> None:
             for rj in node["replicatedJobs"]:
                 for k, v in DEFAULTS.get((kind, "replicatedJob"), {}).items():
                     rj.setdefault(k, v)
+                job_spec = (rj.get("template") or {}).get("spec")
+                if isinstance(job_spec, dict):  # a Job spec, with or without completions/parallelism
+                    for k, v in DEFAULTS.get((kind, "job"), {}).items():
+                        job_spec.setdefault(k, v)
         if "completions" in node or "parallelism" in node:  # a Job spec
             for k, v in DEFAULTS.get((kind, "job"), {}).items():
                 node.setdefault(k, v)
+        if isinstance(node.get("resources"), dict):  # quantities: 4 and "4" are one quantity
+            for side in ("limits", "requests"):
+                if isinstance(node["resources"].get(side), dict):
+                    node["resources"][side] = {k: str(v) for k, v in node["resources"][side].items()}
         for key, value in list(node.items()):
             _strip(value, job_labels, kind, "pod" if key == "template" and "containers" in (
                 (value or {}).get("spec") or {}) else key)

@@ -3,8 +3,10 @@
 For each manifest: `import --strict`; refused -> "refused" (with the first reason); accepted ->
 compile to the source's target and compare with the source (`semantic_diff` for Kubeflow and
 Volcano jobs, `exact_diff` for JobSets and batch Jobs): "same" or "DIFFERENT".  OpenPAI has no
-same-kind target to compare with ("no target"); a TrainJob is refused by --strict (the trainjob
-target writes its own runtime).
+same-kind target to compare with ("no target", accepted or refused); a TrainJob is refused by --strict
+(the trainjob target writes its own runtime).  A document that is not YAML, or names an API version
+the reference CRDs do not serve, is "invalid": the API server would reject the source itself.
+In scope: same + refused + DIFFERENT.
 
     TRAINSPEC_REFERENCE=../shared/reference python tests/roundtrip_report.py tests/import_manifests
 """
@@ -27,11 +29,17 @@ from trainspec.importer.verify import compile_text  # noqa: E402
 
 def classify(path: Path) -> tuple[str, str]:
     text = path.read_text()
+    openpai = path.suffix == ".json" or "protocolVersion" in text
     try:
         result = import_text(text, str(path), strict=True)
     except SpecErrors as errors:
-        return "refused", errors.errors[0].format()
-    if path.suffix == ".json" or "protocolVersion" in text:
+        first = errors.errors[0]
+        if first.message.startswith("YAML syntax error") or (first.path == "apiVersion" and "is not supported" in first.message):
+            # not YAML, or an API version the reference CRDs do not serve: the API server rejects it as well
+            return "invalid", first.format()
+        # OpenPAI has no same-kind target whether import accepts it or not: the verdict must not decide the scope
+        return ("no target" if openpai else "refused"), first.format()
+    if openpai:
         return "no target", ""
     files = compile_text(result.text, result.target)
     out = [d for t in files.values() for d in yaml.safe_load_all(t) if isinstance(d, dict)]
@@ -56,7 +64,8 @@ def main(folder: str) -> int:
         print(f"{verdict:10} {path.name}" + (f"  {why[:160]}" if why else ""))
     in_scope = counts.get("same", 0) + counts.get("refused", 0) + counts.get("DIFFERENT", 0)
     print(f"round-trip {counts.get('same', 0)}/{in_scope}, refused {counts.get('refused', 0)}, "
-          f"accepted-then-different {counts.get('DIFFERENT', 0)}, no same-kind target {counts.get('no target', 0)}")
+          f"accepted-then-different {counts.get('DIFFERENT', 0)}, no same-kind target {counts.get('no target', 0)}, "
+          f"invalid {counts.get('invalid', 0)}")
     return 1 if counts.get("DIFFERENT") else 0
 
 

@@ -172,8 +172,17 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
         spec = openpai.import_job(ctx, data)
     else:
         meta = data.get("metadata")
+        if isinstance(meta, dict) and meta.get("name") is None and isinstance(meta.get("generateName"), str) \
+                and meta["generateName"].rstrip("-"):
+            # `kubectl create` names such a job `<generateName><random>`; a spec's job has one fixed name
+            name = meta["generateName"].rstrip("-")
+            ctx.lose(("metadata", "generateName"), f"the API server adds a random suffix to generateName for each "
+                     f"job created; the spec names the job {name!r}, every time")
+            ctx.comment(("metadata", "name"), f"from generateName {meta['generateName']!r}")
+            data = dict(data, metadata={**{k: v for k, v in meta.items() if k != "generateName"}, "name": name})
+            meta = data["metadata"]
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
-            raise ctx.fail(("metadata",), "the job has no name", "metadata.name")
+            raise ctx.fail(("metadata",), "the job has no name", "metadata.name or metadata.generateName")
         if kind == "trainjob":
             from . import trainjob
 

@@ -25,6 +25,12 @@ V11_FIELDS = ("imagePullPolicy", "imagePullSecrets", "serviceAccountName", "node
               "securityContext", "podSecurityContext", "podLabels", "podAnnotations", "priorityClassName")
 
 
+# Set by the API server on a job read back from a cluster (`kubectl get -o yaml`), never by its author:
+# a job created from the spec gets its own.
+SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+              "deletionGracePeriodSeconds", "managedFields", "selfLink")
+
+
 def metadata(meta, ctx: Context | None = None) -> dict:
     """The spec's metadata; a key trainspec sets itself, with another value, is patched back (with `ctx`)."""
     meta = meta if isinstance(meta, dict) else {}
@@ -44,6 +50,12 @@ def metadata(meta, ctx: Context | None = None) -> dict:
                           f"{k} is a key trainspec sets itself")
         if value:
             out[key] = value
+    if ctx is not None:
+        for key, value in meta.items():
+            if key not in ("name", "namespace", "labels", "annotations") + SERVER_SET:
+                # finalizers, ownerReferences...: they change what deleting the job does
+                ctx.unmap(("metadata", key), "add", pointer("metadata", key), value,
+                          f"metadata.{key} has no spec field")
     return out
 
 
@@ -124,12 +136,15 @@ def assemble(ctx: Context, framework: str, meta, drafts: dict[str, RoleDraft], b
 
     scheduling = dict(spec.get("scheduling") or {})
     pod_schedulers = [drafts[n].pod_scheduler for n in names]
-    if _all_equal(pod_schedulers) and scheduling.get("schedulerName") in (None, pod_schedulers[0]):
+    # A Volcano job always has a scheduler (volcano when unset) and it schedules the PodGroup: pods naming
+    # another one keep theirs as a patch, not by moving the job's (what the source's job says would change)
+    job_scheduler = scheduling.get("schedulerName", "volcano" if ctx.target == "volcano" else None)
+    if _all_equal(pod_schedulers) and job_scheduler in (None, pod_schedulers[0]):
         if not (ctx.target == "volcano" and pod_schedulers[0] == "volcano"):
             scheduling["schedulerName"] = pod_schedulers[0]
     else:
         for n in names:
-            if drafts[n].pod_scheduler is not None and drafts[n].pod_scheduler != scheduling.get("schedulerName"):
+            if drafts[n].pod_scheduler is not None and drafts[n].pod_scheduler != job_scheduler:
                 ctx.unmap(_role_path(ctx, n, "schedulerName"), "add", bases[n] + "/spec/schedulerName",
                           drafts[n].pod_scheduler, "a per-role schedulerName")
     # scheduling.priorityClassName compiles to the job's (runPolicy / Volcano spec) AND every pod's; a role's

@@ -97,8 +97,12 @@ def import_job(ctx: Context, data: dict) -> dict:
         if v2 and "commands" in body and not isinstance(body["commands"], list):
             raise ctx.fail(path + ("commands",), "is not a list", "a list of command lines")
         for key in body:
+            if v2 and key == "taskRetryCount" and body[key] == 0:
+                continue  # no retry of one task: the restartPolicy Never every imported role gets
             if key not in (V2_ROLE_KEYS if v2 else V1_ROLE_KEYS):
-                ctx.lose(path + (key,), f"task role {key} has no spec field")
+                ctx.lose(path + (key,), f"task role {key} has no spec field"
+                         + ("; trainspec retries no single task (restartPolicy Never), only the job (backoffLimit)"
+                            if key == "taskRetryCount" else ""))
         count = body.get("instances", 1) if v2 else body.get("taskNumber", 1)
         if not isinstance(count, int) or count < 0:
             raise ctx.fail(path + ("instances" if v2 else "taskNumber",), "is not a count", "an integer >= 0")
