@@ -398,6 +398,6 @@ def test_the_example_specs_warn_only_where_the_readme_says(tmp_path, env):
     assert built.returncode == 0, built.stderr
     warnings = [line for line in built.stderr.splitlines() if line.startswith("trainspec: warning:")]
     named = sorted(line.split("specs/", 1)[1].split(":", 1)[0] for line in warnings)
-    assert named == ["mpi-horovod.yaml", "mpi-horovod.yaml", "mxnet-ps.yaml", "pytorch-cluster.yaml",
+    assert named == ["generic-coordinator.yaml", "mpi-horovod.yaml", "mpi-horovod.yaml", "mxnet-ps.yaml", "pytorch-cluster.yaml",
                      "tf-args-style.yaml", "tf-ps.yaml"], built.stderr
     assert "Building the example specs prints six warnings" in (ROOT / "README.md").read_text()
