@@ -295,12 +295,7 @@ class _Reader:
         value = c.get("ports") or []
         if not isinstance(value, list):
             raise self.fail(f"{where} ports", f"expected a list, got {type(value).__name__}")
-        out = []
-        for i, p in enumerate(value):
-            port = k8s_port(p, f"{self.source}: {where} ports[{i}]")
-            if port is not None:
-                out.append(port)
-        return out
+        return [k8s_port(p, f"{self.source}: {where} ports[{i}]") for i, p in enumerate(value)]
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
         out: list[EnvSource] = []
