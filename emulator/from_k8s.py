@@ -18,6 +18,7 @@ from .controllers import OWNER
 from .hostpaths import safe_name, safe_subpath
 from .indexed_job import expand as expand_indexed
 from .pod_rules import refuse_api_rejects
+from .podenv import env_text
 from .policy import fallback_rule
 from .ports import Port, k8s_port
 from .runmodel import (
@@ -304,11 +305,13 @@ class _Reader:
             if "configMapRef" in src:
                 ref = src["configMapRef"]
                 data = self.configmap(ref.get("name"), where, bool(ref.get("optional")))
-                out += [EnvSource(prefix + k, v.decode(), literal=False) for k, v in data.items()]
+                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "ConfigMap"),
+                                  literal=False) for k, v in data.items()]
             elif "secretRef" in src:
                 ref = src["secretRef"]
                 data = self.secret(ref.get("name"), where, bool(ref.get("optional")))
-                out += [EnvSource(prefix + k, v.decode(), literal=False, secret=True) for k, v in data.items()]
+                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "Secret"),
+                                  literal=False, secret=True) for k, v in data.items()]
         for e in c.get("env") or []:
             name = e.get("name")
             if "valueFrom" not in e:
@@ -323,7 +326,8 @@ class _Reader:
                         continue
                     raise self.fail(f"{where} env {name}",
                                     f"ConfigMap key {ref.get('name')}/{ref.get('key')} is not in the input")
-                out.append(EnvSource(name, data[ref["key"]].decode(), literal=False))
+                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "ConfigMap"),
+                                      literal=False))
             elif "secretKeyRef" in vf:
                 ref = vf["secretKeyRef"]
                 data = self.secret(ref.get("name"), f"{where} env {name}", bool(ref.get("optional")))
@@ -331,7 +335,8 @@ class _Reader:
                     if ref.get("optional") or ref.get("name") in self.secret_missing:
                         continue
                     raise self.fail(f"{where} env {name}", f"Secret {ref.get('name')!r} has no key {ref.get('key')!r}")
-                out.append(EnvSource(name, data[ref["key"]].decode(), literal=False, secret=True))
+                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "Secret"),
+                                      literal=False, secret=True))
             elif "fieldRef" in vf:
                 out.append(EnvSource(name, literal=False, field_path=vf["fieldRef"].get("fieldPath")))
             elif "resourceFieldRef" in vf:

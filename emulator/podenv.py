@@ -5,10 +5,23 @@ from __future__ import annotations
 import math
 import re
 
+from ..compiler.errors import UsageError
 from ..compiler.kube import expand_env, expand_references
 from .runmodel import Container, Replica
 
 NODE_NAME = "trainspec-emulator"
+
+
+def env_text(value: bytes, name: str, where: str, kind: str) -> str:
+    """A ConfigMap or Secret value that becomes an environment variable: it must be UTF-8 text (the
+    Docker API carries the environment as JSON strings, so binary bytes would arrive changed).
+    Refused naming the variable, never showing the value."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{where}: env {name!r} from a {kind} is not UTF-8 text (value not shown); the emulator "
+                         "cannot pass binary bytes through a container's environment (hint: mount the key as a "
+                         "file instead)") from None
 
 
 def field_value(path: str, c: Container, r: Replica, namespace: str, ip: str, host_ip: str) -> str:

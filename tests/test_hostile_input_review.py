@@ -101,3 +101,32 @@ def test_one_replica_and_a_bridge_network_still_run(tmp_path):
     job = _load(tmp_path, _compose({"deploy": {"replicas": 1}, "networks": ["n"]},
                                    {"networks": {"n": {"driver": "bridge"}}}), "compose.yaml")
     assert len(job.replicas) == 1
+
+
+# -- secrets ---------------------------------------------------------------------------------
+
+def _secret_job(secret_data: dict, env: list) -> list:
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": secret_data}
+    return [secret, _job({"env": env})]
+
+
+def test_a_binary_secret_in_env_is_refused_by_name_never_shown(tmp_path):
+    import base64
+    data = {"bin": base64.b64encode(b"\xff\xfeBINSEKRET\x01").decode()}
+    said = _refused(tmp_path, _secret_job(data, [{"name": "B", "valueFrom": {"secretKeyRef": {"name": "s",
+                                                                                           "key": "bin"}}}]))
+    # was: "cannot read (UnicodeDecodeError ...)"
+    assert "env 'B' from a Secret is not UTF-8 text" in said
+    assert "BINSEKRET" not in said and "\\xff" not in said
+
+
+def test_the_masker_hides_a_secret_in_its_base64_forms_too():
+    import base64
+
+    from trainspec.emulator.ui import masker
+    mask = masker([b"S3KR1T-ALPHA-77"])
+    for printed in (base64.b64encode(b"S3KR1T-ALPHA-77").decode(),          # the Secret's own `data`
+                    base64.b64encode(b"S3KR1T-ALPHA-77\n").decode(),        # `echo $TOKEN | base64`
+                    base64.urlsafe_b64encode(b"S3KR1T-ALPHA-77").decode().rstrip("=")):
+        assert mask(f"token is {printed}!") == "token is ******!", printed
+    assert mask("nothing here") == "nothing here"
