@@ -44,7 +44,8 @@ CONTAINER: dict = {
     "ports": ("list", "map"),   # ports.py checks each entry's fields
     "resources": {"limits": ("map", SCALAR), "requests": ("map", SCALAR)},
     "volumeMounts": ("list", {"name": "str", "mountPath": "abspath", "subPath": "str", "readOnly": "bool",
-                              "mountPropagation": "propagation", REQUIRED: ("name", "mountPath")}),
+                              "mountPropagation": "propagation", "subPathExpr": "subpathexpr",
+                              REQUIRED: ("name", "mountPath")}),
     "livenessProbe": PROBE, "readinessProbe": PROBE, "startupProbe": PROBE,
     "lifecycle": {"postStart": HANDLER, "preStop": HANDLER},
     "securityContext": "map", "restartPolicy": "str",
@@ -236,6 +237,11 @@ def _leaf(value: Any, shape: str, where: str, path: str, counts: list[int]) -> N
         # A mount point Docker would refuse only after the run's network exists: refused before.
         if not isinstance(value, str) or not value.startswith("/") or "\0" in value:
             raise _error(where, path, value, "an absolute path in the container (starting with /)")
+    elif shape == "subpathexpr":
+        # Expanded from the container's env on a node; the emulator does not expand it, and mounting the
+        # whole volume instead would be a silent change of what the container sees.
+        raise UsageError(f"{where}: {path}: subPathExpr is not supported by the emulator (it would mount the whole "
+                         "volume); hint: use subPath with the expanded value")
     elif shape == "propagation":
         # HostToContainer/Bidirectional share mounts between the host and the container (the latter
         # needs a privileged container on a cluster); the emulator's mounts are always private.

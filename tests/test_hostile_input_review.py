@@ -54,6 +54,9 @@ EMPTY_DIR = {"volumes": [{"name": "v", "emptyDir": {}}]}
      "mountPropagation: 'Bidirectional' is not supported"),
     ({"volumeMounts": [{"name": "v", "mountPath": "/x", "mountPropagation": "HostToContainer"}]}, EMPTY_DIR,
      "mountPropagation: 'HostToContainer' is not supported"),
+    # was ignored (the whole claim mounted); `$(X)` = `../..` is the classic escape on a node
+    ({"volumeMounts": [{"name": "v", "mountPath": "/x", "subPathExpr": "$(X)"}], "env": [{"name": "X", "value": "../.."}]},
+     EMPTY_DIR, "subPathExpr is not supported"),
 ])
 def test_k8s_fields_a_cluster_refuses_are_refused(tmp_path, container, pod, says):
     assert says in _refused(tmp_path, _job(container, pod))
