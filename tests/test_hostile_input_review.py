@@ -133,3 +133,30 @@ def test_the_masker_hides_a_secret_in_its_base64_forms_too():
                     base64.urlsafe_b64encode(b"S3KR1T-ALPHA-77").decode().rstrip("=")):
         assert mask(f"token is {printed}!") == "token is ******!", printed
     assert mask("nothing here") == "nothing here"
+
+
+# -- charts ------------------------------------------------------------------------------------
+
+def test_a_chart_whose_template_loops_forever_is_refused_not_the_machines_memory(tmp_path):
+    pytest.importorskip("helm_python")
+    chart = tmp_path / "bomb"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: bomb\nversion: 0.1.0\n")
+    # was: the in-process Helm engine allocated until the machine ran out of memory
+    (chart / "templates" / "j.yaml").write_text(
+        "{{- range $i := until 100000000 }}\n---\nkind: ConfigMap\napiVersion: v1\n"
+        "metadata: {name: c{{ $i }}}\n{{- end }}\n")
+    with pytest.raises(UsageError) as err:
+        inputs.load(str(chart), state_dir=str(tmp_path / "st"), check_missing=False)
+    assert "rendering the chart" in str(err.value) and "GiB of memory" in str(err.value)
+
+
+def test_a_chart_helm_error_is_still_reported(tmp_path):
+    pytest.importorskip("helm_python")
+    chart = tmp_path / "bad"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: bad\nversion: 0.1.0\n")
+    (chart / "templates" / "j.yaml").write_text("{{ fail \"chart says no\" }}\n")
+    with pytest.raises(UsageError) as err:
+        inputs.load(str(chart), state_dir=str(tmp_path / "st"), check_missing=False)
+    assert "chart says no" in str(err.value)
