@@ -4,6 +4,7 @@ otherwise) and the summary at the end."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
@@ -201,6 +202,13 @@ def masker(secret_values) -> Callable[[str], str]:
                 # ... and as an error message may quote it: Python's repr, JSON, Go's %q
                 needles.update(f for f in (repr(part)[1:-1], json.dumps(part)[1:-1],
                                            json.dumps(part, ensure_ascii=False)[1:-1]) if len(f) >= 4)
+        raw = value if isinstance(value, bytes) else str(value).encode("utf-8", errors="replace")
+        if len(raw.strip()) >= 4:
+            # ... and base64 of it: the form a Secret's `data` holds it in, and what `echo $TOKEN | base64`
+            # (with its newline) or a log of the manifest would print.
+            for form in {raw, raw.strip(), raw.strip() + b"\n"}:
+                for enc in (base64.b64encode(form), base64.urlsafe_b64encode(form)):
+                    needles.update({enc.decode(), enc.decode().rstrip("=")})
     if not needles:
         return _no_mask
     ordered = sorted(needles, key=len, reverse=True)  # longest first: a value containing another

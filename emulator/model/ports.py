@@ -40,14 +40,16 @@ def _ip(value: Any, where: str) -> str:
         raise UsageError(f"{where}: hostIP {value!r} is not an IP address") from None
 
 
-def k8s_port(p: Any, where: str) -> Port | None:
-    """One entry of a container's `ports` (None for one without containerPort: the API server refuses
-    it, but the emulator has nothing to do with it)."""
+def k8s_port(p: Any, where: str) -> Port:
+    """One entry of a container's `ports`. One without containerPort is refused, as the API server
+    does ("Required value"): a `hostPort` alone would otherwise be dropped without a word."""
     if not isinstance(p, dict):
         raise UsageError(f"{where}: expected a mapping (containerPort, protocol, hostPort...), got "
                          f"{type(p).__name__}")
-    if "containerPort" not in p:
-        return None
+    if p.get("containerPort") is None:
+        raise UsageError(f"{where}: containerPort is missing; expected an integer 1..65535 (the API server "
+                         "refuses a port without it" + (f", so hostPort {p['hostPort']!r} cannot be published"
+                                                        if p.get("hostPort") not in (None, 0) else "") + ")")
     cport = _number(p["containerPort"], where, "containerPort")
     proto = p.get("protocol", "TCP")
     if proto not in PROTOCOLS:

@@ -79,21 +79,22 @@ def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[st
            namespace: str = "default") -> list[dict]:
     """The chart's rendered objects, in template-path order."""
     values = user_values(values_files, set_options)
-    try:
-        from helm_python import HelmError
-        from helm_python import chart as helm_chart
-    except ImportError:
-        raise UsageError(f"{path} is a Helm chart; rendering it needs the Helm engine: {EXTRA_HINT}") from None
+    import importlib.util
+
+    if importlib.util.find_spec("helm_python") is None:
+        raise UsageError(f"{path} is a Helm chart; rendering it needs the Helm engine: {EXTRA_HINT}")
     from .chartcopy import confined_copy
 
     with confined_copy(path) as copy:
-        try:
-            with helm_chart.Chart.load(copy) as chart:
-                release = str(chart.name or "release")
-                manifests = chart.render(values=values, name=release, namespace=namespace)
-        except HelmError as exc:
-            raise UsageError(f"{path}: Helm could not render the chart: {str(exc).replace(copy, str(path))}"
-                                 f"{_namespace_hint(str(exc), path)}") from None
+        result = _render_confined(copy, values, namespace)
+    if "error" in result:
+        message = str(result["error"]).replace(copy, str(path))
+        raise UsageError(f"{path}: Helm could not render the chart: {message}{_namespace_hint(message, path)}")
+    if "limit" in result:
+        raise UsageError(f"{path}: rendering the chart {result['limit']}; the emulator renders a chart with at most "
+                         f"{RENDER_MEMORY >> 30} GiB of memory, {RENDER_CPU_SECONDS} s of CPU and "
+                         f"{RENDER_OUTPUT >> 20} MB of output (a template loop too large for a local run?)")
+    manifests: dict[str, str] = result["manifests"]
     docs: list[dict] = []
     for name, text in sorted(manifests.items()):
         if not name.endswith((".yaml", ".yml")):
@@ -105,3 +106,63 @@ def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[st
     if not docs:
         raise UsageError(f"{path}: the chart rendered no objects with these values")
     return docs
+
+
+# A chart is someone else's code: `{{ range until 100000000 }}` makes the Helm engine (in-process
+# Go) allocate until the machine runs out of memory. It renders in a child process with these limits.
+RENDER_MEMORY = 3 << 30
+RENDER_CPU_SECONDS = 60
+RENDER_OUTPUT = 50 << 20
+
+
+_CHILD = """
+import json, sys
+from helm_python import HelmError
+from helm_python import chart as helm_chart
+job = json.load(sys.stdin)
+try:
+    with helm_chart.Chart.load(job["copy"]) as chart:
+        out = {"manifests": chart.render(values=job["values"], name=str(chart.name or "release"),
+                                         namespace=job["namespace"])}
+except HelmError as exc:
+    out = {"error": str(exc)}
+sys.stdout.write(json.dumps(out))
+"""
+
+
+def _limits() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (RENDER_MEMORY, RENDER_MEMORY))
+    resource.setrlimit(resource.RLIMIT_CPU, (RENDER_CPU_SECONDS, RENDER_CPU_SECONDS))
+
+
+def _render_confined(copy: str, values: dict, namespace: str) -> dict:
+    """{"manifests": {...}} or {"error": Helm's message} or {"limit": what was exceeded}. A fresh
+    interpreter (not a fork: a Go runtime already started in this process would not survive one)."""
+    import json
+    import subprocess
+    import sys
+
+    # A pipe, never a temporary file: a chart's rendered Secrets must not touch the disk.
+    child = subprocess.Popen([sys.executable, "-I", "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, preexec_fn=_limits)
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(json.dumps({"copy": copy, "values": values, "namespace": namespace}).encode())
+    child.stdin.close()
+    data = child.stdout.read(RENDER_OUTPUT + 1)
+    size = len(data)
+    if size > RENDER_OUTPUT:
+        child.kill()
+    child.stdout.close()
+    try:
+        returncode = child.wait(timeout=RENDER_CPU_SECONDS * 2)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        return {"limit": "took too long"}
+    if size > RENDER_OUTPUT:
+        return {"limit": "produced too much output"}
+    if returncode != 0 or not data:
+        return {"limit": "ran out of its memory or CPU time, or the engine failed"}
+    return dict(json.loads(data))

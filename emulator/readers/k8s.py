@@ -32,6 +32,7 @@ from ..model.security import k8s_security
 from .controllers import OWNER
 from .controllers.indexed_job import expand as expand_indexed
 from .pod_rules import refuse_api_rejects
+from .secrets import env_text
 
 FRAMEWORK_CONTAINERS = ("tensorflow", "pytorch", "mxnet", "mpi")
 # Limit keys that are not accelerators (anything else is: the resource name
@@ -293,12 +294,7 @@ class _Reader:
         value = c.get("ports") or []
         if not isinstance(value, list):
             raise self.fail(f"{where} ports", f"expected a list, got {type(value).__name__}")
-        out = []
-        for i, p in enumerate(value):
-            port = k8s_port(p, f"{self.source}: {where} ports[{i}]")
-            if port is not None:
-                out.append(port)
-        return out
+        return [k8s_port(p, f"{self.source}: {where} ports[{i}]") for i, p in enumerate(value)]
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
         out: list[EnvSource] = []
@@ -307,11 +303,13 @@ class _Reader:
             if "configMapRef" in src:
                 ref = src["configMapRef"]
                 data = self.configmap(ref.get("name"), where, bool(ref.get("optional")))
-                out += [EnvSource(prefix + k, v.decode(), literal=False) for k, v in data.items()]
+                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "ConfigMap"),
+                                  literal=False) for k, v in data.items()]
             elif "secretRef" in src:
                 ref = src["secretRef"]
                 data = self.secret(ref.get("name"), where, bool(ref.get("optional")))
-                out += [EnvSource(prefix + k, v.decode(), literal=False, secret=True) for k, v in data.items()]
+                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "Secret"),
+                                  literal=False, secret=True) for k, v in data.items()]
         for e in c.get("env") or []:
             name = e.get("name")
             if "valueFrom" not in e:
@@ -326,7 +324,8 @@ class _Reader:
                         continue
                     raise self.fail(f"{where} env {name}",
                                     f"ConfigMap key {ref.get('name')}/{ref.get('key')} is not in the input")
-                out.append(EnvSource(name, data[ref["key"]].decode(), literal=False))
+                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "ConfigMap"),
+                                      literal=False))
             elif "secretKeyRef" in vf:
                 ref = vf["secretKeyRef"]
                 data = self.secret(ref.get("name"), f"{where} env {name}", bool(ref.get("optional")))
@@ -334,7 +333,8 @@ class _Reader:
                     if ref.get("optional") or ref.get("name") in self.secret_missing:
                         continue
                     raise self.fail(f"{where} env {name}", f"Secret {ref.get('name')!r} has no key {ref.get('key')!r}")
-                out.append(EnvSource(name, data[ref["key"]].decode(), literal=False, secret=True))
+                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "Secret"),
+                                      literal=False, secret=True))
             elif "fieldRef" in vf:
                 out.append(EnvSource(name, literal=False, field_path=vf["fieldRef"].get("fieldPath")))
             elif "resourceFieldRef" in vf:

@@ -38,6 +38,7 @@ from ..model.job import (
 )
 from ..model.ports import Port
 from ..model.security import Security, k8s_security
+from .secrets import env_text
 
 DEFAULT_BACKOFF = 6  # batch/v1 Job's default backoffLimit
 DEFAULT_GRACE = 30.0  # terminationGracePeriodSeconds' default
@@ -169,14 +170,16 @@ class _PlanReader:
             elif var.config_map is not None:
                 data = self.configmap(var.config_map.name, f"{where}.env.{var.name}")
                 if var.config_map.key in data:
-                    out.append(EnvSource(var.name, data[var.config_map.key].decode(), literal=False))
+                    text = env_text(data[var.config_map.key], var.name, f"{self.plan.source}: {where}", "ConfigMap")
+                    out.append(EnvSource(var.name, text, literal=False))
                 elif var.config_map.name not in self.configmap_missing:
                     raise UsageError(f"{self.plan.source}: {where}.env.{var.name}: ConfigMap key "
                                      f"{var.config_map.name}/{var.config_map.key} is not in the input")
             elif var.secret is not None:
                 data = self.secret(var.secret.name, f"{where}.env.{var.name}")
                 if var.secret.key in data:
-                    out.append(EnvSource(var.name, data[var.secret.key].decode(), literal=False, secret=True))
+                    text = env_text(data[var.secret.key], var.name, f"{self.plan.source}: {where}", "Secret")
+                    out.append(EnvSource(var.name, text, literal=False, secret=True))
                 elif var.secret.name not in self.secret_missing:
                     raise UsageError(f"{self.plan.source}: {where}.env.{var.name}: Secret "
                                      f"{var.secret.name!r} has no key {var.secret.key!r}")

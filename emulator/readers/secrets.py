@@ -112,3 +112,15 @@ def ssh_keypair() -> dict[str, bytes]:
                                 serialization.NoEncryption())
     public = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
     return {"ssh-privatekey": private, "ssh-publickey": public + b" trainspec-emulator\n"}
+
+
+def env_text(value: bytes, name: str, where: str, kind: str) -> str:
+    """A ConfigMap or Secret value that becomes an environment variable: it must be UTF-8 text (the
+    Docker API carries the environment as JSON strings, so binary bytes would arrive changed).
+    Refused naming the variable, never showing the value."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{where}: env {name!r} from a {kind} is not UTF-8 text (value not shown); the emulator "
+                         "cannot pass binary bytes through a container's environment (hint: mount the key as a "
+                         "file instead)") from None

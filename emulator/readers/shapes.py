@@ -24,6 +24,9 @@ Shape = Any   # a type name ("str", "int", ...), ("list", Shape), ("map", Shape)
 
 _INT32 = (-(2**31), 2**31 - 1)
 SCALAR = "scalar"
+# In a mapping's shape: the fields the API server requires ("Required value"); a missing one is
+# refused here rather than read as an empty name or a mount at no path.
+REQUIRED = "!required"
 
 OBJECT_META: dict = {"name": "str", "namespace": "str", "labels": ("map", SCALAR), "annotations": ("map", SCALAR)}
 PROBE: dict = {
@@ -36,11 +39,13 @@ PROBE: dict = {
 HANDLER: dict = {"exec": {"command": ("list", SCALAR)}, "httpGet": "map", "tcpSocket": "map", "sleep": "map"}
 CONTAINER: dict = {
     "name": "str", "image": "image", "command": ("list", SCALAR), "args": ("list", SCALAR), "workingDir": "str",
-    "env": ("list", {"name": "str", "value": SCALAR, "valueFrom": "map"}),
+    "env": ("list", {"name": "str", "value": SCALAR, "valueFrom": "map", REQUIRED: ("name",)}),
     "envFrom": ("list", {"prefix": "str", "configMapRef": "map", "secretRef": "map"}),
     "ports": ("list", "map"),   # ports.py checks each entry's fields
     "resources": {"limits": ("map", SCALAR), "requests": ("map", SCALAR)},
-    "volumeMounts": ("list", {"name": "str", "mountPath": "str", "subPath": "str", "readOnly": "bool"}),
+    "volumeMounts": ("list", {"name": "str", "mountPath": "abspath", "subPath": "str", "readOnly": "bool",
+                              "mountPropagation": "propagation", "subPathExpr": "subpathexpr",
+                              REQUIRED: ("name", "mountPath")}),
     "livenessProbe": PROBE, "readinessProbe": PROBE, "startupProbe": PROBE,
     "lifecycle": {"postStart": HANDLER, "preStop": HANDLER},
     "securityContext": "map", "restartPolicy": "str",
@@ -87,7 +92,7 @@ OPERATOR_KINDS: dict[str, dict] = {
                                                     "runPolicy": "map"}},
     "JAXJob": {"metadata": OBJECT_META, "spec": {"jaxReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map"}},
     "MPIJob": {"metadata": OBJECT_META, "spec": {"mpiReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map",
-                                                 "slotsPerWorker": "count"}},
+                                                 "slotsPerWorker": "count", "sshAuthMountPath": "abspath"}},
     "Job.batch.volcano.sh": {"metadata": OBJECT_META, "spec": {
         "minAvailable": "bounded", "maxRetry": "count",
         "tasks": ("list", {"name": "str", "replicas": "replicas", "minAvailable": "bounded", "maxRetry": "count",
@@ -99,7 +104,7 @@ OPERATOR_KINDS: dict[str, dict] = {
         "failurePolicy": {"maxRestarts": "count", "rules": ("list", "map")}, "suspend": "bool"}},
     "TrainJob": {"metadata": OBJECT_META, "spec": {
         "trainer": {"numNodes": "replicas", "image": "image", "command": ("list", SCALAR), "args": ("list", SCALAR),
-                    "env": ("list", {"name": "str", "value": SCALAR, "valueFrom": "map"})},
+                    "env": ("list", {"name": "str", "value": SCALAR, "valueFrom": "map", REQUIRED: ("name",)})},
         "suspend": "bool"}},
 }
 
@@ -111,13 +116,15 @@ COMPOSE_SERVICE: dict = {
     "working_dir": "str", "hostname": "str", "restart": "str", "user": SCALAR, "read_only": "bool",
     "ports": ("list", "entry"), "expose": ("list", SCALAR), "volumes": ("list", "entry"),
     "tmpfs": "words", "shm_size": SCALAR, "stop_grace_period": SCALAR, "networks": "any",
-    "depends_on": "any", "deploy": {"resources": {"limits": {"cpus": SCALAR, "memory": SCALAR},
+    "depends_on": "any", "scale": "replicas",
+    "deploy": {"replicas": "replicas", "resources": {"limits": {"cpus": SCALAR, "memory": SCALAR},
                                                   "reservations": {"devices": ("list", "map")}}},
     "healthcheck": {"test": "words", "interval": SCALAR, "timeout": SCALAR, "start_period": SCALAR,
                     "retries": "count", "disable": "bool"},
     "x-trainspec": {"lifecycle": {"postStart": HANDLER, "preStop": HANDLER}},
 }
-COMPOSE_FILE: dict = {"services": ("map", COMPOSE_SERVICE), "volumes": ("map", "any"), "x-trainspec": "map"}
+COMPOSE_FILE: dict = {"services": ("map", COMPOSE_SERVICE), "volumes": ("map", "any"), "networks": ("map", "any"),
+                      "x-trainspec": "map"}
 
 
 def check_compose(doc: dict, source: str) -> None:
@@ -180,8 +187,12 @@ def _check(value: Any, shape: Shape, where: str, path: str, counts: list[int]) -
     if isinstance(shape, dict):
         if not isinstance(value, dict):
             raise _error(where, path, value, "a mapping")
+        for field in shape.get(REQUIRED, ()):
+            if value.get(field) is None:
+                raise UsageError(f"{where}: {path}.{field}: is missing; expected {_EXPECTED[shape[field]]} (the API "
+                                 "server requires it)")
         for field, sub in shape.items():
-            if field in value:
+            if field in value and field != REQUIRED:
                 _check(value[field], sub, where, f"{path}.{field}" if path else field, counts)
         return
     if isinstance(shape, tuple):
@@ -222,6 +233,22 @@ def _leaf(value: Any, shape: str, where: str, path: str, counts: list[int]) -> N
     elif shape == "str":
         if not isinstance(value, str):
             raise _error(where, path, value, "a string")
+    elif shape == "abspath":
+        # A mount point Docker would refuse only after the run's network exists: refused before.
+        if not isinstance(value, str) or not value.startswith("/") or "\0" in value:
+            raise _error(where, path, value, "an absolute path in the container (starting with /)")
+    elif shape == "subpathexpr":
+        # Expanded from the container's env on a node; the emulator does not expand it, and mounting the
+        # whole volume instead would be a silent change of what the container sees.
+        raise UsageError(f"{where}: {path}: subPathExpr is not supported by the emulator (it would mount the whole "
+                         "volume); hint: use subPath with the expanded value")
+    elif shape == "propagation":
+        # HostToContainer/Bidirectional share mounts between the host and the container (the latter
+        # needs a privileged container on a cluster); the emulator's mounts are always private.
+        if value != "None":
+            raise UsageError(f"{where}: {path}: {_show(value)} is not supported by the emulator (its mounts never "
+                             "propagate between the host and a container); hint: remove mountPropagation to run "
+                             "it locally")
     elif shape == SCALAR:
         if isinstance(value, (dict, list)):
             raise _error(where, path, value, "a string (or number)")
@@ -254,6 +281,9 @@ def _leaf(value: Any, shape: str, where: str, path: str, counts: list[int]) -> N
         if value.startswith("-") or any(c.isspace() or ord(c) < 32 for c in value):
             raise UsageError(f"{where}: {path}: {_show(value)} is not an image reference (it starts with '-' or holds "
                              "spaces or control characters)")
+
+
+_EXPECTED = {"str": "a string", "abspath": "an absolute path in the container (starting with /)"}
 
 
 def _show(value: Any) -> str:

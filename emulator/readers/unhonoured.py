@@ -111,11 +111,24 @@ _SERVICE_NOTED = ("build", "extra_hosts", "dns", "dns_search", "dns_opt", "ulimi
                   "oom_score_adj", "mem_swappiness", "memswap_limit", "pids_limit", "storage_opt", "logging")
 
 
+# Bind propagation other than private would share mounts between the host and the container.
+_PRIVATE = (None, "", "private", "rprivate")
+_SHORT_PROPAGATION = {"shared", "rshared", "slave", "rslave"}
+
+
 def compose_fields(doc: dict, source: str) -> list[str]:
     notes: list[str] = []
     for key, why in _COMPOSE_TOP_REFUSED.items():
         if doc.get(key):
             raise UsageError(f"{source}: {key}: not supported by the emulator ({why}); hint: {HINT}")
+    for name, net in (doc.get("networks") or {}).items() if isinstance(doc.get("networks"), dict) else []:
+        # Each run gets its own bridge network; an external one (`name: host`) or another driver
+        # would be replaced without a word.
+        for key in ("external", "driver", "driver_opts", "ipam"):
+            value = net.get(key) if isinstance(net, dict) else None
+            if value not in (None, False, {}, "") and not (key == "driver" and value == "bridge"):
+                raise UsageError(f"{source}: networks.{name}.{key}: not supported by the emulator (every run gets "
+                                 f"its own bridge network); hint: {HINT}")
     for name, vol in (doc.get("volumes") or {}).items() if isinstance(doc.get("volumes"), dict) else []:
         if isinstance(vol, dict):
             for key in ("driver", "driver_opts", "external"):
@@ -130,7 +143,47 @@ def compose_fields(doc: dict, source: str) -> list[str]:
             if svc.get(key) not in (None, [], {}, ""):
                 raise UsageError(f"{source}: services.{name}.{key}: not supported by the emulator ({why}); "
                                  f"hint: {HINT}")
+        _compose_service(doc, name, svc, f"{source}: services.{name}")
         for key in _SERVICE_NOTED:
             if svc.get(key) not in (None, [], {}, ""):
                 notes.append(f"{source}: services.{name}.{key} is not applied by the emulator")
     return notes
+
+
+def _compose_service(doc: dict, name: str, svc: dict, where: str) -> None:
+    """Counts, dependencies and mount options a compose service names that the emulator would
+    otherwise run without."""
+    deploy = svc.get("deploy") if isinstance(svc.get("deploy"), dict) else {}
+    for path, count in (("scale", svc.get("scale")), ("deploy.replicas", deploy.get("replicas"))):
+        if count not in (None, 1):
+            raise UsageError(f"{where}.{path}: {count!r} containers of one service are not run by the emulator "
+                             "(one container per service; `docker compose` would start that many); hint: write one "
+                             "service per replica, as `trainspec compile --target compose` does")
+    deps = svc.get("depends_on")
+    for dep in (deps if isinstance(deps, (dict, list)) else []):
+        if not isinstance(dep, str) or dep not in (doc.get("services") or {}):
+            raise UsageError(f"{where}.depends_on: {dep!r} is not a service of this file (docker compose refuses "
+                             "it too)")
+    for i, vol in enumerate(svc.get("volumes") or [] if isinstance(svc.get("volumes"), list) else []):
+        vwhere = f"{where}.volumes[{i}]"
+        if isinstance(vol, str):
+            parts = vol.split(":")
+            target, options = (parts[1] if len(parts) > 1 else parts[0]), set(
+                parts[2].split(",") if len(parts) > 2 else [])
+            propagation = next(iter(options & _SHORT_PROPAGATION), None)
+            subpath = None
+        elif isinstance(vol, dict):
+            target = vol.get("target")
+            bind = vol.get("bind") if isinstance(vol.get("bind"), dict) else {}
+            volume = vol.get("volume") if isinstance(vol.get("volume"), dict) else {}
+            propagation, subpath = bind.get("propagation"), volume.get("subpath")
+        else:
+            raise UsageError(f"{vwhere}: is {type(vol).__name__}; expected a string or a mapping")
+        if not isinstance(target, str) or not target.startswith("/"):
+            raise UsageError(f"{vwhere}: target {target!r} is not an absolute path in the container")
+        if propagation not in _PRIVATE:
+            raise UsageError(f"{vwhere}: bind propagation {propagation!r} is not supported by the emulator (its "
+                             f"mounts never propagate between the host and a container); hint: {HINT}")
+        if subpath not in (None, ""):
+            raise UsageError(f"{vwhere}: volume.subpath is not supported by the emulator (the whole volume would be "
+                             f"mounted); hint: {HINT}")
