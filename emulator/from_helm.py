@@ -64,20 +64,21 @@ def user_values(values_files: Iterable[str], set_options: Iterable[str]) -> dict
     return values
 
 
-def _namespace_hint(message: str, path: str) -> str:
-    """The chart's pin names the namespace it was compiled for: say how to run it there."""
+def _namespace_hint(message: str, path: str, command: str) -> str:
+    """The chart's pin names the namespace it was compiled for: say how to run (or apply) it there."""
     import re
 
     found = re.search(r'compiled for \\?"[^"\\]*@([a-z0-9-]+)\\?"; this install has \\?"[^"\\]*@([a-z0-9-]+)', message)
     if not found or found.group(1) == found.group(2):
         return ""
     return (f"; hint: the chart was compiled for namespace {found.group(1)}: "
-            f"`trainspec run {path} --namespace {found.group(1)}`")
+            f"`trainspec {command} {path} --namespace {found.group(1)}`")
 
 
 def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[str] = (),
-           namespace: str = "default") -> list[dict]:
-    """The chart's rendered objects, in template-path order."""
+           namespace: str = "default", command: str = "run") -> list[dict]:
+    """The chart's rendered objects, in template-path order. `command`: the trainspec command
+    a hint names (`run`, `apply`: both take --namespace)."""
     values = user_values(values_files, set_options)
     try:
         from helm_python import HelmError
@@ -93,7 +94,7 @@ def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[st
                 manifests = chart.render(values=values, name=release, namespace=namespace)
         except HelmError as exc:
             raise UsageError(f"{path}: Helm could not render the chart: {str(exc).replace(copy, str(path))}"
-                                 f"{_namespace_hint(str(exc), path)}") from None
+                                 f"{_namespace_hint(str(exc), path, command)}") from None
     docs: list[dict] = []
     for name, text in sorted(manifests.items()):
         if not name.endswith((".yaml", ".yml")):

@@ -207,6 +207,22 @@ def test_a_chart_file_named_on_the_command_line_is_one_clear_error(tmp_path):
     assert run_cli("validate", "charts/x/notes.yaml", cwd=tmp_path).returncode == 0
 
 
+def test_a_chart_compiled_for_a_namespace_names_the_command_that_was_typed(tmp_path):
+    """`apply CHART/` of a chart pinned to namespace ml hints `apply ... --namespace ml`, not `run ...`."""
+    pytest.importorskip("helm_python", reason="helm-python-sdk missing (pip install '.[helm]')")
+    (tmp_path / "job.yaml").write_text(MINIMAL.replace("NAME", "nschart").replace(
+        "metadata: {name: nschart}", "metadata: {name: nschart, namespace: ml}").replace(
+        "image: pt:1", "image: pt:1\n  env: {RUN: \"{{ job.name | upper }}-{{ index }}\"}"))
+    assert run_cli("compile", "job.yaml", "--target", "helm", "-o", "charts/x", cwd=tmp_path).returncode == 0
+    env = {"KUBECONFIG": str(tmp_path / "none")}
+    applied = run_cli("apply", "charts/x", "--dry-run=client", cwd=tmp_path, env=env)
+    assert applied.returncode == 2, applied.stdout + applied.stderr
+    assert "hint: the chart was compiled for namespace ml: `trainspec apply charts/x --namespace ml`" in \
+        applied.stderr, applied.stderr
+    applied = run_cli("apply", "charts/x", "--dry-run=client", "--namespace", "ml", cwd=tmp_path, env=env)
+    assert applied.returncode == 0 and "ml/nschart-master-0" in applied.stdout, applied.stdout + applied.stderr
+
+
 # --- 7. counts ------------------------------------------------------------------------------------
 
 def test_build_counts_the_specs_it_read_not_other_files(tmp_path, env):
