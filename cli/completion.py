@@ -9,6 +9,10 @@ from __future__ import annotations
 import argparse
 
 SPEC_GLOB = "*.@(yaml|yml|json|jsonnet)"
+# Arguments that name a file (or a folder of specs): specs, manifests to import or run, values,
+# runtimes and env files. `run`'s input and `import`'s manifest are the paths typed most often.
+PATH_ARGUMENTS = frozenset({"spec", "specs", "inputs", "old", "new", "file", "files", "input", "manifest",
+                            "runtime", "values_files", "env_files", "kubeconfig"})
 
 
 def _mark_paths(parser: argparse.ArgumentParser) -> None:
@@ -19,20 +23,20 @@ def _mark_paths(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 _mark_paths(sub)
-        elif action.dest in ("spec", "specs", "inputs", "old", "new", "file", "files"):
+        elif action.dest in PATH_ARGUMENTS:
             action.complete = shtab.FILE  # type: ignore[attr-defined]  # shtab reads this attribute
-        elif action.dest == "target":
+        elif action.dest in ("target", "to"):
             from trainspec.targets import TARGETS
 
             if parser.prog.endswith(" apply"):  # a cluster takes Kubernetes objects: not compose, not a chart
                 from trainspec.cluster.sources import CLUSTER_TARGETS
 
                 action.choices = list(CLUSTER_TARGETS)
+            elif action.dest == "to":  # migrate writes one file; a chart is a folder (refused)
+                action.choices = [t for t in TARGETS if t != "helm"]
             else:
                 action.choices = list(TARGETS)  # completion only: this parser is thrown away after printing
-        elif action.dest == "kubeconfig":
-            action.complete = shtab.FILE  # type: ignore[attr-defined]
-        elif action.dest in ("output", "jpath", "state_dir"):
+        elif action.dest in ("output", "jpath", "state_dir", "mount_host"):
             action.complete = (  # type: ignore[attr-defined]
                 shtab.DIRECTORY if action.dest != "output" else shtab.FILE)
 

@@ -177,6 +177,36 @@ def in_chart(path: str) -> bool:
         folder = parent
 
 
+def chart_holding(path: str) -> str | None:
+    """The Helm chart folder a file belongs to (relative to the working folder): its Chart.yaml,
+    values files and values.schema.json, or anything below its templates/ or charts/; else None.
+    Other files inside a chart folder may be anything, so they are not claimed."""
+    full = os.path.abspath(path)
+    parent, name = os.path.dirname(full), os.path.basename(full)
+    if is_chart(parent) and (name in ("Chart.yaml", "values.schema.json")
+                             or (name.startswith("values") and name.endswith((".yaml", ".yml")))):
+        return os.path.relpath(parent)
+    while os.path.basename(parent) not in ("templates", "charts"):
+        if os.path.dirname(parent) == parent:
+            return None
+        parent = os.path.dirname(parent)
+    return os.path.relpath(os.path.dirname(parent)) if is_chart(os.path.dirname(parent)) else None
+
+
+def chart_file_error(path: str, shown: str | None = None):
+    """A named file of a Helm chart is not a spec: one line that says so, instead of its YAML or
+    field errors (a template is Go text, values.yaml has none of a spec's fields); None otherwise."""
+    from trainspec.compiler import SpecError, SpecErrors
+
+    chart = chart_holding(path)
+    if chart is None:
+        return None
+    return SpecErrors([SpecError(shown or path, 1, 1, "", f"a file of the Helm chart {chart}, not a spec",
+                                 "a trainspec spec (apiVersion: trainspec/v1)",
+                                 f"`trainspec run {chart}` runs the chart, `helm lint {chart}` checks it; "
+                                 "validate --only-specs (the pre-commit hook) skips chart files")])
+
+
 def is_chart(folder: str) -> bool:
     """A Helm chart (`compile --target helm -o charts/x`): its templates are Go templates, not specs."""
     return os.path.isfile(os.path.join(folder, "Chart.yaml")) and os.path.isdir(os.path.join(folder, "templates"))

@@ -44,7 +44,17 @@ def load_job_plans(path: str, args, targets: tuple[str, ...] | None = None, skip
 
         return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets,
                           skip_unsupported=skip_unsupported, **spec_options(args))
-    return load_plans(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
+    from trainspec.compiler import SpecErrors
+
+    try:
+        return load_plans(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
+    except SpecErrors:
+        from trainspec.inputs import chart_file_error  # only when the file failed: start-up stays lean
+
+        error = chart_file_error(path)
+        if error is not None:
+            raise error from None
+        raise
 
 
 def print_warning(file: str, line: int, message: str) -> None:

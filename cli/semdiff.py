@@ -467,6 +467,14 @@ def git_revision_path(ref: str, scratch: str) -> str | None:
         raise UsageError(f"{ref}: {rev!r} is not a git revision here ({why or 'not a git repository'})")
     kind = git("cat-file", "-t", f"{rev}:{path}")
     if kind.returncode != 0:
+        # git reads REV:PATH from the repository's top; typed in a subfolder, PATH usually means the
+        # file here. Taking it for a spec added since would say "everything is new": say so instead.
+        prefix = git("rev-parse", "--show-prefix").stdout.decode(errors="replace").strip()
+        if prefix and not path.startswith(("./", "../")) \
+                and git("cat-file", "-t", f"{rev}:{prefix}{path}").returncode == 0:
+            raise UsageError(f"{ref}: git reads the path after '{rev}:' from the repository's top, which has no "
+                             f"{path}; hint: for the one in this folder write {rev}:./{path} "
+                             f"(or {rev}:{prefix}{path})")
         return GIT_ABSENT
     copy = os.path.join(scratch, str(len(os.listdir(scratch))))
     if kind.stdout.strip() == b"blob":

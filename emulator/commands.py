@@ -20,8 +20,10 @@ from ..termsafe import neutralise
 
 def register(subparsers) -> None:
     run = subparsers.add_parser(
-        "run", help="run a spec or a compiled k8s.yaml/compose.yaml locally on Docker",
-        description="Compile (if given a spec) and run the job on the local Docker engine: one network per "
+        "run", help="run a spec, a compiled file or a chart folder locally on Docker",
+        description="Compile (if given a spec) and run the job on the local Docker engine: a spec, any file "
+                    "trainspec compiles (k8s, compose, kubeflow, volcano, jobset, trainjob; hand-written ones "
+                    "too) or a Helm chart folder; one network per "
                     "run, one container per replica, the operators' env and success rules. Exit code: 0 the "
                     "job succeeded, 1 it failed, 2 bad input; 130/143 when interrupted.",
         epilog="examples:\n  trainspec run specs/tf-ps.yaml\n"
@@ -95,7 +97,8 @@ def register(subparsers) -> None:
 
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", metavar="SPEC_OR_COMPILED_FILE",
-                   help="a spec (.yaml/.json/.jsonnet), a compiled k8s.yaml, or a compiled compose.yaml")
+                   help="a spec (.yaml/.json/.jsonnet); a k8s, compose, kubeflow, volcano, jobset or trainjob file; "
+                        "or a Helm chart folder")
     p.add_argument("--job", help="which job, when the file holds several")
     p.add_argument("--gpus", help="GPUs the run may use: all (default), none, or ids like 0,1,2")
     p.add_argument("--cpu-only", action="store_true", help="drop GPU requests: a CPU dry-run")

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
 GOLDEN = ROOT / "golden"
+
+
+@functools.cache
+def neutral_cwd() -> str:
+    """An empty folder to start Python in: the working folder comes first on sys.path for `-c` and `-m`,
+    and neither the checkout nor its parent (where a clone named `trainspec` is a namespace package
+    that an editable install's finder never gets to) may stand in for the installed package."""
+    path = tempfile.mkdtemp(prefix="trainspec-cwd-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def unavailable(reason: str) -> NoReturn:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from helpers import ROOT, SPECS
+from helpers import SPECS, neutral_cwd
 
 PROBE = """
 import sys
@@ -24,7 +24,7 @@ sys.stderr.write("\\n@@modules@@" + repr(sorted(sys.modules)) + "\\n")
 
 def modules_after(*args: str) -> set[str]:
     done = subprocess.run([sys.executable, "-c", PROBE.format(args=list(args))], capture_output=True, text=True,
-                          cwd=ROOT.parent, check=True, env={"KUBECONFIG": "/nonexistent", "PATH": "/usr/bin:/bin"})
+                          cwd=neutral_cwd(), check=True, env={"KUBECONFIG": "/nonexistent", "PATH": "/usr/bin:/bin"})
     line = next(x for x in done.stderr.splitlines() if x.startswith("@@modules@@"))
     return set(ast.literal_eval(line.removeprefix("@@modules@@")))
 

@@ -183,6 +183,46 @@ def test_a_chart_folder_from_compile_is_skipped_by_build_validate_and_the_hook(t
         named.stderr, named.stderr
 
 
+def test_a_chart_file_named_on_the_command_line_is_one_clear_error(tmp_path):
+    """`validate charts/x/values.yaml` (or a template, or Chart.yaml) without --only-specs: one line
+    naming the chart, not a YAML syntax error in Go template text or a screen of unknown fields."""
+    shutil.copy(SPECS / "tf-ps.yaml", tmp_path / "tf-ps.yaml")
+    assert run_cli("compile", "tf-ps.yaml", "--target", "helm", "-o", "charts/x", cwd=tmp_path).returncode == 0
+    files = ["charts/x/Chart.yaml", "charts/x/values.yaml", "charts/x/templates/jobs.yaml"]
+    validated = run_cli("validate", *files, "tf-ps.yaml", cwd=tmp_path)
+    assert validated.returncode == 2 and "tf-ps.yaml: ok (tf-ps)" in validated.stdout, validated.stderr
+    errors = validated.stderr.splitlines()
+    for name in files:
+        assert f"{name}:1:1: <document>: a file of the Helm chart charts/x, not a spec; " in validated.stderr
+        assert sum(line.startswith(name) for line in errors) == 1, validated.stderr
+    assert "YAML syntax error" not in validated.stderr and "unknown field" not in validated.stderr
+    inside = run_cli("validate", "jobs.yaml", cwd=tmp_path / "charts" / "x" / "templates")
+    assert inside.returncode == 2 and "a file of the Helm chart .., not a spec" in inside.stderr, inside.stderr
+    compiled = run_cli("compile", "charts/x/templates/jobs.yaml", "--target", "k8s", cwd=tmp_path)
+    assert compiled.returncode == 2 and "`trainspec run charts/x` runs the chart" in compiled.stderr
+    ran = run_cli("run", "charts/x/templates/jobs.yaml", cwd=tmp_path)  # refused before Docker is asked
+    assert ran.returncode == 2 and "run the chart folder: trainspec run charts/x" in ran.stderr, ran.stderr
+    other = tmp_path / "charts" / "x" / "notes.yaml"  # any other file in a chart folder is read as it is
+    other.write_text((SPECS / "jax.yaml").read_text())
+    assert run_cli("validate", "charts/x/notes.yaml", cwd=tmp_path).returncode == 0
+
+
+def test_a_chart_compiled_for_a_namespace_names_the_command_that_was_typed(tmp_path):
+    """`apply CHART/` of a chart pinned to namespace ml hints `apply ... --namespace ml`, not `run ...`."""
+    pytest.importorskip("helm_python", reason="helm-python-sdk missing (pip install '.[helm]')")
+    (tmp_path / "job.yaml").write_text(MINIMAL.replace("NAME", "nschart").replace(
+        "metadata: {name: nschart}", "metadata: {name: nschart, namespace: ml}").replace(
+        "image: pt:1", "image: pt:1\n  env: {RUN: \"{{ job.name | upper }}-{{ index }}\"}"))
+    assert run_cli("compile", "job.yaml", "--target", "helm", "-o", "charts/x", cwd=tmp_path).returncode == 0
+    env = {"KUBECONFIG": str(tmp_path / "none")}
+    applied = run_cli("apply", "charts/x", "--dry-run=client", cwd=tmp_path, env=env)
+    assert applied.returncode == 2, applied.stdout + applied.stderr
+    assert "hint: the chart was compiled for namespace ml: `trainspec apply charts/x --namespace ml`" in \
+        applied.stderr, applied.stderr
+    applied = run_cli("apply", "charts/x", "--dry-run=client", "--namespace", "ml", cwd=tmp_path, env=env)
+    assert applied.returncode == 0 and "ml/nschart-master-0" in applied.stdout, applied.stdout + applied.stderr
+
+
 # --- 7. counts ------------------------------------------------------------------------------------
 
 def test_build_counts_the_specs_it_read_not_other_files(tmp_path, env):
@@ -331,6 +371,23 @@ def test_diff_errors_at_a_revision_name_it_not_a_temporary_copy(repo):
     assert bad.returncode == 2 and "'NOPE' is not a git revision" in bad.stderr
 
 
+def test_diff_at_a_revision_typed_in_a_subfolder_says_where_git_looks(repo):
+    """git reads REV:PATH from the repository's top: in specs/, `HEAD:tf-ps.yaml` is not this folder's
+    file. Taken for a spec added since, the diff would call every object of it new."""
+    spec = repo / "specs" / "tf-ps.yaml"
+    spec.write_text(spec.read_text().replace("replicas: 3", "replicas: 4"))
+    here = repo / "specs"
+    result = run_cli("diff", "HEAD:tf-ps.yaml", "tf-ps.yaml", cwd=here)
+    assert result.returncode == 2 and "new job" not in result.stdout, result.stdout + result.stderr
+    assert "hint: for the one in this folder write HEAD:./tf-ps.yaml (or HEAD:specs/tf-ps.yaml)" in result.stderr
+    for written in ("HEAD:./tf-ps.yaml", "HEAD:specs/tf-ps.yaml"):
+        result = run_cli("diff", written, "tf-ps.yaml", cwd=here)
+        assert result.returncode == 1 and "worker replicas 3 → 4" in result.stdout, result.stdout + result.stderr
+    shutil.copy(SPECS / "jax.yaml", here / "new.yaml")  # added since: not in this folder at HEAD either
+    result = run_cli("diff", "HEAD:./new.yaml", "new.yaml", cwd=here)
+    assert result.returncode == 1 and "new job jax-dist" in result.stdout, result.stdout + result.stderr
+
+
 # --- 7. Ctrl-C is quiet at any moment -----------------------------------------------------------
 
 INTERRUPT_AT_IMPORT = """
@@ -398,6 +455,9 @@ def test_the_example_specs_warn_only_where_the_readme_says(tmp_path, env):
     assert built.returncode == 0, built.stderr
     warnings = [line for line in built.stderr.splitlines() if line.startswith("trainspec: warning:")]
     named = sorted(line.split("specs/", 1)[1].split(":", 1)[0] for line in warnings)
-    assert named == ["generic-coordinator.yaml", "mpi-horovod.yaml", "mpi-horovod.yaml", "mxnet-ps.yaml", "pytorch-cluster.yaml",
-                     "tf-args-style.yaml", "tf-ps.yaml"], built.stderr
-    assert "Building the example specs prints seven warnings" in (ROOT / "README.md").read_text()
+    assert named == ["generic-coordinator.yaml", "mpi-horovod.yaml", "mpi-horovod.yaml", "mxnet-ps.yaml",
+                     "pytorch-cluster.yaml", "tf-args-style.yaml", "tf-ps.yaml"], built.stderr
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "Building the example specs prints seven warnings" in readme
+    for name in sorted(set(named)):  # each spec that warns is one the README names
+        assert f"`{name.removesuffix('.yaml')}`" in readme, name

@@ -7,16 +7,12 @@
 from __future__ import annotations
 
 import ast
-import atexit
-import functools
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
-from helpers import ROOT, SPECS
+from helpers import ROOT, SPECS, neutral_cwd
 
 # Runs the CLI's main() in-process, then prints the names in sys.modules (repr: nothing imported for it).
 PROBE = """
@@ -31,16 +27,6 @@ sys.stdout.flush()
 sys.stderr.write("\\n@@modules@@" + repr(sorted(sys.modules)) + "\\n")
 sys.stderr.write("@@code@@" + repr(code) + "\\n")
 """
-
-
-@functools.cache
-def neutral_cwd() -> str:
-    """An empty folder to start Python in: the working folder comes first on sys.path for `-c` and `-m`,
-    and neither the checkout (its `trainspec/` holds only part of the package) nor its parent (where a
-    clone named `trainspec` is a namespace package) may stand in for the installed package."""
-    path = tempfile.mkdtemp(prefix="trainspec-cwd-")
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
-    return path
 
 
 def imported(*args: str) -> tuple[set[str], object]:

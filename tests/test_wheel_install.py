@@ -25,7 +25,10 @@ pytestmark = pytest.mark.slow
 def tree_files() -> dict[str, str]:
     """Every file of the folders pyproject maps into the package (bytecode and caches aside):
     {name in the sdist: name in the wheel}."""
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10 (requires-python >= 3.10): tomli is tomllib's origin
+        tomllib = pytest.importorskip("tomli", reason="Python 3.10 reads pyproject.toml with tomli")
 
     mapping = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
     names = {}
@@ -124,6 +127,22 @@ def test_every_command_runs_from_the_wheel(installed, tmp_path):
     ok("schema", "-o", tmp_path / "schema.json")
     assert (tmp_path / "schema.json").stat().st_size > 1000
     assert "trainspec" in ok("completion", "bash")
+    if shutil.which("bash"):  # the script loads in bash and registers the command, as the README shows
+        done = subprocess.run(["bash", "-c", f"source <({ts} completion bash); complete -p trainspec"], cwd=work,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "_shtab_trainspec trainspec" in done.stdout, done.stderr
+    for shell in ("zsh", "fish"):
+        assert "trainspec" in ok("completion", shell)
+    tfjob = ROOT / "tests" / "import_manifests" / "tf-dist-mnist.yaml"
+    ok("migrate", tfjob, "--to", "jobset", "-o", tmp_path / "jobset.yaml")
+    assert "kind: JobSet" in (tmp_path / "jobset.yaml").read_text()
+    assert "would be applied (dry run: client)" in ok("apply", spec, "--dry-run=client")
+    usage = ok("--help")
+    commands = ["validate", "compile", "build", "diff", "graph", "completion", "import", "migrate", "schema",
+                "run", "ps", "logs", "down", "gc", "apply"]
+    for command in commands:
+        assert command in usage
+        assert ok(command, "--help").startswith(f"usage: trainspec {command}")
 
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -143,7 +143,7 @@ def load(inputs: list[str], args, target: str | None, namespace: str = "default"
             if is_chart(item):
                 from trainspec.emulator.readers.helm import render as render_chart
 
-                bundles += _by_job(item, render_chart(item, namespace=namespace))
+                bundles += _by_job(item, render_chart(item, namespace=namespace, command="apply"))
                 continue
             from trainspec.inputs import collect
 

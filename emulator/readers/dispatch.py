@@ -97,6 +97,12 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     elif list(values_files):
         raise UsageError(f"{path}: -f/--values is for a Helm chart folder")
     else:
+        from ..inputs import chart_holding
+
+        chart = chart_holding(path)
+        if chart is not None:  # its templates are Go text, its values no objects: the chart runs, not a file of it
+            raise UsageError(f"{path} is a file of the Helm chart {chart}; run the chart folder: "
+                             f"trainspec run {chart}")
         docs = None if path.endswith(".jsonnet") else read_documents(path)
     env_files, env_options = list(env_files), list(env_options)
     if (env_files or env_options) and not (docs is not None and len(docs) == 1
@@ -153,7 +159,8 @@ def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, j
     else:
         objects = [d for d in docs or [] if isinstance(d, dict)]
         if not objects:
-            raise UsageError(f"{path}: empty; name a spec, a compiled k8s.yaml or a compose.yaml")
+            raise UsageError(f"{path}: empty; name a spec, a compiled file (k8s, compose, kubeflow, volcano, jobset, "
+                             "trainjob) or a chart folder")
         add_ssh_secrets(objects, secrets)
         model = from_k8s(objects, source=shown, state_dir=state_dir, job=job, secrets=secrets,
                          configmaps=configmaps)

@@ -64,20 +64,21 @@ def user_values(values_files: Iterable[str], set_options: Iterable[str]) -> dict
     return values
 
 
-def _namespace_hint(message: str, path: str) -> str:
-    """The chart's pin names the namespace it was compiled for: say how to run it there."""
+def _namespace_hint(message: str, path: str, command: str) -> str:
+    """The chart's pin names the namespace it was compiled for: say how to run (or apply) it there."""
     import re
 
     found = re.search(r'compiled for \\?"[^"\\]*@([a-z0-9-]+)\\?"; this install has \\?"[^"\\]*@([a-z0-9-]+)', message)
     if not found or found.group(1) == found.group(2):
         return ""
     return (f"; hint: the chart was compiled for namespace {found.group(1)}: "
-            f"`trainspec run {path} --namespace {found.group(1)}`")
+            f"`trainspec {command} {path} --namespace {found.group(1)}`")
 
 
 def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[str] = (),
-           namespace: str = "default") -> list[dict]:
-    """The chart's rendered objects, in template-path order."""
+           namespace: str = "default", command: str = "run") -> list[dict]:
+    """The chart's rendered objects, in template-path order. `command`: the trainspec command
+    a hint names (`run`, `apply`: both take --namespace)."""
     values = user_values(values_files, set_options)
     import importlib.util
 
@@ -89,7 +90,7 @@ def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[st
         result = _render_confined(copy, values, namespace)
     if "error" in result:
         message = str(result["error"]).replace(copy, str(path))
-        raise UsageError(f"{path}: Helm could not render the chart: {message}{_namespace_hint(message, path)}")
+        raise UsageError(f"{path}: Helm could not render the chart: {message}{_namespace_hint(message, path, command)}")
     if "limit" in result:
         raise UsageError(f"{path}: rendering the chart {result['limit']}; the emulator renders a chart with at most "
                          f"{RENDER_MEMORY >> 30} GiB of memory, {RENDER_CPU_SECONDS} s of CPU and "
