@@ -4,11 +4,9 @@
 
 (a) editable: this interpreter's install, as the README does it (`pip install -e .`, the
     setuptools editable finder);
-(b) regular: `pip install --no-deps .` of this repository into a temporary venv made with
-    `--system-site-packages` (so the dependencies come from the system).  The system
-    site-packages holds an editable-finder .pth for trainspec as well: every interpreter
-    started from (b) still runs it (its cost is in (b)'s `python -c pass` too), but the
-    regular copy is found first on sys.path; the bench checks `trainspec.__file__` to be sure.
+(b) regular: the README's way, `pip install .` of this repository (with its dependencies,
+    from the package index) into a new venv of its own; the bench checks `trainspec.__file__`
+    to be sure it runs that copy.
 
 Each install is compared with its own `python -c pass`, runs interleaved, so load on a shared
 machine hits all alike.  Two measures: wall time (median), and CPU time of the child
@@ -57,14 +55,15 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def regular_install(venv: Path) -> Path:
-    """A venv (system site-packages visible) with a regular, non-editable install of this repo."""
+    """A venv of its own with a regular, non-editable install of this repo, as the README makes it."""
     python = venv / "bin" / "python"
     if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     # From a copy: setuptools builds in the source folder (build/), which is not the bench's to leave behind.
     source = venv.parent / "trainspec-src"
     shutil.rmtree(source, ignore_errors=True)
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "golden"))
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(source)], check=True, stdout=subprocess.DEVNULL)
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(source)],
                    check=True, stdout=subprocess.DEVNULL)
     shutil.rmtree(source, ignore_errors=True)
