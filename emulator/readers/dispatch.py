@@ -97,7 +97,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     elif list(values_files):
         raise UsageError(f"{path}: -f/--values is for a Helm chart folder")
     else:
-        from ..inputs import chart_holding
+        from ...inputs import chart_holding
 
         chart = chart_holding(path)
         if chart is not None:  # its templates are Go text, its values no objects: the chart runs, not a file of it
