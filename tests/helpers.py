@@ -15,6 +15,16 @@ from typing import NoReturn
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
 GOLDEN = ROOT / "golden"
+# The smallest valid spec; NAME is the job's name.
+MINIMAL = """\
+apiVersion: trainspec/v1
+kind: TrainingJob
+metadata: {name: NAME}
+spec:
+  framework: pytorch
+  image: pt:1
+  roles: {master: {replicas: 1}, worker: {replicas: 1}}
+"""
 
 
 @functools.cache

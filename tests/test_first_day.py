@@ -21,17 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, SPECS, run_cli
-
-MINIMAL = """\
-apiVersion: trainspec/v1
-kind: TrainingJob
-metadata: {name: NAME}
-spec:
-  framework: pytorch
-  image: pt:1
-  roles: {master: {replicas: 1}, worker: {replicas: 1}}
-"""
+from helpers import MINIMAL, ROOT, SPECS, run_cli
 
 
 @pytest.fixture

@@ -9,17 +9,7 @@ import sys
 
 import pytest
 
-from helpers import SPECS, run_cli
-
-MINIMAL = """\
-apiVersion: trainspec/v1
-kind: TrainingJob
-metadata: {name: NAME}
-spec:
-  framework: pytorch
-  image: pt:1
-  roles: {master: {replicas: 1}, worker: {replicas: 1}}
-"""
+from helpers import MINIMAL, SPECS, run_cli
 
 
 @pytest.fixture
