@@ -228,6 +228,10 @@ class _Compose:
             init_containers=[self._container(i, self.services[i]) for i in inits.get(name, [])],
             main=self._container(name, svc, main=True), grace=grace, spec_policy=role_policy)
 
+    def _environment_entry(self, entry: str) -> tuple[str, str]:
+        name, sep, value = entry.partition("=")
+        return (name, value) if sep else (entry, self.variables.get(entry, ""))
+
     def _container(self, name: str, svc: dict, main: bool = False) -> Container:
         where = f"services.{name}"
         if not svc.get("image"):
@@ -235,8 +239,7 @@ class _Compose:
         env = svc.get("environment") or {}
         if isinstance(env, list):
             # `- NAME` takes the variable from the user's -e/--env-file/.env, never the whole environment
-            env = dict(str(e).split("=", 1) if "=" in str(e) else (str(e), self.variables.get(str(e), ""))
-                       for e in env)
+            env = dict(self._environment_entry(str(e)) for e in env)
         if not isinstance(env, dict):
             raise self.fail(f"{where}.environment", f"expected a mapping or a list, got {type(env).__name__}")
         limits = ((svc.get("deploy") or {}).get("resources") or {}).get("limits") or {}

@@ -9,6 +9,7 @@ before Docker is touched, and reported as a UsageError naming the object and fie
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from typing import Any
 
 from ...compiler import runpolicy
@@ -244,6 +245,8 @@ class _Reader:
             if len(picked) != 1:
                 continue  # shared names would need round-robin DNS; kept out of hosts files
             n, ns = meta.get("name"), meta.get("namespace") or self.namespace
+            if not isinstance(n, str):
+                continue  # no name, no alias (the API server refuses such a Service)
             r = picked[0]
             r.aliases = _dedupe(r.aliases + [n, f"{n}.{ns}", f"{n}.{ns}.svc", f"{n}.{ns}.svc.cluster.local"])
 
@@ -362,8 +365,9 @@ class _Reader:
         return {}
 
     def mount(self, m: dict, volumes: dict[str, dict], where: str) -> Mount:
-        vname = m.get("name")
-        target = m.get("mountPath")
+        # both required: shapes.py refused a mount without them, as the API server does
+        vname: str = m["name"]
+        target: str = m["mountPath"]
         vol = volumes.get(vname)
         if vol is None:
             raise self.fail(f"{where} volumeMounts", f"volume {vname!r} is not in the pod's volumes")
@@ -389,12 +393,12 @@ class _Reader:
             return Mount(target, "emptydir", vname, ro)
         if "configMap" in vol or "secret" in vol:
             is_secret = "secret" in vol
-            src = vol["secret" if is_secret else "configMap"] or {}
-            oname = src.get("secretName" if is_secret else "name")
+            ref = vol["secret" if is_secret else "configMap"] or {}
+            oname = str(ref.get("secretName" if is_secret else "name") or "")  # required: shapes.py
             data = (self.secret if is_secret else self.configmap)(oname, f"{where} volume {vname}",
-                                                                  bool(src.get("optional")))
-            mode = int(src.get("defaultMode", 0o644))
-            items = src.get("items")
+                                                                  bool(ref.get("optional")))
+            mode = int(ref.get("defaultMode", 0o644))
+            items = ref.get("items")
             files: list[FileEntry] = []
             if items:
                 for it in items:
@@ -402,7 +406,7 @@ class _Reader:
                     if it.get("key") in data:
                         files.append(FileEntry(it.get("path", it["key"]), data[it["key"]], int(it.get("mode", mode))))
                     elif oname not in self.secret_missing and oname not in self.configmap_missing \
-                            and not src.get("optional"):
+                            and not ref.get("optional"):
                         raise self.fail(f"{where} volume {vname}", f"{oname!r} has no key {it.get('key')!r}")
             else:
                 files = [FileEntry(k, v, mode) for k, v in data.items()]
@@ -424,27 +428,28 @@ class _Reader:
     def probe(self, p: dict | None, where: str, static_env: dict[str, str] | None = None) -> Probe | None:
         if not p:
             return None
-        common = {
-            "initial_delay": float(p.get("initialDelaySeconds", 0)),
+        timing = Probe(
+            "exec",
+            initial_delay=float(p.get("initialDelaySeconds", 0)),
             # 0 is the API server's default (SetDefaults_Probe), as leaving the field out
-            "period": float(p.get("periodSeconds") or 10),
-            "timeout": float(p.get("timeoutSeconds") or 1),
-            "success_threshold": int(p.get("successThreshold") or 1),
-            "failure_threshold": int(p.get("failureThreshold") or 3),
-        }
+            period=float(p.get("periodSeconds") or 10),
+            timeout=float(p.get("timeoutSeconds") or 1),
+            success_threshold=int(p.get("successThreshold") or 1),
+            failure_threshold=int(p.get("failureThreshold") or 3),
+        )
         if "exec" in p:
             command = _strs((p["exec"] or {}).get("command"))
             if command is not None:
                 command = [expand_references(w, static_env or {}) for w in command]
-            return Probe("exec", command=command, **common)
+            return replace(timing, command=command)
         if "tcpSocket" in p:
             t = p["tcpSocket"] or {}
-            return Probe("tcp", port=t.get("port"), host=t.get("host"), **common)
+            return replace(timing, kind="tcp", port=t.get("port"), host=t.get("host"))
         if "httpGet" in p:
             h = p["httpGet"] or {}
-            return Probe("http", port=h.get("port"), host=h.get("host"), path=h.get("path", "/"),
-                         scheme=h.get("scheme", "HTTP"),
-                         headers=[(x["name"], x["value"]) for x in h.get("httpHeaders") or []], **common)
+            return replace(timing, kind="http", port=h.get("port"), host=h.get("host"), path=h.get("path", "/"),
+                           scheme=h.get("scheme", "HTTP"),
+                           headers=[(x["name"], x["value"]) for x in h.get("httpHeaders") or []])
         raise self.fail(where, f"probe handler {sorted(p)} is not supported by the emulator "
                         "(exec, tcpSocket, httpGet)")
 

@@ -31,8 +31,9 @@ REQUIRED = "!required"
 OBJECT_META: dict = {"name": "str", "namespace": "str", "labels": ("map", SCALAR), "annotations": ("map", SCALAR)}
 PROBE: dict = {
     "exec": {"command": ("list", SCALAR)}, "httpGet": {"path": "str", "port": "port", "host": "str",
-                                                        "scheme": "str", "httpHeaders": ("list", "map")},
-    "tcpSocket": {"port": "port", "host": "str"}, "grpc": "map",
+                                                        "scheme": "str", "httpHeaders": ("list", "map"),
+                                                        REQUIRED: ("port",)},
+    "tcpSocket": {"port": "port", "host": "str", REQUIRED: ("port",)}, "grpc": "map",
     "initialDelaySeconds": "count", "periodSeconds": "count", "timeoutSeconds": "count",
     "successThreshold": "count", "failureThreshold": "count", "terminationGracePeriodSeconds": "count",
 }
@@ -56,8 +57,10 @@ VOLUME: dict = {
     "persistentVolumeClaim": ("nonnull", {"claimName": "str", "readOnly": "bool"}),
     "hostPath": ("nonnull", {"path": "str", "type": "str"}),
     "emptyDir": {"medium": "str", "sizeLimit": "quantity"},
-    "configMap": ("nonnull", {"name": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool"}),
-    "secret": ("nonnull", {"secretName": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool"}),
+    "configMap": ("nonnull", {"name": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool",
+                              REQUIRED: ("name",)}),
+    "secret": ("nonnull", {"secretName": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool",
+                           REQUIRED: ("secretName",)}),
 }
 POD_SPEC: dict = {
     "containers": ("list", CONTAINER), "initContainers": ("list", CONTAINER), "volumes": ("list", VOLUME),
@@ -283,7 +286,8 @@ def _leaf(value: Any, shape: str, where: str, path: str, counts: list[int]) -> N
                              "spaces or control characters)")
 
 
-_EXPECTED = {"str": "a string", "abspath": "an absolute path in the container (starting with /)"}
+_EXPECTED = {"str": "a string", "abspath": "an absolute path in the container (starting with /)",
+             "port": "a port number 1..65535 or a port name"}
 
 
 def _show(value: Any) -> str:

@@ -27,7 +27,7 @@ SPEC_KINDS = ("Job", "JobSet", "TrainJob")
 
 def _suspend_field(doc: dict) -> str | None:
     """The dotted field that suspends `doc`, or None."""
-    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    spec = doc["spec"] if isinstance(doc.get("spec"), dict) else {}
     kind = doc.get("kind")
     if kind in RUN_POLICY_KINDS and (spec.get("runPolicy") or {}).get("suspend") is True:
         return "spec.runPolicy.suspend"

@@ -153,7 +153,7 @@ def compose_fields(doc: dict, source: str) -> list[str]:
 def _compose_service(doc: dict, name: str, svc: dict, where: str) -> None:
     """Counts, dependencies and mount options a compose service names that the emulator would
     otherwise run without."""
-    deploy = svc.get("deploy") if isinstance(svc.get("deploy"), dict) else {}
+    deploy = svc["deploy"] if isinstance(svc.get("deploy"), dict) else {}
     for path, count in (("scale", svc.get("scale")), ("deploy.replicas", deploy.get("replicas"))):
         if count not in (None, 1):
             raise UsageError(f"{where}.{path}: {count!r} containers of one service are not run by the emulator "
@@ -166,6 +166,7 @@ def _compose_service(doc: dict, name: str, svc: dict, where: str) -> None:
                              "it too)")
     for i, vol in enumerate(svc.get("volumes") or [] if isinstance(svc.get("volumes"), list) else []):
         vwhere = f"{where}.volumes[{i}]"
+        target: object
         if isinstance(vol, str):
             parts = vol.split(":")
             target, options = (parts[1] if len(parts) > 1 else parts[0]), set(
@@ -174,8 +175,8 @@ def _compose_service(doc: dict, name: str, svc: dict, where: str) -> None:
             subpath = None
         elif isinstance(vol, dict):
             target = vol.get("target")
-            bind = vol.get("bind") if isinstance(vol.get("bind"), dict) else {}
-            volume = vol.get("volume") if isinstance(vol.get("volume"), dict) else {}
+            bind = vol["bind"] if isinstance(vol.get("bind"), dict) else {}
+            volume = vol["volume"] if isinstance(vol.get("volume"), dict) else {}
             propagation, subpath = bind.get("propagation"), volume.get("subpath")
         else:
             raise UsageError(f"{vwhere}: is {type(vol).__name__}; expected a string or a mapping")

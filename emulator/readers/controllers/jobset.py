@@ -184,9 +184,10 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     success = ControllerSuccess(groups, 1 if any_one else len(groups),
                           ("any of " if any_one else "") + " and ".join(targets))
     only = [job for t in targets for job in any_of[t]]
-    if len(only) == 1 and only[0][1] is not None:
+    one_count = only[0][1] if len(only) == 1 else None
+    if one_count is not None:
         # one Job decides, by succeededCount: any that many of its pods (e.g. trainspec's AnyReplica)
-        job_pods_all, count = only[0]
+        job_pods_all, count = only[0][0], one_count
         success = ControllerSuccess([[p] for p in job_pods_all], count, f"{targets[0]} ({count} succeeded)")
     pods_of = {rj: [p for pods, _, _ in jobs for p in pods] for rj, jobs in job_pods.items()}
     return Created(name, ns, framework, objects, success, clean_pod_policy="Running",
