@@ -1,5 +1,5 @@
 """Hostile inputs found by the security review of issue 23 (written from scratch, not copies of
-test_hostile_input_round3.py): each was run, a silent drop or an internal error, before its fix.
+test_untrusted_files_never_reach_the_host.py): each was run, a silent drop or an internal error, before its fix.
 
 Fast: every case is refused while the file is read, before any engine call (no Docker needed).
 """
