@@ -13,12 +13,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ...compiler.errors import SpecErrors, UsageError
+from ...compiler.errors import UsageError
+from ...compiler.loader import Document
 from ...compiler.plan import JobPlan
 from ...termsafe import neutralise
 from ..model.job import JobModel
 from .k8s import from_k8s
 from .plan import from_plan
+from .positions import reading
 from .secrets import add_ssh_secrets, parse_key_options, ssh_keypair
 from .shapes import check_compose, check_documents, check_run_size
 
@@ -26,22 +28,26 @@ SPEC_API = "trainspec/v1"
 
 
 def read_documents(path: str) -> list[Any]:
+    """The file's YAML (or JSON) documents as data (`load_documents` keeps their positions)."""
+    return [d.data for d in load_documents(path)]
+
+
+def load_documents(path: str) -> list[Document]:
     """The file's YAML (or JSON) documents, read with the compiler's loader and its limits
-    (file size, alias expansion, nesting depth): a compiled file is input like a spec."""
+    (file size, alias expansion, nesting depth) and positions: a compiled file is input like a spec,
+    and its errors are at file:line:column as a spec's are."""
     from ...compiler.loader import load_file
 
     p = Path(path)
     if not p.exists():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError("no such file", where=path, hint="check the path")
     if p.is_dir():
-        raise UsageError(f"{path} is a directory without Chart.yaml; name a spec, a compiled file "
-                         "(k8s, compose, kubeflow, volcano, jobset, trainjob) or a Helm chart folder")
+        raise UsageError(f"{path} is a directory without Chart.yaml",
+                         hint="name a spec, a compiled file (k8s, compose, kubeflow, volcano, jobset, trainjob) "
+                              "or a Helm chart folder")
     if p.suffix.lower() == ".jsonnet":
-        raise UsageError(f"{path}: a .jsonnet file is a spec")  # never reached: load() compiles it
-    try:
-        return [d.data for d in load_file(path) if d.data is not None]
-    except SpecErrors as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError("a .jsonnet file is a spec", where=path)  # never reached: load() compiles it
+    return [d for d in load_file(path) if d.data is not None]
 
 
 def is_spec(path: str, docs: list[Any] | None) -> bool:
@@ -57,10 +63,7 @@ def plan_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: l
     emulator runs what that target would run)."""
     from .overrides import load_plans  # the compiler's, with `--set` edits applied first (overrides.py)
 
-    try:
-        plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, targets=("k8s",))
-    except SpecErrors as exc:
-        raise UsageError(str(exc)) from None
+    plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, targets=("k8s",))
     if job is not None:
         plans = [p for p in plans if p.name == job]
         if not plans:
@@ -83,11 +86,12 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     spec's are applied by overrides.using); `check_missing`: raise for missing Secrets and
     ConfigMaps (`trainspec run` reports them in preflight instead, with missing images).
     `namespace`: a chart's release namespace (`helm install -n`); other inputs carry their own."""
-    from . import helm, unhonoured
+    from . import helm
 
     secrets = parse_key_options(secret_options, "--secret")
     configmaps = parse_key_options(configmap_options, "--configmap")
     shown = path
+    documents: list[Document] = []  # the file's, with positions (a chart's rendered objects have none)
     if helm.is_chart(path):  # a Helm chart folder: rendered, then read as the file it renders to
         docs: list[Any] | None = helm.render(path, values_files, set_options, namespace or "default")
         shown = f"{path} (Helm chart)"
@@ -103,7 +107,9 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         if chart is not None:  # its templates are Go text, its values no objects: the chart runs, not a file of it
             raise UsageError(f"{path} is a file of the Helm chart {chart}; run the chart folder: "
                              f"trainspec run {chart}")
-        docs = None if path.endswith(".jsonnet") else read_documents(path)
+        if not path.endswith(".jsonnet"):
+            documents = load_documents(path)
+        docs = None if path.endswith(".jsonnet") else [d.data for d in documents]
     env_files, env_options = list(env_files), list(env_options)
     if (env_files or env_options) and not (docs is not None and len(docs) == 1
                                            and isinstance(docs[0], dict) and "services" in docs[0]):
@@ -112,30 +118,35 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
                          "(k8s.yaml: all at once; compose.yaml: depends_on)")
     spec = is_spec(path, docs)
-    notes: list[str] = []
-    if docs and not spec:
-        compose = len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]
-        # field types and counts, before any reader or controller expands them
-        if compose:
-            check_compose(docs[0], shown)
-        else:
-            check_documents(docs, shown)
-        notes = unhonoured.compose_fields(docs[0], shown) if compose else unhonoured.k8s_fields(docs, shown)
-    try:
-        model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir, start_order,
-                      env_files, env_options)
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
-        if spec:
-            raise
-        # A shape the checks above do not describe: still bad input, never an internal error.
-        raise UsageError(f"{shown}: a field has a type or value the emulator cannot read "
-                         f"({type(exc).__name__}: {neutralise(str(exc)[:200])}); check the file against the "
-                         "Kubernetes API reference") from None
+    with reading(documents):  # errors about the file's fields at their line:column (positions.py)
+        notes = _check(docs, shown) if docs and not spec else []
+        try:
+            model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir,
+                          start_order, env_files, env_options)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            if spec:
+                raise
+            # A shape the checks do not describe: still bad input, never an internal error.
+            raise UsageError(f"a field has a type or value the emulator cannot read "
+                             f"({type(exc).__name__}: {neutralise(str(exc)[:200])})", where=shown,
+                             hint="check the file against the Kubernetes API reference") from None
     check_run_size(len(model.replicas), shown)
     model.notes += notes
     if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
         missing_objects_error(model)
     return model
+
+
+def _check(docs: list[Any], shown: str) -> list[str]:
+    """Field types and counts, before any reader or controller expands them; then what the emulator
+    refuses or runs without (notes)."""
+    from . import unhonoured
+
+    if len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+        check_compose(docs[0], shown)
+        return unhonoured.compose_fields(docs[0], shown)
+    check_documents(docs, shown)
+    return unhonoured.k8s_fields(docs, shown)
 
 
 def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, job, secrets, configmaps,

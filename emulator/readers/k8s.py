@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...compiler import runpolicy
-from ...compiler.errors import UsageError, error_text
+from ...compiler.errors import UsageError
 from ...compiler.kube import expand_references, parse_quantity
 from ..host.paths import safe_name, safe_subpath
 from ..model.job import (
@@ -33,6 +33,7 @@ from ..model.security import k8s_security
 from .controllers import OWNER
 from .controllers.indexed_job import expand as expand_indexed
 from .pod_rules import refuse_api_rejects
+from .positions import field_error
 from .secrets import env_text
 
 FRAMEWORK_CONTAINERS = ("tensorflow", "pytorch", "mxnet", "mpi")
@@ -94,9 +95,12 @@ class _Reader:
         self.topology: dict | None = None
         self.namespace = "default"
 
-    def fail(self, where: str, message: str, hint: str = "", expected: str = "") -> UsageError:
-        """In the compiler's error shape (compiler/errors.error_text); the file stands for the position."""
-        return UsageError(error_text(self.source, where, message, expected, hint))
+    def fail(self, node: Any, path: tuple, message: str, *, expected: str = "", hint: str = "",
+             label: str = "") -> Exception:
+        """At the line and column of `path` under the input value `node` (positions.py: a controller's pods
+        are copies of the manifest's templates and point there); `label` names the object when the value
+        has no position (a chart's rendering, what a controller made itself)."""
+        return field_error(self.source, node, path, message, expected, hint, label)
 
     def read(self) -> JobModel:
         workloads: list[dict] = []
@@ -132,10 +136,11 @@ class _Reader:
         framework = ann.get(ANNOTATION + "framework")
         replicas = [self.replica(w) for w in workloads]
         if not replicas:
-            raise self.fail(f"job {self.job}", "has no Jobs or Deployments to run")
+            raise self.fail(None, (), "has no Jobs or Deployments to run", label=f"job {self.job}")
         names = [r.name for r in replicas]
         if len(set(names)) != len(names):
-            raise self.fail(f"job {self.job}", "two workloads have the same name")
+            twice = next(w for w in workloads if names.count(str((w.get("metadata") or {}).get("name") or "")) > 1)
+            raise self.fail(twice, ("metadata", "name"), "two workloads have the same name", label=f"job {self.job}")
         self.add_service_aliases(replicas, services)
         policy = self.run_policy(ann)
         if policy is not None:
@@ -149,7 +154,8 @@ class _Reader:
             success = fallback_rule(framework, replicas, ann.get(ANNOTATION + "success-policy") or None)
             clean = ann.get(ANNOTATION + "clean-pod-policy") or "Running"
             if clean not in runpolicy.CLEAN_POD_POLICIES:
-                raise self.fail("ConfigMap annotations", f"clean-pod-policy {clean!r} is not Running|All|None")
+                raise self.fail(self.topology, ("metadata", "annotations", ANNOTATION + "clean-pod-policy"),
+                                f"{clean!r} is not Running|All|None", label="ConfigMap")
             backoff = _opt_int(ann.get(ANNOTATION + "backoff-limit"))
             deadline = _opt_int(ann.get(ANNOTATION + "active-deadline-seconds"))
         return JobModel(
@@ -167,8 +173,9 @@ class _Reader:
         try:
             return runpolicy.parse_annotation(ann[runpolicy.ANNOTATION])
         except runpolicy.RunPolicyError as exc:
-            raise self.fail(f"ConfigMap {(self.topology or {}).get('metadata', {}).get('name')} annotations",
-                            str(exc)) from None
+            raise self.fail(self.topology, ("metadata", "annotations", runpolicy.ANNOTATION),
+                            str(exc).removeprefix(f"{runpolicy.ANNOTATION}: "),
+                            label=f"ConfigMap {(self.topology or {}).get('metadata', {}).get('name')}") from None
 
     # -- workloads -------------------------------------------------------
     def replica(self, doc: dict) -> Replica:
@@ -187,16 +194,17 @@ class _Reader:
             rest = name[len(self.job) + 1:] if name.startswith(self.job + "-") else name
             r, _, i = rest.rpartition("-")
             if not r or not i.isdigit():
-                raise self.fail(where, "cannot tell its role and index",
-                                "label the pod template with trainspec.dev/role and trainspec.dev/index")
+                raise self.fail(doc, ("metadata", "name"), "cannot tell its role and index",
+                                hint="label the pod template with trainspec.dev/role and trainspec.dev/index",
+                                label=where)
             role, index = r, i
         restart = pod.get("restartPolicy") or ("Always" if kind == "Deployment" else "Never")
         if kind == "Job" and restart == "Always":
-            raise self.fail(where, "a Job's pod cannot have restartPolicy Always")
+            raise self.fail(pod, ("restartPolicy",), "a Job's pod cannot have restartPolicy Always", label=where)
         per_index = _opt_int(spec.get("backoffLimitPerIndex")) if kind == "Job" else None
         if per_index is not None and restart != "Never":
-            raise self.fail(f"{where} spec.backoffLimitPerIndex", "requires the pod's restartPolicy Never "
-                            "(the API server refuses it with OnFailure)")
+            raise self.fail(spec, ("backoffLimitPerIndex",), "requires the pod's restartPolicy Never "
+                            "(the API server refuses it with OnFailure)", label=where)
         rules: list[FailureRule] = []
         for rule in ((spec.get("podFailurePolicy") or {}).get("rules") or []):
             codes = rule.get("onExitCodes")
@@ -208,12 +216,13 @@ class _Reader:
         volumes = {v.get("name"): v for v in pod.get("volumes") or []}
         containers = pod.get("containers") or []
         if not containers:
-            raise self.fail(where, "has no containers")
+            raise self.fail(pod, (), "has no containers", label=where)
         main = next((c for c in containers if c.get("name") in FRAMEWORK_CONTAINERS), containers[0])
         if len(containers) > 1:
             others = [c.get("name") for c in containers if c is not main]
-            raise self.fail(where, f"has more than one container ({', '.join(map(str, others))} besides "
-                            f"{main.get('name')}); the emulator runs one main container per replica")
+            raise self.fail(pod, ("containers",), f"has more than one container ({', '.join(map(str, others))} "
+                            f"besides {main.get('name')}); the emulator runs one main container per replica",
+                            label=where)
         ctx = f"{where}"
         grace = float(pod.get("terminationGracePeriodSeconds", 30))
         hostname = pod.get("hostname") or name
@@ -254,7 +263,7 @@ class _Reader:
     def container(self, c: dict, volumes: dict[str, dict], where: str, pod: dict) -> Container:
         image = c.get("image")
         if not image:
-            raise self.fail(where, "has no image")
+            raise self.fail(c, ("image",), "has no image", label=where)
         res = c.get("resources") or {}
         limits = {**(res.get("requests") or {}), **(res.get("limits") or {})}
         cpu = memory = None
@@ -263,7 +272,8 @@ class _Reader:
             try:
                 q = parse_quantity(value)
             except ValueError:
-                raise self.fail(f"{where} resources", f"{key}: {value!r} is not a Kubernetes quantity") from None
+                raise self.fail(c, ("resources",), f"{key}: {value!r} is not a Kubernetes quantity",
+                                label=where) from None
             if key == "cpu":
                 cpu = q
             elif key == "memory":
@@ -296,7 +306,7 @@ class _Reader:
     def ports(self, c: dict, where: str) -> list[Port]:
         value = c.get("ports") or []
         if not isinstance(value, list):
-            raise self.fail(f"{where} ports", f"expected a list, got {type(value).__name__}")
+            raise self.fail(c, ("ports",), f"is {type(value).__name__}", expected="a list", label=where)
         return [k8s_port(p, f"{self.source}: {where} ports[{i}]") for i, p in enumerate(value)]
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
@@ -313,7 +323,7 @@ class _Reader:
                 data = self.secret(ref.get("name"), where, bool(ref.get("optional")))
                 out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "Secret"),
                                   literal=False, secret=True) for k, v in data.items()]
-        for e in c.get("env") or []:
+        for i, e in enumerate(c.get("env") or []):
             name = e.get("name")
             if "valueFrom" not in e:
                 out.append(EnvSource(name, str(e.get("value", ""))))
@@ -325,8 +335,9 @@ class _Reader:
                 if ref.get("key") not in data:
                     if ref.get("optional") or ref.get("name") in self.configmap_missing:
                         continue
-                    raise self.fail(f"{where} env {name}",
-                                    f"ConfigMap key {ref.get('name')}/{ref.get('key')} is not in the input")
+                    raise self.fail(c, ("env", i, "valueFrom", "configMapKeyRef"),
+                                    f"ConfigMap key {ref.get('name')}/{ref.get('key')} is not in the input",
+                                    label=f"{where} env {name}")
                 out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "ConfigMap"),
                                       literal=False))
             elif "secretKeyRef" in vf:
@@ -335,7 +346,9 @@ class _Reader:
                 if ref.get("key") not in data:
                     if ref.get("optional") or ref.get("name") in self.secret_missing:
                         continue
-                    raise self.fail(f"{where} env {name}", f"Secret {ref.get('name')!r} has no key {ref.get('key')!r}")
+                    raise self.fail(c, ("env", i, "valueFrom", "secretKeyRef"),
+                                    f"Secret {ref.get('name')!r} has no key {ref.get('key')!r}",
+                                    label=f"{where} env {name}")
                 out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "Secret"),
                                       literal=False, secret=True))
             elif "fieldRef" in vf:
@@ -344,7 +357,8 @@ class _Reader:
                 ref = vf["resourceFieldRef"]
                 out.append(EnvSource(name, literal=False, field_path="resource:" + str(ref.get("resource"))))
             else:
-                raise self.fail(f"{where} env {name}", f"unsupported valueFrom {sorted(vf)}")
+                raise self.fail(c, ("env", i, "valueFrom"), f"unsupported valueFrom {sorted(vf)}",
+                                label=f"{where} env {name}")
         return out
 
     def secret(self, name: str, where: str, optional: bool) -> dict[str, bytes]:
@@ -370,7 +384,8 @@ class _Reader:
         target: str = m["mountPath"]
         vol = volumes.get(vname)
         if vol is None:
-            raise self.fail(f"{where} volumeMounts", f"volume {vname!r} is not in the pod's volumes")
+            raise self.fail(m, ("name",), f"volume {vname!r} is not in the pod's volumes",
+                            label=f"{where} volumeMounts")
         ro = bool(m.get("readOnly", False))
         sub = safe_subpath(m.get("subPath"), f"{self.source}: {where} volumeMounts {vname}")
         if "persistentVolumeClaim" in vol:
@@ -382,8 +397,8 @@ class _Reader:
         if "hostPath" in vol:
             host = (vol["hostPath"] or {}).get("path")
             if not isinstance(host, str) or not host.startswith("/") or "\0" in host:
-                raise self.fail(f"{where} volume {vname}", f"hostPath path {host!r} is not an absolute path",
-                                "Kubernetes requires an absolute hostPath")
+                raise self.fail(vol, ("hostPath", "path"), f"{host!r} is not an absolute path",
+                                hint="Kubernetes requires an absolute hostPath", label=f"{where} volume {vname}")
             src = host + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro, host_path=True)
         if "emptyDir" in vol:
@@ -407,23 +422,24 @@ class _Reader:
                         files.append(FileEntry(it.get("path", it["key"]), data[it["key"]], int(it.get("mode", mode))))
                     elif oname not in self.secret_missing and oname not in self.configmap_missing \
                             and not ref.get("optional"):
-                        raise self.fail(f"{where} volume {vname}", f"{oname!r} has no key {it.get('key')!r}")
+                        raise self.fail(it, ("key",), f"{oname!r} has no key {it.get('key')!r}",
+                                        label=f"{where} volume {vname}")
             else:
                 files = [FileEntry(k, v, mode) for k, v in data.items()]
             if sub:
                 files = [FileEntry("", f.data, f.mode) for f in files if f.path == sub]
                 return Mount(target, "files", oname, True, files, is_secret, single_file=True)
             return Mount(target, "files", oname, True, files, is_secret)
-        raise self.fail(f"{where} volume {vname}",
-                        f"volume type {sorted(k for k in vol if k != 'name')} is not supported by the emulator",
-                        "use persistentVolumeClaim, hostPath, emptyDir, configMap or secret")
+        raise self.fail(vol, (), f"volume type {sorted(k for k in vol if k != 'name')} is not supported by the "
+                        "emulator", hint="use persistentVolumeClaim, hostPath, emptyDir, configMap or secret",
+                        label=f"{where} volume {vname}")
 
     def hook(self, h: dict | None, where: str) -> list[str] | None:
         if not h:
             return None
         if "exec" in h:
             return _strs((h["exec"] or {}).get("command")) or None
-        raise self.fail(where, f"handler {sorted(h)} is not supported by the emulator (only exec)")
+        raise self.fail(h, (), f"handler {sorted(h)} is not supported by the emulator (only exec)", label=where)
 
     def probe(self, p: dict | None, where: str, static_env: dict[str, str] | None = None) -> Probe | None:
         if not p:
@@ -450,8 +466,8 @@ class _Reader:
             return replace(timing, kind="http", port=h.get("port"), host=h.get("host"), path=h.get("path", "/"),
                            scheme=h.get("scheme", "HTTP"),
                            headers=[(x["name"], x["value"]) for x in h.get("httpHeaders") or []])
-        raise self.fail(where, f"probe handler {sorted(p)} is not supported by the emulator "
-                        "(exec, tcpSocket, httpGet)")
+        raise self.fail(p, (), f"probe handler {sorted(p)} is not supported by the emulator "
+                        "(exec, tcpSocket, httpGet)", label=where)
 
 
 
