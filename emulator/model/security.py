@@ -38,8 +38,8 @@ _IGNORED_CONTAINER = {"windowsOptions"}
 
 
 def _refuse(where: str, what: str) -> UsageError:
-    return UsageError(f"{where}: {what} is not supported by the emulator (it would either be dropped, "
-                      f"or hand the container the host); hint: {_REFUSE_HINT}")
+    return UsageError(f"{what} is not supported by the emulator (it would either be dropped, or hand the container "
+                      "the host)", where=where, hint=_REFUSE_HINT)
 
 
 def _mapping(value: Any, where: str) -> dict:
@@ -111,8 +111,8 @@ def k8s_security(pod: dict, container: dict, where: str) -> Security:
     if uid is not None:
         out.user = f"{int(uid)}" + (f":{int(gid)}" if gid is not None else "")
     elif gid is not None:
-        raise UsageError(f"{where}: runAsGroup without runAsUser is not supported by the emulator "
-                         "(Docker sets a group only with a user); hint: set runAsUser too")
+        raise UsageError("runAsGroup without runAsUser is not supported by the emulator (Docker sets a group only "
+                         "with a user)", where=where, hint="set runAsUser too")
     out.read_only_root = bool(csc.get("readOnlyRootFilesystem"))
     out.no_new_privileges = csc.get("allowPrivilegeEscalation") is False
     out.cap_drop = [str(c) for c in caps.get("drop") or []]

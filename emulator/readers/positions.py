@@ -90,6 +90,13 @@ def reading(documents: list[Document]) -> Iterator[None]:
         _ACTIVE.reset(token)
 
 
+def same_as(made: Any, original: Any) -> None:
+    """`made` is `original` rebuilt (compose interpolation): its values were written where the original's were."""
+    positions = _ACTIVE.get()
+    if positions is not None:
+        positions.same_as(made, original)
+
+
 def copy(node: Any) -> Any:
     """A deep copy of an input value that keeps its positions (a controller's pod template)."""
     made = _copy.deepcopy(node)

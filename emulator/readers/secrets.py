@@ -121,6 +121,6 @@ def env_text(value: bytes, name: str, where: str, kind: str) -> str:
     try:
         return value.decode("utf-8")
     except UnicodeDecodeError:
-        raise UsageError(f"{where}: env {name!r} from a {kind} is not UTF-8 text (value not shown); the emulator "
-                         "cannot pass binary bytes through a container's environment (hint: mount the key as a "
-                         "file instead)") from None
+        raise UsageError(f"env {name!r} from a {kind} is not UTF-8 text (value not shown); the emulator cannot pass "
+                         "binary bytes through a container's environment", where=where,
+                         hint="mount the key as a file instead") from None
