@@ -260,10 +260,11 @@ class _Compose:
             memory = _mem(limits["memory"]) if "memory" in limits else None
         except (ValueError, ArithmeticError):
             raise self.fail(("services", name, "deploy", "resources", "limits"), f"cannot read {limits}") from None
-        ports = [compose_port(p, f"{self.path}: {where}.ports[{i}]")
-                 for i, p in enumerate(_list(svc, "ports", name, self))]
-        for i, p in enumerate(_list(svc, "expose", name, self)):
-            ports.append(compose_port(str(p).split("/")[0], f"{self.path}: {where}.expose[{i}]"))
+        published = _list(svc, "ports", name, self)
+        ports = [compose_port(p, f"{self.path}: {where}.ports", published, i) for i, p in enumerate(published)]
+        exposed = _list(svc, "expose", name, self)
+        for i, p in enumerate(exposed):
+            ports.append(compose_port(str(p).split("/")[0], f"{self.path}: {where}.expose", exposed, i))
         mounts = [self._mount(v, name, i) for i, v in enumerate(svc.get("volumes") or [])]
         tmpfs = svc.get("tmpfs") or []
         for t in [tmpfs] if isinstance(tmpfs, str) else tmpfs:

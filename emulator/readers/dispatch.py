@@ -17,10 +17,11 @@ from ...compiler.errors import UsageError
 from ...compiler.loader import Document
 from ...compiler.plan import JobPlan
 from ...termsafe import neutralise
+from ..model.errors import FieldError
 from ..model.job import JobModel
 from .k8s import from_k8s
 from .plan import from_plan
-from .positions import reading
+from .positions import located, reading
 from .secrets import add_ssh_secrets, parse_key_options, ssh_keypair
 from .shapes import check_compose, check_documents, check_run_size
 
@@ -123,6 +124,8 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         try:
             model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir,
                           start_order, env_files, env_options)
+        except FieldError as exc:  # a model check (security, ports) about a field of the file: at its line
+            raise located(exc) from None
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
             if spec:
                 raise

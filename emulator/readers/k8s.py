@@ -307,7 +307,7 @@ class _Reader:
         value = c.get("ports") or []
         if not isinstance(value, list):
             raise self.fail(c, ("ports",), f"is {type(value).__name__}", expected="a list", label=where)
-        return [k8s_port(p, f"{self.source}: {where} ports[{i}]") for i, p in enumerate(value)]
+        return [k8s_port(p, f"{self.source}: {where} ports", value, i) for i, p in enumerate(value)]
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
         out: list[EnvSource] = []

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from ...compiler.errors import SpecError, SpecErrors, UsageError, dotted
 from ...compiler.loader import Document
+from ..model.errors import FieldError
 
 
 class Written(NamedTuple):
@@ -119,6 +120,15 @@ def written(node: Any, path: tuple = ()) -> tuple[str, int, int, tuple] | None:
         at = at[:-1]
     line, column = table.get(at, (1, 1))
     return where.document.file, line, column, full
+
+
+def located(exc: FieldError) -> Exception:
+    """A model check's FieldError at the field's line and column, when its mapping was written in the file."""
+    found = written(exc.node, exc.field)
+    if found is None:
+        return exc
+    file, line, column, full = found
+    return FieldErrors([SpecError(file, line, column, dotted(full), exc.message, exc.expected, exc.hint)])
 
 
 def field_error(source: str, node: Any, path: tuple, message: str, expected: str = "", hint: str = "",
