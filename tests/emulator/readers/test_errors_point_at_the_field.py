@@ -137,6 +137,26 @@ spec:
                 magicRef: {}
 """,
         "k8s.yaml:17:15: spec.template.spec.containers[0].env[0].valueFrom: unsupported valueFrom ['magicRef']"),
+    # a model check (security fields) on a pod the Kubeflow controller made
+    "pytorchjob-privileged": ("pytorchjob.yaml", """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: pt
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: busybox
+              securityContext:
+                privileged: true
+""",
+        "pytorchjob.yaml:14:29: spec.pytorchReplicaSpecs.Master.template.spec.containers[0].securityContext.privileged: "
+        "true is not supported by the emulator (it would either be dropped, or hand the container the host); hint: "
+        "the emulator runs every replica as an ordinary container; remove the field to run it locally"),
     # a TrainJob's field type
     "trainjob-num-nodes": ("trainjob.yaml", """\
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -157,6 +177,14 @@ services:
     ports: "8080"
 """,
         "compose.yaml:4:12: services.worker.ports: is a string '8080'; expected a list"),
+    "compose-port-range": ("compose.yaml", """\
+services:
+  worker:
+    image: busybox
+    ports: ["8000-8010:8000-8010"]
+""",
+        "compose.yaml:4:13: services.worker.ports[0]: port ranges ('8000-8010:8000-8010') are not supported by the "
+        "emulator; hint: list the ports one by one"),
     "compose-variable": ("compose.yaml", """\
 services:
   worker:
@@ -191,6 +219,14 @@ def test_a_values_file_error_is_at_its_line(tmp_path: Path):
     r = trainspec("run", "chart", "-f", "mine.yaml", cwd=tmp_path, env=NO_DAEMON)
     assert (r.returncode, r.stderr) == (2, "mine.yaml:1:1: <document>: is list; expected a map of keys; "
                                            "hint: -f names a values file\n")
+
+
+def test_a_secret_env_file_error_is_at_its_line_and_never_shows_it(tmp_path: Path):
+    (tmp_path / "k8s.yaml").write_text(CASES["k8s-value-from"][1].replace("magicRef: {}", "secretKeyRef: {name: s, key: A}"))
+    (tmp_path / "s.env").write_text("A=1\n# a comment\nhunter2\n")
+    r = trainspec("run", "k8s.yaml", "--secret", "s=s.env", cwd=tmp_path, env=NO_DAEMON)
+    assert (r.returncode, r.stderr) == (2, "s.env:3:1: <document>: a line without '=' (not shown); expected KEY=VALUE; "
+                                           "hint: --secret s reads a directory of key files or a KEY=VALUE env file\n")
 
 
 def test_run_prints_a_spec_error_as_validate_does(tmp_path: Path):
