@@ -102,6 +102,24 @@ class _Reader:
         has no position (a chart's rendering, what a controller made itself)."""
         return field_error(self.source, node, path, message, expected, hint, label)
 
+    def data(self, doc: dict, field: str, name: str) -> dict:
+        value = doc.get(field) or {}
+        if not isinstance(value, dict):
+            raise self.fail(doc, (field,), f"is {type(value).__name__}", expected="a mapping of keys",
+                            label=f"{doc.get('kind')} {name}")
+        return value
+
+    def base64(self, value: object, doc: dict, path: tuple, label: str) -> bytes:
+        """A Secret's data / a ConfigMap's binaryData value: base64 or an error (the API server refuses it),
+        never silently empty. The value is not quoted: it may be a secret."""
+        if not isinstance(value, str):
+            raise self.fail(doc, path, f"is {type(value).__name__}", expected="a base64 string", label=label)
+        try:
+            return base64.b64decode(value, validate=True)
+        except (ValueError, TypeError):
+            raise self.fail(doc, path, "not valid base64 (value not shown); the API server refuses it",
+                            label=label) from None
+
     def read(self) -> JobModel:
         workloads: list[dict] = []
         services: list[dict] = []
@@ -112,18 +130,18 @@ class _Reader:
             if kind == "ConfigMap":
                 if name in self.configmaps:
                     continue  # given on the command line: that wins
-                data = {k: str(v).encode() for k, v in _data(doc, "data", self.source, name).items()}
-                for k, v in _data(doc, "binaryData", self.source, name).items():
-                    data[k] = _b64(v, f"{self.source}: ConfigMap {name} binaryData.{k}")
+                data = {k: str(v).encode() for k, v in self.data(doc, "data", name).items()}
+                for k, v in self.data(doc, "binaryData", name).items():
+                    data[k] = self.base64(v, doc, ("binaryData", k), f"ConfigMap {name}")
                 self.configmaps[name] = data
                 if ANNOTATION + "framework" in (meta.get("annotations") or {}):
                     self.topology = doc
             elif kind == "Secret":
                 if name in self.secrets:
                     continue  # given on the command line: that wins
-                data = {k: _b64(v, f"{self.source}: Secret {name} data.{k}")
-                        for k, v in _data(doc, "data", self.source, name).items()}
-                for k, v in _data(doc, "stringData", self.source, name).items():
+                data = {k: self.base64(v, doc, ("data", k), f"Secret {name}")
+                        for k, v in self.data(doc, "data", name).items()}
+                for k, v in self.data(doc, "stringData", name).items():
                     data[k] = str(v).encode()
                 self.secrets[name] = data
             elif kind in ("Job", "Deployment"):
@@ -387,10 +405,10 @@ class _Reader:
             raise self.fail(m, ("name",), f"volume {vname!r} is not in the pod's volumes",
                             label=f"{where} volumeMounts")
         ro = bool(m.get("readOnly", False))
-        sub = safe_subpath(m.get("subPath"), f"{self.source}: {where} volumeMounts {vname}")
+        sub = safe_subpath(m.get("subPath"), f"{self.source}: {where} volumeMounts {vname}", m, ("subPath",))
         if "persistentVolumeClaim" in vol:
             claim = safe_name(vol["persistentVolumeClaim"].get("claimName"), "claimName",
-                              f"{self.source}: {where} volume {vname}")
+                              f"{self.source}: {where} volume {vname}", vol, ("persistentVolumeClaim", "claimName"))
             root = f"{self.state_dir}/volumes/{claim}"
             src = root + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")), root=root)
@@ -417,7 +435,8 @@ class _Reader:
             files: list[FileEntry] = []
             if items:
                 for it in items:
-                    safe_subpath(it.get("path", it.get("key")), f"{self.source}: {where} volume {vname} items path")
+                    safe_subpath(it.get("path", it.get("key")), f"{self.source}: {where} volume {vname} items path",
+                                 it, ("path" if "path" in it else "key",))
                     if it.get("key") in data:
                         files.append(FileEntry(it.get("path", it["key"]), data[it["key"]], int(it.get("mode", mode))))
                     elif oname not in self.secret_missing and oname not in self.configmap_missing \
@@ -492,23 +511,3 @@ def _dedupe(xs: list[str]) -> list[str]:
         if x not in out:
             out.append(x)
     return out
-
-
-
-def _data(doc: dict, field: str, source: str, name: str) -> dict:
-    value = doc.get(field) or {}
-    if not isinstance(value, dict):
-        raise UsageError(f"{source}: {doc.get('kind')} {name} {field}: expected a mapping of keys, got "
-                         f"{type(value).__name__}")
-    return value
-
-
-def _b64(value: object, where: str) -> bytes:
-    """A Secret's data / a ConfigMap's binaryData value: base64 or an error (the API server refuses it),
-    never silently empty. The value is not quoted: it may be a secret."""
-    if not isinstance(value, str):
-        raise UsageError(f"{where}: expected a base64 string, got {type(value).__name__}")
-    try:
-        return base64.b64decode(value, validate=True)
-    except (ValueError, TypeError):
-        raise UsageError(f"{where}: not valid base64 (value not shown); the API server refuses it") from None
