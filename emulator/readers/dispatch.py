@@ -188,11 +188,11 @@ def missing_objects_error(model: JobModel) -> None:
                                 ("ConfigMap", model.configmap_missing, "--configmap")):
         if len(missing) == 1:
             name, where = next(iter(missing.items()))
-            raise UsageError(
-                f"{where}: {kind} {name!r} is not in {model.source}; supply it with {flag} {name}=PATH "
-                f"(a directory of key files, or a KEY=VALUE env file) or {flag} {name}:KEY=VALUE")
+            raise UsageError(f"{kind} {name!r} is not in {model.source}", where=where,
+                             hint=f"supply it with {flag} {name}=PATH (a directory of key files, or a KEY=VALUE env "
+                                  f"file) or {flag} {name}:KEY=VALUE")
         if missing:
             listed = "; ".join(f"{name!r} (used by {where})" for name, where in missing.items())
-            raise UsageError(
-                f"{kind}s not in {model.source}: {listed}; supply each with {flag} NAME=PATH "
-                f"(a directory of key files, or a KEY=VALUE env file) or {flag} NAME:KEY=VALUE")
+            raise UsageError(f"{kind}s not in {model.source}: {listed}",
+                             hint=f"supply each with {flag} NAME=PATH (a directory of key files, or a KEY=VALUE env "
+                                  f"file) or {flag} NAME:KEY=VALUE")

@@ -95,7 +95,7 @@ def test_missing_secrets_and_configmaps_are_listed_together():
     job = _load(str(ROOT / "specs" / "full-features.yaml"), check_missing=False)
     problems = missing_objects(job)
     assert len(problems) == 4
-    assert sum("--secret" in p for p in problems) == 2 and sum("--configmap" in p for p in problems) == 2
+    assert sum("--secret" in hint for _, hint in problems) == 2 and sum("--configmap" in hint for _, hint in problems) == 2
 
 
 def test_gpus_per_replica_and_sharing_are_said_never_silent():
