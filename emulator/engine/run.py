@@ -372,6 +372,8 @@ class Run:
             "run_id": self.run_id, "job": self.job.name, "namespace": self.job.namespace,
             "framework": self.job.framework, "source": self.job.source, "started": self.started,
             "supervisor": self.supervisor, "kept": self.opts.keep, "job_restarts": self.job_restarts,
+            # which engine ran it, so ps/logs/down/gc of this run reach that engine again
+            "engine": getattr(self.client, "name", None), "engine_url": getattr(self.client, "url", None),
             "status": ("Interrupted" if self.interrupted else "Error" if self.daemon_lost and final
                        else self.decision.outcome if self.decision
                        else "Error" if (final and self.fatal) else "Running" if not final else "Stopped"),
