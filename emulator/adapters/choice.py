@@ -33,10 +33,10 @@ class EngineChoice(NamedTuple):
     probe: bool = False  # chosen Docker by address alone: ask the engine what it is (Podman can serve there)
 
 
-def podman_sockets(env: Mapping[str, str]) -> list[str]:
+def podman_sockets(env: Mapping[str, str], rootful: str = PODMAN_ROOTFUL) -> list[str]:
     """Where Podman's API socket usually is, most likely first: rootless for a user, rootful for root."""
     rootless = f"{env['XDG_RUNTIME_DIR']}/podman/podman.sock" if env.get("XDG_RUNTIME_DIR") else ""
-    paths = [PODMAN_ROOTFUL, rootless] if os.geteuid() == 0 else [rootless, PODMAN_ROOTFUL]
+    paths = [rootful, rootless] if os.geteuid() == 0 else [rootless, rootful]
     return [p for p in paths if p]
 
 
@@ -49,15 +49,19 @@ def _socket_present(path: str) -> bool:
         return False
 
 
-def podman_url(env: Mapping[str, str]) -> str:
+def podman_url(env: Mapping[str, str], rootful: str = PODMAN_ROOTFUL) -> str:
+    """Podman's address: CONTAINER_HOST, else the first of its usual sockets present (else the likeliest)."""
     if env.get("CONTAINER_HOST"):
         return env["CONTAINER_HOST"]
-    sockets = podman_sockets(env)
+    sockets = podman_sockets(env, rootful)
     found = next((p for p in sockets if _socket_present(p)), sockets[0])
     return f"unix://{found}"
 
 
-def choose(requested: str | None = None, env: Mapping[str, str] | None = None) -> EngineChoice:
+def choose(requested: str | None = None, env: Mapping[str, str] | None = None, *,
+           docker_socket: str = DOCKER_SOCKET, podman_rootful: str = PODMAN_ROOTFUL) -> EngineChoice:
+    """The engine for a command (the rule in this module's docstring). The socket paths are
+    parameters for the tests only."""
     env = os.environ if env is None else env
     named = requested or env.get(ENV_VAR) or "auto"
     if named not in (*ENGINES, "auto"):
@@ -66,17 +70,17 @@ def choose(requested: str | None = None, env: Mapping[str, str] | None = None) -
     if named == "docker":
         return EngineChoice("docker", env.get("DOCKER_HOST") or DOCKER_SOCKET, True)
     if named == "podman":
-        return EngineChoice("podman", podman_url(env), True)
+        return EngineChoice("podman", podman_url(env, podman_rootful), True)
     if env.get("DOCKER_HOST"):
         return EngineChoice("docker", env["DOCKER_HOST"], False, probe=True)
     if env.get("CONTAINER_HOST"):
         return EngineChoice("podman", env["CONTAINER_HOST"], False)
-    if _socket_present(DOCKER_SOCKET[len("unix://"):]):
-        return EngineChoice("docker", DOCKER_SOCKET, False, probe=True)
-    found = [p for p in podman_sockets(env) if _socket_present(p)]
+    if _socket_present(docker_socket[len("unix://"):]):
+        return EngineChoice("docker", docker_socket, False, probe=True)
+    found = [p for p in podman_sockets(env, podman_rootful) if _socket_present(p)]
     if found:
         return EngineChoice("podman", f"unix://{found[0]}", False)
-    return EngineChoice("docker", DOCKER_SOCKET, False)
+    return EngineChoice("docker", docker_socket, False)
 
 
 def recorded(name: str | None, url: str | None) -> EngineChoice | None:
