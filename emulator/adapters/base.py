@@ -17,6 +17,7 @@ from .choice import EngineChoice
 class ContainerEngine(Protocol):
     name: str    # "docker" | "podman": recorded with each run, so ps/logs/down reach it again
     title: str   # as messages name it: "Docker", "Podman"
+    daemon: str  # what answers on its socket, in messages: "the Docker daemon", "the Podman service"
     tool: str    # its command line tool, for hints: "docker", "podman"
     url: str     # where it answers
 

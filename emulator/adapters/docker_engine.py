@@ -59,6 +59,7 @@ class DockerEngine(docker.DockerClient):
 
     name = "docker"
     title = "Docker"
+    daemon = "the Docker daemon"  # as messages name what answers on the socket
     url = DOCKER_SOCKET
     #  how the tools are named in hints: `docker pull`, ...
     tool = "docker"

@@ -55,6 +55,7 @@ def cdi_specs(dirs: tuple[str, ...] = CDI_DIRS) -> dict[str, list[str]]:
 class PodmanEngine(DockerEngine):
     name = "podman"
     title = "Podman"
+    daemon = "the Podman service"
     tool = "podman"
 
     def __init__(self, *args: Any, **kwargs: Any):

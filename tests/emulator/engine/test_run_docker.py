@@ -59,7 +59,7 @@ def test_never_fails_the_job_on_the_first_failure(tmp_path, test_image, leak_che
     assert "job flaky FAILED" in r.stdout and "exit code 3; restartPolicy Never" in r.stdout
 
 
-def test_backoff_limit_ends_the_retries(tmp_path, test_image, engine, leak_check):
+def test_backoff_limit_ends_the_retries(tmp_path, test_image, leak_check):
     r = trainspec("run", _flaky(tmp_path, "fail", backoffLimit=2), "--offline", "--restart-backoff", "0.2",
                   cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
@@ -148,8 +148,7 @@ def test_replica_killed_mid_run(tmp_path, docker_client, test_image, leak_check,
 
 
 @pytest.mark.parametrize("sig,rc", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_signals_stop_and_clean_up(tmp_path, engine, test_image, leak_check, sig, rc):
-    docker_client = engine.client
+def test_signals_stop_and_clean_up(tmp_path, docker_client, test_image, leak_check, sig, rc):
     proc = start("run", _flaky(tmp_path, "sleep"), "--offline", cwd=tmp_path)
     try:
         wait_for(lambda: (tmp_path / ".trainspec/volumes/flaky-out/running").exists(), what="the worker to run")

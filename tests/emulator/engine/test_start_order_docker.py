@@ -61,7 +61,7 @@ def test_depends_on_complete_starts_b_after_a_completed(tmp_path, test_image, en
     assert "SUCCEEDED" in out
 
 
-def test_depends_on_complete_never_starts_b_when_a_fails(tmp_path, test_image, engine, leak_check):
+def test_depends_on_complete_never_starts_b_when_a_fails(tmp_path, test_image, leak_check):
     path = jobset(tmp_path, rjob("a", test_image, A_DONE.format(code=3)),
                   rjob("b", test_image, "print('B starts')", depends=[("a", "Complete")]))
     r, out = run(path, tmp_path)
