@@ -18,7 +18,6 @@ class ContainerEngine(Protocol):
     name: str    # "docker" | "podman": recorded with each run, so ps/logs/down reach it again
     title: str   # as messages name it: "Docker", "Podman"
     daemon: str  # what answers on its socket, in messages: "the Docker daemon", "the Podman service"
-    tool: str    # its command line tool, for hints: "docker", "podman"
     url: str     # where it answers
 
     @property

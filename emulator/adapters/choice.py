@@ -6,7 +6,8 @@ The rule, in order:
   2. `$DOCKER_HOST` set: Docker's client at that address (an engine that answers as Podman there is
      driven as Podman: see engines.py);
   3. `$CONTAINER_HOST` set (Podman's own variable): Podman at that address;
-  4. Docker's socket present: Docker — also when a Podman socket is present too;
+  4. Docker present — its socket (/var/run/docker.sock, rootless $XDG_RUNTIME_DIR/docker.sock) or a
+     docker context other than the default: Docker, also when a Podman socket is present too;
   5. only a Podman socket present (rootful /run/podman/podman.sock, rootless
      $XDG_RUNTIME_DIR/podman/podman.sock): Podman;
   6. nothing found: Docker at its default socket (whose error then says how to start either).
@@ -58,6 +59,21 @@ def podman_url(env: Mapping[str, str], rootful: str = PODMAN_ROOTFUL) -> str:
     return f"unix://{found}"
 
 
+def _docker_context(env: Mapping[str, str]) -> bool:
+    """A docker context other than the default is in use ($DOCKER_CONTEXT, or ~/.docker/config.json)."""
+    import json
+
+    if env.get("DOCKER_CONTEXT"):
+        return env["DOCKER_CONTEXT"] != "default"
+    config = os.path.join(env.get("DOCKER_CONFIG") or os.path.join(env.get("HOME") or "~", ".docker"), "config.json")
+    try:
+        with open(os.path.expanduser(config)) as f:
+            current = json.load(f).get("currentContext")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return bool(current) and current != "default"
+
+
 def choose(requested: str | None = None, env: Mapping[str, str] | None = None, *,
            docker_socket: str = DOCKER_SOCKET, podman_rootful: str = PODMAN_ROOTFUL) -> EngineChoice:
     """The engine for a command (the rule in this module's docstring). The socket paths are
@@ -76,6 +92,11 @@ def choose(requested: str | None = None, env: Mapping[str, str] | None = None, *
     if env.get("CONTAINER_HOST"):
         return EngineChoice("podman", env["CONTAINER_HOST"], False)
     if _socket_present(docker_socket[len("unix://"):]):
+        return EngineChoice("docker", docker_socket, False, probe=True)
+    rootless_docker = f"{env['XDG_RUNTIME_DIR']}/docker.sock" if env.get("XDG_RUNTIME_DIR") else ""
+    if rootless_docker and _socket_present(rootless_docker):
+        return EngineChoice("docker", f"unix://{rootless_docker}", False, probe=True)
+    if _docker_context(env):  # the Docker client's own choice (`docker context use`): its address is there
         return EngineChoice("docker", docker_socket, False, probe=True)
     found = [p for p in podman_sockets(env, podman_rootful) if _socket_present(p)]
     if found:

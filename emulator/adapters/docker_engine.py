@@ -1,4 +1,5 @@
-"""Everything that talks to the Docker daemon, and nothing about job policy.
+"""The Docker adapter (DockerEngine), and the Docker-API operations both engines serve (Podman through its
+compatible socket): everything that talks to the engine, and nothing about job policy.
 
 Every object the emulator creates (containers, networks, volumes) carries the
 labels below, so a run — even one whose CLI was killed with SIGKILL — can be
@@ -8,6 +9,7 @@ found and removed by label alone (`trainspec down`, `trainspec gc`).
 from __future__ import annotations
 
 import ipaddress
+import os
 import random
 import socket
 import threading
@@ -61,18 +63,17 @@ class DockerEngine(docker.DockerClient):
     title = "Docker"
     daemon = "the Docker daemon"  # as messages name what answers on the socket
     url = DOCKER_SOCKET
-    #  how the tools are named in hints: `docker pull`, ...
-    tool = "docker"
 
     @classmethod
     def open(cls, choice: EngineChoice, replicas: int = 8) -> DockerEngine:
         """A client with enough pooled connections for one log stream per replica, answering."""
-        # DOCKER_HOST's TLS settings apply only when it is the address chosen.
-        from_env = docker.utils.kwargs_from_env()
-        kwargs = from_env if from_env.get("base_url", DOCKER_SOCKET) == choice.url else {"base_url": choice.url}
-        kwargs.setdefault("base_url", choice.url)
+        pool = max(10, 3 * replicas + 10)
+        # The Docker client's own settings (DOCKER_HOST with its TLS variables, else the docker context)
+        # apply when they lead to the address chosen; any other address is used as it is.
+        from_env = cls.name == "docker" and choice.url == (os.environ.get("DOCKER_HOST") or DOCKER_SOCKET)
         try:
-            client = cls(timeout=60, max_pool_size=max(10, 3 * replicas + 10), **kwargs)
+            client = (cls.from_env(timeout=60, max_pool_size=pool) if from_env
+                      else cls(base_url=choice.url, timeout=60, max_pool_size=pool))
             client.url = choice.url
             client.ping()
             return client

@@ -56,7 +56,6 @@ class PodmanEngine(DockerEngine):
     name = "podman"
     title = "Podman"
     daemon = "the Podman service"
-    tool = "podman"
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)

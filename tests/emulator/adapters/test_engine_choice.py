@@ -35,6 +35,7 @@ def sockets(tmp_path):
 
 
 def _choose(tmp_path: Path, env: dict, requested: str | None = None):
+    env = {"HOME": str(tmp_path), **env}  # no docker context but the test's own
     return choose(requested, env, docker_socket=f"unix://{tmp_path}/docker.sock",
                   podman_rootful=str(tmp_path / "run/podman/podman.sock"))
 
@@ -53,6 +54,18 @@ def test_both_sockets_choose_docker(tmp_path, sockets):
     got = _choose(tmp_path, {})
     assert (got.name, got.url) == ("docker", f"unix://{docker}")
     assert got.probe  # podman-docker serves Podman at Docker's path: the engine is asked what it is
+
+
+def test_rootless_docker_or_a_docker_context_counts_as_docker(tmp_path, sockets):
+    sockets("xdg/podman/podman.sock")
+    assert _choose(tmp_path, {"XDG_RUNTIME_DIR": str(tmp_path / "xdg")}).name == "podman"
+    assert _choose(tmp_path, {"XDG_RUNTIME_DIR": str(tmp_path / "xdg"), "DOCKER_CONTEXT": "rootless"}).name == "docker"
+    (tmp_path / ".docker").mkdir()
+    (tmp_path / ".docker/config.json").write_text('{"currentContext": "rootless"}')
+    assert _choose(tmp_path, {"XDG_RUNTIME_DIR": str(tmp_path / "xdg")}).name == "docker"
+    (tmp_path / ".docker/config.json").write_text('{"currentContext": "default"}')
+    docker = sockets("xdg/docker.sock")
+    assert _choose(tmp_path, {"XDG_RUNTIME_DIR": str(tmp_path / "xdg")})[:2] == ("docker", f"unix://{docker}")
 
 
 def test_no_socket_at_all_is_docker_at_its_default(tmp_path):
