@@ -154,6 +154,10 @@ def libpod_spec(*, name: str, image: str, entrypoint: list[str] | None, cmd: lis
     """Podman's specgen for one container: the fields docker_engine._create_compat sets, in libpod's words."""
     if binds:
         raise ValueError("binds are passed as mounts")  # the emulator only uses the mount API
+    unknown = [o for o in security_opt or [] if o != "no-new-privileges"]
+    if unknown:  # lossless or loud: an option this translation does not carry is refused, never dropped
+        raise UsageError(f"{name}: security option {unknown[0]!r} cannot be passed to Podman with GPUs "
+                         "(its own API); run with --cpu-only, or without the option")
     oci_mounts: list[dict[str, Any]] = []
     volumes: list[dict[str, Any]] = []
     for m in mounts:
