@@ -52,6 +52,7 @@ STATE_DIR = "trainspec.dev/state-dir"
 GPU_DRIVER_ERROR = "could not select device driver"
 CDI_ERROR = "unresolvable CDI devices"           # Podman: a GPU id its CDI spec does not define
 RLIMIT_ERROR = "error setting rlimit"            # Podman: its default ulimits above the host's hard limits
+INIT_ERROR = "container-init binary not found"  # Podman without catatonit
 
 
 class DockerEngine(docker.DockerClient):
@@ -248,8 +249,16 @@ def _create_compat(client: DockerEngine, *, name: str, image: str, entrypoint: l
     except docker.errors.APIError as exc:
         if exc.status_code == 409:
             raise UsageError(f"a container named {name} already exists; remove it or run `trainspec gc`") from None
-        raise UsageError(f"cannot create container {name}: {_short(exc)}") from None
+        raise UsageError(create_error_message(name, exc)) from None
     return created["Id"]
+
+
+def create_error_message(name: str, exc: Exception) -> str:
+    text = _short(exc)
+    if INIT_ERROR in text:  # Podman: --init needs its init binary, a package Debian only recommends
+        return (f"cannot create container {name}: Podman has no init binary for --init ({text}); install "
+                "catatonit (`sudo apt-get install catatonit`), or set init_path in /etc/containers/containers.conf")
+    return f"cannot create container {name}: {text}"
 
 
 def start_error_message(name: str, exc: Exception) -> str:

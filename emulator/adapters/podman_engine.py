@@ -20,7 +20,7 @@ import docker.errors
 
 from ...compiler.errors import UsageError
 from .choice import EngineChoice
-from .docker_engine import DockerEngine, _short
+from .docker_engine import DockerEngine, _short, create_error_message
 
 CDI_KIND = "nvidia.com/gpu"
 # Where Podman reads CDI specs (the CDI default; static then generated ones).
@@ -141,7 +141,7 @@ def create_libpod(client: PodmanEngine, *, name: str, image: str, entrypoint: li
                              "names its CDI spec defines: pass --gpus with those ids, regenerate the spec "
                              "(`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`), or run with "
                              "--cpu-only") from None
-        raise UsageError(f"cannot create container {name}: {text}") from None
+        raise UsageError(create_error_message(name, exc)) from None
 
 
 def libpod_spec(*, name: str, image: str, entrypoint: list[str] | None, cmd: list[str] | None,
