@@ -20,7 +20,7 @@ import docker.errors
 
 from ...compiler.errors import UsageError
 from .choice import EngineChoice
-from .docker_engine import DockerEngine, _short, create_error_message
+from .docker_engine import DockerEngine, create_error_message, short
 
 CDI_KIND = "nvidia.com/gpu"
 # Where Podman reads CDI specs (the CDI default; static then generated ones).
@@ -63,7 +63,7 @@ class PodmanEngine(DockerEngine):
 
     @classmethod
     def unreachable_message(cls, choice: EngineChoice, exc: BaseException) -> str:
-        return (f"cannot reach Podman at {choice.url} ({_short(exc)}); start its API socket (`sudo podman "
+        return (f"cannot reach Podman at {choice.url} ({short(exc)}); start its API socket (`sudo podman "
                 "system service --time=0 unix:///run/podman/podman.sock &`; rootless: `systemctl --user start "
                 "podman.socket`), or point CONTAINER_HOST at a running one "
                 "(e.g. unix://$XDG_RUNTIME_DIR/podman/podman.sock)")
@@ -132,7 +132,7 @@ def create_libpod(client: PodmanEngine, *, name: str, image: str, entrypoint: li
         api._raise_for_status(response)
         return str(response.json()["Id"])
     except docker.errors.APIError as exc:
-        text = _short(exc)
+        text = short(exc)
         if exc.status_code == 409 or "already in use" in text:
             raise UsageError(f"a container named {name} already exists; remove it or run `trainspec gc`") from None
         if "CDI" in text:
