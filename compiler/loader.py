@@ -100,6 +100,7 @@ def from_yaml_text(path: str, text: str) -> list[Document]:
             if node is None:
                 continue
             builder = _Builder(path, text)
+            builder.refuse_bombs(node)
             data = builder.build(node, (), 0)
             if data is None:
                 continue
@@ -134,6 +135,41 @@ class _Builder:
 
     def _here(self, node) -> tuple[int, int]:
         return node.start_mark.line + 1, node.start_mark.column + 1
+
+    def refuse_bombs(self, root) -> None:
+        """Refuse a document whose aliases expand past MAX_NODES values before building any of it.
+
+        Aliases share their node, so the expanded size is counted once per distinct node: a
+        billion-laughs document is refused in the time it took to parse, not after building a
+        million values (the count in `build` stays as the backstop, for merge keys)."""
+        sizes: dict[int, int] = {}
+        yaml = self.yaml
+
+        def size(node) -> int:
+            known = sizes.get(id(node))
+            if known is None:
+                if isinstance(node, yaml.MappingNode):
+                    known = 1 + sum(size(value) for _, value in node.value)
+                elif isinstance(node, yaml.SequenceNode):
+                    known = 1 + sum(size(item) for item in node.value)
+                else:
+                    known = 1
+                sizes[id(node)] = known
+            return known
+
+        if size(root) <= MAX_NODES:
+            return
+        node = root
+        while True:  # down to the smallest value that is too big on its own: where the aliases multiply
+            children = [v for _, v in node.value] if isinstance(node, yaml.MappingNode) else \
+                node.value if isinstance(node, yaml.SequenceNode) else []
+            bigger = next((child for child in children if sizes[id(child)] > MAX_NODES), None)
+            if bigger is None:
+                break
+            node = bigger
+        line, column = self._here(node)
+        _fail(self.file, line, column, f"document expands to more than {MAX_NODES} values",
+              "a spec of ordinary size", "aliases that refer to aliases multiply; write the values out")
 
     def build(self, node, path: tuple, depth: int):
         self.nodes += 1
