@@ -1,4 +1,4 @@
-"""Docker and Podman fixtures shared by the emulator's tests (nothing else belongs here).
+"""Docker and Podman fixtures shared by the emulator's tests, and which worker runs them under pytest-xdist.
 
 Under CI=true a test that needs Docker (or Podman) FAILS when it is missing; on a
 laptop it is skipped with a one-line reason. The fixtures start dockerd when
@@ -142,3 +142,18 @@ def leak_check(request, tmp_path):
             + [n.name for n in docker_client.networks.list(filters=label)]
             + [v.name for v in docker_client.volumes.list(filters=label)])
     assert not left, f"left behind: {left}"
+
+
+# Which container engine a marker's tests drive: each engine's tests run one after another on one worker.
+ENGINE_GROUPS = {"docker": "docker", "docker_daemon": "docker", "podman": "podman"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (the README's `-n auto --dist loadgroup`) the tests that drive one container
+    engine run one after another on one worker, as in a single process: they share the engine, its
+    images and the machine's cores with their own containers, and their timings (probes, grace
+    periods, restarts) are a container's, not a test process's. Everything else spreads over the rest."""
+    for item in items:
+        group = next((ENGINE_GROUPS[mark.name] for mark in item.iter_markers() if mark.name in ENGINE_GROUPS), None)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
