@@ -154,6 +154,9 @@ def pytest_collection_modifyitems(config, items):
     images and the machine's cores with their own containers, and their timings (probes, grace
     periods, restarts) are a container's, not a test process's. Everything else spreads over the rest."""
     for item in items:
-        group = next((ENGINE_GROUPS[mark.name] for mark in item.iter_markers() if mark.name in ENGINE_GROUPS), None)
+        names = {mark.name for mark in item.iter_markers()}
+        # a test of the `engine` fixture's Podman half is marked docker (its module) and podman (its param)
+        group = "podman" if "podman" in names else next((ENGINE_GROUPS[n] for n in sorted(names & ENGINE_GROUPS.keys())),
+                                                       None)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
