@@ -120,11 +120,11 @@ class PodRunner(threading.Thread):
             if db.unreachable(exc) or not self.run_.daemon_answers():
                 self.run_.lose_daemon(db.short(exc))
             else:
-                err = UsageError(f"{self.r.display}: Docker error: {db.short(exc)[:300]}")
+                err = UsageError(f"{self.r.display}: {self.run_.client.title} error: {db.short(exc)[:300]}")
                 err.docker_error = True
                 self.run_.set_fatal(err)
             self.started.set()
-            self.run_.set_status(self.r, phase=FAILED, reason=f"Docker error: {db.short(exc)}")
+            self.run_.set_status(self.r, phase=FAILED, reason=f"{self.run_.client.title} error: {db.short(exc)}")
         except Exception as exc:  # noqa: BLE001 - report, never hang the run
             self.run_.set_fatal(RuntimeError(f"{self.r.display}: {traceback.format_exc()}"))
             self.started.set()

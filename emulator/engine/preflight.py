@@ -16,6 +16,8 @@ from typing import Any
 
 from ...compiler.errors import UsageError, usage_text
 from ..adapters import docker_engine as db
+from ..adapters.choice import choose
+from ..adapters.engines import connect
 from ..console.table import Console
 from ..host import gpus as gpu_mod
 from ..host.grants import parse_grants, split_mode
@@ -55,7 +57,7 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
             console.note(f"--gpus-per-replica {opts.gpus_per_replica}: GPU requests lowered ({capped}); "
                          "the job asks for more on a cluster")
     wanted = gpu_mod.requested(job)
-    client = db.connect(len(job.replicas))
+    client = connect(len(job.replicas), choose(opts.engine))
     info = client.info()
     out = Preflight(client, ncpu=int(info.get("NCPU") or 0))
     if wanted:
@@ -63,12 +65,9 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
         if allowed == []:
             raise UsageError(f"the job asks for {sum(wanted.values())} GPUs but --gpus none allows none",
                              hint="use --cpu-only for a CPU dry-run")
-        if not (db.has_nvidia_runtime(info) or opts.assume_gpu_runtime):
-            raise UsageError(
-                f"the job asks for {sum(wanted.values())} GPUs but this Docker daemon has no NVIDIA runtime "
-                f"(runtimes: {', '.join(sorted(info.get('Runtimes') or {})) or 'none'})",
-                hint="install the NVIDIA Container Toolkit and restart dockerd, or run with --cpu-only for a CPU "
-                     "dry-run")
+        problem = client.gpu_problem(info, sum(wanted.values()))
+        if problem and not opts.assume_gpu_runtime:
+            raise UsageError(problem)
         available = allowed if allowed is not None else gpu_mod.detect_host_gpus()
         if allowed is None and not available:
             raise UsageError("cannot list this machine's GPUs (nvidia-smi found none)",
@@ -91,8 +90,8 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
         problems.append((
             f"image{'s' if len(missing) > 1 else ''} not present locally: {', '.join(missing)}; the emulator "
             "never pulls unless told to (that could hang or fetch the wrong thing)",
-            "`docker pull`/`docker build`/`docker load` it first, pass --pull, or map it to a local image with "
-            "--image OLD=NEW (or --image NEW for every container)"))
+            f"{client.image_help(missing)}, pass --pull, or map it to a local image with --image OLD=NEW (or --image "
+            "NEW for every container)"))
     if len(problems) == 1:
         raise UsageError(problems[0][0], hint=problems[0][1])
     if problems:
