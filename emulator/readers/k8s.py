@@ -329,17 +329,18 @@ class _Reader:
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
         out: list[EnvSource] = []
-        for src in c.get("envFrom") or []:
+        for n, src in enumerate(c.get("envFrom") or []):
             prefix = src.get("prefix", "")
+            at = (c, ("envFrom", n))
             if "configMapRef" in src:
                 ref = src["configMapRef"]
                 data = self.configmap(ref.get("name"), where, bool(ref.get("optional")))
-                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "ConfigMap"),
+                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "ConfigMap", *at),
                                   literal=False) for k, v in data.items()]
             elif "secretRef" in src:
                 ref = src["secretRef"]
                 data = self.secret(ref.get("name"), where, bool(ref.get("optional")))
-                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "Secret"),
+                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "Secret", *at),
                                   literal=False, secret=True) for k, v in data.items()]
         for i, e in enumerate(c.get("env") or []):
             name = e.get("name")
@@ -356,8 +357,8 @@ class _Reader:
                     raise self.fail(c, ("env", i, "valueFrom", "configMapKeyRef"),
                                     f"ConfigMap key {ref.get('name')}/{ref.get('key')} is not in the input",
                                     label=f"{where} env {name}")
-                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "ConfigMap"),
-                                      literal=False))
+                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "ConfigMap",
+                                                    c, ("env", i, "valueFrom")), literal=False))
             elif "secretKeyRef" in vf:
                 ref = vf["secretKeyRef"]
                 data = self.secret(ref.get("name"), f"{where} env {name}", bool(ref.get("optional")))
@@ -367,8 +368,8 @@ class _Reader:
                     raise self.fail(c, ("env", i, "valueFrom", "secretKeyRef"),
                                     f"Secret {ref.get('name')!r} has no key {ref.get('key')!r}",
                                     label=f"{where} env {name}")
-                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "Secret"),
-                                      literal=False, secret=True))
+                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "Secret",
+                                                    c, ("env", i, "valueFrom")), literal=False, secret=True))
             elif "fieldRef" in vf:
                 out.append(EnvSource(name, literal=False, field_path=vf["fieldRef"].get("fieldPath")))
             elif "resourceFieldRef" in vf:

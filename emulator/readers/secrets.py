@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...compiler.errors import SpecError, SpecErrors, UsageError
+from ..model.errors import FieldError
 
 
 def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, bytes]]:
@@ -130,13 +131,14 @@ def ssh_keypair() -> dict[str, bytes]:
     return {"ssh-privatekey": private, "ssh-publickey": public + b" trainspec-emulator\n"}
 
 
-def env_text(value: bytes, name: str, where: str, kind: str) -> str:
+def env_text(value: bytes, name: str, where: str, kind: str, node: Any = None, field: tuple = ()) -> str:
     """A ConfigMap or Secret value that becomes an environment variable: it must be UTF-8 text (the
     Docker API carries the environment as JSON strings, so binary bytes would arrive changed).
-    Refused naming the variable, never showing the value."""
+    Refused naming the variable, never showing the value; `node`/`field`: where the reference was
+    written, for the error's position."""
     try:
         return value.decode("utf-8")
     except UnicodeDecodeError:
-        raise UsageError(f"env {name!r} from a {kind} is not UTF-8 text (value not shown); the emulator cannot pass "
-                         "binary bytes through a container's environment", where=where,
+        raise FieldError(f"env {name!r} from a {kind} is not UTF-8 text (value not shown); the emulator cannot pass "
+                         "binary bytes through a container's environment", where=where, node=node, field=field,
                          hint="mount the key as a file instead") from None
