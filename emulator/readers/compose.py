@@ -45,17 +45,25 @@ from .secrets import ssh_keypair
 _UNITS = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
 
 
-def from_compose(doc: dict, path: str, state_dir: str, env_files: list[str] | None = None,
-                 env_options: list[str] | None = None) -> JobModel:
-    # Interpolated as a whole first, as Compose does: a `${VAR:?msg}` with VAR unset fails here,
-    # before anything starts. Only the variables the user passed (interpolation.compose_env).
+def interpolated(doc: dict, path: str, env_files: list[str] | None = None,
+                 env_options: list[str] | None = None) -> tuple[dict, dict[str, str]]:
+    """The compose file with its variables substituted, and the variables. Compose interpolates the
+    whole file before it reads or checks anything: a `${VAR:?msg}` with VAR unset fails here, and a
+    value a variable gives is checked as given. Only the variables the user passed (compose_env)."""
     try:
         variables = compose_env(path, env_files, env_options)
-        interpolated = interpolate_tree(doc, variables)
+        result = interpolate_tree(doc, variables)
     except InterpolationError as exc:
         raise positions.field_error(path, doc, exc.field, exc.message, exc.expected, exc.hint) from None
-    positions.same_as(interpolated, doc)  # errors about the interpolated file point at the text written
-    doc = interpolated
+    positions.same_as(result, doc)  # errors about the interpolated file point at the text written
+    return result, variables
+
+
+def from_compose(doc: dict, path: str, state_dir: str, env_files: list[str] | None = None,
+                 env_options: list[str] | None = None, variables: dict[str, str] | None = None) -> JobModel:
+    """`variables`: `doc` is already interpolated with them (dispatch.py interpolates before its checks)."""
+    if variables is None:
+        doc, variables = interpolated(doc, path, env_files, env_options)
     return _Compose(doc, path, state_dir, variables).read()
 
 

@@ -51,6 +51,11 @@ def load_documents(path: str) -> list[Document]:
     return [d for d in load_file(path) if d.data is not None]
 
 
+def is_compose(docs: list[Any] | None) -> bool:
+    """A compose file: one document, a mapping with `services`."""
+    return docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]
+
+
 def is_spec(path: str, docs: list[Any] | None) -> bool:
     if path.endswith(".jsonnet"):
         return True
@@ -112,18 +117,22 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
             documents = load_documents(path)
         docs = None if path.endswith(".jsonnet") else [d.data for d in documents]
     env_files, env_options = list(env_files), list(env_options)
-    if (env_files or env_options) and not (docs is not None and len(docs) == 1
-                                           and isinstance(docs[0], dict) and "services" in docs[0]):
+    if (env_files or env_options) and not is_compose(docs):
         raise UsageError(f"{path}: --env-file and -e set compose interpolation variables; this is not a compose file")
     if start_order and not is_spec(path, docs):
         raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
                          "(k8s.yaml: all at once; compose.yaml: depends_on)")
     spec = is_spec(path, docs)
     with reading(documents):  # errors about the file's fields at their line:column (positions.py)
+        variables = None
+        if docs and is_compose(docs):  # interpolated first, as Compose does: the checks see the values given
+            from .compose import interpolated
+
+            docs[0], variables = interpolated(docs[0], path, env_files, env_options)
         notes = _check(docs, shown) if docs and not spec else []
         try:
             model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir,
-                          start_order, env_files, env_options)
+                          start_order, variables)
         except FieldError as exc:  # a model check (security, ports) about a field of the file: at its line
             raise located(exc) from None
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
@@ -145,7 +154,7 @@ def _check(docs: list[Any], shown: str) -> list[str]:
     refuses or runs without (notes)."""
     from . import unhonoured
 
-    if len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+    if is_compose(docs):
         check_compose(docs[0], shown)
         return unhonoured.compose_fields(docs[0], shown)
     check_documents(docs, shown)
@@ -153,7 +162,8 @@ def _check(docs: list[Any], shown: str) -> list[str]:
 
 
 def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, job, secrets, configmaps,
-          state_dir: str, start_order: bool, env_files: list[str], env_options: list[str]) -> JobModel:
+          state_dir: str, start_order: bool, variables: dict[str, str] | None) -> JobModel:
+    """`variables`: a compose file's, which `docs` is already interpolated with."""
     from . import operator, suspension
 
     if docs and operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
@@ -166,10 +176,11 @@ def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, j
             secrets[f"{plan.name}-ssh"] = ssh_keypair()
         model = from_plan(plan, state_dir=state_dir, secrets=secrets, configmaps=configmaps,
                           start_order=start_order, source=path)
-    elif docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+    elif is_compose(docs):
         from .compose import from_compose
 
-        return from_compose(docs[0], path, state_dir, env_files, env_options)
+        assert docs is not None and variables is not None  # is_compose: one mapping, interpolated by load()
+        return from_compose(docs[0], path, state_dir, variables=variables)
     else:
         objects = [d for d in docs or [] if isinstance(d, dict)]
         if not objects:
