@@ -42,13 +42,14 @@ class LimitProblem(NamedTuple):  # not a frozen dataclass: cheaper at start-up
 
 
 def problems(plan, target: str) -> list[LimitProblem]:
-    """Every limit `target`'s output of `plan` would break (Linux's per-string limit is `report`'s)."""
+    """Every limit of these tables `target`'s output of `plan` would break (Linux's per-string limit is
+    `report`'s).  A target passes this as its `TargetRules.limits`, with its own limits added (the
+    volcano target's object size is in targets/volcano/checks.py: it depends on the target's layout)."""
     found = config_map_problems(plan, target)
     found += annotation_problems(plan, target)
     found += compose_size_problems(plan, target)
     found += scheduling_name_problems(plan, target)
     found += trainjob_crd_problems(plan, target)
-    found += object_size_problems(plan, target)
     return found
 
 
@@ -68,7 +69,7 @@ def _exec_bytes(name: str, value: str) -> int:
     return len(name.encode("utf-8")) + 1 + len(value.encode("utf-8")) + 1  # NAME=value\0
 
 
-def _largest_role(plan):
+def largest_role(plan):
     return max(plan.roles, key=lambda role: role.count)
 
 
@@ -136,7 +137,7 @@ def _topology_env_problem(plan, role, replica, name: str, size: int, total: int)
     if hosts_role is not None:
         grows_with, count, scope = hosts_role, hosts_role.count, f"{hosts_role.name} replicas"
     else:  # TF_CONFIG, the TF cluster, the MPI hostfile: every replica of the job
-        grows_with, count, scope = _largest_role(plan), total, "replicas in the job"
+        grows_with, count, scope = largest_role(plan), total, "replicas in the job"
     most = max(1, count * (MAX_ARG_STRLEN - len(name) - 2) // size)
     if name in ("TF_CONFIG", "TRAINSPEC_TF_CLUSTER"):
         hint = ("no target avoids this: every TensorFlow replica's process gets the whole cluster in TF_CONFIG "
@@ -170,7 +171,7 @@ def config_map_problems(plan, target: str) -> list[LimitProblem]:
     if size <= CONFIG_MAP_MAX_BYTES:
         return []
     total = plan.total_replicas
-    role = _largest_role(plan)
+    role = largest_role(plan)
     return [LimitProblem(
         (("spec", "roles", role.name, "replicas"),),
         f"with {total} replicas the ConfigMap {plan.topology_name} holds {size} bytes of data, over the "
@@ -240,7 +241,7 @@ def compose_size_problems(plan, target: str) -> list[LimitProblem]:
     total = plan.total_replicas
     # The file grows with the square of the replica count when topology values dominate.
     most = max(1, int(total * (COMPOSE_MAX_BYTES / size) ** 0.5))
-    role = _largest_role(plan)
+    role = largest_role(plan)
     return [LimitProblem(
         (("spec", "roles", role.name, "replicas"),),
         f"with {total} replicas compose.yaml would be about {size >> 20} MiB (every service carries the "
@@ -300,62 +301,3 @@ def trainjob_crd_problems(plan, target: str) -> list[LimitProblem]:
                     f"{TRAINJOB_MAX_ITEMS} (spec.trainer.{key} maxItems)", f"at most {TRAINJOB_MAX_ITEMS} items",
                     "put them in a file or a script in the image; the other targets take more"))
     return out
-
-
-VOLCANO_TASK_BASE_BYTES = 1600  # a task's YAML without its env, command and args (measured: docs/validation.md)
-
-
-def volcano_task_per_replica(plan) -> bool:
-    """Whether the volcano target writes one task per replica (targets/volcano.py lays tasks out by the same
-    rules): a text that differs per replica, torchrun's node rank, or an operator variable that is the
-    index plus an offset (XGBoost's RANK on workers, when the pytorch plugin cannot give it) or differs on
-    one replica (Paddle's rendezvous)."""
-    from .checks import volcano_node_rank_split, volcano_split, volcano_xgboost_plugin
-
-    counts = {role.name: role.count for role in plan.roles}
-    if volcano_split(plan) or volcano_node_rank_split(plan.framework, plan.elastic is not None, counts):
-        return True
-    if plan.framework == "xgboost" and not volcano_xgboost_plugin(plan):
-        return counts.get("worker", 0) > 1 and counts.get("master", 0) > 0
-    if plan.framework == "paddle":
-        return counts.get("master" if counts.get("master", 0) else "worker", 0) > 1
-    return False
-
-
-def volcano_size_estimate(plan) -> int:
-    """Bytes of the Volcano Job when it has one task per replica (within a few percent, above)."""
-    total = 0
-    for role in plan.roles:
-        if not role.replicas:
-            continue
-        last = role.replicas[-1]
-        # values at 5/4: Volcano's host names (`<job>-<role>-<i>.<job>`) are longer than the plan's
-        env = sum(len(var.name) + 24 + len(var.value or var.expand or "") * 5 // 4 for var in last.env)
-        words = sum(len(w) + 6 for w in (last.command or ()) + (last.args or ()))
-        labels = sum(len(k) + len(v) + 8 for k, v in {**plan.labels, **plan.annotations}.items())
-        total += role.count * (VOLCANO_TASK_BASE_BYTES + env + words + labels)
-    return total
-
-
-def object_size_problems(plan, target: str) -> list[LimitProblem]:
-    """kube_rules request-size: an object over etcd's 1.5 MiB is refused (over 3 MiB, with 413 already).
-
-    Only the volcano target's one-task-per-replica layout grows with the replica count: every other
-    target writes one pod template per role (k8s and helm one small object per replica)."""
-    from .kube_rules import ETCD_OBJECT_MAX_BYTES, REQUEST_MAX_BYTES
-
-    if target != "volcano" or not volcano_task_per_replica(plan):
-        return []
-    size = volcano_size_estimate(plan)
-    if size <= ETCD_OBJECT_MAX_BYTES:
-        return []
-    total = plan.total_replicas
-    role = _largest_role(plan)
-    over = "the API server's 3 MiB request limit and " if size > REQUEST_MAX_BYTES else ""
-    return [LimitProblem(
-        (("spec", "roles", role.name, "replicas"),),
-        f"with {total} replicas the Volcano Job would be about {size / 2**20:.1f} MiB: it needs one task per "
-        f"replica here (Volcano gives a pod only its task index, and {plan.framework} needs the index plus an "
-        f"offset, or per-replica text), over {over}etcd's {ETCD_OBJECT_MAX_BYTES // 1024} KiB object limit",
-        f"at most about {max(1, total * ETCD_OBJECT_MAX_BYTES // size)} replicas for the volcano target",
-        "the kubeflow, jobset, trainjob, k8s and helm targets write one pod template per role and fit")]

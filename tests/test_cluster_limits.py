@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, limits, load_plans
-from trainspec.targets import render
+from trainspec.compiler import SpecErrors, limits
+from trainspec.targets import load_plans, render
 
 from helpers import run_cli
 

@@ -9,10 +9,10 @@ import jsonschema
 import pytest
 import yaml
 
-from trainspec.compiler import load_plans
 from trainspec.compiler.model import ConfigMapRef, FieldRef, ResourceFieldRef, SecretRef
 from trainspec.compiler.plan import resolved_env
-from trainspec.targets import compose
+from trainspec.targets import load_plans
+from trainspec.targets.compose import render as compose
 
 from helpers import GOLDEN, SPECS
 from tools import compose_config, compose_schema, compose_v1_binary, compose_v2_binary, require

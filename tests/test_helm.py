@@ -16,8 +16,12 @@ import yaml
 helm_chart = pytest.importorskip("helm_python.chart", reason="helm-python-sdk is not installed")
 from helm_python import HelmError  # noqa: E402
 
-from trainspec.compiler import load_plans, runpolicy  # noqa: E402
-from trainspec.targets import helm, k8s  # noqa: E402
+from trainspec.compiler import runpolicy  # noqa: E402
+from trainspec.targets import (  # noqa: E402
+    helm,
+    k8s,
+    load_plans,  # noqa: E402
+)
 
 from helpers import GOLDEN, SPECS, run_cli  # noqa: E402
 

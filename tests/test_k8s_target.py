@@ -9,9 +9,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from trainspec.compiler import load_plans
 from trainspec.compiler.plan import expand_references, resolved_env
-from trainspec.targets import k8s
+from trainspec.targets import k8s, load_plans
 
 from helpers import ROOT, SPECS, run_cli
 

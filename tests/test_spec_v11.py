@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
-from trainspec.targets import compose, k8s, kubeflow, volcano
+from trainspec.compiler import SpecErrors
+from trainspec.targets import compose, k8s, kubeflow, load_plans, volcano
 
 from helpers import SPECS, run_cli
 

@@ -8,9 +8,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.plan import resolved_env
-from trainspec.targets import render, trainjob, unsupported
+from trainspec.targets import load_plans, render, unsupported
+from trainspec.targets.trainjob import render as trainjob
 
 import operator_model
 import schemas

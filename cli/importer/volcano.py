@@ -11,7 +11,7 @@ patched; every other policy, plugin argument and task field is.
 
 from __future__ import annotations
 
-from trainspec.compiler.checks import volcano_node_rank_split
+from trainspec.targets.volcano.checks import volcano_node_rank_split
 
 from .assemble import ROLE_ORDER, assemble, metadata
 from .context import Context

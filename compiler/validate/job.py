@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from . import fields as F
-from . import validate_parts as parts
-from . import validate_pod as pod
-from .errors import ErrorSink
-from .fields import API_VERSIONS, KIND
-from .kube import (
+from .. import fields as F
+from ..errors import ErrorSink
+from ..fields import API_VERSIONS, KIND
+from ..kube import (
     DNS1035_LABEL,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
     MAX_NAME,
 )
-from .kube_rules import (
+from ..kube_rules import (
     JOB_SELECTOR_LABELS,
     KEY_EXPECTED,
     VALUE_EXPECTED,
@@ -24,8 +22,8 @@ from .kube_rules import (
     label_value_problem,
     qualified_name_problem,
 )
-from .loader import Document
-from .model import (
+from ..loader import Document
+from ..model import (
     DEFAULT_PORT,
     FRAMEWORKS,
     GENERIC,
@@ -40,7 +38,9 @@ from .model import (
     RoleSpec,
     Volume,
 )
-from .reader import Reader, type_name
+from ..reader import Reader, type_name
+from . import pod
+from . import probes as parts
 
 # Allowed and required keys, enums and bounds come from the field table (compiler/fields.py),
 # which `trainspec schema` also writes as JSON Schema.

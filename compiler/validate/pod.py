@@ -4,8 +4,8 @@ reject in a pod (duplicate volume names and mount paths, generated ones included
 
 from __future__ import annotations
 
-from . import fields as F
-from .kube import (
+from .. import fields as F
+from ..kube import (
     CONFIG_KEY,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
@@ -13,7 +13,7 @@ from .kube import (
     parse_quantity,
     quantity_size_problem,
 )
-from .kube_rules import (
+from ..kube_rules import (
     JOB_SELECTOR_LABELS,
     KEY_EXPECTED,
     VALUE_EXPECTED,
@@ -24,8 +24,8 @@ from .kube_rules import (
     resource_value_problem,
     subdomain_problem,
 )
-from .model import ConfigMapRef, Elastic, FieldRef, PatchOp, PodSettings, ResourceFieldRef, SecretRef, Volume
-from .reader import Reader, type_name
+from ..model import ConfigMapRef, Elastic, FieldRef, PatchOp, PodSettings, ResourceFieldRef, SecretRef, Volume
+from ..reader import Reader, type_name
 
 JOB_ONLY_FIELDS = ("imagePullSecrets", "patches")  # a role that writes them is told to move them
 ROLE_ONLY_FIELDS = ("priorityClassName",)  # likewise a job's spec (it has scheduling.priorityClassName)
@@ -63,14 +63,14 @@ def pod_settings(v, body: dict, path: tuple, role: bool) -> PodSettings:
         found["pod_annotations"] = label_map(r, body["podAnnotations"], path + ("podAnnotations",), "annotation",
                                              True)
     if body.get("tolerations") is not None:
-        from .kube_shapes import check_list  # here: most specs write no Kubernetes-shaped value (start-up)
+        from ..kube_shapes import check_list  # here: most specs write no Kubernetes-shaped value (start-up)
 
         found["tolerations"] = check_list(r, body["tolerations"], path + ("tolerations",), "Toleration")
     for key, attr, shape in (("affinity", "affinity", "Affinity"),
                              ("securityContext", "security_context", "SecurityContext"),
                              ("podSecurityContext", "pod_security_context", "PodSecurityContext")):
         if body.get(key) is not None:
-            from .kube_shapes import check
+            from ..kube_shapes import check
 
             found[attr] = check(r, body[key], path + (key,), shape)
     if not role and "priorityClassName" in body:

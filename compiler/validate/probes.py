@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .fields import MAPPINGS
-from .kube import DNS1123_SUBDOMAIN
-from .kube_rules import port_name_problem, subdomain_problem
-from .model import Handler, Lifecycle, Probe, Probes, Scheduling
-from .reader import Reader
+from ..fields import MAPPINGS
+from ..kube import DNS1123_SUBDOMAIN
+from ..kube_rules import port_name_problem, subdomain_problem
+from ..model import Handler, Lifecycle, Probe, Probes, Scheduling
+from ..reader import Reader
 
 # Keys, enums and bounds from the field table (compiler/fields.py).
 PROBE = MAPPINGS["probe"]

@@ -9,12 +9,12 @@ once in the `<job>-topology` ConfigMap and reach each replica through
 
 from __future__ import annotations
 
-from trainspec.compiler.checks import lingering_roles
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan
 
-from . import common
-from .yamlout import dump_all
+from .. import common
+from ..yamlout import dump_all
+from .checks import lingering_roles
 
 FILE = "k8s.yaml"
 

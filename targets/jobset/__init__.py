@@ -1,0 +1,15 @@
+"""The jobset target: one JobSet (jobset.x-k8s.io/v1alpha2) and the topology ConfigMap.
+
+render.py writes them (imported only to render); checks.py is what JobSet refuses; scheme.py
+the controller's host names.
+"""
+
+from functools import partial
+
+from trainspec.compiler.limits import problems
+from trainspec.compiler.target_rules import TargetRules
+
+from .checks import check
+from .scheme import scheme_for
+
+RULES = TargetRules("jobset", scheme_for, check, limits=partial(problems, target="jobset"))
