@@ -342,14 +342,7 @@ def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: 
         pod["activeDeadlineSeconds"] = plan.active_deadline_seconds
     if index is not None:
         pod["hostname"] = f"{plan.name}-{role.task}-{index}"  # keeps the host <job>-<task>-<i>.<job>
-    # TODO(issue 22): this tail is common.pod_spec_tail(plan, role, container, extra_volumes); use it.
-    if role.init_containers:
-        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
-    pod["containers"] = [container]
-    volumes = common.pod_volumes(role) + extra_volumes
-    if volumes:
-        pod["volumes"] = volumes
-    pod.update(common.pod_fields(plan, role))
+    pod.update(common.pod_spec_tail(plan, role, container, extra_volumes))
     if name in _success_tasks(plan, layout.split):
         policies = [{"event": "TaskCompleted", "action": "CompleteJob"}] + policies
     labels = role_labels(plan, role)

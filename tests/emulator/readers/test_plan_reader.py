@@ -24,7 +24,9 @@ from trainspec.emulator.readers import dispatch
 from trainspec.emulator.readers.compose import from_compose
 from trainspec.emulator.readers.k8s import from_k8s
 from trainspec.emulator.readers.plan import from_plan
-from trainspec.targets import compose, k8s, load_plans
+from trainspec.targets import load_plans
+from trainspec.targets.compose import render as compose
+from trainspec.targets.k8s import render as k8s
 
 HERE = Path(__file__).parents[1]  # tests/emulator
 ROOT = HERE.parents[1]
