@@ -14,9 +14,11 @@ validation (`load_plans`), so `validate`, every target and `trainspec run` refus
 - Kubernetes ConfigMap data, 1 MiB (k8s, helm: the whole topology; kubeflow, volcano: the
   host lists).
 - Kubernetes annotations, 256 KiB in total per object (k8s, kubeflow, volcano, helm).
-- Compose file size (compose): every service carries the topology values literally, so the
-  file grows with the square of the replica count; past COMPOSE_MAX_BYTES it is refused
-  before it is rendered (estimated from the plan).
+- Kueue's queue-name label and Volcano's schedulerName length (scheduling-names).
+
+Limits that belong to one target's output alone are in that target's checks.py (the compose
+file's size, the TrainJob CRD's, the Volcano Job's object size); a target's `TargetRules.limits`
+adds them to `problems(plan, name)`.
 """
 
 from typing import NamedTuple
@@ -25,8 +27,6 @@ MAX_ARG_STRLEN = 32 * 4096  # bytes, including the terminating NUL (linux/binfmt
 CONFIG_MAP_MAX_BYTES = 1024 * 1024  # k8s.io/api core/v1 validation: sum of data values
 ANNOTATIONS_MAX_BYTES = 256 * 1024  # apimachinery ValidateAnnotationsSize: sum of keys and values
 ANNOTATIONS_RESERVE = 2048  # trainspec's own annotations (trainspec.dev/*) on top of the user's
-COMPOSE_MAX_BYTES = 64 * 1024 * 1024  # documented in docs/targets-helm-compose.md
-COMPOSE_SERVICE_BYTES = 1536  # a service without its environment (image, labels, network, healthcheck ...)
 
 KUBERNETES_TARGETS = ("k8s", "kubeflow", "volcano", "helm", "jobset", "trainjob")
 LIMIT_TARGETS = KUBERNETES_TARGETS + ("compose",)
@@ -47,9 +47,7 @@ def problems(plan, target: str) -> list[LimitProblem]:
     volcano target's object size is in targets/volcano/checks.py: it depends on the target's layout)."""
     found = config_map_problems(plan, target)
     found += annotation_problems(plan, target)
-    found += compose_size_problems(plan, target)
     found += scheduling_name_problems(plan, target)
-    found += trainjob_crd_problems(plan, target)
     return found
 
 
@@ -216,47 +214,10 @@ def annotation_problems(plan, target: str) -> list[LimitProblem]:
 
 # --- Compose: file size --------------------------------------------------------------------------
 
-def compose_size_estimate(plan) -> int:
-    """Bytes of compose.yaml, estimated from one replica per role (within a few percent above 1 MiB)."""
-    from .plan import resolved_env
-
-    total = 0
-    for role in plan.roles:
-        if not role.replicas:
-            continue
-        last = role.replicas[-1]
-        env = sum(len(name) + 4 + (len(value) if isinstance(value, str) else 64)
-                  for name, value in resolved_env(plan, last))
-        words = sum(len(w) + 4 for w in (last.command or ()) + (last.args or ()))
-        total += role.count * (COMPOSE_SERVICE_BYTES + env + words)
-    return total
-
-
-def compose_size_problems(plan, target: str) -> list[LimitProblem]:
-    if target != "compose":
-        return []
-    size = compose_size_estimate(plan)
-    if size <= COMPOSE_MAX_BYTES:
-        return []
-    total = plan.total_replicas
-    # The file grows with the square of the replica count when topology values dominate.
-    most = max(1, int(total * (COMPOSE_MAX_BYTES / size) ** 0.5))
-    role = largest_role(plan)
-    return [LimitProblem(
-        (("spec", "roles", role.name, "replicas"),),
-        f"with {total} replicas compose.yaml would be about {size >> 20} MiB (every service carries the "
-        f"topology literally), over the {COMPOSE_MAX_BYTES >> 20} MiB a compose file may have "
-        "(docs/targets-helm-compose.md)",
-        f"at most about {most} replicas for the compose target",
-        "compile this job for k8s, kubeflow, jobset, trainjob or helm; compose is for running small jobs locally")]
-
-
-# --- the API server's per-target rules (compiler/kube_rules.py: scheduling-names, trainjob-crd) --------
+# --- the API server's per-target rules (compiler/kube_rules.py: scheduling-names) ---------------------
 
 QUEUE_LABEL_TARGETS = ("k8s", "helm", "jobset", "trainjob")  # Kueue's kueue.x-k8s.io/queue-name label
 VOLCANO_SCHEDULER_NAME_MAX = 63  # volcano CRD batch.volcano.sh_jobs.yaml spec.schedulerName maxLength
-TRAINJOB_MAX_ITEMS = 128  # trainer CRD spec.trainer.{command,args,env} maxItems
-TRAINJOB_IMAGE_MAX = 500  # trainer CRD spec.trainer.image maxLength
 
 
 def scheduling_name_problems(plan, target: str) -> list[LimitProblem]:
@@ -277,27 +238,4 @@ def scheduling_name_problems(plan, target: str) -> list[LimitProblem]:
             f"the Volcano Job's schedulerName is {len(name)} characters; its CRD allows at most "
             f"{VOLCANO_SCHEDULER_NAME_MAX}", f"at most {VOLCANO_SCHEDULER_NAME_MAX} characters",
             "the other targets take it as the pod's schedulerName"))
-    return out
-
-
-def trainjob_crd_problems(plan, target: str) -> list[LimitProblem]:
-    if target != "trainjob":
-        return []
-    out: list[LimitProblem] = []
-    for role in plan.roles:
-        base = ("spec", "roles", role.name)
-        image = role.image or ""
-        if len(image) > TRAINJOB_IMAGE_MAX:
-            out.append(LimitProblem(
-                (base + ("image",), ("spec", "image")),
-                f"the image of the {role.name} is {len(image)} characters; the TrainJob CRD allows at most "
-                f"{TRAINJOB_IMAGE_MAX} (spec.trainer.image maxLength)", f"at most {TRAINJOB_IMAGE_MAX} characters",
-                "the other targets take longer image references (up to the API server's own limits)"))
-        for key, items in (("command", role.sources.command), ("args", role.sources.args), ("env", role.sources.env)):
-            if items is not None and len(items) > TRAINJOB_MAX_ITEMS:
-                out.append(LimitProblem(
-                    (base + (key,), ("spec", key)),
-                    f"the {role.name}'s {key} has {len(items)} items; the TrainJob CRD allows at most "
-                    f"{TRAINJOB_MAX_ITEMS} (spec.trainer.{key} maxItems)", f"at most {TRAINJOB_MAX_ITEMS} items",
-                    "put them in a file or a script in the image; the other targets take more"))
     return out

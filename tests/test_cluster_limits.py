@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from trainspec.compiler import SpecErrors, limits
-from trainspec.targets import load_plans, render
+from trainspec.targets import TARGETS, load_plans, render, rules
+from trainspec.targets.compose import checks as compose_checks
 
 from helpers import run_cli
 
@@ -106,7 +107,7 @@ def test_annotations_over_256_kib_are_refused_for_kubernetes_targets(tmp_path):
     assert text.startswith(_position(path, "annotations").rsplit(":", 1)[0])
     assert "metadata.annotations: " in text and "more than 262144 bytes" in text and "compose has no such" in text
     (plan,) = load_plans(path)
-    assert limits.problems(plan, "compose") == []
+    assert limits.problems(plan, "compose") == [] and rules("compose").limits(plan) == []
 
 
 def test_topology_config_map_over_1_mib(tmp_path, monkeypatch):
@@ -141,7 +142,7 @@ def test_compose_refuses_a_file_over_64_mib_before_rendering(tmp_path):
 def test_compose_size_estimate_is_close(tmp_path):
     (plan,) = load_plans(_spec(tmp_path, workers=300))
     actual = sum(len(text.encode()) for text in render("compose", plan).values())
-    estimate = limits.compose_size_estimate(plan)
+    estimate = compose_checks.size_estimate(plan)
     assert 0.9 * actual <= estimate <= 1.2 * actual, (estimate, actual)
 
 
@@ -162,6 +163,6 @@ def test_checks_are_quiet_for_the_example_specs():
 
     for spec in sorted(SPECS.glob("*.yaml")):
         for plan in load_plans(str(spec)):
-            for target in ("k8s", "kubeflow", "volcano", "helm", "compose"):
-                assert limits.problems(plan, target) == [], (spec, target)
-    assert json.dumps(limits.COMPOSE_MAX_BYTES) == str(64 << 20)
+            for target in TARGETS:  # each target's own limits too (compose file size, TrainJob CRD, Volcano size)
+                assert rules(target).limits(plan) == [], (spec, target)
+    assert json.dumps(compose_checks.COMPOSE_MAX_BYTES) == str(64 << 20)

@@ -2,12 +2,17 @@
 cannot carry, and the warning for MPI's SSH key under root."""
 
 from trainspec.compiler.frameworks import CONTAINER_NAME
+from trainspec.compiler.limits import LimitProblem
+from trainspec.compiler.limits import problems as kubernetes_limits
 from trainspec.compiler.plan import JobPlan, Rendered, RolePlan
 from trainspec.compiler.target_rules import Problem
 
 from ..shared_checks import container_path, env_path, generic_refused, job_pods_always, shared_template_problems
 from .runtimes import NODE_FRAMEWORKS, TRAINER_OTHER_TARGETS, TRAINER_RUNTIMES
 from .scheme import scheme_for
+
+TRAINJOB_MAX_ITEMS = 128  # trainer CRD spec.trainer.{command,args,env} maxItems
+TRAINJOB_IMAGE_MAX = 500  # trainer CRD spec.trainer.image maxLength
 
 JOB_LEVEL = ("image", "workingDir", "restartPolicy", "volumes")  # node settings the spec also has job-wide
 JOB_LEVEL_HINT = "set it at the job level"
@@ -141,3 +146,29 @@ def trainer_mpi_root_key(plan: JobPlan) -> list[Problem]:
                     "runAsUser / fsGroup for it, and point mlPolicy.mpi.sshAuthMountPath at its ~/.ssh, as "
                     "Trainer's deepspeed-distributed runtime does with /home/mpiuser/.ssh; or use the kubeflow "
                     "(mpi-operator) or jobset target")]
+
+
+def crd_limits(plan: JobPlan) -> list[LimitProblem]:
+    """kube_rules trainjob-crd: the TrainJob CRD's maxLength and maxItems on spec.trainer."""
+    out: list[LimitProblem] = []
+    for role in plan.roles:
+        base = ("spec", "roles", role.name)
+        image = role.image or ""
+        if len(image) > TRAINJOB_IMAGE_MAX:
+            out.append(LimitProblem(
+                (base + ("image",), ("spec", "image")),
+                f"the image of the {role.name} is {len(image)} characters; the TrainJob CRD allows at most "
+                f"{TRAINJOB_IMAGE_MAX} (spec.trainer.image maxLength)", f"at most {TRAINJOB_IMAGE_MAX} characters",
+                "the other targets take longer image references (up to the API server's own limits)"))
+        for key, items in (("command", role.sources.command), ("args", role.sources.args), ("env", role.sources.env)):
+            if items is not None and len(items) > TRAINJOB_MAX_ITEMS:
+                out.append(LimitProblem(
+                    (base + (key,), ("spec", key)),
+                    f"the {role.name}'s {key} has {len(items)} items; the TrainJob CRD allows at most "
+                    f"{TRAINJOB_MAX_ITEMS} (spec.trainer.{key} maxItems)", f"at most {TRAINJOB_MAX_ITEMS} items",
+                    "put them in a file or a script in the image; the other targets take more"))
+    return out
+
+
+def limits(plan: JobPlan) -> list[LimitProblem]:
+    return kubernetes_limits(plan, "trainjob") + crd_limits(plan)
