@@ -53,7 +53,7 @@ def scale_tables(tmp: str, targets: tuple[str, ...], frameworks: list[str], larg
             replicas = plan.total_replicas
             result = {}
             # A target that refuses this size (compiler/limits.py: e.g. compose past 64 MiB) is left out,
-            # and so is one that cannot run the job at all (compiler/checks.py: trainjob for TensorFlow).
+            # and so is one that cannot run the job at all (targets/trainjob/checks.py: trainjob for TensorFlow).
             fitting = tuple(t for t in targets if not problems(plan, t) and not unsupported(t, plan))
 
             def once(fitting=fitting, path=path, result=result):
