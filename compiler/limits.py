@@ -1,9 +1,9 @@
 """Limits the cluster (or Linux, or Docker Compose) enforces, checked on the plan before a target renders.
 
-Each check is a pure function of the plan and the target name and returns `LimitProblem`s:
-the number that breaks the limit, the limit, and which target (if any) avoids it.  The planner
-turns the per-target ones (`problems`) into that target's spec errors at the field that causes
-them (`JobPlan.check`); `report` adds the target-independent one (Linux's per-string limit) to
+Each check is a pure function of the plan and returns `LimitProblem`s: the number that breaks the
+limit, the limit, and which target (if any) avoids it.  The planner turns a target's (its
+`TargetRules.limits`) into that target's spec errors at the field that causes them
+(`JobPlan.check`); `report` adds the target-independent one (Linux's per-string limit) to
 validation (`load_plans`), so `validate`, every target and `trainspec run` refuse it.
 
 - Linux MAX_ARG_STRLEN (all targets): no argument or `NAME=value` environment string of a
@@ -14,11 +14,11 @@ validation (`load_plans`), so `validate`, every target and `trainspec run` refus
 - Kubernetes ConfigMap data, 1 MiB (k8s, helm: the whole topology; kubeflow, volcano: the
   host lists).
 - Kubernetes annotations, 256 KiB in total per object (k8s, kubeflow, volcano, helm).
-- Kueue's queue-name label and Volcano's schedulerName length (scheduling-names).
+- Kueue's queue-name label (scheduling-names).
 
-Limits that belong to one target's output alone are in that target's checks.py (the compose
-file's size, the TrainJob CRD's, the Volcano Job's object size); a target's `TargetRules.limits`
-adds them to `problems(plan, name)`.
+No target is named here: each target's `TargetRules.limits` (targets/<name>/checks.py or its
+`__init__.py`) composes the checks that apply to its output, and adds its own (the compose
+file's size, the TrainJob CRD's limits, the Volcano Job's object size and schedulerName).
 """
 
 from typing import NamedTuple
@@ -28,10 +28,7 @@ CONFIG_MAP_MAX_BYTES = 1024 * 1024  # k8s.io/api core/v1 validation: sum of data
 ANNOTATIONS_MAX_BYTES = 256 * 1024  # apimachinery ValidateAnnotationsSize: sum of keys and values
 ANNOTATIONS_RESERVE = 2048  # trainspec's own annotations (trainspec.dev/*) on top of the user's
 
-KUBERNETES_TARGETS = ("k8s", "kubeflow", "volcano", "helm", "jobset", "trainjob")
-LIMIT_TARGETS = KUBERNETES_TARGETS + ("compose",)
-TOPOLOGY_IN_CONFIG_MAP = {"k8s": None, "helm": None, "jobset": None, "trainjob": None,
-                          "kubeflow": "TRAINSPEC_HOSTS_", "volcano": "TRAINSPEC_HOSTS_"}
+HOST_LISTS = "TRAINSPEC_HOSTS_"  # the topology keys of an operator target's ConfigMap (the operator gives the rest)
 
 
 class LimitProblem(NamedTuple):  # not a frozen dataclass: cheaper at start-up
@@ -41,14 +38,11 @@ class LimitProblem(NamedTuple):  # not a frozen dataclass: cheaper at start-up
     hint: str
 
 
-def problems(plan, target: str) -> list[LimitProblem]:
-    """Every limit of these tables `target`'s output of `plan` would break (Linux's per-string limit is
-    `report`'s).  A target passes this as its `TargetRules.limits`, with its own limits added (the
-    volcano target's object size is in targets/volcano/checks.py: it depends on the target's layout)."""
-    found = config_map_problems(plan, target)
-    found += annotation_problems(plan, target)
-    found += scheduling_name_problems(plan, target)
-    return found
+def kubernetes_limits(plan) -> list[LimitProblem]:
+    """The limits of a target that writes the whole topology ConfigMap, annotated objects and Kueue's queue
+    label (k8s, helm, jobset, trainjob); each target's `TargetRules.limits` composes its own from the
+    checks here and its own (targets/<name>/checks.py)."""
+    return config_map_size(plan) + annotations_size(plan) + queue_label(plan)
 
 
 def report(plan, sink) -> None:
@@ -160,10 +154,8 @@ def _env_role(name: str) -> str:
 
 # --- Kubernetes: ConfigMap size and annotations -----------------------------------------------------
 
-def config_map_problems(plan, target: str) -> list[LimitProblem]:
-    if target not in TOPOLOGY_IN_CONFIG_MAP:
-        return []
-    prefix = TOPOLOGY_IN_CONFIG_MAP[target]
+def config_map_size(plan, prefix: str | None = None) -> list[LimitProblem]:
+    """kube_rules: the topology ConfigMap over 1 MiB: every key (`prefix` None), or those starting with `prefix`."""
     size = sum(len(value.encode("utf-8")) for key, value in plan.topology.items()
                if prefix is None or key.startswith(prefix))
     if size <= CONFIG_MAP_MAX_BYTES:
@@ -187,9 +179,8 @@ def _annotation_bytes(annotations: dict) -> int:
     return sum(len(k.encode("utf-8")) + len(str(v).encode("utf-8")) for k, v in annotations.items())
 
 
-def annotation_problems(plan, target: str) -> list[LimitProblem]:
-    if target not in KUBERNETES_TARGETS:
-        return []
+def annotations_size(plan) -> list[LimitProblem]:
+    """kube_rules annotations-size: the job's annotations and each role's pod annotations, 256 KiB per object."""
     out = []
     for role in plan.roles:  # a pod template's annotations are the podAnnotations (kube_rules: annotations-size)
         pod = _annotation_bytes(role.pod.pod_annotations or {})
@@ -212,30 +203,17 @@ def annotation_problems(plan, target: str) -> list[LimitProblem]:
         "compose has no such limit; put large data in a ConfigMap")]
 
 
-# --- Compose: file size --------------------------------------------------------------------------
+# --- the API server's rules on scheduling names (compiler/kube_rules.py: scheduling-names) ---------------
 
-# --- the API server's per-target rules (compiler/kube_rules.py: scheduling-names) ---------------------
-
-QUEUE_LABEL_TARGETS = ("k8s", "helm", "jobset", "trainjob")  # Kueue's kueue.x-k8s.io/queue-name label
-VOLCANO_SCHEDULER_NAME_MAX = 63  # volcano CRD batch.volcano.sh_jobs.yaml spec.schedulerName maxLength
-
-
-def scheduling_name_problems(plan, target: str) -> list[LimitProblem]:
+def queue_label(plan) -> list[LimitProblem]:
+    """The queue as Kueue's kueue.x-k8s.io/queue-name label: a label value (targets that label their objects)."""
     from .kube_rules import label_value_problem
 
-    out: list[LimitProblem] = []
     queue = plan.scheduling.queue
-    if queue and target in QUEUE_LABEL_TARGETS and label_value_problem(queue):
-        out.append(LimitProblem(
-            (("spec", "scheduling", "queue"),),
-            f"the queue {queue!r} becomes Kueue's label kueue.x-k8s.io/queue-name, and a label value "
-            f"{label_value_problem(queue)}", "a queue name of at most 63 characters",
-            "kubeflow and volcano carry the queue as a field, not a label; or use a shorter LocalQueue name"))
-    name = plan.scheduling.scheduler_name
-    if name and target == "volcano" and len(name) > VOLCANO_SCHEDULER_NAME_MAX:
-        out.append(LimitProblem(
-            (("spec", "scheduling", "schedulerName"),),
-            f"the Volcano Job's schedulerName is {len(name)} characters; its CRD allows at most "
-            f"{VOLCANO_SCHEDULER_NAME_MAX}", f"at most {VOLCANO_SCHEDULER_NAME_MAX} characters",
-            "the other targets take it as the pod's schedulerName"))
-    return out
+    if not queue or not label_value_problem(queue):
+        return []
+    return [LimitProblem(
+        (("spec", "scheduling", "queue"),),
+        f"the queue {queue!r} becomes Kueue's label kueue.x-k8s.io/queue-name, and a label value "
+        f"{label_value_problem(queue)}", "a queue name of at most 63 characters",
+        "kubeflow and volcano carry the queue as a field, not a label; or use a shorter LocalQueue name")]

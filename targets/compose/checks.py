@@ -5,7 +5,6 @@ replica count; past COMPOSE_MAX_BYTES it is refused before it is rendered (estim
 """
 
 from trainspec.compiler.limits import LimitProblem, largest_role
-from trainspec.compiler.limits import problems as kubernetes_limits
 from trainspec.compiler.plan import JobPlan, resolved_env
 
 COMPOSE_MAX_BYTES = 64 * 1024 * 1024  # documented in docs/targets-helm-compose.md
@@ -44,4 +43,4 @@ def file_size(plan: JobPlan) -> list[LimitProblem]:
 
 
 def limits(plan: JobPlan) -> list[LimitProblem]:
-    return kubernetes_limits(plan, "compose") + file_size(plan)
+    return file_size(plan)  # no Kubernetes object: none of the API server's limits

@@ -4,12 +4,10 @@ render.py writes them (imported only to render); checks.py is what JobSet refuse
 the controller's host names.
 """
 
-from functools import partial
-
-from trainspec.compiler.limits import problems
+from trainspec.compiler.limits import kubernetes_limits
 from trainspec.compiler.target_rules import TargetRules
 
 from .checks import check
 from .scheme import scheme_for
 
-RULES = TargetRules("jobset", scheme_for, check, limits=partial(problems, target="jobset"))
+RULES = TargetRules("jobset", scheme_for, check, limits=kubernetes_limits)

@@ -4,12 +4,9 @@ render.py writes them (imported only to render); checks.py is what the operators
 scheme.py their host names.  The kinds themselves are rows of compiler/kinds.py.
 """
 
-from functools import partial
-
-from trainspec.compiler.limits import problems
 from trainspec.compiler.target_rules import TargetRules
 
-from .checks import check
+from .checks import check, limits
 from .scheme import scheme_for
 
-RULES = TargetRules("kubeflow", scheme_for, check, limits=partial(problems, target="kubeflow"))
+RULES = TargetRules("kubeflow", scheme_for, check, limits=limits)

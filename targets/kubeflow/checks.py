@@ -1,6 +1,7 @@
 """What the kubeflow target cannot express: the operators' own rules on names, restarts and pod templates."""
 
 from trainspec.compiler.frameworks import CONTAINER_NAME
+from trainspec.compiler.limits import HOST_LISTS, LimitProblem, annotations_size, config_map_size
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.target_rules import Problem
 
@@ -39,3 +40,8 @@ def check(plan: JobPlan) -> list[Problem]:
                                "use OnFailure with backoffLimit, or the k8s / volcano target"))
     return out + shared_template_problems(plan, "kubeflow", scheme_for(plan.framework),
                                           "a Kubeflow replica spec has one pod template for all of its replicas")
+
+
+def limits(plan: JobPlan) -> list[LimitProblem]:
+    """The operators create the pods: the topology ConfigMap holds the host lists only, and the queue is a field."""
+    return config_map_size(plan, HOST_LISTS) + annotations_size(plan)

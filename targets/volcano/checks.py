@@ -6,8 +6,7 @@ grows the object with the replica count (`object_size`, kube_rules' request-size
 """
 
 
-from trainspec.compiler.limits import LimitProblem, largest_role
-from trainspec.compiler.limits import problems as kubernetes_limits
+from trainspec.compiler.limits import HOST_LISTS, LimitProblem, annotations_size, config_map_size, largest_role
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.target_rules import Problem
 
@@ -63,6 +62,21 @@ def check(plan: JobPlan) -> list[Problem]:
                             f"same port (roles use {sorted(ports)})", "one port for every role",
                             "remove the per-role ports")]
     return []
+
+
+VOLCANO_SCHEDULER_NAME_MAX = 63  # volcano CRD batch.volcano.sh_jobs.yaml spec.schedulerName maxLength
+
+
+def scheduler_name(plan: JobPlan) -> list[LimitProblem]:
+    """kube_rules scheduling-names: the Volcano Job's schedulerName is limited by its CRD."""
+    name = plan.scheduling.scheduler_name
+    if not name or len(name) <= VOLCANO_SCHEDULER_NAME_MAX:
+        return []
+    return [LimitProblem(
+        (("spec", "scheduling", "schedulerName"),),
+        f"the Volcano Job's schedulerName is {len(name)} characters; its CRD allows at most "
+        f"{VOLCANO_SCHEDULER_NAME_MAX}", f"at most {VOLCANO_SCHEDULER_NAME_MAX} characters",
+        "the other targets take it as the pod's schedulerName")]
 
 
 # --- the object's size: etcd's limit (kube_rules request-size) -------------------------------------------
@@ -125,6 +139,7 @@ def object_size(plan: JobPlan) -> list[LimitProblem]:
 
 
 def limits(plan: JobPlan) -> list[LimitProblem]:
-    return kubernetes_limits(plan, "volcano") + object_size(plan)
+    """The host lists' ConfigMap and annotations (the queue is a field), the CRD's schedulerName, the size."""
+    return config_map_size(plan, HOST_LISTS) + annotations_size(plan) + scheduler_name(plan) + object_size(plan)
 
 
