@@ -116,11 +116,10 @@ def test_a_new_target_joins_build_over_all_targets(tiny, capsys):
 
 def test_the_compiler_holds_no_target_name():
     """What a target is lives in its folder: the compiler's modules name no target's scheme or check.
-    (Target names do appear where they are the spec's or the cluster's: the spec's `patches` keys,
-    compiler/fields.py, and compiler/limits.py's per-output limits, which a target opts into
-    through its `TargetRules.limits`.)"""
+    (Target names do appear where they are the spec's: the `patches` keys, compiler/fields.py.)"""
     names = ('"mpi-operator"', '"subdomain"', '"jobset-ranked"', '"trainjob-torch"', "TRAINER_RUNTIMES",
-             "JOBSET_ONE_POD_JOBS", "volcano_split", "CHECKS", "TARGET_SCHEMES")
+             "JOBSET_ONE_POD_JOBS", "volcano_split", "CHECKS", "TARGET_SCHEMES", "LIMIT_TARGETS",
+             "TOPOLOGY_IN_CONFIG_MAP")
     for path in sorted((ROOT / "compiler").rglob("*.py")):
         text = path.read_text()
         for name in names:
