@@ -9,6 +9,7 @@ host names, its check's error carries the spec's position, and its renderer load
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +125,30 @@ def test_the_compiler_holds_no_target_name():
         text = path.read_text()
         for name in names:
             assert name not in text, f"{path.relative_to(ROOT)} names {name}"
+
+
+@pytest.mark.parametrize(("module", "line", "broken"), [
+    ("compiler/plan.py", "from ..targets import TARGETS", "trainspec.compiler.plan -> trainspec.targets"),
+    ("emulator/readers/plan.py", "from ...targets.jobset import render",
+     "trainspec.emulator.readers.plan -> trainspec.targets.jobset.render"),
+])
+def test_the_layer_contracts_keep_targets_in_their_place(tmp_path, module, line, broken):
+    """The compiler importing the registry, or the emulator a renderer, breaks a contract (checks are live)."""
+    import importlib.util
+    import shutil
+    import subprocess
+
+    lint_bin = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if lint_bin is None:
+        pytest.skip("import-linter is not installed (the dev extra: pip install -e '.[dev]')")
+    spec = importlib.util.spec_from_file_location("lint_imports", ROOT / "scripts" / "lint_imports.py")
+    assert spec and spec.loader
+    lint = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lint)
+    lint.lay_out(tmp_path)
+    path = tmp_path / "trainspec" / module
+    path.write_text(path.read_text() + f"\n\ndef _upward():\n    {line}  # noqa: F401\n")
+    r = subprocess.run([lint_bin, str(ROOT / "pyproject.toml"), "--no-cache"], cwd=tmp_path, capture_output=True,
+                       text=True, check=False, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                       timeout=300)
+    assert r.returncode == 1 and broken in r.stdout, r.stdout[-3000:]
