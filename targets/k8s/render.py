@@ -20,7 +20,8 @@ FILE = "k8s.yaml"
 
 
 def render(plan: JobPlan) -> dict[str, str]:
-    return {FILE: dump_all(common.patched(plan, "k8s", objects(plan)), common.header(plan, lingering_note(plan)))}
+    docs = common.patched(plan, "k8s", objects(plan), whole_file=True)  # a patch addresses the file's objects
+    return {FILE: dump_all(docs, common.header(plan, lingering_note(plan)))}
 
 
 def lingering_note(plan: JobPlan) -> str:
