@@ -59,7 +59,7 @@ def write_corpus(folder: Path, count: int = 300, seed: int = 7) -> list[Path]:
 
 def replica_job(framework: str, replicas: int, name: str = "scale") -> dict:
     """`replicas` in all: the servers / master / launcher, the rest workers."""
-    servers = {"tensorflow": 2, "pytorch": 1, "mxnet": 3, "mpi": 1}[framework]
+    servers = {"tensorflow": 2, "pytorch": 1, "mxnet": 3, "mpi": 1, "xgboost": 1}[framework]
     return worker_job(framework, max(replicas - servers, 0 if framework == "pytorch" else 1), name)
 
 
@@ -68,6 +68,8 @@ def worker_job(framework: str, workers: int, name: str = "scale") -> dict:
     roles = {"tensorflow": {"ps": {"replicas": 2}, "worker": {"replicas": workers}},
              "pytorch": {"master": {"replicas": 1}, "worker": {"replicas": workers}},
              "mxnet": {"scheduler": {"replicas": 1}, "server": {"replicas": 2}, "worker": {"replicas": workers}},
-             "mpi": {"launcher": {"replicas": 1}, "worker": {"replicas": workers}}}[framework]
+             "mpi": {"launcher": {"replicas": 1}, "worker": {"replicas": workers}},
+             # every XGBoost replica carries the whole worker list (WORKER_ADDRS): the quadratic trap
+             "xgboost": {"master": {"replicas": 1}, "worker": {"replicas": workers}}}[framework]
     return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": {"name": name},
             "spec": {"framework": framework, "image": "img:1", "command": ["python", "train.py"], "roles": roles}}

@@ -1,7 +1,7 @@
 """Scale with replicas: compile time and output bytes per replica, 1 to 4,096 replicas.
 
   python bench/scale.py [--targets k8s,kubeflow,volcano,jobset,trainjob,compose,helm] [--max 4096]
-                        [--frameworks tensorflow,pytorch,mpi]
+                        [--frameworks tensorflow,pytorch,mpi,xgboost]
 
 Goal: bytes per replica flat (total linear) and time per replica flat.  A target that
 cannot run the job at all (trainjob for TensorFlow: no Trainer runtime) shows "n/a", one
@@ -115,7 +115,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--targets", default="")
     parser.add_argument("--max", type=int, default=4096)
-    parser.add_argument("--frameworks", default="tensorflow,pytorch,mpi")
+    parser.add_argument("--frameworks", default="tensorflow,pytorch,mpi,xgboost")
     args = parser.parse_args()
 
     from trainspec.targets import available

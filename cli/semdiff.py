@@ -66,7 +66,7 @@ def _short(value) -> str:
 
 def parse_objects(text: str) -> dict[str, dict]:
     """'Kind name' -> object for a Kubernetes multi-document file; 'service name' for a compose file."""
-    import yaml
+    from trainspec.compiler.pyyaml import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     objects: dict[str, dict] = {}
@@ -511,7 +511,7 @@ def _read(path: str, name: str | None = None) -> str:
 
 
 def _safe_diff(old: str, new: str, job: str, file: str) -> list[Change]:
-    import yaml
+    from trainspec.compiler.pyyaml import yaml
 
     try:
         return diff_texts(old, new, job, file)
@@ -547,7 +547,7 @@ def check_summary(root: str, file_changes) -> list[str]:
             continue
         if job not in chosen or inner == "k8s.yaml":
             chosen[job] = fc
-    import yaml
+    from trainspec.compiler.pyyaml import yaml
 
     lines: list[str] = []
     for job, fc in sorted(chosen.items()):

@@ -143,7 +143,7 @@ def start_order(framework: str, roles: dict[str, int]) -> tuple[StartAfter, ...]
 
 def framework_env(framework: str, job: str, role: str, index: int, counts: dict[str, int],
                   ports: dict[str, int], nproc: str | None, implementation: str, slots: int | None,
-                  elastic=None) -> list[EnvVar]:
+                  elastic=None, lists: dict[tuple[str, int], str] | None = None) -> list[EnvVar]:
     if framework == "tensorflow":
         return [
             EnvVar(TF_CLUSTER_KEY, topology=TF_CLUSTER_KEY),
@@ -181,7 +181,7 @@ def framework_env(framework: str, job: str, role: str, index: int, counts: dict[
     if framework == GENERIC:
         return []  # only what every replica gets (TRAINSPEC_*) and the target's own conventions
     if framework in OPERATOR_ENV_FRAMEWORKS:
-        return operator_env(framework, role, index, counts, ports, lambda r, i: f"{job}-{r}-{i}", job)
+        return operator_env(framework, role, index, counts, ports, lambda r, i: f"{job}-{r}-{i}", job, lists)
     # mpi
     env = [EnvVar("K_MPI_JOB_ROLE", role)]
     if role == "launcher":
@@ -223,11 +223,24 @@ def mpi_launcher_env(implementation: str, slots: int | None) -> list[EnvVar]:
     return [EnvVar("HYDRA_HOST_FILE", MPI_HOSTFILE_PATH)]
 
 
+def host_list(host, role: str, count: int, lists: dict[tuple[str, int], str] | None) -> str:
+    """`host(role, 0), ..., host(role, count - 1)` joined by commas, taken from (and kept in) `lists`
+    when given: every replica of a job carries the same list, so building it once per job is what
+    keeps that job's env linear in its size rather than quadratic."""
+    if lists is not None and (role, count) in lists:
+        return lists[(role, count)]
+    text = ",".join(host(role, i) for i in range(count))
+    if lists is not None:
+        lists[(role, count)] = text
+    return text
+
+
 def operator_env(framework: str, role: str, index: int, counts: dict[str, int], ports: dict[str, int],
-                 host, job: str) -> list[EnvVar]:
+                 host, job: str, lists: dict[tuple[str, int], str] | None = None) -> list[EnvVar]:
     """What the Kubeflow v1 XGBoostJob / PaddleJob / JAXJob controller appends to a replica's env,
     in its order (CONVENTIONS-V2.md §4).  `host(role, index)` names a replica (the operator's
-    `<job>-<role>-<i>`; Volcano's svc-plugin names there); `job` is the job's name.
+    `<job>-<role>-<i>`; Volcano's svc-plugin names there); `job` is the job's name; `lists`: the
+    joined host lists built so far for this job and naming (`host_list`), shared across its replicas.
 
     xgboost (controller.v1/xgboost/xgboost.go SetPodEnv): RANK is the index, plus the master
     count on workers; WORKER_* only when the job has more than one replica, listing
@@ -243,7 +256,7 @@ def operator_env(framework: str, role: str, index: int, counts: dict[str, int], 
                EnvVar("WORLD_SIZE", str(total)), EnvVar("RANK", str(rank)), EnvVar("PYTHONUNBUFFERED", "1")]
         if total > 1:
             env += [EnvVar("WORKER_PORT", str(ports["worker"])),
-                    EnvVar("WORKER_ADDRS", ",".join(host("worker", i) for i in range(total - 1)))]
+                    EnvVar("WORKER_ADDRS", host_list(host, "worker", total - 1, lists))]
         return env
     if framework == "paddle":
         env = [EnvVar("PYTHONUNBUFFERED", "1"), EnvVar("PADDLE_JOB_ID", job), EnvVar("PADDLE_NNODES", str(total))]

@@ -199,11 +199,13 @@ def _role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink
 
     base = renders.get(BASE)
     replicas = []
+    lists: dict[tuple[str, int], str] = {}  # host lists every replica of the role shares: built once
     for index in range(role.replicas):
         name = f"{job}-{role.name}-{index}"
         values = base.of(index) if base is not None else None
         fw_env = [v for v in framework_env(framework, job, role.name, index, counts, ports, spec.nproc_per_node,
-                                           spec.mpi_implementation, slots, spec.elastic) if v.name not in user_names]
+                                           spec.mpi_implementation, slots, spec.elastic, lists)
+                  if v.name not in user_names]
         env = tuple(base_env + [EnvVar("TRAINSPEC_INDEX", str(index))] + counts_env + fw_env
                     + list(values.env if values else ()))
         replicas.append(Replica(role=role.name, index=index, name=name, host=name, port=ports[role.name],

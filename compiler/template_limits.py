@@ -44,6 +44,7 @@ _PLAIN_NODES = frozenset({
     "Mod", "Pow", "Concat", "List", "Tuple", "Dict", "Pair", "Keyword", "If", "MarkSafe", "MarkSafeIfAutoescape",
 })
 _PRINTF_WIDTH = re.compile(r"%[-#0 +]*(\d+|\*)?(?:\.(\d+|\*))?")
+_DIGITS = re.compile(r"\d+")
 
 
 class LimitExceeded(Exception):
@@ -95,6 +96,33 @@ def check_binop(operator: str, left, right) -> None:
             widest = max([widest] + [v for v in values if isinstance(v, int)])
         if widest > MAX_OUTPUT:
             raise LimitExceeded(f"a format width of {widest}; the limit is {MAX_OUTPUT}")
+
+
+def check_format(text: str, args: tuple, kwargs: dict) -> None:
+    """Refuse, before formatting, a `str.format` whose width or precision alone is too big
+    (`'{:>999999999}'.format(1)` would otherwise spend the memory limit's time finding out)."""
+    widest, nested = _format_widths(text)
+    if nested:  # `{:>{w}}`: the width is an argument
+        widest = max([widest] + [v for v in (*args, *kwargs.values()) if type(v) is int])
+    if widest > MAX_OUTPUT:
+        raise LimitExceeded(f"a format width of {widest}; the limit is {MAX_OUTPUT}")
+
+
+@functools.lru_cache(maxsize=256)
+def _format_widths(text: str) -> tuple[int, bool]:
+    """The largest number in a str.format string's format specs, and whether one is a nested field."""
+    import string
+
+    widest, nested = 0, False
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError:
+        return 0, False  # str.format itself says what is wrong with it
+    for _, _, spec, _ in fields:
+        if spec:
+            nested = nested or "{" in spec
+            widest = max([widest] + [int(n) for n in _DIGITS.findall(spec)])
+    return widest, nested
 
 
 @functools.lru_cache(maxsize=256)

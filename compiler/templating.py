@@ -60,15 +60,28 @@ def _make_environment_class():
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     from .template_limits import check_binop as check
+    from .template_limits import check_format
 
     class LimitedEnvironment(ImmutableSandboxedEnvironment):
-        """The sandbox, with the operators that can grow a value checked before they run."""
+        """The sandbox, with the operators and `str.format` calls that can grow a value checked before they run."""
 
         intercepted_binops = frozenset({"*", "**", "%"})
 
         def call_binop(self, context, operator, left, right):
             check(operator, left, right)
             return self.binop_table[operator](left, right)
+
+        def wrap_str_format(self, value):
+            formatted = super().wrap_str_format(value)
+            if formatted is None:
+                return None
+            text = value.__self__
+
+            def checked(*args, **kwargs):
+                check_format(text, args, kwargs)
+                return formatted(*args, **kwargs)
+
+            return checked
 
     return LimitedEnvironment
 

@@ -14,14 +14,28 @@ import sys
 import time
 from pathlib import Path
 
-from ..compiler.errors import UsageError
+from ..compiler.errors import SpecErrors, UsageError
 from ..termsafe import neutralise
+
+ENGINE_HELP = ("the container engine: docker or podman (default: $TRAINSPEC_ENGINE; else Docker at $DOCKER_HOST, "
+               "Podman at $CONTAINER_HOST; else Docker when its socket is found, also when Podman's is too; "
+               "else Podman when only its socket is found: /run/podman/podman.sock, "
+               "$XDG_RUNTIME_DIR/podman/podman.sock)")
+
+
+RECORDED = ("; without it, also the engines this folder's runs were recorded on (a run is reached on the "
+            "engine that ran it)")
+
+
+def _add_engine(p: argparse.ArgumentParser, what: str = "") -> None:
+    p.add_argument("--engine", choices=("docker", "podman"), help=ENGINE_HELP + what)
 
 
 def register(subparsers) -> None:
     run = subparsers.add_parser(
-        "run", help="run a spec, a compiled file or a chart folder locally on Docker",
-        description="Compile (if given a spec) and run the job on the local Docker engine: a spec, any file "
+        "run", help="run a spec, a compiled file or a chart folder locally on Docker (or Podman)",
+        description="Compile (if given a spec) and run the job on the local Docker engine (or Podman: --engine): "
+                    "a spec, any file "
                     "trainspec compiles (k8s, compose, kubeflow, volcano, jobset, trainjob; hand-written ones "
                     "too) or a Helm chart folder; one network per "
                     "run, one container per replica, the operators' env and success rules. Exit code: 0 the "
@@ -47,6 +61,7 @@ def register(subparsers) -> None:
     ps.add_argument("--format", choices=("table", "json"), default="table",
                     help="json: one object per run (or the run's replicas), for scripts")
     ps.add_argument("--state-dir", help="where runs are recorded (default ./.trainspec, or $TRAINSPEC_STATE_DIR)")
+    _add_engine(ps, RECORDED)
     ps.set_defaults(func=cmd_ps)
 
     logs = subparsers.add_parser("logs", help="show a run's logs (saved under .trainspec/runs/<run-id>/)",
@@ -64,6 +79,7 @@ def register(subparsers) -> None:
     logs.add_argument("-t", "--timestamps", action="store_true", help="show when each line was printed (UTC)")
     logs.add_argument("--state-dir", help="where runs are recorded")
     logs.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
+    _add_engine(logs, RECORDED)
     logs.set_defaults(func=cmd_logs)
 
     down = subparsers.add_parser("down", help="stop a run and remove its containers and network",
@@ -80,6 +96,7 @@ def register(subparsers) -> None:
     down.add_argument("--state-dir", help="where runs are recorded")
     down.add_argument("-a", "--all", action="store_true",
                       help="a job name also stops its runs started from other folders (default: this folder's)")
+    _add_engine(down, RECORDED)
     down.set_defaults(func=cmd_down)
 
     gc = subparsers.add_parser("gc", help="remove what crashed or killed runs left behind (found by labels)",
@@ -92,6 +109,7 @@ def register(subparsers) -> None:
                     help="the runs of every state folder on this Docker engine, not only this one's")
     gc.add_argument("--state-dir", help="whose runs to remove (default ./.trainspec, or $TRAINSPEC_STATE_DIR)")
     gc.add_argument("-n", "--dry-run", action="store_true", help="only list what would be removed")
+    _add_engine(gc, RECORDED)
     gc.set_defaults(func=cmd_gc)
 
 
@@ -146,6 +164,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--restart-backoff", type=float, default=1.0, metavar="SECONDS",
                    help="first restart delay, doubling up to 10s (the kubelet's is 10s up to 5m)")
     p.add_argument("--state-dir", help="where volumes and run records go (default ./.trainspec)")
+    _add_engine(p, "; the run's record names it, so ps, logs and down reach it again")
     p.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
     p.add_argument("-q", "--quiet", action="store_true", help="no log lines on the console (still saved)")
     p.add_argument("--tla", action="append", default=[], metavar="NAME=VALUE", help="Jsonnet top-level argument")
@@ -206,7 +225,7 @@ def build_run(args, stream=None):
         claims=getattr(args, "claim", None) or [], mount_host=getattr(args, "mount_host", None) or [],
         pull=getattr(args, "pull", False),
         gpus_per_replica=getattr(args, "gpus_per_replica", None), share_gpus=getattr(args, "share_gpus", False),
-        daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15))
+        daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15), engine=getattr(args, "engine", None))
     return Run(job, opts, stream)
 
 
@@ -217,7 +236,7 @@ def _is_spec_input(path: str) -> bool:
         return True
     try:
         return is_spec(path, read_documents(path))
-    except UsageError:
+    except (UsageError, SpecErrors):
         return True  # load() says what is wrong with it
 
 
@@ -275,12 +294,52 @@ def _resolve(state: Path, name: str, docker_runs: dict | None = None, anywhere: 
                      "(see `trainspec ps -a`)")
 
 
-def _live_runs() -> dict:
-    """Runs on the Docker engine by their labels; {} when no daemon answers (saved logs still show)."""
+def _engines(args, state: Path) -> list:
+    """Clients of the engine chosen for this command and, unless --engine/$TRAINSPEC_ENGINE named one,
+    of the engines this folder's runs were recorded on (a Podman run is found on Podman even where
+    Docker is the default). The chosen engine's error when none answers."""
+    from .adapters.choice import choose, recorded
+    from .adapters.engines import connect
+    from .host.state import find_runs
+
+    first = choose(getattr(args, "engine", None))
+    wanted = [first]
+    if not first.explicit:
+        for st in find_runs(state):
+            ch = recorded(st.get("engine"), st.get("engine_url"))
+            if ch is not None and all(ch.url != w.url for w in wanted):
+                wanted.append(ch)
+    clients, error = [], None
+    for ch in wanted:
+        try:
+            clients.append(connect(choice=ch))
+        except UsageError as exc:
+            if ch is first:
+                error = exc
+    if error is not None:
+        if not clients:
+            raise error
+        print(f"trainspec: {error}; listing the runs of {', '.join(c.title for c in clients)} only",
+              file=sys.stderr)
+    return clients
+
+
+def _list_runs(clients: list) -> dict:
+    """run id -> its containers, networks and volumes (docker_engine.list_runs) on each engine, and
+    `client`: the engine it is on."""
     from .adapters import docker_engine as db
 
+    live: dict = {}
+    for client in clients:
+        for rid, info in db.list_runs(client).items():
+            live.setdefault(rid, {**info, "client": client})
+    return live
+
+
+def _live_runs(args, state: Path) -> dict:
+    """Runs on the engines by their labels; {} when no engine answers (saved logs still show)."""
     try:
-        return db.list_runs(db.connect())
+        return _list_runs(_engines(args, state))
     except UsageError:
         return {}
 
@@ -293,13 +352,11 @@ def _run_folder(state: Path, rid: str, live: dict) -> Path:
 
 
 def cmd_ps(args) -> int:
-    from .adapters import docker_engine as db
     from .console.table import Row, age_text
     from .host.state import find_runs, read_state, run_dir, supervisor_alive
 
     state = _state(args)
-    client = db.connect()
-    live = db.list_runs(client)
+    live = _list_runs(_engines(args, state))
     if args.run:
         rid = _resolve(state, args.run, live)[0]
         st = read_state(_run_folder(state, rid, live)) or {}
@@ -380,7 +437,7 @@ def cmd_logs(args) -> int:
         live: dict = {}
         rid = _resolve(state, args.job)[0]
     except UsageError:
-        live = _live_runs()  # a run of this job started from another folder
+        live = _live_runs(args, state)  # a run of this job started from another folder
         rid = _resolve(state, args.job, live)[0]
     d = _run_folder(state, rid, live)
     files = sorted(p for p in d.glob("*.log") if p.name != "supervisor.log")
@@ -428,11 +485,9 @@ def cmd_logs(args) -> int:
 def cmd_down(args) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
-    from .adapters import docker_engine as db
-
     state = _state(args)
-    client = db.connect()
-    live = db.list_runs(client)
+    clients = _engines(args, state)
+    live = _list_runs(clients)
     ids = _resolve(state, args.job, live, anywhere=args.all)
     if args.job in ids:
         ids = [args.job]  # a run id: that run, wherever it was started
@@ -443,7 +498,8 @@ def cmd_down(args) -> int:
     if args.grace is not None and args.grace < 0:
         raise UsageError("--grace must be 0 or more seconds")
     with ThreadPoolExecutor(max_workers=max(1, min(len(ids), 8))) as pool:
-        results = list(pool.map(lambda rid: _down_one(client, state, rid, live.get(rid), args.grace), ids))
+        results = list(pool.map(lambda rid: _down_one(_client_of(clients, state, rid, live), state, rid,
+                                                      live.get(rid), args.grace), ids))
     reported = 0
     for rid, (c, n, v) in zip(ids, results):
         if c or n or v or len(ids) == 1:
@@ -455,6 +511,16 @@ def cmd_down(args) -> int:
         print(f"trainspec: left {len(left)} run(s) of {args.job} started from other folders running: "
               f"{', '.join(left)} (`trainspec down {args.job} --all` stops them too)", file=sys.stderr)
     return 0
+
+
+def _client_of(clients: list, state: Path, rid: str, live: dict):
+    """The engine a run is on: where its containers are, else the one its record names, else the chosen one."""
+    from .host.state import read_state, run_dir
+
+    if rid in live:
+        return live[rid]["client"]
+    st = read_state(run_dir(state, rid)) or {}
+    return next((c for c in clients if c.name == st.get("engine") and c.url == st.get("engine_url")), clients[0])
 
 
 def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | None) -> tuple[int, int, int]:
@@ -511,8 +577,7 @@ def cmd_gc(args) -> int:
     from .host.state import read_state, run_dir, supervisor_alive
 
     here = _state(args)
-    client = db.connect()
-    runs = db.list_runs(client)
+    runs = _list_runs(_engines(args, here))
     removed = 0
     any_listed = False
     for rid, info in sorted(runs.items()):
@@ -528,7 +593,7 @@ def cmd_gc(args) -> int:
             print(f"would remove {rid}: {len(info['containers'])} container(s), {info['networks']} network(s), "
                   f"{info['volumes']} volume(s)")
             continue
-        c, n, v = db.remove_run(client, rid)
+        c, n, v = db.remove_run(info["client"], rid)
         removed += 1
         print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
     removed += _sweep_files(here, runs, args)

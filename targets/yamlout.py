@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
+from ..compiler.pyyaml import yaml
 
 _BASE = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _WIDTH = 1 << 30

@@ -156,6 +156,15 @@ def test_alias_bomb_is_refused_quickly(tmp_path):
     spec.write_text("\n".join(lines) + "\n")
     result = run_cli("validate", str(spec))
     assert result.returncode == 2 and "expands to more than" in result.stderr
+    # at the first value that is too big on its own: a5 (line 6) holds 1,111,111 values, a4 only 11,111
+    assert f"{spec}:6:5: <document>: document expands to more than 1000000 values" in result.stderr, result.stderr
+
+
+def test_a_large_document_without_aliases_is_not_a_bomb(tmp_path):
+    spec = tmp_path / "wide.yaml"
+    spec.write_text("a: &a [1, 2]\nb: [" + ", ".join(["*a"] * 1000) + "]\n")  # 3,000 values: fine
+    result = run_cli("validate", str(spec))
+    assert "expands to more than" not in result.stderr, result.stderr
 
 
 def test_jsonnet_that_never_ends_is_cut_off(tmp_path):

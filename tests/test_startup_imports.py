@@ -91,6 +91,16 @@ def test_the_compile_path_imports_neither_dataclasses_nor_inspect(args, tmp_path
         assert "decimal" not in modules
 
 
+def test_compiling_to_a_file_imports_neither_shutil_nor_tempfile(tmp_path):
+    # argparse asks shutil for the terminal's width on every add_argument, and tempfile imports shutil,
+    # random and weakref: a few ms of every `compile -o FILE` (bench/startup.py).
+    out = tmp_path / "k8s.yaml"
+    modules, code = imported("compile", str(SPECS / "tf-ps.yaml"), "--target", "k8s", "-o", str(out))
+    assert code in (0, None) and out.read_text().startswith("# ")
+    for module in ("shutil", "tempfile", "random"):
+        assert module not in modules, f"compile -o FILE imports {module}"
+
+
 def test_a_spec_with_templates_does_import_jinja():
     # The other side of the test above: the probe does see Jinja when a spec needs it.
     spec = next(p for p in sorted(SPECS.glob("*.yaml")) if "{{" in p.read_text())

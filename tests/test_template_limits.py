@@ -36,7 +36,9 @@ HOSTILE = {
         "needs more than",
     "{{ '%0999999999d' % 1 }}": "a format width of 999999999",
     "{{ '%*d' % (999999999, 1) }}": "a format width of 999999999",
-    "{{ '{:>999999999}'.format(1) }}": "needs more than",
+    "{{ '{:>999999999}'.format(1) }}": "a format width of 999999999",
+    "{{ '{:>{w}}'.format(1, w=999999999) }}": "a format width of 999999999",
+    "{{ '{:.999999999f}'.format(1.5) }}": "a format width of 999999999",
     "{% for i in range(100000) %}xxxxxxxxxx{% endfor %}": "characters, more than the 131072 Linux passes",
     "{{ range(10**9) | list }}": "Range too big",
 }
@@ -59,13 +61,21 @@ def _error(path) -> str:
 
 
 @pytest.mark.parametrize("template", list(HOSTILE))
-def test_hostile_template_is_a_spec_error_at_its_field(tmp_path, template):
+def test_hostile_template_is_a_spec_error_at_its_field(tmp_path, template, monkeypatch):
+    # A smaller memory cap than the default 512 MiB: the doubling loop reaches it in a second rather
+    # than spending the time limit on copying half a gigabyte (the cap, not its size, is under test).
+    monkeypatch.setattr(template_limits, "MEMORY_HEADROOM", 128 << 20)
     path = _spec(tmp_path, template)
     text = _error(path)
     # at the template's one `{{ }}` (after the opening quote), else at the string
     column = 16 if len(EXPRESSION.findall(template)) == 1 else 15
     assert text.startswith(f"{path}:8:{column}: spec.args[1]: "), text
     assert HOSTILE[template] in text, text
+
+
+def test_ordinary_str_format_widths_still_render(tmp_path):
+    (plan,) = load_plans(str(_spec(tmp_path, "{{ '{0:>{1}}'.format(7, 3) }}|{{ '{:08.2f}'.format(1.5) }}")))
+    assert plan.roles[0].replicas[0].args[1] == "  7|00001.50"
 
 
 def test_endless_loop_stops_at_the_time_limit(tmp_path, monkeypatch):

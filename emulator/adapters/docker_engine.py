@@ -1,4 +1,5 @@
-"""Everything that talks to the Docker daemon, and nothing about job policy.
+"""The Docker adapter (DockerEngine), and the Docker-API operations both engines serve (Podman through its
+compatible socket): everything that talks to the engine, and nothing about job policy.
 
 Every object the emulator creates (containers, networks, volumes) carries the
 labels below, so a run — even one whose CLI was killed with SIGKILL — can be
@@ -22,6 +23,7 @@ import requests.exceptions
 from docker.types import DeviceRequest, Mount
 
 from ...compiler.errors import UsageError
+from .choice import DOCKER_SOCKET, EngineChoice
 
 # The engine's failures under the adapter's names: the modules above catch these and never
 # import docker or requests themselves (a Podman adapter, speaking the same API, names its own).
@@ -48,22 +50,85 @@ SUPERVISOR = "trainspec.dev/supervisor"
 STATE_DIR = "trainspec.dev/state-dir"
 
 GPU_DRIVER_ERROR = "could not select device driver"
+CDI_ERROR = "unresolvable CDI devices"           # Podman: a GPU id its CDI spec does not define
+RLIMIT_ERROR = "error setting rlimit"            # Podman: its default ulimits above the host's hard limits
+INIT_ERROR = "container-init binary not found"  # Podman without catatonit
 
 
-def connect(replicas: int = 8) -> docker.DockerClient:
-    """A client with enough pooled connections for one log stream per replica."""
-    try:
-        client = docker.from_env(timeout=60, max_pool_size=max(10, 3 * replicas + 10))
-        client.ping()
-        return client
-    except docker.errors.DockerException as exc:
-        host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-        raise UsageError(
-            f"cannot reach the Docker daemon at {host} ({_short(exc)}); start it (`sudo systemctl start docker`, "
+class DockerEngine(docker.DockerClient):
+    """Docker, through its SDK: the client every module above is handed (as `run.client`), plus what
+    the engines do differently (ContainerEngine in base.py). PodmanEngine (podman_engine.py) speaks the
+    same API over Podman's compatible socket and overrides only what Podman does its own way."""
+
+    name = "docker"
+    title = "Docker"
+    daemon = "the Docker daemon"  # as messages name what answers on the socket
+    url = DOCKER_SOCKET
+
+    @classmethod
+    def open(cls, choice: EngineChoice, replicas: int = 8) -> DockerEngine:
+        """A client with enough pooled connections for one log stream per replica, answering."""
+        pool = max(10, 3 * replicas + 10)
+        # The Docker client's own settings (DOCKER_HOST with its TLS variables, else the docker context)
+        # apply when they lead to the address chosen; any other address is used as it is.
+        from_env = cls.name == "docker" and choice.url == (os.environ.get("DOCKER_HOST") or DOCKER_SOCKET)
+        try:
+            client = (cls.from_env(timeout=60, max_pool_size=pool) if from_env
+                      else cls(base_url=choice.url, timeout=60, max_pool_size=pool))
+            client.url = choice.url
+            client.ping()
+            return client
+        except docker.errors.DockerException as exc:
+            raise UsageError(cls.unreachable_message(choice, exc)) from None
+
+    @classmethod
+    def unreachable_message(cls, choice: EngineChoice, exc: BaseException) -> str:
+        text = (
+            f"cannot reach the Docker daemon at {choice.url} ({_short(exc)}); start it (`sudo systemctl start docker`, "
             "or `sudo service docker start`, or run `sudo dockerd` in another terminal; rootless Docker: "
             "`systemctl --user start docker`), or point DOCKER_HOST at a running daemon "
-            "(e.g. unix:///run/user/$UID/docker.sock)"
-        ) from None
+            "(e.g. unix:///run/user/$UID/docker.sock)")
+        if not choice.explicit and not choice.probe:  # nothing found at all: Podman would do too
+            text += ("; or use Podman: start its socket (`sudo podman system service --time=0 "
+                     "unix:///run/podman/podman.sock &`, rootless `systemctl --user start podman.socket`) "
+                     "and it is chosen, or pass --engine podman")
+        return text
+
+    def reconnect(self, replicas: int = 8) -> DockerEngine:
+        """A fresh client of the same engine (a forked supervisor must not share the parent's pool)."""
+        return type(self).open(self.choice(), replicas)
+
+    def choice(self) -> EngineChoice:
+        return EngineChoice(self.name, self.url, True)
+
+    # -- what differs between engines ------------------------------------------------
+
+    def gpu_problem(self, info: dict, wanted: int) -> str | None:
+        """Why this engine cannot hand GPUs to containers, or None."""
+        if has_nvidia_runtime(info):
+            return None
+        return (f"the job asks for {wanted} GPUs but this Docker daemon has no NVIDIA runtime "
+                f"(runtimes: {', '.join(sorted(info.get('Runtimes') or {})) or 'none'}); install the NVIDIA "
+                "Container Toolkit and restart dockerd, or run with --cpu-only for a CPU dry-run")
+
+    def gpu_options(self, gpu_ids: list[str]) -> dict[str, Any]:
+        """create_host_config() arguments that hand these GPUs to one container."""
+        return {"device_requests": device_requests(gpu_ids)}
+
+    def local_image(self, image: str) -> str | None:
+        """The name the engine knows a local image by, or None when it has none."""
+        try:
+            self.api.inspect_image(image)
+            return image
+        except docker.errors.ImageNotFound:
+            return None
+
+    def image_help(self, images: list[str]) -> str:
+        """How to get missing images into this engine (for the missing-images error)."""
+        return "`docker pull`/`docker build`/`docker load` it first"
+
+    def create_container(self, **kw: Any) -> str:
+        return _create_compat(self, **kw)
 
 
 def labels(run_id: str, job: str, supervisor: str, state_dir: str, **extra: str) -> dict[str, str]:
@@ -76,14 +141,8 @@ def has_nvidia_runtime(info: dict) -> bool:
     return "nvidia" in (info.get("Runtimes") or {})
 
 
-def missing_images(client: docker.DockerClient, images: Iterable[str]) -> list[str]:
-    missing = []
-    for image in images:
-        try:
-            client.api.inspect_image(image)
-        except docker.errors.ImageNotFound:
-            missing.append(image)
-    return missing
+def missing_images(client: DockerEngine, images: Iterable[str]) -> list[str]:
+    return [image for image in images if client.local_image(image) is None]
 
 
 # -- networks ---------------------------------------------------------------
@@ -116,7 +175,7 @@ def create_network(client: docker.DockerClient, name: str, label_map: dict[str, 
     prefix = 24
     while (2 ** (32 - prefix)) - 3 < hosts and prefix > 16:
         prefix -= 1
-    taken = _host_networks()
+    taken: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = list(_host_networks())
     for net in client.api.networks():
         for cfg in ((net.get("IPAM") or {}).get("Config") or []):
             try:
@@ -151,7 +210,12 @@ def device_requests(gpu_ids: list[str]) -> list[DeviceRequest]:
     return [DeviceRequest(driver="nvidia", device_ids=list(gpu_ids), capabilities=[["gpu"]])]
 
 
-def create_container(client: docker.DockerClient, *, name: str, image: str, entrypoint: list[str] | None,
+def create_container(client: DockerEngine, **kw: Any) -> str:
+    """Create (not start) one container; the engine decides how its GPUs are passed."""
+    return client.create_container(**kw)
+
+
+def _create_compat(client: DockerEngine, *, name: str, image: str, entrypoint: list[str] | None,
                      cmd: list[str] | None, env: dict[str, str], working_dir: str | None,
                      hostname: str, label_map: dict[str, str], network: str, ip: str, aliases: list[str],
                      extra_hosts: dict[str, str], binds: dict[str, dict], mounts: list[Any],
@@ -165,7 +229,7 @@ def create_container(client: docker.DockerClient, *, name: str, image: str, entr
         init=True,  # a Python PID 1 ignores SIGTERM: docker stop would wait the whole grace period
         binds=binds or None, mounts=mounts or None, tmpfs=tmpfs or None,
         nano_cpus=nano_cpus, mem_limit=mem_limit,
-        device_requests=device_requests(gpu_ids) if gpu_ids else None,
+        **(client.gpu_options(gpu_ids) if gpu_ids else {}),
         extra_hosts=extra_hosts or None, dns=dns, dns_opt=dns_opt,
         port_bindings=port_bindings or None,
         network_mode=network,
@@ -185,8 +249,16 @@ def create_container(client: docker.DockerClient, *, name: str, image: str, entr
     except docker.errors.APIError as exc:
         if exc.status_code == 409:
             raise UsageError(f"a container named {name} already exists; remove it or run `trainspec gc`") from None
-        raise UsageError(f"cannot create container {name}: {_short(exc)}") from None
+        raise UsageError(create_error_message(name, exc)) from None
     return created["Id"]
+
+
+def create_error_message(name: str, exc: Exception) -> str:
+    text = _short(exc)
+    if INIT_ERROR in text:  # Podman: --init needs its init binary, a package Debian only recommends
+        return (f"cannot create container {name}: Podman has no init binary for --init ({text}); install "
+                "catatonit (`sudo apt-get install catatonit`), or set init_path in /etc/containers/containers.conf")
+    return f"cannot create container {name}: {text}"
 
 
 def start_error_message(name: str, exc: Exception) -> str:
@@ -194,6 +266,15 @@ def start_error_message(name: str, exc: Exception) -> str:
     if GPU_DRIVER_ERROR in text:
         return (f"cannot start {name}: Docker has no NVIDIA GPU runtime ({text}); install the NVIDIA "
                 "Container Toolkit and restart dockerd, or run with --cpu-only")
+    if CDI_ERROR in text:
+        return (f"cannot start {name}: Podman's CDI spec does not define the GPUs it was given ({text}); "
+                "regenerate it (`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`, "
+                "`nvidia-ctk cdi list` shows the names), pass --gpus with ids it lists, or run with --cpu-only")
+    if RLIMIT_ERROR in text:
+        return (f"cannot start {name}: Podman's default ulimits are above this machine's hard limits ({text}); "
+                "set them in /etc/containers/containers.conf: [containers] default_ulimits = "
+                '["nofile=N:N", "nproc=M:M"] with N from `ulimit -Hn` and M at most `ulimit -Hu` and '
+                "/proc/sys/kernel/pid_max, then restart the Podman service")
     if "port is already allocated" in text or "address already in use" in text:
         return f"cannot start {name}: a host port it publishes is already in use ({text})"
     return f"cannot start {name}: {text}"

@@ -31,7 +31,7 @@ class Events(threading.Thread):
                 "type": "container", "label": f"{db.RUN_ID}={self.run_id}", "event": ["die", "oom"]})
             self.ready.set()
             for ev in self.stream:
-                cid = ev.get("id") or (ev.get("Actor") or {}).get("ID")
+                cid = str(ev.get("id") or (ev.get("Actor") or {}).get("ID") or "")
                 action = ev.get("Action") or ev.get("status")
                 with self.lock:
                     if action == "oom":

@@ -50,7 +50,7 @@ class Console:
         self.lock = threading.Lock()
         self.rows: list[Row] = []
         self.drawn = 0
-        self.mask = _no_mask  # hides secret values in everything trainspec prints (see masker())
+        self.mask: Callable[[str], str] = _no_mask  # hides secret values in everything trainspec prints (see masker())
         self.hinted: set[str] = set()
 
     def _paint(self, text: str, code: int) -> str:

@@ -58,7 +58,6 @@ def _supervise_detached(run, notify_fd: int) -> int:
     import signal
     import threading
 
-    from ..adapters import docker_engine as db
     from ..host.state import supervisor_id
 
     os.setsid()  # no terminal signals; `trainspec down` sends SIGTERM
@@ -93,7 +92,7 @@ def _supervise_detached(run, notify_fd: int) -> int:
 
     threading.Thread(target=when_started, daemon=True).start()
     try:
-        run.client = db.connect(len(run.job.replicas))  # a fresh connection pool, not the parent's
+        run.client = run.client.reconnect(len(run.job.replicas))  # a fresh connection pool, not the parent's
         code = run.execute()
         notify("started")
         return code

@@ -108,7 +108,7 @@ class Run:
                 self.interrupted = self.interrupted or "SIGINT"
             except db.ENGINE_ERRORS as exc:
                 # e.g. the network cannot be created because the daemon just went away
-                self.set_fatal(UsageError(f"Docker error: {db.short(exc)}"))
+                self.set_fatal(UsageError(f"{self._engine('title')} error: {db.short(exc)}"))
             finally:
                 self._shutdown()
         finally:
@@ -320,13 +320,17 @@ class Run:
                     self.lose_daemon(f"it stopped answering as the run ended: {db.short(exc)}")
                 if time.time() >= deadline or not unreachable or self.hurry:  # a second Ctrl-C: no waiting
                     self.console.note(f"could not remove the run's containers ({db.short(exc)}); "
-                                      "run `trainspec gc` once the Docker daemon answers again")
+                                      f"run `trainspec gc` once {self._engine('daemon')} answers again")
                     return
                 if not said:
-                    self.console.note(f"waiting up to {self.opts.daemon_wait:g}s for the Docker daemon to answer "
-                                      "again, to remove the run's containers and network")
+                    self.console.note(f"waiting up to {self.opts.daemon_wait:g}s for {self._engine('daemon')} "
+                                      "to answer again, to remove the run's containers and network")
                     said = True
                 time.sleep(0.5)
+
+    def _engine(self, word: str) -> str:
+        """How messages name the engine ("Docker", "the Podman service"): the adapter's words."""
+        return str(getattr(self.client, word, None) or {"title": "Docker", "daemon": "the Docker daemon"}[word])
 
     def daemon_answers(self) -> bool:
         try:
@@ -346,7 +350,7 @@ class Run:
             if getattr(self.fatal, "docker_error", False):
                 self.fatal = None  # a replica's Docker error was this: say what happened instead
         self.set_fatal(UsageError(
-            f"lost the connection to the Docker daemon mid-run ({detail}): it stopped or restarted, "
+            f"lost the connection to {self._engine('daemon')} mid-run ({detail}): it stopped or restarted, "
             "so the run cannot be followed any more; its containers are removed when the daemon answers "
             "again (else run `trainspec gc` later)"))
 
@@ -355,7 +359,8 @@ class Run:
         elapsed = time.time() - self.started
         table = out.table(self.rows(), age=False)
         if self.daemon_lost:
-            head = f"job {self.job.name} LOST after {elapsed:.1f}s: the Docker daemon stopped or restarted mid-run"
+            head = (f"job {self.job.name} LOST after {elapsed:.1f}s: {self._engine('daemon')} stopped or restarted "
+                    "mid-run")
         elif self.decision is not None and not self.interrupted:
             head = (f"job {self.job.name} {self.decision.outcome.upper()} in {elapsed:.1f}s{restarts.summary(self)} "
                     f"({self.decision.reason})")
@@ -372,6 +377,8 @@ class Run:
             "run_id": self.run_id, "job": self.job.name, "namespace": self.job.namespace,
             "framework": self.job.framework, "source": self.job.source, "started": self.started,
             "supervisor": self.supervisor, "kept": self.opts.keep, "job_restarts": self.job_restarts,
+            # which engine ran it, so ps/logs/down/gc of this run reach that engine again
+            "engine": getattr(self.client, "name", None), "engine_url": getattr(self.client, "url", None),
             "status": ("Interrupted" if self.interrupted else "Error" if self.daemon_lost and final
                        else self.decision.outcome if self.decision
                        else "Error" if (final and self.fatal) else "Running" if not final else "Stopped"),

@@ -35,6 +35,7 @@ class RunOptions:
     pull: bool = False                  # --pull: pull images not present locally (else never)
     gpus_per_replica: int | None = None  # --gpus-per-replica N: cap each replica's GPU request
     share_gpus: bool = False            # --share-gpus: replicas may share GPUs when there are too few
+    engine: str | None = None           # --engine docker|podman (None: $TRAINSPEC_ENGINE, else found)
 
 
 @dataclass

@@ -96,7 +96,8 @@ class _Layout:
         # XGBoost's RANK (without the plugin) and Paddle's rendezvous replica differ per replica in ways
         # the task index cannot give through the downward API: then too, one task per replica.
         # A role of 0 replicas still writes its task (replicas: 0): its env is that of an index 0.
-        self.operator_env = {role.name: [_operator_env(plan, role, i) for i in range(max(role.count, 1))]
+        lists: dict[tuple[str, int], str] = {}  # host lists every replica shares: built once per job
+        self.operator_env = {role.name: [_operator_env(plan, role, i, lists) for i in range(max(role.count, 1))]
                              for role in plan.roles} if plan.framework in OPERATOR_ENV_FRAMEWORKS else {}
         # XGBoost: the pytorch plugin gives MASTER_*, WORLD_SIZE and RANK (index + 1 on workers) per pod
         self.xgboost_plugin = volcano_xgboost_plugin(plan)
@@ -123,11 +124,11 @@ class _Layout:
                 yield role, None, role.task, role.count
 
 
-def _operator_env(plan: JobPlan, role: RolePlan, index: int) -> list[EnvVar]:
+def _operator_env(plan: JobPlan, role: RolePlan, index: int, lists: dict[tuple[str, int], str]) -> list[EnvVar]:
     counts = {r.name: r.count for r in plan.roles}
     ports = {r.name: r.port for r in plan.roles}
     return frameworks.operator_env(plan.framework, role.name, index, counts, ports,
-                                   lambda r, i: _host(plan, r, i), plan.name)
+                                   lambda r, i: _host(plan, r, i), plan.name, lists)
 
 
 def _task(plan: JobPlan, role_name: str) -> str:

@@ -65,7 +65,7 @@ def test_a_job_is_found_from_any_folder(tmp_path, docker_client, test_image, lea
     assert run_containers(docker_client, "anyfolder", tmp_path) == []
 
 
-def test_set_and_claim_on_a_real_run(tmp_path, test_image, leak_check):
+def test_set_and_claim_on_a_real_run(tmp_path, test_image, engine, leak_check):
     out = tmp_path / "results"
     out.mkdir()
     r = trainspec("run", _flaky(tmp_path, "fail-once"), "--offline", "--set", "env.MODE=ok",

@@ -45,7 +45,7 @@ def test_topology_runs_to_success(tmp_path, test_image, leak_check, spec, decide
         assert "scheduler-0 | every node registered" in out
 
 
-def test_tf_ps_workers_reach_every_ps(tmp_path, test_image, leak_check):
+def test_tf_ps_workers_reach_every_ps(tmp_path, test_image, engine, leak_check):
     out = _run(tmp_path, "tf-ps.yaml", test_image)
     assert "worker-0 | reached every ps" in out
 

@@ -26,7 +26,7 @@ def test_handwritten_k8s_fixture_runs_to_success(tmp_path, test_image, leak_chec
     assert state["status"] == "Succeeded" and state["finished"]
 
 
-def test_tf_env_dns_init_hooks_and_output_volume(tmp_path, test_image, leak_check):
+def test_tf_env_dns_init_hooks_and_output_volume(tmp_path, test_image, engine, leak_check):
     r = trainspec("run", SPECS / "tf-check.yaml", "--offline", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     out = norm(r.stdout)
@@ -46,7 +46,7 @@ def _flaky(tmp_path, mode: str, **spec_fields):
     return spec("flaky.yaml", tmp_path, edit)
 
 
-def test_on_failure_restarts_until_success(tmp_path, test_image, leak_check):
+def test_on_failure_restarts_until_success(tmp_path, test_image, engine, leak_check):
     r = trainspec("run", _flaky(tmp_path, "fail-once"), "--offline", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "exit code 3; restarting" in r.stdout
@@ -68,7 +68,7 @@ def test_backoff_limit_ends_the_retries(tmp_path, test_image, leak_check):
     assert r.stdout.count("mode fail,") == 2
 
 
-def test_exit_code_policy_does_not_retry_application_errors(tmp_path, test_image, leak_check):
+def test_exit_code_policy_does_not_retry_application_errors(tmp_path, test_image, engine, leak_check):
     r = trainspec("run", _flaky(tmp_path, "fail", restartPolicy="ExitCode", backoffLimit=3), "--offline",
                   cwd=tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
@@ -161,7 +161,8 @@ def test_signals_stop_and_clean_up(tmp_path, docker_client, test_image, leak_che
     assert run_containers(docker_client, "flaky", tmp_path) == []
 
 
-def test_sigkilled_cli_leaves_what_gc_removes(tmp_path, docker_client, test_image, leak_check):
+def test_sigkilled_cli_leaves_what_gc_removes(tmp_path, engine, test_image, leak_check, monkeypatch):
+    docker_client = engine.client
     proc = start("run", _flaky(tmp_path, "sleep"), "--offline", cwd=tmp_path)
     try:
         wait_for(lambda: (tmp_path / ".trainspec/volumes/flaky-out/running").exists(), what="the worker to run")
@@ -170,6 +171,7 @@ def test_sigkilled_cli_leaves_what_gc_removes(tmp_path, docker_client, test_imag
     finally:
         proc.kill()
     assert run_containers(docker_client, "flaky", tmp_path), "SIGKILL gives no chance to clean up"
+    monkeypatch.delenv("TRAINSPEC_ENGINE")  # gc finds the engine from the killed run's record
     ps = trainspec("ps", cwd=tmp_path)
     assert "orphaned" in ps.stdout and "flaky-" in ps.stdout, ps.stdout
     gc = trainspec("gc", cwd=tmp_path)
@@ -227,13 +229,15 @@ def test_secrets_reach_the_container_but_no_saved_file(tmp_path, test_image, lea
             assert value not in f.read_text(errors="replace"), f
 
 
-def test_detach_ps_logs_down(tmp_path, docker_client, test_image, leak_check):
+def test_detach_ps_logs_down(tmp_path, engine, test_image, leak_check, monkeypatch):
+    docker_client = engine.client
     path = _flaky(tmp_path, "sleep")
     r = trainspec("run", path, "--offline", "--detach", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     run_id = r.stdout.strip()
     assert run_id.startswith("flaky-")
     wait_for(lambda: (tmp_path / ".trainspec/volumes/flaky-out/running").exists(), what="the worker to run")
+    monkeypatch.delenv("TRAINSPEC_ENGINE")  # no engine named from here on: the run's record names it
     ps = trainspec("ps", cwd=tmp_path)
     assert run_id in ps.stdout and "Running" in ps.stdout and "alive" in ps.stdout, ps.stdout
     one = trainspec("ps", run_id, cwd=tmp_path)
@@ -245,7 +249,7 @@ def test_detach_ps_logs_down(tmp_path, docker_client, test_image, leak_check):
     assert down.returncode == 0, down.stdout + down.stderr
     assert run_containers(docker_client, "flaky", tmp_path) == []
     state = json.loads((tmp_path / ".trainspec/runs" / run_id / "state.json").read_text())
-    assert state["status"] == "Interrupted" and state["finished"]
+    assert state["status"] == "Interrupted" and state["finished"] and state["engine"] == engine.name
 
 
 def test_two_runs_of_one_job_do_not_collide(tmp_path, docker_client, test_image, leak_check):

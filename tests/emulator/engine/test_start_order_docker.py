@@ -51,7 +51,7 @@ def run(path: Path, tmp: Path):
 A_DONE = "import time; time.sleep(2); print('A done'); exit(int('{code}'))"
 
 
-def test_depends_on_complete_starts_b_after_a_completed(tmp_path, test_image, leak_check):
+def test_depends_on_complete_starts_b_after_a_completed(tmp_path, test_image, engine, leak_check):
     path = jobset(tmp_path, rjob("a", test_image, A_DONE.format(code=0)),
                   rjob("b", test_image, "print('B starts')", depends=[("a", "Complete")]))
     r, out = run(path, tmp_path)
