@@ -37,8 +37,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from trainspec.build import compile_spec as compile_all
-    from trainspec.compiler import load_plans
-    from trainspec.targets import available
+    from trainspec.targets import available, load_plans
 
     # a build over several targets leaves out those a job cannot run on at all (trainjob for TF...)
     compile_spec = functools.partial(compile_all, skip_unsupported=True)

@@ -41,9 +41,8 @@ def _cell(target: str, plan, per_target: dict, fitting: tuple, replicas: int) ->
 
 def scale_tables(tmp: str, targets: tuple[str, ...], frameworks: list[str], largest: int) -> None:
     from trainspec.build import compile_spec
-    from trainspec.compiler import load_plans
     from trainspec.compiler.limits import problems
-    from trainspec.targets import unsupported
+    from trainspec.targets import load_plans, unsupported
 
     for framework in frameworks:
         rows = []
@@ -54,7 +53,7 @@ def scale_tables(tmp: str, targets: tuple[str, ...], frameworks: list[str], larg
             replicas = plan.total_replicas
             result = {}
             # A target that refuses this size (compiler/limits.py: e.g. compose past 64 MiB) is left out,
-            # and so is one that cannot run the job at all (compiler/checks.py: trainjob for TensorFlow).
+            # and so is one that cannot run the job at all (targets/trainjob/checks.py: trainjob for TensorFlow).
             fitting = tuple(t for t in targets if not problems(plan, t) and not unsupported(t, plan))
 
             def once(fitting=fitting, path=path, result=result):
@@ -83,8 +82,7 @@ def _config_map_bytes(text: str) -> int:
 
 def flatness_table(tmp: str, targets: tuple[str, ...]) -> None:
     """Bytes of the jobset / trainjob output at 16 vs 4,096 workers, side by side."""
-    from trainspec.compiler import load_plans
-    from trainspec.targets import render, unsupported
+    from trainspec.targets import load_plans, render, unsupported
 
     rows = []
     for framework in ("tensorflow", "pytorch", "mxnet", "mpi"):

@@ -141,7 +141,7 @@ def compile_spec(path: str, targets: tuple[str, ...], load, skip_unsupported: bo
     """Every job of one spec file rendered for `targets`; `load(path)` gives its plans.
 
     With skip_unsupported, a target that cannot run a job at all (`JobPlan.unsupported`, from
-    compiler/checks.py) is left out for that job; `load` must then not raise that target's problems.
+    its checks.py) is left out for that job; `load` must then not raise that target's problems.
     """
     from trainspec.targets import render, unsupported
 

@@ -37,7 +37,7 @@ def load_specs(path: str, args, targets: tuple[str, ...] | None = None, skip_uns
 
 
 def load_job_plans(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False):
-    from trainspec.compiler import load_plans
+    from trainspec.targets import load_plans
 
     if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
         from trainspec.inputs import STDIN_NAME, read_stdin_documents
@@ -66,9 +66,9 @@ def load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, sk
     """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
     if not spec.walked:
         return load_specs(spec.path, args, targets, skip_unsupported, warn_target)
-    from trainspec.compiler import load_plans
     from trainspec.compiler.loader import JsonnetOptions
     from trainspec.inputs import walked_documents
+    from trainspec.targets import load_plans
 
     options = spec_options(args)
     jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),

@@ -314,8 +314,7 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
 
 def spec_objects(path: str, name: str | None = None) -> dict[str, str]:
     """job -> its compiled k8s text, for a spec file; errors name it `name` (e.g. HEAD:specs/x.yaml)."""
-    from trainspec.compiler import load_plans
-    from trainspec.targets import render
+    from trainspec.targets import load_plans, render
 
     if name is None or name == path or path.endswith(".jsonnet"):
         plans = load_plans(path)

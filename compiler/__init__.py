@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from .errors import ErrorSink, SpecError, SpecErrors, UsageError
     from .loader import JsonnetOptions, load_file
     from .plan import JobPlan
+    from .target_rules import TargetRules
 
 # Names this package re-exports, and the module each comes from.  They load on first use
 # (module __getattr__), so `from trainspec.compiler.errors import ...` or `trainspec --version`
@@ -27,15 +28,16 @@ def __getattr__(name: str):
     return value
 
 
-def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
-               jpath: list[str] | None = None, targets: tuple[str, ...] | None = None,
-               documents: list | None = None, skip_unsupported: bool = False,
-               kube_version: str | None = None) -> list[JobPlan]:
+def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tla: dict[str, str] | None = None,
+               ext_vars: dict[str, str] | None = None, jpath: list[str] | None = None, documents: list | None = None,
+               skip_unsupported: bool = False, kube_version: str | None = None) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
 
-    `targets`: plan for those targets only (their naming schemes and checks) and raise
-    what they cannot express (compiler/checks.py) with the spec's errors.  None: plan
-    for every target, and leave those problems to each target's render (JobPlan.check).
+    `rules`: the targets to plan for (their naming schemes, checks, warnings, limits:
+    compiler/target_rules.py), handed in by the caller; `trainspec.targets.load_plans` is the
+    entry that takes target names.  `named`: the user named those targets: raise what they
+    cannot express with the spec's errors.  Not named (every target): leave those problems to
+    each target's render (JobPlan.check).
     `documents`: already loaded (stdin, or a folder walk that skipped other tools' YAML).
     `skip_unsupported`: do not raise the problems of a target that cannot run a job at all
     (`JobPlan.unsupported`); the caller leaves that target out for the job (`build`).
@@ -71,12 +73,12 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
                 sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file ({where})",
                          "one document per job name", "rename one of them")
             names.setdefault(spec.name, sink.position(("metadata", "name")) + (number,))
-            plan = build_plan(spec, sink, targets) if not sink.errors else None
+            plan = build_plan(spec, sink, rules, named) if not sink.errors else None
             if plan is not None:
                 plan = plan._replace(kube_version=version)
                 report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
-                for target in targets or ():
+                for target in plan.targets or ():
                     if not (skip_unsupported and target in plan.unsupported):
                         errors.extend(plan.target_errors.get(target, ()))
         errors.extend(sink.errors)

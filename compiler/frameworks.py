@@ -81,7 +81,7 @@ def mpi_hostfile(hosts: list[str], slots: int, implementation: str) -> str:
 # The operators' success rules, as data: per framework, the first entry whose condition holds.
 # (condition, rule); a condition is ("has", role): the job has replicas of role, ("policy", p): the
 # tensorflow successPolicy is p, or None: always.  The Helm chart's copy is generated from this table
-# (targets/helm_rules.py), the emulator and the Volcano target read the plan's SuccessRule.
+# (targets/helm/chart_rules.py), the emulator and the Volcano target read the plan's SuccessRule.
 SUCCESS_RULES: dict[str, tuple[tuple[tuple[str, str] | None, SuccessRule], ...]] = {
     "tensorflow": ((("has", "chief"), SuccessRule("chief")),
                    (("policy", "AllWorkers"), SuccessRule("worker", "all")),
@@ -127,7 +127,7 @@ LINGERING_ROLES: dict[str, tuple[str, ...]] = {
 
 
 # Roles that must be up before another starts: mpirun reaches every worker over ssh at once.
-# A table (not code) so the chart's run policy is generated from it (targets/helm_rules.py).
+# A table (not code) so the chart's run policy is generated from it (targets/helm/chart_rules.py).
 START_AFTER: dict[str, tuple[StartAfter, ...]] = {"mpi": (StartAfter("launcher", ("worker",)),)}
 
 

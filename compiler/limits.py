@@ -1,9 +1,9 @@
 """Limits the cluster (or Linux, or Docker Compose) enforces, checked on the plan before a target renders.
 
-Each check is a pure function of the plan and the target name and returns `LimitProblem`s:
-the number that breaks the limit, the limit, and which target (if any) avoids it.  The planner
-turns the per-target ones (`problems`) into that target's spec errors at the field that causes
-them (`JobPlan.check`); `report` adds the target-independent one (Linux's per-string limit) to
+Each check is a pure function of the plan and returns `LimitProblem`s: the number that breaks the
+limit, the limit, and which target (if any) avoids it.  The planner turns a target's (its
+`TargetRules.limits`) into that target's spec errors at the field that causes them
+(`JobPlan.check`); `report` adds the target-independent one (Linux's per-string limit) to
 validation (`load_plans`), so `validate`, every target and `trainspec run` refuse it.
 
 - Linux MAX_ARG_STRLEN (all targets): no argument or `NAME=value` environment string of a
@@ -14,9 +14,11 @@ validation (`load_plans`), so `validate`, every target and `trainspec run` refus
 - Kubernetes ConfigMap data, 1 MiB (k8s, helm: the whole topology; kubeflow, volcano: the
   host lists).
 - Kubernetes annotations, 256 KiB in total per object (k8s, kubeflow, volcano, helm).
-- Compose file size (compose): every service carries the topology values literally, so the
-  file grows with the square of the replica count; past COMPOSE_MAX_BYTES it is refused
-  before it is rendered (estimated from the plan).
+- Kueue's queue-name label (scheduling-names).
+
+No target is named here: each target's `TargetRules.limits` (targets/<name>/checks.py or its
+`__init__.py`) composes the checks that apply to its output, and adds its own (the compose
+file's size, the TrainJob CRD's limits, the Volcano Job's object size and schedulerName).
 """
 
 from typing import NamedTuple
@@ -25,13 +27,8 @@ MAX_ARG_STRLEN = 32 * 4096  # bytes, including the terminating NUL (linux/binfmt
 CONFIG_MAP_MAX_BYTES = 1024 * 1024  # k8s.io/api core/v1 validation: sum of data values
 ANNOTATIONS_MAX_BYTES = 256 * 1024  # apimachinery ValidateAnnotationsSize: sum of keys and values
 ANNOTATIONS_RESERVE = 2048  # trainspec's own annotations (trainspec.dev/*) on top of the user's
-COMPOSE_MAX_BYTES = 64 * 1024 * 1024  # documented in docs/targets-helm-compose.md
-COMPOSE_SERVICE_BYTES = 1536  # a service without its environment (image, labels, network, healthcheck ...)
 
-KUBERNETES_TARGETS = ("k8s", "kubeflow", "volcano", "helm", "jobset", "trainjob")
-LIMIT_TARGETS = KUBERNETES_TARGETS + ("compose",)
-TOPOLOGY_IN_CONFIG_MAP = {"k8s": None, "helm": None, "jobset": None, "trainjob": None,
-                          "kubeflow": "TRAINSPEC_HOSTS_", "volcano": "TRAINSPEC_HOSTS_"}
+HOST_LISTS = "TRAINSPEC_HOSTS_"  # the topology keys of an operator target's ConfigMap (the operator gives the rest)
 
 
 class LimitProblem(NamedTuple):  # not a frozen dataclass: cheaper at start-up
@@ -41,15 +38,11 @@ class LimitProblem(NamedTuple):  # not a frozen dataclass: cheaper at start-up
     hint: str
 
 
-def problems(plan, target: str) -> list[LimitProblem]:
-    """Every limit `target`'s output of `plan` would break (Linux's per-string limit is `report`'s)."""
-    found = config_map_problems(plan, target)
-    found += annotation_problems(plan, target)
-    found += compose_size_problems(plan, target)
-    found += scheduling_name_problems(plan, target)
-    found += trainjob_crd_problems(plan, target)
-    found += object_size_problems(plan, target)
-    return found
+def kubernetes_limits(plan) -> list[LimitProblem]:
+    """The limits of a target that writes the whole topology ConfigMap, annotated objects and Kueue's queue
+    label (k8s, helm, jobset, trainjob); each target's `TargetRules.limits` composes its own from the
+    checks here and its own (targets/<name>/checks.py)."""
+    return config_map_size(plan) + annotations_size(plan) + queue_label(plan)
 
 
 def report(plan, sink) -> None:
@@ -68,7 +61,7 @@ def _exec_bytes(name: str, value: str) -> int:
     return len(name.encode("utf-8")) + 1 + len(value.encode("utf-8")) + 1  # NAME=value\0
 
 
-def _largest_role(plan):
+def largest_role(plan):
     return max(plan.roles, key=lambda role: role.count)
 
 
@@ -136,7 +129,7 @@ def _topology_env_problem(plan, role, replica, name: str, size: int, total: int)
     if hosts_role is not None:
         grows_with, count, scope = hosts_role, hosts_role.count, f"{hosts_role.name} replicas"
     else:  # TF_CONFIG, the TF cluster, the MPI hostfile: every replica of the job
-        grows_with, count, scope = _largest_role(plan), total, "replicas in the job"
+        grows_with, count, scope = largest_role(plan), total, "replicas in the job"
     most = max(1, count * (MAX_ARG_STRLEN - len(name) - 2) // size)
     if name in ("TF_CONFIG", "TRAINSPEC_TF_CLUSTER"):
         hint = ("no target avoids this: every TensorFlow replica's process gets the whole cluster in TF_CONFIG "
@@ -161,16 +154,14 @@ def _env_role(name: str) -> str:
 
 # --- Kubernetes: ConfigMap size and annotations -----------------------------------------------------
 
-def config_map_problems(plan, target: str) -> list[LimitProblem]:
-    if target not in TOPOLOGY_IN_CONFIG_MAP:
-        return []
-    prefix = TOPOLOGY_IN_CONFIG_MAP[target]
+def config_map_size(plan, prefix: str | None = None) -> list[LimitProblem]:
+    """kube_rules: the topology ConfigMap over 1 MiB: every key (`prefix` None), or those starting with `prefix`."""
     size = sum(len(value.encode("utf-8")) for key, value in plan.topology.items()
                if prefix is None or key.startswith(prefix))
     if size <= CONFIG_MAP_MAX_BYTES:
         return []
     total = plan.total_replicas
-    role = _largest_role(plan)
+    role = largest_role(plan)
     return [LimitProblem(
         (("spec", "roles", role.name, "replicas"),),
         f"with {total} replicas the ConfigMap {plan.topology_name} holds {size} bytes of data, over the "
@@ -188,9 +179,8 @@ def _annotation_bytes(annotations: dict) -> int:
     return sum(len(k.encode("utf-8")) + len(str(v).encode("utf-8")) for k, v in annotations.items())
 
 
-def annotation_problems(plan, target: str) -> list[LimitProblem]:
-    if target not in KUBERNETES_TARGETS:
-        return []
+def annotations_size(plan) -> list[LimitProblem]:
+    """kube_rules annotations-size: the job's annotations and each role's pod annotations, 256 KiB per object."""
     out = []
     for role in plan.roles:  # a pod template's annotations are the podAnnotations (kube_rules: annotations-size)
         pod = _annotation_bytes(role.pod.pod_annotations or {})
@@ -213,149 +203,17 @@ def annotation_problems(plan, target: str) -> list[LimitProblem]:
         "compose has no such limit; put large data in a ConfigMap")]
 
 
-# --- Compose: file size --------------------------------------------------------------------------
+# --- the API server's rules on scheduling names (compiler/kube_rules.py: scheduling-names) ---------------
 
-def compose_size_estimate(plan) -> int:
-    """Bytes of compose.yaml, estimated from one replica per role (within a few percent above 1 MiB)."""
-    from .plan import resolved_env
-
-    total = 0
-    for role in plan.roles:
-        if not role.replicas:
-            continue
-        last = role.replicas[-1]
-        env = sum(len(name) + 4 + (len(value) if isinstance(value, str) else 64)
-                  for name, value in resolved_env(plan, last))
-        words = sum(len(w) + 4 for w in (last.command or ()) + (last.args or ()))
-        total += role.count * (COMPOSE_SERVICE_BYTES + env + words)
-    return total
-
-
-def compose_size_problems(plan, target: str) -> list[LimitProblem]:
-    if target != "compose":
-        return []
-    size = compose_size_estimate(plan)
-    if size <= COMPOSE_MAX_BYTES:
-        return []
-    total = plan.total_replicas
-    # The file grows with the square of the replica count when topology values dominate.
-    most = max(1, int(total * (COMPOSE_MAX_BYTES / size) ** 0.5))
-    role = _largest_role(plan)
-    return [LimitProblem(
-        (("spec", "roles", role.name, "replicas"),),
-        f"with {total} replicas compose.yaml would be about {size >> 20} MiB (every service carries the "
-        f"topology literally), over the {COMPOSE_MAX_BYTES >> 20} MiB a compose file may have "
-        "(docs/targets-helm-compose.md)",
-        f"at most about {most} replicas for the compose target",
-        "compile this job for k8s, kubeflow, jobset, trainjob or helm; compose is for running small jobs locally")]
-
-
-# --- the API server's per-target rules (compiler/kube_rules.py: scheduling-names, trainjob-crd) --------
-
-QUEUE_LABEL_TARGETS = ("k8s", "helm", "jobset", "trainjob")  # Kueue's kueue.x-k8s.io/queue-name label
-VOLCANO_SCHEDULER_NAME_MAX = 63  # volcano CRD batch.volcano.sh_jobs.yaml spec.schedulerName maxLength
-TRAINJOB_MAX_ITEMS = 128  # trainer CRD spec.trainer.{command,args,env} maxItems
-TRAINJOB_IMAGE_MAX = 500  # trainer CRD spec.trainer.image maxLength
-
-
-def scheduling_name_problems(plan, target: str) -> list[LimitProblem]:
+def queue_label(plan) -> list[LimitProblem]:
+    """The queue as Kueue's kueue.x-k8s.io/queue-name label: a label value (targets that label their objects)."""
     from .kube_rules import label_value_problem
 
-    out: list[LimitProblem] = []
     queue = plan.scheduling.queue
-    if queue and target in QUEUE_LABEL_TARGETS and label_value_problem(queue):
-        out.append(LimitProblem(
-            (("spec", "scheduling", "queue"),),
-            f"the queue {queue!r} becomes Kueue's label kueue.x-k8s.io/queue-name, and a label value "
-            f"{label_value_problem(queue)}", "a queue name of at most 63 characters",
-            "kubeflow and volcano carry the queue as a field, not a label; or use a shorter LocalQueue name"))
-    name = plan.scheduling.scheduler_name
-    if name and target == "volcano" and len(name) > VOLCANO_SCHEDULER_NAME_MAX:
-        out.append(LimitProblem(
-            (("spec", "scheduling", "schedulerName"),),
-            f"the Volcano Job's schedulerName is {len(name)} characters; its CRD allows at most "
-            f"{VOLCANO_SCHEDULER_NAME_MAX}", f"at most {VOLCANO_SCHEDULER_NAME_MAX} characters",
-            "the other targets take it as the pod's schedulerName"))
-    return out
-
-
-def trainjob_crd_problems(plan, target: str) -> list[LimitProblem]:
-    if target != "trainjob":
+    if not queue or not label_value_problem(queue):
         return []
-    out: list[LimitProblem] = []
-    for role in plan.roles:
-        base = ("spec", "roles", role.name)
-        image = role.image or ""
-        if len(image) > TRAINJOB_IMAGE_MAX:
-            out.append(LimitProblem(
-                (base + ("image",), ("spec", "image")),
-                f"the image of the {role.name} is {len(image)} characters; the TrainJob CRD allows at most "
-                f"{TRAINJOB_IMAGE_MAX} (spec.trainer.image maxLength)", f"at most {TRAINJOB_IMAGE_MAX} characters",
-                "the other targets take longer image references (up to the API server's own limits)"))
-        for key, items in (("command", role.sources.command), ("args", role.sources.args), ("env", role.sources.env)):
-            if items is not None and len(items) > TRAINJOB_MAX_ITEMS:
-                out.append(LimitProblem(
-                    (base + (key,), ("spec", key)),
-                    f"the {role.name}'s {key} has {len(items)} items; the TrainJob CRD allows at most "
-                    f"{TRAINJOB_MAX_ITEMS} (spec.trainer.{key} maxItems)", f"at most {TRAINJOB_MAX_ITEMS} items",
-                    "put them in a file or a script in the image; the other targets take more"))
-    return out
-
-
-VOLCANO_TASK_BASE_BYTES = 1600  # a task's YAML without its env, command and args (measured: docs/validation.md)
-
-
-def volcano_task_per_replica(plan) -> bool:
-    """Whether the volcano target writes one task per replica (targets/volcano.py lays tasks out by the same
-    rules): a text that differs per replica, torchrun's node rank, or an operator variable that is the
-    index plus an offset (XGBoost's RANK on workers, when the pytorch plugin cannot give it) or differs on
-    one replica (Paddle's rendezvous)."""
-    from .checks import volcano_node_rank_split, volcano_split, volcano_xgboost_plugin
-
-    counts = {role.name: role.count for role in plan.roles}
-    if volcano_split(plan) or volcano_node_rank_split(plan.framework, plan.elastic is not None, counts):
-        return True
-    if plan.framework == "xgboost" and not volcano_xgboost_plugin(plan):
-        return counts.get("worker", 0) > 1 and counts.get("master", 0) > 0
-    if plan.framework == "paddle":
-        return counts.get("master" if counts.get("master", 0) else "worker", 0) > 1
-    return False
-
-
-def volcano_size_estimate(plan) -> int:
-    """Bytes of the Volcano Job when it has one task per replica (within a few percent, above)."""
-    total = 0
-    for role in plan.roles:
-        if not role.replicas:
-            continue
-        last = role.replicas[-1]
-        # values at 5/4: Volcano's host names (`<job>-<role>-<i>.<job>`) are longer than the plan's
-        env = sum(len(var.name) + 24 + len(var.value or var.expand or "") * 5 // 4 for var in last.env)
-        words = sum(len(w) + 6 for w in (last.command or ()) + (last.args or ()))
-        labels = sum(len(k) + len(v) + 8 for k, v in {**plan.labels, **plan.annotations}.items())
-        total += role.count * (VOLCANO_TASK_BASE_BYTES + env + words + labels)
-    return total
-
-
-def object_size_problems(plan, target: str) -> list[LimitProblem]:
-    """kube_rules request-size: an object over etcd's 1.5 MiB is refused (over 3 MiB, with 413 already).
-
-    Only the volcano target's one-task-per-replica layout grows with the replica count: every other
-    target writes one pod template per role (k8s and helm one small object per replica)."""
-    from .kube_rules import ETCD_OBJECT_MAX_BYTES, REQUEST_MAX_BYTES
-
-    if target != "volcano" or not volcano_task_per_replica(plan):
-        return []
-    size = volcano_size_estimate(plan)
-    if size <= ETCD_OBJECT_MAX_BYTES:
-        return []
-    total = plan.total_replicas
-    role = _largest_role(plan)
-    over = "the API server's 3 MiB request limit and " if size > REQUEST_MAX_BYTES else ""
     return [LimitProblem(
-        (("spec", "roles", role.name, "replicas"),),
-        f"with {total} replicas the Volcano Job would be about {size / 2**20:.1f} MiB: it needs one task per "
-        f"replica here (Volcano gives a pod only its task index, and {plan.framework} needs the index plus an "
-        f"offset, or per-replica text), over {over}etcd's {ETCD_OBJECT_MAX_BYTES // 1024} KiB object limit",
-        f"at most about {max(1, total * ETCD_OBJECT_MAX_BYTES // size)} replicas for the volcano target",
-        "the kubeflow, jobset, trainjob, k8s and helm targets write one pod template per role and fit")]
+        (("spec", "scheduling", "queue"),),
+        f"the queue {queue!r} becomes Kueue's label kueue.x-k8s.io/queue-name, and a label value "
+        f"{label_value_problem(queue)}", "a queue name of at most 63 characters",
+        "kubeflow and volcano carry the queue as a field, not a label; or use a shorter LocalQueue name")]

@@ -12,14 +12,14 @@ the job's topology map and replicas refer to them, which keeps every target's
 output linear in the replica count.  `resolved_env` expands those references for
 targets (and the emulator) that need literal values.
 
-Host names differ by target (see compiler/schemes.py): the replicas' `host` is
+Host names differ by target (each target's scheme.py; compiler/schemes.py): the replicas' `host` is
 the per-replica Service scheme; `RolePlan.renders[scheme]` holds the role's
 command, args and env rendered with another scheme's host names, and whether one
 pod template can serve every replica.
 """
 
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import SpecError, SpecErrors
 from .kube import PERMANENT_EXIT_CODES, expand_references
@@ -39,6 +39,9 @@ from .model import (
     Volume,
     by_type,
 )
+
+if TYPE_CHECKING:
+    from .schemes import NamingScheme
 
 __all__ = [
     "Cleanup",
@@ -315,7 +318,7 @@ class JobPlan(NamedTuple):
     # target -> why it cannot run this job at all (e.g. trainjob for TensorFlow): `build` over all
     # targets leaves it out for the job instead of failing (its problems are in target_errors too)
     unsupported: dict[str, str] = {}
-    targets: tuple[str, ...] | None = None  # the targets planned for (their schemes and checks); None: all
+    targets: tuple[str, ...] | None = None  # the targets named when planning (their schemes and checks); None: all
     image_pull_secrets: tuple[str, ...] = ()
     pod: PodSettings = PodSettings()  # the job's pod settings as written (roles: RolePlan.pod)
     elastic: Elastic | None = None  # pytorch.elastic as written
@@ -342,13 +345,10 @@ class JobPlan(NamedTuple):
         for role in self.roles:
             yield from role.replicas
 
-    def hosts(self, scheme: str) -> dict[str, list[str]]:
-        """role -> ["host:port", ...] in a naming scheme (compiler/schemes.py)."""
-        from .schemes import SCHEMES
-
-        named = SCHEMES[scheme]
-        port = named.port
-        return {role.name: [f"{named.address_host(self.name, role.name, role.task, i)}:{port or role.port}"
+    def hosts(self, scheme: "NamingScheme") -> dict[str, list[str]]:
+        """role -> ["host:port", ...] in a naming scheme (a target's, from its scheme.py)."""
+        port = scheme.port
+        return {role.name: [f"{scheme.address_host(self.name, role.name, role.task, i)}:{port or role.port}"
                             for i in range(role.count)] for role in self.roles}
 
     def check(self, target: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .checks import CHECKS, WARNINGS
 from .errors import ErrorSink, SpecError, SpecErrors
 from .frameworks import (
     CONTAINER_NAME,
@@ -20,30 +19,35 @@ from .frameworks import (
     success_rule,
     tf_cluster,
 )
-from .limits import LIMIT_TARGETS
-from .limits import problems as limit_problems
 from .model import DEFAULT_PORT, GENERIC, ConfigMapRef, JobSpec, PodSettings, RoleSpec, SecretRef
 from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role
-from .schemes import BASE, SCHEMES, schemes_for, targets_using
+from .schemes import BASE, SERVICE, NamingScheme
+from .target_rules import TargetRules
 from .templating import Templates
 
-__all__ = ["JobContext", "build_plan", "role_sources"]
+__all__ = ["JobContext", "build_plan", "role_sources", "schemes_of"]
 
 
-def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None = None) -> JobPlan | None:
-    """The plan, or None with the problems in `sink`; `targets`: only those targets' schemes and checks."""
+def build_plan(spec: JobSpec, sink: ErrorSink, rules: tuple[TargetRules, ...],
+               named: bool = True) -> JobPlan | None:
+    """The plan, or None with the problems in `sink`.
+
+    `rules`: the targets to plan for (their naming schemes, checks, warnings and limits), handed in by
+    the caller (trainspec.targets: the compiler imports no target).  `named`: the user named them
+    (`plan.targets` records them, and `plan.check` refuses any other); else they are every target.
+    """
     framework = spec.framework
     job = spec.name
     counts = {role.name: role.replicas for role in spec.roles}
     ports = {role.name: role.port or spec.port or DEFAULT_PORT[framework] for role in spec.roles}
-    schemes = schemes_for(framework, targets)
+    schemes = schemes_of(framework, rules)
     hosts = {}
-    for scheme in schemes:
-        named, port = SCHEMES[scheme], SCHEMES[scheme].port
-        hosts[scheme] = {role.name: [f"{named.address_host(job, role.name, role.task_name or role.name, i)}:"
-                                     f"{port or ports[role.name]}" for i in range(role.replicas)]
-                         for role in spec.roles}
+    for scheme in schemes.values():
+        port = scheme.port
+        hosts[scheme.name] = {role.name: [f"{scheme.address_host(job, role.name, role.task_name or role.name, i)}:"
+                                          f"{port or ports[role.name]}" for i in range(role.replicas)]
+                              for role in spec.roles}
 
     topology: dict[str, str] = {hosts_key(role): ",".join(addresses) for role, addresses in hosts[BASE].items()}
     slots = None
@@ -57,7 +61,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
 
     templates = Templates()
     job_ctx = JobContext(job, spec.namespace, sum(counts.values()))
-    scheme_sinks = {scheme: _sink_like(sink) for scheme in schemes[1:]}
+    scheme_sinks = {scheme: _sink_like(sink) for scheme in schemes if scheme != BASE}
     role_plans = []
     for role in spec.roles:
         role_plans.append(_role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink, scheme_sinks))
@@ -75,46 +79,52 @@ def build_plan(spec: JobSpec, sink: ErrorSink, targets: tuple[str, ...] | None =
         cleanup=Cleanup(spec.clean_pod_policy, spec.ttl_seconds_after_finished),
         start_order=start_order(framework, counts), success_policy=spec.success_policy,
         nproc_per_node=spec.nproc_per_node, mpi_implementation=spec.mpi_implementation,
-        slots_per_worker=spec.slots_per_worker, mpi_slots=slots, targets=targets,
+        slots_per_worker=spec.slots_per_worker, mpi_slots=slots,
+        targets=tuple(r.name for r in rules) if named else None,
         image_pull_secrets=spec.image_pull_secrets, pod=spec.pod, elastic=spec.elastic,
         mpi_ssh_path=spec.ssh_auth_mount_path,
         patches=spec.patches)
-    return _with_target_problems(plan, sink, scheme_sinks)
+    return _with_target_problems(plan, sink, scheme_sinks, rules)
 
 
 def _sink_like(sink: ErrorSink) -> ErrorSink:
     return ErrorSink(sink.file, sink.positions, sink.key_positions, prefix=sink.prefix)
 
 
-def _with_target_problems(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, ErrorSink]) -> JobPlan:
-    """The plan with target_errors (templates that fail with a target's host names, and CHECKS),
-    target_warnings and unsupported filled in."""
+def schemes_of(framework: str, rules: tuple[TargetRules, ...]) -> dict[str, NamingScheme]:
+    """name -> scheme: the base scheme first, then each distinct scheme `rules` use for `framework`."""
+    out = {BASE: SERVICE}
+    for target in rules:
+        scheme = target.scheme(framework)
+        out.setdefault(scheme.name, scheme)
+    return out
+
+
+def _with_target_problems(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str, ErrorSink],
+                          rules: tuple[TargetRules, ...]) -> JobPlan:
+    """The plan with target_errors (templates that fail with a target's host names, its checks and
+    limits), target_warnings and unsupported filled in."""
     targets: dict[str, ErrorSink] = {}
     unsupported: dict[str, str] = {}
     warnings: dict[str, tuple[SpecError, ...]] = {}
-    for scheme, scheme_sink in scheme_sinks.items():
-        for target in targets_using(scheme, plan.framework):
-            targets.setdefault(target, _sink_like(sink)).errors.extend(scheme_sink.errors)
-    for target, check in CHECKS.items():
-        if plan.targets is not None and target not in plan.targets:
-            continue
-        target_sink = targets.setdefault(target, _sink_like(sink))
-        for problem in check(plan):
+    for target in rules:
+        scheme_sink = scheme_sinks.get(target.scheme(plan.framework).name)
+        if scheme_sink is not None:
+            targets.setdefault(target.name, _sink_like(sink)).errors.extend(scheme_sink.errors)
+    for target in rules:
+        target_sink = targets.setdefault(target.name, _sink_like(sink))
+        for problem in target.checks(plan):
             target_sink.add(problem.path, problem.message, problem.expected, problem.hint)
             if problem.unsupported:
-                unsupported.setdefault(target, problem.message)
-    for target in LIMIT_TARGETS if plan.targets is None else plan.targets:
-        for limit in limit_problems(plan, target):
+                unsupported.setdefault(target.name, problem.message)
+        for limit in target.limits(plan):
             path = next((p for p in limit.paths if sink.prefix + p in sink.positions), limit.paths[0])
-            targets.setdefault(target, _sink_like(sink)).add(path, f"target {target}: {limit.message}",
-                                                              limit.expected, limit.hint)
-    for target, warn in WARNINGS.items():
-        if plan.targets is None or target in plan.targets:
-            warn_sink = _sink_like(sink)
-            for problem in warn(plan):
-                warn_sink.add(problem.path, f"target {target}: {problem.message}", problem.expected, problem.hint)
-            if warn_sink.errors:
-                warnings[target] = tuple(warn_sink.errors)
+            target_sink.add(path, f"target {target.name}: {limit.message}", limit.expected, limit.hint)
+        warn_sink = _sink_like(sink)
+        for problem in target.warnings(plan):
+            warn_sink.add(problem.path, f"target {target.name}: {problem.message}", problem.expected, problem.hint)
+        if warn_sink.errors:
+            warnings[target.name] = tuple(warn_sink.errors)
     # SpecErrors sorts and drops duplicates (one template can fail once per role)
     errors = {target: tuple(SpecErrors(target_sink.errors).errors)
               for target, target_sink in targets.items() if target_sink.errors}

@@ -313,13 +313,14 @@ def exit_code_rule(container: str, restart: Restart) -> dict:
                                                  "values": FlowList(restart.permanent_exit_codes)}}
 
 
-def patched(plan: JobPlan, target: str, docs):
-    """The target's objects with spec.patches.<target> applied (targets/patches.py)."""
+def patched(plan: JobPlan, target: str, docs, whole_file: bool = False):
+    """The target's objects with spec.patches.<target> applied (targets/patches.py): to its job object, the
+    last of `docs`, or with `whole_file` to the list of every object (the k8s target's)."""
     if not plan.patches.get(target):
         return docs
     from . import patches
 
-    return patches.apply(plan, target, docs)
+    return patches.apply(plan, target, docs, whole_file)
 
 
 _WARNED: set[tuple[str, str]] = set()

@@ -12,18 +12,17 @@ from __future__ import annotations
 from trainspec.compiler.errors import SpecError, SpecErrors
 from trainspec.compiler.plan import JobPlan
 
-WHOLE_FILE = ("k8s",)
 
-
-def apply(plan: JobPlan, target: str, docs):
-    """`docs` (a list of objects, or one document) with the spec's patches for `target` applied."""
+def apply(plan: JobPlan, target: str, docs, whole_file: bool = False):
+    """`docs` (a list of objects, or one document) with the spec's patches for `target` applied: to the last
+    object (the job's), or with `whole_file` to the list of objects itself."""
     ops = plan.patches.get(target)
     if not ops:
         return docs
     import jsonpatch  # only specs with patches pay for the import
     import jsonpointer
 
-    whole = target in WHOLE_FILE or not isinstance(docs, list)
+    whole = whole_file or not isinstance(docs, list)
     doc = docs if whole else docs[-1]
     where = "the file's objects" if whole and isinstance(docs, list) else \
         ("the compose document" if whole else "the job object")

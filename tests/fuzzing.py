@@ -26,10 +26,11 @@ import re
 import yaml
 from hypothesis import strategies as st
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.model import ConfigMapRef, SecretRef
 from trainspec.compiler.plan import expand_references, resolved_env
 from trainspec.compiler.templating import has_template
+from trainspec.targets import load_plans
 
 # --- building blocks ----------------------------------------------------------------------------
 

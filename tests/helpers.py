@@ -71,8 +71,7 @@ def compiled_docs(target: str, spec_path) -> list[dict]:
     """The objects one target writes for a one-job spec, parsed back."""
     import yaml
 
-    from trainspec.compiler import load_plans
-    from trainspec.targets import render
+    from trainspec.targets import load_plans, render
 
     (plan,) = load_plans(str(spec_path))
     return [d for text in render(target, plan).values() for d in yaml.safe_load_all(text) if d]

@@ -200,7 +200,7 @@ def _volcano(spec: dict, task_roles: dict[str, str], framework: str | None, job_
 
 
 def _folded(roles: dict[str, dict]) -> dict[str, dict]:
-    """trainspec's one-task-per-replica form (`<role>-<i>`, replicas 1 each: targets/volcano.py splits when a
+    """trainspec's one-task-per-replica form (`<role>-<i>`, replicas 1 each: targets/volcano/render.py splits when a
     per-replica value cannot come from the task index) as one role of that many replicas, when the replicas'
     tasks are the same apart from the injected env (already removed)."""
     groups: dict[str, list[tuple[int, dict]]] = {}

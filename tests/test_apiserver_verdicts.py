@@ -13,9 +13,9 @@ import copy
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.kube_rules import KUBE_VERSIONS
-from trainspec.targets import render
+from trainspec.targets import load_plans, render
 
 from helpers import ROOT
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, limits, load_plans
-from trainspec.targets import render
+from trainspec.compiler import SpecErrors, limits
+from trainspec.targets import TARGETS, load_plans, render, rules
+from trainspec.targets.compose import checks as compose_checks
 
 from helpers import run_cli
 
@@ -91,7 +92,7 @@ def test_long_literal_env_value_is_refused_at_its_field(tmp_path):
     assert "environment variable BLOB of big-worker-0 is 133126 bytes" in text
     ok = _spec(tmp_path, extra={"spec.env": {"BLOB": "x" * (128 * 1024 - 7)}}, name="ok")
     (plan,) = load_plans(ok)
-    assert limits.problems(plan, "k8s") == []
+    assert rules("k8s").limits(plan) == []
 
 
 def test_multibyte_text_counts_in_bytes(tmp_path):
@@ -106,16 +107,16 @@ def test_annotations_over_256_kib_are_refused_for_kubernetes_targets(tmp_path):
     assert text.startswith(_position(path, "annotations").rsplit(":", 1)[0])
     assert "metadata.annotations: " in text and "more than 262144 bytes" in text and "compose has no such" in text
     (plan,) = load_plans(path)
-    assert limits.problems(plan, "compose") == []
+    assert rules("compose").limits(plan) == []
 
 
 def test_topology_config_map_over_1_mib(tmp_path, monkeypatch):
     (plan,) = load_plans(_spec(tmp_path, "pytorch", workers=200))
     size = sum(len(v) for v in plan.topology.values())
     monkeypatch.setattr(limits, "CONFIG_MAP_MAX_BYTES", size - 1)
-    (problem,) = limits.config_map_problems(plan, "k8s")
+    (problem,) = rules("k8s").limits(plan)
     assert f"holds {size} bytes of data" in problem.message and "kubeflow and volcano keep only" in problem.hint
-    assert limits.config_map_problems(plan, "compose") == []
+    assert rules("compose").limits(plan) == []
 
 
 def test_topology_config_map_at_real_size(tmp_path, monkeypatch):
@@ -124,9 +125,9 @@ def test_topology_config_map_at_real_size(tmp_path, monkeypatch):
     assert "MAX_ARG_STRLEN" in _load_error(_spec(tmp_path, workers=30_000))
     monkeypatch.setattr(limits, "report", lambda plan, sink: None)
     (plan,) = load_plans(_spec(tmp_path, workers=30_000))
-    (problem,) = limits.config_map_problems(plan, "k8s")
+    (problem,) = limits.config_map_size(plan)  # the k8s target's: the whole topology
     assert "over the 1048576 bytes (1 MiB)" in problem.message
-    assert limits.config_map_problems(plan, "kubeflow") == []  # host lists only: under 1 MiB
+    assert limits.config_map_size(plan, limits.HOST_LISTS) == []  # kubeflow's and volcano's: host lists only
 
 
 def test_compose_refuses_a_file_over_64_mib_before_rendering(tmp_path):
@@ -135,13 +136,13 @@ def test_compose_refuses_a_file_over_64_mib_before_rendering(tmp_path):
     assert "compose.yaml would be about" in text and "over the 64 MiB" in text
     assert "expected at most about 10" in text and "compile this job for k8s" in text
     (plan,) = load_plans(path)
-    assert limits.problems(plan, "k8s") == []
+    assert rules("k8s").limits(plan) == []
 
 
 def test_compose_size_estimate_is_close(tmp_path):
     (plan,) = load_plans(_spec(tmp_path, workers=300))
     actual = sum(len(text.encode()) for text in render("compose", plan).values())
-    estimate = limits.compose_size_estimate(plan)
+    estimate = compose_checks.size_estimate(plan)
     assert 0.9 * actual <= estimate <= 1.2 * actual, (estimate, actual)
 
 
@@ -162,6 +163,6 @@ def test_checks_are_quiet_for_the_example_specs():
 
     for spec in sorted(SPECS.glob("*.yaml")):
         for plan in load_plans(str(spec)):
-            for target in ("k8s", "kubeflow", "volcano", "helm", "compose"):
-                assert limits.problems(plan, target) == [], (spec, target)
-    assert json.dumps(limits.COMPOSE_MAX_BYTES) == str(64 << 20)
+            for target in TARGETS:  # each target's own limits too (compose file size, TrainJob CRD, Volcano size)
+                assert rules(target).limits(plan) == [], (spec, target)
+    assert json.dumps(compose_checks.COMPOSE_MAX_BYTES) == str(64 << 20)

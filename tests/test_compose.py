@@ -9,10 +9,10 @@ import jsonschema
 import pytest
 import yaml
 
-from trainspec.compiler import load_plans
 from trainspec.compiler.model import ConfigMapRef, FieldRef, ResourceFieldRef, SecretRef
 from trainspec.compiler.plan import resolved_env
-from trainspec.targets import compose
+from trainspec.targets import load_plans
+from trainspec.targets.compose import render as compose
 
 from helpers import GOLDEN, SPECS
 from tools import compose_config, compose_schema, compose_v1_binary, compose_v2_binary, require
@@ -116,7 +116,7 @@ def test_one_service_per_replica_with_k8s_dns_names(spec):
         pod_ip = next((n for n, v in want.items() if isinstance(v, FieldRef) and v.field_path == "status.podIP"), None)
         for name, value in want.items():
             if isinstance(value, (FieldRef, ResourceFieldRef)):
-                continue  # the downward API: known only inside a pod (targets/compose_pod.downward)
+                continue  # the downward API: known only inside a pod (targets/compose/service_fields.downward)
             if isinstance(value, (SecretRef, ConfigMapRef)):
                 assert got[name].startswith("${") and value.name in got[name]
             elif pod_ip and (name == pod_ip or f"$({pod_ip})" in value):

@@ -12,9 +12,9 @@ import json
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.plan import expand_references
-from trainspec.targets import render, yamlout
+from trainspec.targets import load_plans, render, yamlout
 
 import fuzzing
 from tools import compose_config, compose_v2_binary, require

@@ -29,11 +29,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainspec.compiler import load_plans
 from trainspec.compiler.frameworks import env_role
 from trainspec.compiler.model import ConfigMapRef, FieldRef, ResourceFieldRef, SecretRef
 from trainspec.compiler.plan import resolved_env
-from trainspec.targets import render
+from trainspec.targets import load_plans, render
 
 import operator_model
 

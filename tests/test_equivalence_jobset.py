@@ -21,9 +21,9 @@ import pytest
 import yaml
 from test_equivalence import k8s_views, view
 
-from trainspec.compiler import load_plans
-from trainspec.compiler.checks import JOBSET_FRAMEWORKS
-from trainspec.targets import jobset, render
+from trainspec.targets import load_plans, render
+from trainspec.targets.jobset import render as jobset
+from trainspec.targets.jobset.checks import JOBSET_FRAMEWORKS
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted(p for p in (ROOT / "specs").glob("*.yaml")

@@ -11,9 +11,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.plan import resolved_env
-from trainspec.targets import render
+from trainspec.targets import load_plans, render
 
 import schemas
 from helpers import SPECS, run_cli

@@ -16,8 +16,10 @@ import yaml
 helm_chart = pytest.importorskip("helm_python.chart", reason="helm-python-sdk is not installed")
 from helm_python import HelmError  # noqa: E402
 
-from trainspec.compiler import load_plans, runpolicy  # noqa: E402
-from trainspec.targets import helm, k8s  # noqa: E402
+from trainspec.compiler import runpolicy  # noqa: E402
+from trainspec.targets import load_plans  # noqa: E402
+from trainspec.targets.helm import render as helm  # noqa: E402
+from trainspec.targets.k8s import render as k8s  # noqa: E402
 
 from helpers import GOLDEN, SPECS, run_cli  # noqa: E402
 

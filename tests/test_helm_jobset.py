@@ -21,8 +21,9 @@ helm_chart = pytest.importorskip("helm_python.chart", reason="helm-python-sdk is
 from helm_python import HelmError  # noqa: E402
 from test_helm import EXAMPLES, _set_replicas, assert_same_objects, plan_of, render, sort_objects, write_chart  # noqa: E402
 
-from trainspec.compiler import SpecErrors, load_plans  # noqa: E402
-from trainspec.targets import jobset  # noqa: E402
+from trainspec.compiler import SpecErrors  # noqa: E402
+from trainspec.targets import load_plans  # noqa: E402
+from trainspec.targets.jobset import render as jobset  # noqa: E402
 
 import schemas  # noqa: E402
 from helpers import GOLDEN, SPECS  # noqa: E402

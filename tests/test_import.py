@@ -17,8 +17,9 @@ import yaml
 from manifest_semantics import exact_diff, job_object, semantic_diff
 
 from trainspec.cli import main
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.importer import import_text
+from trainspec.targets import load_plans
 
 from helpers import run_cli
 

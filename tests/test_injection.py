@@ -28,10 +28,10 @@ import subprocess
 
 import pytest
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.plan import expand_references
 from trainspec.compiler.templating import has_template
-from trainspec.targets import render
+from trainspec.targets import load_plans, render
 
 import fuzzing
 from tools import compose_v2_binary, require

@@ -7,9 +7,10 @@ import textwrap
 import kubernetes_validate
 import pytest
 
-from trainspec.compiler import SpecErrors, load_plans
-from trainspec.compiler.checks import JOBSET_FRAMEWORKS
-from trainspec.targets import jobset, render
+from trainspec.compiler import SpecErrors
+from trainspec.targets import load_plans, render
+from trainspec.targets.jobset import render as jobset
+from trainspec.targets.jobset.checks import JOBSET_FRAMEWORKS
 
 import schemas
 from helpers import SPECS, compiled_docs, run_cli

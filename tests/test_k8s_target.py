@@ -9,9 +9,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from trainspec.compiler import load_plans
 from trainspec.compiler.plan import expand_references, resolved_env
-from trainspec.targets import k8s
+from trainspec.targets import load_plans
+from trainspec.targets.k8s import render as k8s
 
 from helpers import ROOT, SPECS, run_cli
 

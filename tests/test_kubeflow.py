@@ -9,8 +9,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
-from trainspec.targets import kubeflow
+from trainspec.compiler import SpecErrors
+from trainspec.targets import load_plans
+from trainspec.targets.kubeflow import render as kubeflow
 
 import schemas
 from helpers import GOLDEN, ROOT, SPECS, compiled_docs, run_cli

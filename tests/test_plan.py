@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trainspec.compiler import SpecErrors, load_plans
-from trainspec.compiler import schemes as schemes_module
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.kube import (
     PERMANENT_EXIT_CODES,
     escape_references,
@@ -19,7 +18,14 @@ from trainspec.compiler.kube import (
     parse_quantity,
 )
 from trainspec.compiler.plan import Cleanup, HostList, Restart, StartAfter, SuccessRule, TopologyVar
-from trainspec.compiler.schemes import NamingScheme, register, scheme_for
+from trainspec.compiler.schemes import SERVICE, NamingScheme
+from trainspec.compiler.target_rules import TargetRules
+from trainspec.targets import load_plans
+from trainspec.targets.jobset.scheme import JOBSET_RANKED
+from trainspec.targets.kubeflow.scheme import MPI_OPERATOR
+from trainspec.targets.kubeflow.scheme import scheme_for as kubeflow_scheme
+from trainspec.targets.volcano.scheme import SUBDOMAIN
+from trainspec.targets.volcano.scheme import scheme_for as volcano_scheme
 
 from helpers import SPECS
 
@@ -88,11 +94,11 @@ def test_hosts_per_naming_scheme():
     (plan,) = load_plans(str(SPECS / "mpi-horovod.yaml"))
     job = plan.name
     worker = plan.role("worker")
-    assert plan.hosts("service")["worker"][0] == f"{job}-worker-0:{worker.port}"
-    assert plan.hosts("mpi-operator")["launcher"] == [f"{job}-launcher.{job}:{plan.role('launcher').port}"]
-    assert plan.hosts("subdomain")["worker"][1] == f"{job}-worker-1.{job}:{worker.port}"
-    assert scheme_for("kubeflow", "mpi") == "mpi-operator" and scheme_for("kubeflow", "pytorch") == "service"
-    assert scheme_for("volcano", "tensorflow") == "subdomain"
+    assert plan.hosts(SERVICE)["worker"][0] == f"{job}-worker-0:{worker.port}"
+    assert plan.hosts(MPI_OPERATOR)["launcher"] == [f"{job}-launcher.{job}:{plan.role('launcher').port}"]
+    assert plan.hosts(SUBDOMAIN)["worker"][1] == f"{job}-worker-1.{job}:{worker.port}"
+    assert kubeflow_scheme("mpi") is MPI_OPERATOR and kubeflow_scheme("pytorch") is SERVICE
+    assert volcano_scheme("tensorflow") is SUBDOMAIN
 
 
 def test_templates_render_once_per_scheme_with_a_shared_form(tmp_path):
@@ -113,7 +119,7 @@ def test_templates_render_once_per_scheme_with_a_shared_form(tmp_path):
     assert subdomain.of(1).command[2] == "echo 1 sh-master-0.sh:23456"
     assert worker.renders["jobset-ranked"].of(1).command[2] == "echo 1 sh-master-0-0.sh:23456"
     assert worker.renders["trainjob-torch"].of(1).command[2] == "echo 1 sh-node-0-0.sh:29500"  # Trainer's port
-    assert plan.hosts("jobset-ranked")["worker"] == ["sh-worker-0-0.sh:23456", "sh-worker-1-0.sh:23456"]
+    assert plan.hosts(JOBSET_RANKED)["worker"] == ["sh-worker-0-0.sh:23456", "sh-worker-1-0.sh:23456"]
     assert service.shared.command[2] == "echo $(TRAINSPEC_INDEX) sh-master-0:23456"
     text = worker.sources.command[2]
     assert text.templated and text.path == ("spec", "command", 2)
@@ -122,24 +128,24 @@ def test_templates_render_once_per_scheme_with_a_shared_form(tmp_path):
 
 
 def test_a_new_scheme_plugs_in(tmp_path):
-    register(NamingScheme("test-jobset", "<job>-<role>-0-<i>.<job>", lambda job, role, i: f"{job}-{role}-0-{i}.{job}"))
-    schemes_module.TARGET_SCHEMES["test-jobset"] = "test-jobset"
-    try:
-        (plan,) = load_plans(write(tmp_path, """\
-            apiVersion: trainspec/v1
-            kind: TrainingJob
-            metadata: {name: js}
-            spec:
-              framework: pytorch
-              image: busybox
-              command: [sh, -c, '{{ hosts.worker | join(" ") }}']
-              roles: {master: {replicas: 1}, worker: {replicas: 2}}
-            """))
-        assert plan.role("master").renders["test-jobset"].of(0).command[2] == "js-worker-0-0.js:23456 js-worker-0-1.js:23456"
-        assert plan.hosts("test-jobset")["master"] == ["js-master-0-0.js:23456"]
-    finally:
-        del schemes_module.TARGET_SCHEMES["test-jobset"]
-        del schemes_module.SCHEMES["test-jobset"]
+    """A scheme is what a target hands the planner: the compiler renders the spec's templates with it."""
+    from trainspec.compiler import load_plans as plan_file
+
+    scheme = NamingScheme("test-jobset", "<job>-<role>-0-<i>.<job>", lambda job, role, i: f"{job}-{role}-0-{i}.{job}")
+    (plan,) = plan_file(write(tmp_path, """\
+        apiVersion: trainspec/v1
+        kind: TrainingJob
+        metadata: {name: js}
+        spec:
+          framework: pytorch
+          image: busybox
+          command: [sh, -c, '{{ hosts.worker | join(" ") }}']
+          roles: {master: {replicas: 1}, worker: {replicas: 2}}
+        """), (TargetRules("test", lambda framework: scheme),))
+    assert set(plan.role("master").renders) == {"service", "test-jobset"}
+    assert plan.role("master").renders["test-jobset"].of(0).command[2] == "js-worker-0-0.js:23456 js-worker-0-1.js:23456"
+    assert plan.hosts(scheme)["master"] == ["js-master-0-0.js:23456"]
+    assert plan.targets == ("test",)
 
 
 MPI_EXIT_CODE = """\
@@ -203,7 +209,7 @@ def test_kubernetes_rules():
 
 # Which modules the targets may import is a contract (pyproject.toml [tool.importlinter], "Targets read
 # only the plan"; tests/test_import_contracts.py); what they read of the plan is checked here.
-@pytest.mark.parametrize("module", sorted(p.name for p in TARGETS_DIR.glob("*.py")))
+@pytest.mark.parametrize("module", sorted(str(p.relative_to(TARGETS_DIR)) for p in TARGETS_DIR.rglob("*.py")))
 def test_targets_never_reach_back_to_the_spec(module):
     tree = ast.parse((TARGETS_DIR / module).read_text())
     for node in ast.walk(tree):
@@ -224,8 +230,8 @@ def test_a_plan_for_some_targets_renders_only_their_schemes(tmp_path):
 
 def test_chart_rules_are_generated_from_the_compiler_tables():
     from trainspec.compiler.frameworks import SUCCESS_RULES
-    from trainspec.targets import helm
-    from trainspec.targets.helm_rules import chart_frameworks
+    from trainspec.targets.helm import render as helm
+    from trainspec.targets.helm.chart_rules import chart_frameworks
 
     (plan,) = load_plans(str(SPECS / "tf-chief.yaml"))
     files = helm.render(plan)
@@ -234,7 +240,7 @@ def test_chart_rules_are_generated_from_the_compiler_tables():
     for framework in chart_frameworks("tensorflow"):
         for _, rule in SUCCESS_RULES[framework]:
             assert f'$rule = "{rule.text}"' in helpers
-    # a later framework's rules are in its own charts only (helm_rules.BUILTIN)
+    # a later framework's rules are in its own charts only (chart_rules.BUILTIN)
     assert '"all masters succeed"' not in helpers
     (paddle,) = load_plans(str(SPECS / "paddle-ps.yaml"))
     paddle_files = helm.render(paddle)
@@ -242,6 +248,6 @@ def test_chart_rules_are_generated_from_the_compiler_tables():
     assert 'PADDLE_MASTER' in paddle_files["helm/templates/jobs.yaml"]
     assert "until 127 }}" in files["helm/templates/jobs.yaml"]  # PERMANENT_EXIT_CODES = 1..127
     with pytest.raises(AssertionError, match="marker"):
-        from trainspec.targets.helm_rules import fill
+        from trainspec.targets.helm.chart_rules import fill
 
         fill("jobs.yaml", "no marker here")

@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
-from trainspec.targets import compose, k8s, kubeflow, volcano
+from trainspec.compiler import SpecErrors
+from trainspec.targets import load_plans
+from trainspec.targets.compose import render as compose
+from trainspec.targets.k8s import render as k8s
+from trainspec.targets.kubeflow import render as kubeflow
+from trainspec.targets.volcano import render as volcano
 
 from helpers import SPECS, run_cli
 

@@ -15,9 +15,10 @@ import uuid
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.model import Handler
-from trainspec.targets import compose
+from trainspec.targets import load_plans
+from trainspec.targets.compose import render as compose
 
 SPEC = """\
 apiVersion: trainspec/v1

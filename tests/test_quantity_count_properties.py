@@ -13,10 +13,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.kube import parse_quantity
 from trainspec.compiler.model import ROLE_LIMITS
-from trainspec.targets import render
+from trainspec.targets import load_plans, render
 
 TARGETS = ("k8s", "kubeflow", "volcano", "jobset", "trainjob", "compose", "helm")
 SUFFIXES = ("", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft202012Validator
 from test_spec_errors import BASE, CASES, spec_with
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.fields import MAPPINGS
 from trainspec.compiler.schema import json_schema, schema_text
+from trainspec.targets import load_plans
 
 from fuzzing import valid_specs
 from helpers import run_cli

@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
+from trainspec.targets import load_plans
 
 from helpers import run_cli
 

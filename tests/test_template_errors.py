@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.plan import resolved_env
+from trainspec.targets import load_plans
 
 HEAD = """\
 apiVersion: trainspec/v1

@@ -8,8 +8,9 @@ import threading
 
 import pytest
 
-from trainspec.compiler import SpecErrors, load_plans, template_limits
+from trainspec.compiler import SpecErrors, template_limits
 from trainspec.compiler.templating import EXPRESSION, Templates
+from trainspec.targets import load_plans
 
 SPEC = """\
 apiVersion: trainspec/v1

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from trainspec.compiler import load_plans
 from trainspec.compiler.plan import resolved_env
+from trainspec.targets import load_plans
 
 from helpers import SPECS
 

@@ -8,9 +8,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
+from trainspec.compiler import SpecErrors
 from trainspec.compiler.plan import resolved_env
-from trainspec.targets import render, trainjob, unsupported
+from trainspec.targets import load_plans, render, unsupported
+from trainspec.targets.trainjob import render as trainjob
 
 import operator_model
 import schemas
@@ -206,7 +207,7 @@ def test_differing_torch_roles_are_an_error_and_a_full_build_leaves_trainjob_out
     with pytest.raises(SpecErrors) as exc:
         render("trainjob", plan)
     assert "spec.roles.worker.restartPolicy" in str(exc.value)
-    assert "full-features.yaml:1:1:" not in str(exc.value)  # compiler/checks.py: the field's own position
+    assert "full-features.yaml:1:1:" not in str(exc.value)  # targets/trainjob/checks.py: the field's own position
     assert "restartPolicy" in (unsupported("trainjob", plan) or "") and unsupported("jobset", plan) is None
     out = tmp_path / "out"
     r = run_cli("build", str(SPECS / "full-features.yaml"), str(SPECS / "tf-ps.yaml"), "-o", str(out), "--no-cache")

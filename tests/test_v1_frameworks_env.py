@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from trainspec.compiler import load_plans
 from trainspec.compiler.errors import SpecErrors
 from trainspec.compiler.plan import FieldRef, resolved_env
+from trainspec.targets import load_plans
 
 from helpers import SPECS
 

@@ -9,8 +9,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, load_plans
-from trainspec.targets import volcano
+from trainspec.compiler import SpecErrors
+from trainspec.targets import load_plans
+from trainspec.targets.volcano import render as volcano
 
 import schemas
 from helpers import GOLDEN, SPECS, compiled_docs, run_cli

@@ -226,7 +226,7 @@ def pod_row(role: str, index: int, pods: list[dict], now: float) -> ReplicaRow:
 
 def _trainer_node(who: tuple[str, int], trainjob: bool) -> tuple[str, int]:
     """Trainer v2's torch/xgboost runtimes run master and workers as one `node` Job: node 0 is the
-    master, node i+1 worker i (compiler/schemes.py, `trainjob-torch`); the pod template says master."""
+    master, node i+1 worker i (targets/trainjob/scheme.py, `trainjob-torch`); the pod template says master."""
     role, index = who
     return ("worker", index - 1) if trainjob and role == "master" and index > 0 else who
 

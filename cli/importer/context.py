@@ -40,7 +40,7 @@ class Context:
     # op into one adds it whole, so every op applies.
     absent: set[str] = field(default_factory=set)
     # Volcano: the compiled task indexes of one role's task when the target writes one task per replica
-    # (compiler/checks.py volcano_node_rank_split); a patch into that task applies to each.
+    # (targets/volcano/checks.py volcano_node_rank_split); a patch into that task applies to each.
     task_copies: dict[int, list[int]] = field(default_factory=dict)
     patchable: bool = True  # False: the source's target output has no place for a patch (trainjob)
     job_name: str = ""  # the job's name when it is not the document's (the k8s target's per-replica Jobs)

@@ -13,9 +13,8 @@ SPEC_NAME = "<imported spec>"
 
 def compile_text(text: str, target: str, name: str = SPEC_NAME) -> dict[str, str]:
     """{relative path: text} as `trainspec compile --target` writes it; SpecErrors as validate reports them."""
-    from trainspec.compiler import load_plans
     from trainspec.compiler.loader import from_yaml_text
-    from trainspec.targets import render
+    from trainspec.targets import load_plans, render
 
     (plan,) = load_plans(name, targets=(target,), documents=from_yaml_text(name, text))
     return render(target, plan)

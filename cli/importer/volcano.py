@@ -11,7 +11,8 @@ patched; every other policy, plugin argument and task field is.
 
 from __future__ import annotations
 
-from trainspec.compiler.checks import volcano_node_rank_split
+from trainspec.compiler.kube import PERMANENT_EXIT_CODES
+from trainspec.targets.volcano.checks import volcano_node_rank_split
 
 from .assemble import ROLE_ORDER, assemble, metadata
 from .context import Context
@@ -24,8 +25,8 @@ PLUGIN_ROLES = {  # plugin -> (framework, {flag: role}); a flag not given names 
 }
 PLUGIN_DEFAULT_PORT = {"tensorflow": 2222, "pytorch": 23456, "mpi": 22}
 JOB_FIELDS = ("schedulerName", "minAvailable", "queue", "priorityClassName", "maxRetry", "ttlSecondsAfterFinished")
-# Kubeflow's ExitCode as the volcano target writes it: 1-127 are permanent, anything else restarts.
-EXIT_CODE_POLICIES = [{"exitCode": code, "action": "TerminateJob"} for code in range(1, 128)] + [
+# Kubeflow's ExitCode as the volcano target writes it: the permanent codes end the job, anything else restarts.
+EXIT_CODE_POLICIES = [{"exitCode": code, "action": "TerminateJob"} for code in PERMANENT_EXIT_CODES] + [
     {"event": "PodFailed", "action": "RestartJob"}]
 
 

@@ -22,9 +22,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from ...compiler import load_plans as compiler_load_plans
 from ...compiler.errors import SpecError, SpecErrors, UsageError, dotted
 from ...compiler.loader import JsonnetOptions, load_file
+from ...targets import load_plans as compiler_load_plans
 
 TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec")
 _ACTIVE: ContextVar[tuple[str, ...]] = ContextVar("trainspec_set", default=())

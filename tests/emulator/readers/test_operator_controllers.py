@@ -279,8 +279,7 @@ def test_trainjob_jax_plugin_env_before_the_trainjob_env(tmp_path):
 
 def test_trainjob_xgboost_plugin_env(tmp_path):
     """mlPolicy.xgboost: DMLC_* from the completion index, DMLC_NUM_WORKER = nodes x GPUs; node 0 decides."""
-    from trainspec.compiler import load_plans
-    from trainspec.targets import render
+    from trainspec.targets import load_plans, render
 
     spec = yaml.safe_load((ROOT / "specs/xgboost.yaml").read_text())
     spec["spec"]["roles"]["master"]["resources"] = spec["spec"]["roles"]["worker"]["resources"]

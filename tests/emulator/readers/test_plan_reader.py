@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainspec.compiler import load_plans, runpolicy
+from trainspec.compiler import runpolicy
 from trainspec.compiler.errors import UsageError
 from trainspec.compiler.plan import Cleanup, Restart, StartAfter, SuccessRule
 from trainspec.emulator.engine import startorder
@@ -24,7 +24,9 @@ from trainspec.emulator.readers import dispatch
 from trainspec.emulator.readers.compose import from_compose
 from trainspec.emulator.readers.k8s import from_k8s
 from trainspec.emulator.readers.plan import from_plan
-from trainspec.targets import compose, k8s
+from trainspec.targets import load_plans
+from trainspec.targets.compose import render as compose
+from trainspec.targets.k8s import render as k8s
 
 HERE = Path(__file__).parents[1]  # tests/emulator
 ROOT = HERE.parents[1]

@@ -4,8 +4,8 @@ reject in a pod (duplicate volume names and mount paths, generated ones included
 
 from __future__ import annotations
 
-from . import fields as F
-from .kube import (
+from .. import fields as F
+from ..kube import (
     CONFIG_KEY,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
@@ -13,7 +13,7 @@ from .kube import (
     parse_quantity,
     quantity_size_problem,
 )
-from .kube_rules import (
+from ..kube_rules import (
     JOB_SELECTOR_LABELS,
     KEY_EXPECTED,
     VALUE_EXPECTED,
@@ -24,13 +24,11 @@ from .kube_rules import (
     resource_value_problem,
     subdomain_problem,
 )
-from .model import ConfigMapRef, Elastic, FieldRef, PatchOp, PodSettings, ResourceFieldRef, SecretRef, Volume
-from .reader import Reader, type_name
+from ..model import ConfigMapRef, FieldRef, PodSettings, ResourceFieldRef, SecretRef, Volume
+from ..reader import Reader, type_name
 
 JOB_ONLY_FIELDS = ("imagePullSecrets", "patches")  # a role that writes them is told to move them
 ROLE_ONLY_FIELDS = ("priorityClassName",)  # likewise a job's spec (it has scheduling.priorityClassName)
-ELASTIC_FIELDS = F.MAPPINGS["elastic"].names
-PATCH_TARGETS, PATCH_OPS = F.PATCH_TARGETS, F.PATCH_OPS
 ENV_REFS = F.MAPPINGS["envRef"].exactly_one
 # The downward API's env fields (k8s.io/kubernetes pkg/apis/core/validation validEnvDownwardAPIFieldPathExpressions).
 FIELD_PATHS = ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
@@ -63,14 +61,14 @@ def pod_settings(v, body: dict, path: tuple, role: bool) -> PodSettings:
         found["pod_annotations"] = label_map(r, body["podAnnotations"], path + ("podAnnotations",), "annotation",
                                              True)
     if body.get("tolerations") is not None:
-        from .kube_shapes import check_list  # here: most specs write no Kubernetes-shaped value (start-up)
+        from ..kube_shapes import check_list  # here: most specs write no Kubernetes-shaped value (start-up)
 
         found["tolerations"] = check_list(r, body["tolerations"], path + ("tolerations",), "Toleration")
     for key, attr, shape in (("affinity", "affinity", "Affinity"),
                              ("securityContext", "security_context", "SecurityContext"),
                              ("podSecurityContext", "pod_security_context", "PodSecurityContext")):
         if body.get(key) is not None:
-            from .kube_shapes import check
+            from ..kube_shapes import check
 
             found[attr] = check(r, body[key], path + (key,), shape)
     if not role and "priorityClassName" in body:
@@ -272,82 +270,6 @@ def _label_field(path: str) -> bool:
         if path.startswith(prefix) and path.endswith("']"):
             return not qualified_name_problem(path[len(prefix):-2])
     return False
-
-
-def elastic(v, value, path: tuple) -> Elastic | None:
-    r: Reader = v.r
-    body = r.mapping(value, path, ELASTIC_FIELDS)
-    if not body:
-        return None if body is None else Elastic()
-    table = F.MAPPINGS["elastic"]
-    low = v.opt_int(body, "minReplicas", path, *table.bounds("minReplicas"))
-    high = v.opt_int(body, "maxReplicas", path, *table.bounds("maxReplicas"))
-    if low is not None and high is not None and low > high:
-        r.error(path + ("maxReplicas",), f"maxReplicas {high} is less than minReplicas {low}",
-                f"an integer >= {low}")
-    backend = v.opt_choice(body, "rdzvBackend", path, table.enum("rdzvBackend")) or "c10d"
-    return Elastic(min_replicas=low, max_replicas=high, rdzv_backend=backend,
-                   rdzv_port=v.opt_int(body, "rdzvPort", path, *table.bounds("rdzvPort")),
-                   max_restarts=v.opt_int(body, "maxRestarts", path, *table.bounds("maxRestarts")))
-
-
-def elastic_rules(r: Reader, elastic: Elastic, workers: int) -> None:
-    path = ("spec", "pytorch", "elastic")
-    for key, bound in (("minReplicas", elastic.min_replicas), ("maxReplicas", elastic.max_replicas)):
-        if bound is not None and (workers < bound if key == "minReplicas" else workers > bound):
-            r.error(path + (key,), f"{key} {bound} does not admit the {workers} worker replicas",
-                    "minReplicas <= roles.worker.replicas <= maxReplicas")
-
-
-def patches(v, value, path: tuple) -> dict[str, tuple[PatchOp, ...]]:
-    r: Reader = v.r
-    mapping = r.mapping(value, path, PATCH_TARGETS + ("helm",))
-    out: dict[str, tuple[PatchOp, ...]] = {}
-    for target, ops in (mapping or {}).items():
-        tp = path + (target,)
-        if target == "helm":
-            r.error(tp, "the helm chart takes no patches", "one of " + ", ".join(PATCH_TARGETS),
-                    "the chart renders the k8s objects; patch them under patches.k8s, or change values.yaml",
-                    at_key=True)
-            continue
-        if target not in PATCH_TARGETS:
-            continue
-        if not isinstance(ops, list):
-            r.error(tp, f"is {type_name(ops)}", "a list of JSON-patch operations",
-                    "e.g. - {op: add, path: /spec/runPolicy/suspend, value: true}")
-            continue
-        found = []
-        for i, item in enumerate(ops):
-            op = _patch_op(r, item, tp + (i,))
-            if op is not None:
-                line, column = r.sink.position(tp + (i,))
-                found.append(PatchOp(op, tp + (i,), line, column))
-        out[target] = tuple(found)
-    return out
-
-
-def _patch_op(r: Reader, item, path: tuple) -> dict | None:
-    body = r.mapping(item, path, F.MAPPINGS["patchOp"].names, required=F.MAPPINGS["patchOp"].required)
-    if not body or body.get("op") is None or body.get("path") is None:
-        return None
-    op = r.choice(body["op"], path + ("op",), PATCH_OPS)
-    pointers = ["path"] + (["from"] if op in ("move", "copy") else [])
-    ok = op is not None
-    for key in pointers:
-        if key not in body:
-            r.error(path, f"missing required field {key!r}", f"{key!r} for op {op}")
-            ok = False
-            continue
-        text = r.string(body[key], path + (key,), non_empty=False)
-        if text is None or (text and not text.startswith("/")):
-            if text is not None:
-                r.error(path + (key,), f"{text!r} is not a JSON pointer", "a path starting with /",
-                        "e.g. /spec/template/spec/hostNetwork")
-            ok = False
-    if op in ("add", "replace", "test") and "value" not in body:
-        r.error(path, "missing required field 'value'", f"a value for op {op}")
-        ok = False
-    return dict(body) if ok else None
 
 
 def pod_conflicts(r: Reader, framework: str, job_volumes: tuple[Volume, ...], role_name: str,

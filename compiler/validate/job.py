@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from . import fields as F
-from . import validate_parts as parts
-from . import validate_pod as pod
-from .errors import ErrorSink
-from .fields import API_VERSIONS, KIND
-from .kube import (
+from .. import fields as F
+from ..errors import ErrorSink
+from ..fields import API_VERSIONS, KIND
+from ..kube import (
     DNS1035_LABEL,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
     MAX_NAME,
 )
-from .kube_rules import (
+from ..kube_rules import (
     JOB_SELECTOR_LABELS,
     KEY_EXPECTED,
     VALUE_EXPECTED,
@@ -24,8 +22,8 @@ from .kube_rules import (
     label_value_problem,
     qualified_name_problem,
 )
-from .loader import Document
-from .model import (
+from ..loader import Document
+from ..model import (
     DEFAULT_PORT,
     FRAMEWORKS,
     GENERIC,
@@ -40,7 +38,12 @@ from .model import (
     RoleSpec,
     Volume,
 )
-from .reader import Reader, type_name
+from ..reader import Reader, type_name
+from . import elastic as elastic_rules
+from . import patches as patch_rules
+from . import pod
+from . import probes as parts
+from . import scheduling as scheduling_rules
 
 # Allowed and required keys, enums and bounds come from the field table (compiler/fields.py),
 # which `trainspec schema` also writes as JSON Schema.
@@ -219,7 +222,7 @@ class _Validator:
             if framework == "pytorch" and options.get("nprocPerNode") is not None:
                 nproc = self.r.nproc(options["nprocPerNode"], path + ("nprocPerNode",))
             if framework == "pytorch" and "elastic" in options:
-                elastic = pod.elastic(self, options["elastic"], path + ("elastic",))
+                elastic = elastic_rules.elastic(self, options["elastic"], path + ("elastic",))
             if framework == "mpi":
                 slots = self.opt_int(options, "slotsPerWorker", path, *F.MAPPINGS["mpi"].bounds("slotsPerWorker"))
                 implementation = self.opt_choice(options, "implementation", path,
@@ -228,12 +231,13 @@ class _Validator:
         pod_settings = pod.pod_settings(self, spec, ("spec",), role=False)
         pull_secrets = pod.pull_secrets(r, spec["imagePullSecrets"], ("spec", "imagePullSecrets")) \
             if spec.get("imagePullSecrets") is not None else ()
-        patches = pod.patches(self, spec["patches"], ("spec", "patches")) if spec.get("patches") is not None else {}
+        patches = patch_rules.patches(self, spec["patches"], ("spec", "patches")) \
+            if spec.get("patches") is not None else {}
 
         container_name = self.opt_label(spec, "containerName", ("spec",))
         roles = self.roles(spec.get("roles"), framework, accelerator)
         success = self.success(spec.get("success"), framework, roles)
-        scheduling = parts.scheduling(self.r, spec.get("scheduling"), sum(role.replicas for role in roles))
+        scheduling = scheduling_rules.scheduling(self.r, spec.get("scheduling"), sum(role.replicas for role in roles))
         if framework and roles:
             self.framework_rules(framework, roles, elastic)
             for role in roles:
@@ -400,7 +404,7 @@ class _Validator:
         limits = dict(ROLE_LIMITS[framework])
         if framework == "pytorch" and elastic is not None:
             limits["master"] = (0, 1)  # elastic torchrun: workers rendezvous among themselves
-            pod.elastic_rules(r, elastic, counts.get("worker", 0))
+            elastic_rules.elastic_rules(r, elastic, counts.get("worker", 0))
         for role_name, (low, high) in limits.items():
             count = counts.get(role_name)
             path = ("spec", "roles", role_name, "replicas") if role_name in counts else ("spec", "roles")

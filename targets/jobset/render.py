@@ -47,11 +47,12 @@ from trainspec.compiler.frameworks import (
 )
 from trainspec.compiler.model import GENERIC
 from trainspec.compiler.plan import EnvVar, JobPlan, RolePlan
-from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS, scheme_for
+from trainspec.compiler.schemes import NamingScheme
 
-from . import common
-from .kubeflow_common import base_env, field_ref, role_container, role_labels, topology_data
-from .yamlout import dump_all
+from .. import common
+from ..role_template import base_env, field_ref, role_container, role_labels, topology_data
+from ..yamlout import dump_all
+from .scheme import JOBSET_ONE_POD_JOBS, scheme_for
 
 FILE = "jobset.yaml"
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
@@ -98,20 +99,21 @@ def user_env_names(role: RolePlan) -> set[str]:
     return {name for name, _ in role.sources.env}
 
 
-def role_texts(plan: JobPlan, role: RolePlan, target: str = "jobset"):
+def role_texts(plan: JobPlan, role: RolePlan, scheme: NamingScheme | None = None):
     """(values, command, args, user env entries) for the role's one pod template.
 
-    `values` is replica 0's rendering with `target`'s host names (for common.main_container);
+    `values` is replica 0's rendering with `scheme`'s host names (default: the jobset target's), for
+    common.main_container;
     command / args are None when `values` already holds the right text, else kubelet text with
     `$(TRAINSPEC_INDEX)`.  A per-replica text with no such form was reported by
-    compiler/checks.py (`plan.check` raised it before rendering).
+    checks.py (`plan.check` raised it before rendering).
     """
-    rendered = role.renders[scheme_for(target, plan.framework)]
+    rendered = role.renders[(scheme or scheme_for(plan.framework)).name]
     values = rendered.of(0)
     if rendered.uniform:
         return values, None, None, common.env_list(values.env, plan.topology_name)
     shared = rendered.shared
-    assert shared is not None, "compiler/checks.py reports roles without a shared form"
+    assert shared is not None, "checks.py reports roles without a shared form"
     return (values, None if shared.command is None else list(shared.command),
             None if shared.args is None else list(shared.args), common.env_list(shared.env, plan.topology_name))
 
@@ -124,8 +126,8 @@ def per_job(plan: JobPlan, role: RolePlan) -> bool:
 
 
 def jobset_hosts(plan: JobPlan) -> dict[str, list[str]]:
-    """role -> [host:port]: replica i of role r as the JobSet controller names it (compiler/schemes.py)."""
-    return plan.hosts(scheme_for("jobset", plan.framework))
+    """role -> [host:port]: replica i of role r as the JobSet controller names it (scheme.py)."""
+    return plan.hosts(scheme_for(plan.framework))
 
 
 def host_names(plan: JobPlan) -> dict[str, list[str]]:
@@ -273,7 +275,7 @@ def _decides_alone_at_index_0(plan: JobPlan, settings: Settings) -> bool:
 
 
 def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: str) -> dict:
-    from .k8s import mpi_mounts
+    from ..k8s.render import mpi_mounts
 
     values, command, args, user_env = role_texts(plan, role)
     taken = user_env_names(role)
@@ -294,7 +296,7 @@ def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: 
 
 
 def job_spec(plan: JobPlan, role: RolePlan, settings: Settings) -> dict:
-    policy = role.restart_policy  # not Always: compiler/checks.py reports it
+    policy = role.restart_policy  # not Always: checks.py reports it
     pods = 1 if per_job(plan, role) else role.count
     spec: dict = {"completionMode": "Indexed", "completions": pods, "parallelism": pods}
     if policy == "Never":

@@ -1,48 +1,22 @@
-"""Spec v1 validation of the pod parts a role carries (probes, hooks) and of job scheduling."""
+"""Spec v1 validation of what a role's container carries besides its command: probes and lifecycle hooks."""
 
 from __future__ import annotations
 
-from .fields import MAPPINGS
-from .kube import DNS1123_SUBDOMAIN
-from .kube_rules import port_name_problem, subdomain_problem
-from .model import Handler, Lifecycle, Probe, Probes, Scheduling
-from .reader import Reader
+from ..fields import MAPPINGS
+from ..kube import DNS1123_SUBDOMAIN
+from ..kube_rules import port_name_problem
+from ..model import Handler, Lifecycle, Probe, Probes
+from ..reader import Reader
 
 # Keys, enums and bounds from the field table (compiler/fields.py).
 PROBE = MAPPINGS["probe"]
 HOOK = MAPPINGS["hook"]
-SCHEDULING = MAPPINGS["scheduling"]
 PROBE_FIELDS = PROBE.names
 HANDLER_KINDS = PROBE.exactly_one
-SCHEDULING_FIELDS = SCHEDULING.names
 
 
-def _opt_int(r: Reader, body: dict, key: str, path: tuple, low: int | None, high: int | None) -> int | None:
+def opt_int(r: Reader, body: dict, key: str, path: tuple, low: int | None, high: int | None) -> int | None:
     return r.integer(body[key], path + (key,), low, high) if body.get(key) is not None else None
-
-
-def scheduling(r: Reader, value, total: int) -> Scheduling:
-    path = ("spec", "scheduling")
-    body = r.mapping(value, path, SCHEDULING_FIELDS) or {}
-    gang = r.boolean(body["gang"], path + ("gang",)) if body.get("gang") is not None else False
-    min_available = _opt_int(r, body, "minAvailable", path, *SCHEDULING.bounds("minAvailable"))
-    if min_available is not None and total and min_available > total:
-        r.error(path + ("minAvailable",), f"{min_available} is more than the job's {total} replicas",
-                f"an integer <= {total}")
-    names = {}
-    for key in ("queue", "priorityClassName", "schedulerName"):
-        text = r.string(body[key], path + (key,)) if body.get(key) is not None else None
-        # The pod's schedulerName is any string to the API server (`Volcano` is fine; the Volcano Job's
-        # 63-character limit is the volcano target's, compiler/limits.py); queue and priorityClassName
-        # name objects: DNS-1123 subdomains (kube_rules: scheduling-names).
-        problem = subdomain_problem(text) if text is not None and key != "schedulerName" else None
-        if problem:
-            r.error(path + (key,), f"{text!r} is not a valid {key}: {problem}",
-                    "a DNS-1123 subdomain of at most 253 characters")
-            text = None
-        names[key] = text
-    return Scheduling(gang=bool(gang), min_available=min_available, queue=names["queue"],
-                      priority_class_name=names["priorityClassName"], scheduler_name=names["schedulerName"])
 
 
 def handler(r: Reader, value, path: tuple, kinds=HANDLER_KINDS, extra=()) -> tuple[Handler, dict] | None:
@@ -114,7 +88,7 @@ def probes(r: Reader, value, path: tuple) -> Probes:
         numbers = {}
         for field_name in ("initialDelaySeconds", "periodSeconds", "timeoutSeconds", "successThreshold",
                            "failureThreshold"):
-            numbers[field_name] = _opt_int(r, raw, field_name, kp, *PROBE.bounds(field_name))
+            numbers[field_name] = opt_int(r, raw, field_name, kp, *PROBE.bounds(field_name))
         if key in ("liveness", "startup") and numbers["successThreshold"] not in (None, 0, 1):  # 0 defaults to 1
             r.error(kp + ("successThreshold",), f"{numbers['successThreshold']} for a {key} probe", "1")
         found[key] = Probe(action, numbers["initialDelaySeconds"], numbers["periodSeconds"],

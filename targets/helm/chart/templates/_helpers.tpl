@@ -17,7 +17,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $out := .out -}}
 {{- $jobset := eq ($v.workload | default "jobs") "jobset" -}}
 {{- /* trainspec:role-order (generated from compiler/model.py ROLE_ORDER) */ -}}
-{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py JOBSET_ONE_POD_JOBS, compiler/checks.py JOBSET_FRAMEWORKS) */ -}}
+{{- /* trainspec:jobset (generated from targets/jobset/render.py START_ORDER, scheme.py JOBSET_ONE_POD_JOBS, checks.py JOBSET_FRAMEWORKS) */ -}}
 {{- $perJob := get $onePodJobs $v.framework | default list -}}
 {{- $roles := list -}}
 {{- range $name := get $orders $v.framework -}}
@@ -55,7 +55,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $jsLongest := printf "%s-%s-0-%d" $v.name $name (sub $n 1) -}}
 {{- if has $name $perJob -}}{{- $jsLongest = printf "%s-%s-%d-0" $v.name $name (sub $n 1) -}}{{- end -}}
 {{- /* trainspec:task-longest (generated for spec v1.2 taskName) */ -}}
-{{- /* trainspec:jobset-name-limit (generated from compiler/checks.py jobset) */ -}}
+{{- /* trainspec:jobset-name-limit (generated from targets/jobset/checks.py) */ -}}
 {{- end -}}
 {{- end -}}
 {{- $total = add $total $n -}}

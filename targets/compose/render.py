@@ -23,9 +23,10 @@ from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH
 from trainspec.compiler.model import ConfigMapRef, FieldRef, Probe, ResourceFieldRef, SecretRef
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan, resolved_env
 
-from . import common, compose_pod
-from .compose_pod import byte_size, cpus, quantity
-from .yamlout import dump
+from .. import common
+from ..yamlout import dump
+from . import service_fields
+from .service_fields import byte_size, cpus, quantity
 
 FILE = "compose.yaml"
 RESTART = {"Never": "no", "OnFailure": "on-failure", "Always": "always", "ExitCode": "on-failure"}
@@ -230,7 +231,7 @@ def _environment(ctx: _Context, pairs, replica_name: str = "", shell: bool = Fal
             env[name] = value
             continue
         if isinstance(value, (FieldRef, ResourceFieldRef)):
-            known = compose_pod.downward(ctx.plan, replica_name, value, ctx.dropped)
+            known = service_fields.downward(ctx.plan, replica_name, value, ctx.dropped)
             if known is not None:
                 env[name] = known
             continue
@@ -251,7 +252,7 @@ def init_service(ctx: _Context, role: RolePlan, replica: Replica, init, previous
     plan = ctx.plan
     service: dict = {"image": init.image or role.image}
     if role.pod.image_pull_policy:
-        service["pull_policy"] = compose_pod.PULL_POLICY[role.pod.image_pull_policy]
+        service["pull_policy"] = service_fields.PULL_POLICY[role.pod.image_pull_policy]
     if init.command is not None:
         service["entrypoint"] = list(init.command)
     if init.args is not None:
@@ -260,7 +261,7 @@ def init_service(ctx: _Context, role: RolePlan, replica: Replica, init, previous
         service["working_dir"] = init.working_dir
     if init.env:
         service["environment"] = _environment(ctx, init.env, replica.name)
-    service["labels"] = {**compose_pod.labels(role, common.replica_labels(plan, replica)),
+    service["labels"] = {**service_fields.labels(role, common.replica_labels(plan, replica)),
                          "trainspec.dev/init-container": init.name}
     limits = _limits(init.resources)
     if limits:
@@ -302,10 +303,10 @@ def replica_service(ctx: _Context, role: RolePlan, replica: Replica, last_init: 
     if role.working_dir:
         service["working_dir"] = role.working_dir
     service["environment"] = env
-    service["labels"] = compose_pod.labels(role, common.replica_labels(plan, replica))
-    service.update(compose_pod.service_fields(plan, role, ctx.dropped))
+    service["labels"] = service_fields.labels(role, common.replica_labels(plan, replica))
+    service.update(service_fields.service_fields(plan, role, ctx.dropped))
     deploy: dict = {}
-    limits, reservations = compose_pod.resources(role, _limits(role.resources), ctx.dropped)
+    limits, reservations = service_fields.resources(role, _limits(role.resources), ctx.dropped)
     if limits:
         deploy["limits"] = limits
     if role.resources.gpu:

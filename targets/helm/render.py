@@ -1,6 +1,6 @@
 """`helm`: a chart whose default render is exactly the `k8s` target's objects.
 
-The templates (`helm_chart/templates/`) are the same for every job; what a job
+The templates (`chart/templates/`) are the same for every job; what a job
 is lives in the generated `values.yaml` (its knobs) and `values.schema.json`
 (their limits).  The templates compute the topology from `.Values` (replicas and
 ports per role), so changing a role's replicas re-derives every host list, the
@@ -18,7 +18,7 @@ then refuses, with a message, a topology other than the compiled one.
 
 `values.workload` picks the objects: `jobs` (default) renders exactly the `k8s`
 target's, `jobset` exactly the `jobset` target's (one JobSet; the chart refuses,
-with `fail`, what compiler/checks.py `jobset` refuses).  A `byIndex` text carries
+with `fail`, what targets/jobset/checks.py refuses).  A `byIndex` text carries
 the jobset target's text for it (`jobset`), since a JobSet role has one pod template.
 
 Everything is in docs/targets-helm-compose.md.
@@ -47,13 +47,14 @@ from trainspec.compiler.model import (
     SecretRef,
 )
 from trainspec.compiler.plan import HostList, JobPlan, RolePlan, Text
-from trainspec.compiler.schemes import scheme_for
 
-from . import common, helm_pod
-from .helm_rules import fill
-from .yamlout import dump
+from .. import common
+from ..jobset.scheme import scheme_for as jobset_scheme
+from ..yamlout import dump
+from . import pod_values
+from .chart_rules import fill
 
-CHART_DIR = os.path.join(os.path.dirname(__file__), "helm_chart")
+CHART_DIR = os.path.join(os.path.dirname(__file__), "chart")
 TEMPLATE_FILES = ("_helpers.tpl", "topology.yaml", "services.yaml", "jobs.yaml", "NOTES.txt")
 CHART_VERSION = "0.1.0"
 WORKLOADS = ("jobs", "jobset")  # values.workload: the k8s target's objects, or the jobset target's
@@ -76,7 +77,7 @@ def render(plan: JobPlan) -> dict[str, str]:
 
 
 def uses_names(plan: JobPlan) -> bool:
-    """Whether the chart needs spec v1.2's name and generic-success code (helm_rules.NAMES_GENERATED)."""
+    """Whether the chart needs spec v1.2's name and generic-success code (chart_rules.NAMES_GENERATED)."""
     return plan.framework == GENERIC or plan.container_name != CONTAINER_NAME[plan.framework] or \
         any(role.task_name or role.container_name for role in plan.roles)
 
@@ -143,7 +144,7 @@ def chart_values(plan: JobPlan) -> dict:
     if plan.framework == "pytorch":
         values["pytorch"] = {"nprocPerNode": plan.nproc_per_node or "auto"}
         if plan.elastic is not None:
-            from .kubeflow import elastic_policy
+            from ..kubeflow.render import elastic_policy
 
             values["pytorch"]["elastic"] = elastic_policy(plan)
     if plan.framework == "mpi":
@@ -163,7 +164,7 @@ def chart_values(plan: JobPlan) -> dict:
         entry["source"] = source
         volumes.append(entry)
     values["volumes"] = volumes
-    values.update(helm_pod.job_values(plan))
+    values.update(pod_values.job_values(plan))
     converter = _Converter(plan)
     values["roles"] = {role.name: _role_values(plan, role, top_image, converter) for role in plan.roles}
     return values
@@ -258,13 +259,13 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
             probes[key] = common.probe(p, escape=False)  # as written; the chart escapes exec commands
     if probes:
         out["probes"] = probes
-    out.update(helm_pod.role_values(plan, role))
+    out.update(pod_values.role_values(plan, role))
     return out
 
 
 def _jobset_text(plan: JobPlan, role: RolePlan, key: str, k: int) -> str | None:
     """The jobset target's kubelet text for item k of command / args / env, or None when it has none."""
-    render = role.renders.get(scheme_for("jobset", plan.framework))
+    render = role.renders.get(jobset_scheme(plan.framework).name)
     if render is None or not (render.uniform or render.shared is not None):
         return None
     rendered = render.of(0) if render.uniform else render.shared
@@ -378,7 +379,7 @@ _COMMENTS = {
 def values_yaml(plan: JobPlan, values: dict) -> str:
     chunks = [common.header(plan, "Values of the chart: the knobs of the job. Limits are in values.schema.json.")]
     for key, value in values.items():
-        text = _COMMENTS.get(key) or helm_pod.COMMENTS[key]
+        text = _COMMENTS.get(key) or pod_values.COMMENTS[key]
         comment = "".join(f"# {line}".rstrip() + "\n" for line in text.splitlines())
         chunks.append("\n" + comment + dump({key: value}))
     return "".join(chunks)
@@ -441,7 +442,7 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         "requests": {"type": "object", "additionalProperties": _quantity("a request")},
         "limits": {"type": "object", "additionalProperties": _quantity("a limit")},
     })
-    pod_job, pod_role = helm_pod.schema(DNS1123, _quantity(""))
+    pod_job, pod_role = pod_values.schema(DNS1123, _quantity(""))
     image = _obj({"repository": {"type": "string", "minLength": 1}, "tag": {"type": "string"}},
                  required=("repository",))
     any_object = {"type": "object"}

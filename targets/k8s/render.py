@@ -9,18 +9,19 @@ once in the `<job>-topology` ConfigMap and reach each replica through
 
 from __future__ import annotations
 
-from trainspec.compiler.checks import lingering_roles
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan
 
-from . import common
-from .yamlout import dump_all
+from .. import common
+from ..yamlout import dump_all
+from .checks import lingering_roles
 
 FILE = "k8s.yaml"
 
 
 def render(plan: JobPlan) -> dict[str, str]:
-    return {FILE: dump_all(common.patched(plan, "k8s", objects(plan)), common.header(plan, lingering_note(plan)))}
+    docs = common.patched(plan, "k8s", objects(plan), whole_file=True)  # a patch addresses the file's objects
+    return {FILE: dump_all(docs, common.header(plan, lingering_note(plan)))}
 
 
 def lingering_note(plan: JobPlan) -> str:

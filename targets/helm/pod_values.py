@@ -61,7 +61,7 @@ def role_values(plan: JobPlan, role: RolePlan) -> dict:
 
 
 def volume_value(v) -> dict:
-    from .common import volume
+    from ..common import volume
 
     entry = {"name": v.name, "mountPath": v.mount_path}
     if v.read_only:

@@ -24,11 +24,11 @@ from __future__ import annotations
 from trainspec.compiler.frameworks import tf_cluster, tf_config
 from trainspec.compiler.kinds import KUBEFLOW_JOBS
 from trainspec.compiler.plan import JobPlan, RolePlan
-from trainspec.compiler.schemes import scheme_for
 
-from . import common
-from .kubeflow_common import base_env, field_ref, role_container, role_labels, role_render, topology_data
-from .yamlout import dump_all
+from .. import common
+from ..role_template import base_env, field_ref, role_container, role_labels, role_render, topology_data
+from ..yamlout import dump_all
+from .scheme import scheme_for
 
 FILE = "kubeflow.yaml"
 INDEX_LABEL = "training.kubeflow.org/replica-index"
@@ -47,13 +47,13 @@ def render(plan: JobPlan) -> dict[str, str]:
 
 
 def hosts(plan: JobPlan) -> dict[str, list[str]]:
-    """host:port of every replica, as the operator names them (compiler/schemes.py).
+    """host:port of every replica, as the operator names them (scheme.py).
 
     training-operator: one headless Service per replica, `<job>-<rt>-<i>`.
     mpi-operator: pods with hostname `<job>-worker-<i>` / `<job>-launcher` and
     subdomain `<job>` (one headless Service `<job>`), so `<host>.<job>`.
     """
-    return plan.hosts(scheme_for("kubeflow", plan.framework))
+    return plan.hosts(scheme_for(plan.framework))
 
 
 def topology_config_map(plan: JobPlan, host_lists: dict[str, list[str]]) -> dict:
@@ -71,7 +71,7 @@ def _framework_env(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str
 
 
 def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]) -> dict:
-    rendered = role_render(plan, role, "kubeflow")
+    rendered = role_render(role, scheme_for(plan.framework))
     if plan.framework == "mpi" and role.name == "launcher":
         index = {"value": "0"}  # mpi-operator labels only the workers with their index
     else:
@@ -85,7 +85,7 @@ def replica_spec(plan: JobPlan, role: RolePlan, host_lists: dict[str, list[str]]
     else:
         # One template for all replicas: the index reaches the text at runtime, and only
         # where the kubelet's $(TRAINSPEC_INDEX) expansion gives every replica its exact text.
-        # (compiler/checks.py reported a role without a shared form: plan.check above raised)
+        # (checks.py reported a role without a shared form: plan.check above raised)
         shared = rendered.shared
         container = role_container(plan, role, env + common.env_list(shared.env, plan.topology_name), values)
         for key, items in (("command", shared.command), ("args", shared.args)):

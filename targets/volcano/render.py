@@ -20,12 +20,12 @@ its OMPI_* / I_MPI_* / HYDRA_* variables, and TF_CONFIG for a single-pod job
 PaddleJob and JAXJob controllers inject (no Volcano plugin exists for them), with
 the svc plugin's host names.  XGBoost's MASTER_ADDR, MASTER_PORT, WORLD_SIZE and
 RANK (worker i is i + 1) come from Volcano's pytorch plugin, whose values are the
-XGBoostJob controller's (compiler/checks.py volcano_xgboost_plugin), so its tasks
+XGBoostJob controller's (checks.py volcano_xgboost_plugin), so its tasks
 stay one per role.  Where a value differs per replica other than by the index and
 no plugin gives it (torchrun's PET_NODE_RANK = index + 1 on PyTorch workers,
 Paddle's rendezvous replica with its pod IP, XGBoost when the user's env sets
 RANK), the job takes the one-task-per-replica form, so every replica gets its
-exact value; compiler/limits.py refuses it past etcd's object size
+exact value; checks.py refuses it past etcd's object size
 (docs/validation.md).  `TRAINSPEC_INDEX` (and `DMLC_WORKER_ID`, JAX's `PROCESS_ID`)
 come from the pod label `volcano.sh/task-index` through the downward API: the env
 plugin's VC_TASK_INDEX is appended after our variables, so `$(VC_TASK_INDEX)`
@@ -35,12 +35,6 @@ could not be referenced from them.
 from __future__ import annotations
 
 from trainspec.compiler import frameworks
-from trainspec.compiler.checks import (
-    XGBOOST_PLUGIN_ENV,
-    volcano_node_rank_split,
-    volcano_split,
-    volcano_xgboost_plugin,
-)
 from trainspec.compiler.frameworks import (
     HOSTFILE_KEY,
     MPI_HOSTFILE_PATH,
@@ -51,11 +45,12 @@ from trainspec.compiler.frameworks import (
 )
 from trainspec.compiler.model import GENERIC
 from trainspec.compiler.plan import EnvVar, JobPlan, Restart, RolePlan
-from trainspec.compiler.schemes import scheme_for
 
-from . import common
-from .kubeflow_common import base_env, field_ref, role_container, role_labels, role_render, topology_data
-from .yamlout import dump_all
+from .. import common
+from ..role_template import base_env, field_ref, role_container, role_labels, role_render, topology_data
+from ..yamlout import dump_all
+from .checks import XGBOOST_PLUGIN_ENV, volcano_node_rank_split, volcano_split, volcano_xgboost_plugin
+from .scheme import SUBDOMAIN
 
 FILE = "volcano.yaml"
 INDEX_LABEL = "volcano.sh/task-index"
@@ -74,8 +69,8 @@ def render(plan: JobPlan) -> dict[str, str]:
 
 
 def hosts(plan: JobPlan) -> dict[str, list[str]]:
-    """host:port per role: `<job>-<task>-<i>.<job>` (the svc plugin; compiler/schemes.py)."""
-    return plan.hosts(scheme_for("volcano", plan.framework))
+    """host:port per role: `<job>-<task>-<i>.<job>` (the svc plugin; scheme.py)."""
+    return plan.hosts(SUBDOMAIN)
 
 
 def host_names(plan: JobPlan) -> dict[str, list[str]]:
@@ -96,7 +91,7 @@ class _Layout:
 
     def __init__(self, plan: JobPlan):
         self.plan = plan
-        self.renders = {role.name: role_render(plan, role, "volcano") for role in plan.roles}
+        self.renders = {role.name: role_render(role, SUBDOMAIN) for role in plan.roles}
         self.split = volcano_split(plan)
         # XGBoost's RANK (without the plugin) and Paddle's rendezvous replica differ per replica in ways
         # the task index cannot give through the downward API: then too, one task per replica.
@@ -317,7 +312,7 @@ def _success_tasks(plan: JobPlan, split: bool) -> set[str]:
     if not rule.role:
         return set()  # generic's default: Volcano's own, every pod of every task
     task = _task(plan, rule.role)
-    if rule.scope in ("all", "any"):  # "any": the role has one replica (compiler/checks.py refuses more)
+    if rule.scope in ("all", "any"):  # "any": the role has one replica (checks.py refuses more)
         return set() if split and rule.scope == "all" else ({f"{task}-0"} if split else {task})
     return {f"{task}-{rule.index}" if split else task}
 
@@ -348,14 +343,7 @@ def task(plan: JobPlan, role: RolePlan, index: int | None, name: str, replicas: 
         pod["activeDeadlineSeconds"] = plan.active_deadline_seconds
     if index is not None:
         pod["hostname"] = f"{plan.name}-{role.task}-{index}"  # keeps the host <job>-<task>-<i>.<job>
-    # TODO(issue 22): this tail is common.pod_spec_tail(plan, role, container, extra_volumes); use it.
-    if role.init_containers:
-        pod["initContainers"] = [common.init_container(plan, role, init) for init in role.init_containers]
-    pod["containers"] = [container]
-    volumes = common.pod_volumes(role) + extra_volumes
-    if volumes:
-        pod["volumes"] = volumes
-    pod.update(common.pod_fields(plan, role))
+    pod.update(common.pod_spec_tail(plan, role, container, extra_volumes))
     if name in _success_tasks(plan, layout.split):
         policies = [{"event": "TaskCompleted", "action": "CompleteJob"}] + policies
     labels = role_labels(plan, role)

@@ -6,7 +6,7 @@ the spec, so the file is self-contained: `<job>-topology` ConfigMap, the
 TrainingRuntime `<job>`, and the TrainJob `<job>` referencing it.
 
 Trainer v2 has runtimes (ML policies) for torch, mpi, jax and xgboost only
-(`TRAINER_RUNTIMES` in compiler/checks.py, as data); other frameworks are an error naming the targets
+(`TRAINER_RUNTIMES` in runtimes.py, as data); other frameworks are an error naming the targets
 that fit.
 
 * torch: Trainer runs N identical nodes from ONE pod template, the replicatedJob
@@ -31,21 +31,21 @@ that fit.
 
 from __future__ import annotations
 
-from trainspec.compiler.checks import TRAINER_RUNTIMES, TrainerRuntime
 from trainspec.compiler.plan import JobPlan, RolePlan
-from trainspec.compiler.schemes import TRAINER_PORT, scheme_for
 
-from . import common
-from .jobset import INDEX_ANNOTATION, Settings, role_texts, settings_of, user_env_names
-from .kubeflow_common import base_env, field_ref, role_container, role_labels, topology_data
-from .yamlout import dump_all
+from .. import common
+from ..jobset.render import INDEX_ANNOTATION, Settings, role_texts, settings_of, user_env_names
+from ..role_template import base_env, field_ref, role_container, role_labels, topology_data
+from ..yamlout import dump_all
+from .runtimes import TRAINER_RUNTIMES, TrainerRuntime
+from .scheme import TRAINER_PORT, scheme_for
 
 FILE = "trainjob.yaml"
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 CONTAINER = "node"
-# framework -> Trainer v2 ML policy (compiler/checks.py reports the frameworks it has none for)
+# framework -> Trainer v2 ML policy (checks.py reports the frameworks it has none for)
 RUNTIMES: dict[str, TrainerRuntime] = TRAINER_RUNTIMES
 
 
@@ -57,14 +57,14 @@ def render(plan: JobPlan) -> dict[str, str]:
 # --- hosts -----------------------------------------------------------------------------------------
 
 def trainjob_hosts(plan: JobPlan) -> dict[str, list[str]]:
-    """role -> [host:port] as Trainer's JobSet names the pods (compiler/schemes.py)."""
-    return plan.hosts(scheme_for("trainjob", plan.framework))
+    """role -> [host:port] as Trainer's JobSet names the pods (scheme.py)."""
+    return plan.hosts(scheme_for(plan.framework))
 
 
 # --- pieces ----------------------------------------------------------------------------------------
 
 def _texts(plan: JobPlan, role: RolePlan):
-    return role_texts(plan, role, target="trainjob")
+    return role_texts(plan, role, scheme_for(plan.framework))
 
 
 def _completion_index() -> dict:
@@ -155,7 +155,7 @@ def _nodes(plan: JobPlan, settings: Settings):
     every replica (master + workers, or the JAX workers)."""
     runtime = RUNTIMES[plan.framework]
     first = plan.role(runtime.trainer_role)
-    # compiler/checks.py made sure the workers' settings and text are the master's
+    # checks.py made sure the workers' settings and text are the master's
     values, command, args, user_env = _texts(plan, first)
     env = _node_env(plan, first, settings, user_env_names(first))
     container = _strip(role_container(plan, first, env, values, name=CONTAINER), "command", "args", "ports")

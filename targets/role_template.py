@@ -1,27 +1,28 @@
-"""Shared by the operator targets (`kubeflow`, `volcano`): one pod template per role.
+"""Shared by the targets whose controllers create the pods (kubeflow, volcano, jobset, trainjob): one pod
+template per role.
 
 Operators take one pod template per replica type (Kubeflow) or task (Volcano)
 and create the pods themselves, so the template must serve every replica of a
 role.  Per-replica values reach the program at runtime instead: `TRAINSPEC_INDEX`
 through the downward API, and the operator's own variables.  The planner has
 rendered the spec's templates with each target's host names
-(`RolePlan.renders[scheme]`, compiler/schemes.py) and found the shared form
-where there is one; what a target cannot express was reported by the compiler
-(compiler/checks.py), with positions.
+(`RolePlan.renders[scheme]`, the target's scheme.py) and found the shared form
+where there is one; what a target cannot express was reported by its checks
+(targets/<name>/checks.py, run by the planner), with positions.
 """
 
 from __future__ import annotations
 
 from trainspec.compiler.frameworks import env_role
 from trainspec.compiler.plan import JobPlan, Rendered, Replica, RolePlan, RoleRender
-from trainspec.compiler.schemes import scheme_for
+from trainspec.compiler.schemes import NamingScheme
 
 from . import common
 
 
-def role_render(plan: JobPlan, role: RolePlan, target: str) -> RoleRender:
-    """The role's templates rendered with `target`'s host names."""
-    return role.renders[scheme_for(target, plan.framework)]
+def role_render(role: RolePlan, scheme: NamingScheme) -> RoleRender:
+    """The role's templates rendered with the host names of `scheme`."""
+    return role.renders[scheme.name]
 
 
 def topology_data(plan: JobPlan, hosts: dict[str, list[str]]) -> dict[str, str]:

@@ -18,19 +18,19 @@ from __future__ import annotations
 
 import os
 
-from trainspec.compiler.checks import JOBSET_FRAMEWORKS, MAX_DNS_LABEL, POD_SUFFIX
 from trainspec.compiler.frameworks import CONTAINER_NAME, START_AFTER, SUCCESS_RULES
 from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
 from trainspec.compiler.model import GENERIC, MAX_REPLICAS, ROLE_ORDER
 from trainspec.compiler.runpolicy import VERSION
-from trainspec.compiler.schemes import JOBSET_ONE_POD_JOBS
 
-from .common import PORT_NAMES
-from .jobset import START_ORDER
+from ..common import PORT_NAMES
+from ..jobset.checks import JOBSET_FRAMEWORKS, MAX_DNS_LABEL, POD_SUFFIX
+from ..jobset.render import START_ORDER
+from ..jobset.scheme import JOBSET_ONE_POD_JOBS
 
 # Frameworks whose code is in the template files themselves.
 BUILTIN = ("tensorflow", "pytorch", "mxnet", "mpi")
-FRAMEWORKS_DIR = os.path.join(os.path.dirname(__file__), "helm_chart", "frameworks")
+FRAMEWORKS_DIR = os.path.join(os.path.dirname(__file__), "chart", "frameworks")
 
 
 def chart_frameworks(framework: str | None) -> list[str]:
@@ -118,7 +118,7 @@ def role_order_code(framework: str | None = None) -> str:
 
 FRAMEWORK_NAMES_MARKER = ("{{- /* trainspec:framework-names (generated from compiler/frameworks.py CONTAINER_NAME, "
                           "targets/common.py PORT_NAMES) */ -}}\n")
-FRAMEWORK_ENV_MARKER = ("{{- /* trainspec:framework-env (generated from targets/helm_chart/frameworks/<framework>.tpl) "
+FRAMEWORK_ENV_MARKER = ("{{- /* trainspec:framework-env (generated from targets/helm/chart/frameworks/<framework>.tpl) "
                         "*/ -}}\n")
 
 
@@ -159,9 +159,9 @@ def replica_limit_code(framework: str | None = None) -> str:
             f'{{{{- fail (printf "%d replicas in all; trainspec allows at most {MAX_REPLICAS}" $total) -}}}}\n')
 
 
-JOBSET_MARKER = ("{{- /* trainspec:jobset (generated from targets/jobset.py START_ORDER, compiler/schemes.py "
-                 "JOBSET_ONE_POD_JOBS, compiler/checks.py JOBSET_FRAMEWORKS) */ -}}\n")
-JOBSET_NAME_MARKER = "{{- /* trainspec:jobset-name-limit (generated from compiler/checks.py jobset) */ -}}\n"
+JOBSET_MARKER = ("{{- /* trainspec:jobset (generated from targets/jobset/render.py START_ORDER, scheme.py "
+                 "JOBSET_ONE_POD_JOBS, checks.py JOBSET_FRAMEWORKS) */ -}}\n")
+JOBSET_NAME_MARKER = "{{- /* trainspec:jobset-name-limit (generated from targets/jobset/checks.py) */ -}}\n"
 EXIT_CODE_LIST_MARKER = ("{{- /* trainspec:permanent-exit-code-list (generated from compiler/kube.py "
                          "PERMANENT_EXIT_CODES) */ -}}\n")
 

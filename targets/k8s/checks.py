@@ -1,0 +1,36 @@
+"""What the k8s target warns about: with no controller, nothing ends the roles that outlive the decider.
+
+The helm target writes the same objects and warns the same (targets/helm/__init__.py).
+"""
+
+from trainspec.compiler.plan import JobPlan
+from trainspec.compiler.target_rules import Problem
+
+
+def lingering_roles(plan: JobPlan) -> list[str]:
+    """Roles of this job that nothing stops on a plain cluster when the decider succeeds."""
+    from trainspec.compiler.frameworks import LINGERING_ROLES
+
+    if plan.framework == "generic":
+        # generic: whoever is still running when spec.success's role decides (unset: nobody, all must finish)
+        rule = plan.success
+        return [role.name for role in plan.roles if rule.role and role.count and
+                (role.name != rule.role or (rule.scope == "any" and role.count > 1))]
+    return [role.name for role in plan.roles if role.count and role.name in LINGERING_ROLES.get(plan.framework, ())]
+
+
+def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
+    """k8s / helm: no controller ends the job, so servers outlive it (a warning, not an error)."""
+    roles = lingering_roles(plan)
+    if not roles or plan.active_deadline_seconds is not None:
+        return []
+    if plan.framework == "generic":
+        return [Problem(("spec", "success"), f"on a plain cluster nothing stops the {' and '.join(roles)} replicas "
+                        f"still running when {plan.success.text}: they would keep running, and holding their "
+                        "resources", "spec.activeDeadlineSeconds, or a target whose controller ends the job",
+                        "compile for jobset or volcano, set activeDeadlineSeconds, or let them exit on their own")]
+    return [Problem(("spec", "roles", roles[0]),
+                    f"on a plain cluster nothing stops the {' and '.join(roles)} replicas when "
+                    f"{plan.success.text}: they keep running, and holding their resources, forever",
+                    "spec.activeDeadlineSeconds, or a target whose controller ends the job",
+                    "compile for jobset, kubeflow or volcano, or set activeDeadlineSeconds")]
