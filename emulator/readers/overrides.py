@@ -24,7 +24,7 @@ from typing import Any
 
 from ...compiler.errors import SpecError, SpecErrors, UsageError, dotted
 from ...compiler.loader import JsonnetOptions, load_file
-from ...targets import load_plans as compiler_load_plans
+from ...targets import load_plans as load_target_plans
 
 TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec")
 _ACTIVE: ContextVar[tuple[str, ...]] = ContextVar("trainspec_set", default=())
@@ -148,10 +148,11 @@ def _names(e: SpecError, edits: list[Assignment]) -> SpecError:
 
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
                jpath: list[str] | None = None, **kw: Any):
-    """The compiler's load_plans, on the spec edited by the active `--set` arguments."""
+    """The targets' load_plans (the compiler's, with every target's rules), on the spec edited by the
+    active `--set` arguments."""
     sets = active()
     if not sets:
-        return compiler_load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, **kw)
+        return load_target_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, **kw)
     edits = [a for s in sets for a in parse(s)]
     options = JsonnetOptions(tuple(sorted((tla or {}).items())), tuple(sorted((ext_vars or {}).items())),
                              tuple(jpath or ()))
@@ -162,6 +163,6 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
         for a in edits:
             apply(doc.data, a)
     try:
-        return compiler_load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, documents=docs, **kw)
+        return load_target_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, documents=docs, **kw)
     except SpecErrors as exc:
         raise SpecErrors([_names(e, edits) for e in exc.errors]) from None

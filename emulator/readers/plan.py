@@ -78,7 +78,7 @@ class _PlanReader:
     def replica(self, role: RolePlan, rep: PlanReplica) -> Replica:
         plan = self.plan
         policy = role.restart.policy
-        # The k8s target's workload for this policy (targets/k8s.py `workload`), which the kubelet
+        # The k8s target's workload for this policy (targets/k8s/render.py `workload`), which the kubelet
         # and the Job controller then run: Always -> a Deployment; ExitCode -> pod Never + FailJob rules.
         pod_policy = {"Always": "Always", "OnFailure": "OnFailure"}.get(policy, "Never")
         if policy == "Never":

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ...compiler.errors import UsageError
+from ...compiler.kinds import KUBEFLOW_JOBS
 from ...compiler.kube import parse_quantity
 from .positions import field_error
 
@@ -85,18 +86,14 @@ KINDS: dict[str, dict] = {
     "Service": {"metadata": OBJECT_META, "spec": {"selector": ("map", SCALAR), "clusterIP": "str"}},
 }
 REPLICA_SPEC: dict = {"replicas": "replicas", "restartPolicy": "str", "template": POD_TEMPLATE}
+MPI_JOB_FIELDS: dict[str, dict] = {"MPIJob": {"slotsPerWorker": "count", "sshAuthMountPath": "abspath"}}
 # Custom resources: where their pod templates and counts are.
+# Custom resources: where their pod templates and counts are. Kubeflow's jobs from the one kind table
+# (compiler/kinds.py: each kind's replica-specs field); the MPIJob's own fields beside it.
 OPERATOR_KINDS: dict[str, dict] = {
-    "TFJob": {"metadata": OBJECT_META, "spec": {"tfReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map"}},
-    "PyTorchJob": {"metadata": OBJECT_META, "spec": {"pytorchReplicaSpecs": ("map", REPLICA_SPEC),
-                                                     "runPolicy": "map"}},
-    "MXJob": {"metadata": OBJECT_META, "spec": {"mxReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map"}},
-    "XGBoostJob": {"metadata": OBJECT_META, "spec": {"xgbReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map"}},
-    "PaddleJob": {"metadata": OBJECT_META, "spec": {"paddleReplicaSpecs": ("map", REPLICA_SPEC),
-                                                    "runPolicy": "map"}},
-    "JAXJob": {"metadata": OBJECT_META, "spec": {"jaxReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map"}},
-    "MPIJob": {"metadata": OBJECT_META, "spec": {"mpiReplicaSpecs": ("map", REPLICA_SPEC), "runPolicy": "map",
-                                                 "slotsPerWorker": "count", "sshAuthMountPath": "abspath"}},
+    **{k.kind: {"metadata": OBJECT_META, "spec": {k.replica_specs: ("map", REPLICA_SPEC), "runPolicy": "map",
+                                                  **MPI_JOB_FIELDS.get(k.kind, {})}}
+       for k in KUBEFLOW_JOBS},
     "Job.batch.volcano.sh": {"metadata": OBJECT_META, "spec": {
         "minAvailable": "bounded", "maxRetry": "count",
         "tasks": ("list", {"name": "str", "replicas": "replicas", "minAvailable": "bounded", "maxRetry": "count",
