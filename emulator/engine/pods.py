@@ -20,7 +20,7 @@ import traceback
 from ...compiler.errors import UsageError
 from ...compiler.kube import is_permanent_exit
 from ..adapters import docker_engine as db
-from ..console.logstream import IDLE_LIMIT, LogPump
+from .logpump import IDLE_LIMIT, LogPump
 from ..console.logview import TimedLog
 from ..model.job import Container, Replica
 from ..model.policy import FAILED, SUCCEEDED

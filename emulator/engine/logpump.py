@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from .logview import TimedLog
-from .table import Console
+from ..console.logview import TimedLog
+from ..console.table import Console
 
 MAX_LINE = 1 << 20          # bytes; longer lines are split (and marked), never dropped
 IDLE_LIMIT = 10.0           # seconds without a byte after the exit before giving up on a stream
