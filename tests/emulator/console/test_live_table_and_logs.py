@@ -14,8 +14,10 @@ from types import SimpleNamespace
 import pytest
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator.console.logview import LogReader, TimedLog, parse_since, select
-from trainspec.emulator.console.table import Console, Row
+from trainspec.emulator.console.logview import parse_since, select
+from trainspec.emulator.console.table import Console
+from trainspec.emulator.host.savedlogs import LogReader, TimedLog
+from trainspec.emulator.model.status import Row
 
 from emuhelpers import trainspec
 

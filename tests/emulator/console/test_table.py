@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import time
 
-from trainspec.emulator.console.table import Console, Row
+from trainspec.emulator.console.table import Console
+from trainspec.emulator.model.status import Row
 
 
 class Tty(io.StringIO):
