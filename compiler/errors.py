@@ -47,7 +47,25 @@ class SpecErrors(Exception):
 
 
 class UsageError(Exception):
-    """Bad command-line usage or a bad input that is not a spec field."""
+    """Bad command-line usage, or a problem with no line and column to point at (a folder, an
+    option, the container engine), in the same shape as a `SpecError`: `where` (a file, an
+    option), the field path, the message, what was expected and a hint, each optional but the
+    message; `str()` renders them as `error_text` does, so `hint:` reads the same everywhere."""
+
+    def __init__(self, message: str = "", *, where: str = "", path: str = "", expected: str = "",
+                 hint: str = ""):
+        self.where, self.path, self.message, self.expected, self.hint = where, path, message, expected, hint
+        super().__init__(usage_text(message, where, path, expected, hint))
+
+
+def usage_text(message: str, where: str = "", path: str = "", expected: str = "", hint: str = "") -> str:
+    """`error_text` when the problem has no position: the parts it has, in the same order and words."""
+    text = ": ".join(part for part in (where, path, message) if part)
+    if expected:
+        text += f"; expected {expected}"
+    if hint:
+        text += f"; hint: {hint}"
+    return text
 
 
 class ErrorSink:

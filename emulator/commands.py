@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..compiler.errors import UsageError
+from ..compiler.errors import SpecErrors, UsageError
 from ..termsafe import neutralise
 
 ENGINE_HELP = ("the container engine: docker or podman (default: $TRAINSPEC_ENGINE; else Docker at $DOCKER_HOST, "
@@ -243,7 +243,7 @@ def _is_spec_input(path: str) -> bool:
         return True
     try:
         return is_spec(path, read_documents(path))
-    except UsageError:
+    except (UsageError, SpecErrors):
         return True  # load() says what is wrong with it
 
 

@@ -50,3 +50,30 @@ def test_the_contracts_can_fail(tmp_path):
                        timeout=300)
     assert r.returncode == 1, r.stdout[-3000:]
     assert "trainspec.emulator.model.job -> trainspec.emulator.engine.run" in r.stdout
+
+
+def test_no_emulator_module_uses_another_modules_private_names():
+    """What import-linter cannot check: a name with a leading underscore stays in its module. An emulator
+    module neither imports one from another (`from .x import _y`) nor reaches one through a module it
+    imported (`x._y(...)`): what another module needs is public, or lives where it is used."""
+    import ast
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    found = []
+    for path in sorted((ROOT / "emulator").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        ours: set[str] = set()  # names bound to the project's own modules
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("trainspec")):
+                found += [f"{path.relative_to(ROOT)}:{node.lineno}: imports {a.name}" for a in node.names
+                          if private(a.name)]
+                ours.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                ours.update((a.asname or a.name).split(".")[0] for a in node.names if a.name.startswith("trainspec"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and private(node.attr) and isinstance(node.value, ast.Name) \
+                    and node.value.id in ours:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: uses {node.value.id}.{node.attr}")
+    assert not found, "\n".join(found)

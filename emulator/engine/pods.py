@@ -20,6 +20,7 @@ import traceback
 from ...compiler.errors import UsageError
 from ...compiler.kube import is_permanent_exit
 from ..adapters import docker_engine as db
+from ..adapters.docker_events import Events
 from ..host.savedlogs import TimedLog
 from ..model.job import Container, Replica
 from ..model.policy import FAILED, SUCCEEDED
@@ -51,6 +52,14 @@ class PodRunner(threading.Thread):
         self.log_file: TimedLog | None = None
         self.pumps: list[LogPump] = []          # this replica's log streams (one per container started)
 
+    @property
+    def events(self) -> Events:
+        """The run's container events: the run starts watching them before it starts any pod runner."""
+        events = self.run_.events
+        if events is None:
+            raise RuntimeError("a pod runner ran before the run watched its containers' events")
+        return events
+
     # -- control from the supervisor ------------------------------------
     def terminate(self, reason: str = "stopped by the run") -> None:
         self.stop_ev.set()
@@ -78,12 +87,12 @@ class PodRunner(threading.Thread):
     def _kill(self, reason: str) -> None:
         with self.lock:
             cid = self.cid
-            if cid is None or self.run_.events.exit_code(cid) is not None:
+            if cid is None or self.events.exit_code(cid) is not None:
                 return  # nothing to stop: it exited on its own, which is not the run's doing
             self.kill_reason = self.kill_reason or reason
         api = self.run_.client.api
         grace = min(self.r.grace, self.run_.opts.max_grace)
-        if self.r.main.pre_stop and self.run_.events.exit_code(cid) is None and grace > 0 \
+        if self.r.main.pre_stop and self.events.exit_code(cid) is None and grace > 0 \
                 and not self.run_.daemon_lost:
             db.exec_in(self.run_.client, cid, self.r.main.pre_stop, grace)
             grace = min(self.r.grace, self.run_.opts.max_grace)  # `down -t 0` while the hook ran
@@ -221,7 +230,7 @@ class PodRunner(threading.Thread):
                 return action
 
     def _oom(self) -> bool:
-        return bool(self.cid and self.cid in self.run_.events.oom)
+        return bool(self.cid and self.cid in self.events.oom)
 
     def _on_failure(self, code: int, why: str) -> str:
         """restart (in place) | newpod | failed | stopped — the kubelet's and the Job controller's rules.
@@ -278,7 +287,7 @@ class PodRunner(threading.Thread):
         if self.stop_ev.is_set():
             return None
         cid = run.create_container(self.r, c, kind, emptydirs)
-        waiter = run.events.waiter(cid)
+        waiter = self.events.waiter(cid)
         with self.lock:
             self.cid = cid
             self.kill_reason = None
@@ -305,9 +314,9 @@ class PodRunner(threading.Thread):
                            ready=c.readiness is None, unhealthy=False, container=cid[:12])
             if c.post_start:
                 code, out = db.exec_in(run.client, cid, c.post_start, max(self.r.grace, 30))
-                if code != 0 and not self.stop_ev.is_set() and run.events.exit_code(cid) is None:
+                if code != 0 and not self.stop_ev.is_set() and self.events.exit_code(cid) is None:
                     self.kill_reason = f"postStart hook failed ({out.strip()[:200] or code})"
-                    api.kill(cid) if run.events.exit_code(cid) is None else None
+                    api.kill(cid) if self.events.exit_code(cid) is None else None
             self._start_probes(c, cid, probe_stop)
         code = self._wait_exit(cid, waiter)
         probe_stop.set()
@@ -332,7 +341,7 @@ class PodRunner(threading.Thread):
                     return 137
                 if state.get("Status") in ("exited", "dead"):
                     return int(state.get("ExitCode", -1))
-        code = self.run_.events.exit_code(cid)
+        code = self.events.exit_code(cid)
         return code if code is not None else -1
 
     def _start_probes(self, c: Container, cid: str, stop: threading.Event) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...compiler.errors import UsageError
+from ...compiler.errors import UsageError, usage_text
 from ..adapters.choice import choose
 from ..host import gpus as gpu_mod
 from ..host.grants import parse_grants, split_mode
@@ -74,15 +74,15 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter,
     if wanted:
         allowed = gpu_mod.parse_gpus_option(opts.gpus)
         if allowed == []:
-            raise UsageError(f"the job asks for {sum(wanted.values())} GPUs but --gpus none allows none; "
-                             "use --cpu-only for a CPU dry-run")
+            raise UsageError(f"the job asks for {sum(wanted.values())} GPUs but --gpus none allows none",
+                             hint="use --cpu-only for a CPU dry-run")
         problem = client.gpu_problem(info, sum(wanted.values()))
         if problem and not opts.assume_gpu_runtime:
             raise UsageError(problem)
         available = allowed if allowed is not None else gpu_mod.detect_host_gpus()
         if allowed is None and not available:
-            raise UsageError("cannot list this machine's GPUs (nvidia-smi found none); "
-                             "pass the ids to use with --gpus 0,1,... or run with --cpu-only")
+            raise UsageError("cannot list this machine's GPUs (nvidia-smi found none)",
+                             hint="pass the ids to use with --gpus 0,1,... or run with --cpu-only")
         if opts.share_gpus:
             out.gpu_ids, shared = gpu_mod.share(job, available)
             if shared:
@@ -98,13 +98,16 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter,
         missing = pull_images(client, missing, reporter)
     problems = missing_objects(job)
     if missing:
-        problems.append(
+        problems.append((
             f"image{'s' if len(missing) > 1 else ''} not present locally: {', '.join(missing)}; the emulator "
-            f"never pulls unless told to (that could hang or fetch the wrong thing): {client.image_help(missing)}, "
-            "pass --pull, or map it to a local image with --image OLD=NEW (or --image NEW for every container)")
+            "never pulls unless told to (that could hang or fetch the wrong thing)",
+            f"{client.image_help(missing)}, pass --pull, or map it to a local image with --image OLD=NEW (or --image "
+            "NEW for every container)"))
+    if len(problems) == 1:
+        raise UsageError(problems[0][0], hint=problems[0][1])
     if problems:
-        raise UsageError(problems[0] if len(problems) == 1 else
-                         f"{len(problems)} things a cluster would have are missing:\n  - " + "\n  - ".join(problems))
+        raise UsageError(f"{len(problems)} things a cluster would have are missing:\n  - "
+                         + "\n  - ".join(usage_text(message, hint=hint) for message, hint in problems))
     check_run_as_non_root(client, job)
     check_host_ports(job)
     for r in job.replicas:
@@ -162,7 +165,8 @@ def map_claims(job: JobModel, claims: list[str], state: Path) -> list[str]:
     for spec in claims:
         name, sep, host = spec.partition("=")
         if not sep or not name or not host:
-            raise UsageError(f"--claim {spec!r}: expected NAME=HOSTPATH[:rw], e.g. --claim results=./out:rw")
+            raise UsageError("has no '='", where=f"--claim {spec!r}",
+                             expected="NAME=HOSTPATH[:rw], e.g. --claim results=./out:rw")
         path, rw = split_mode(host, f"--claim {name}")
         wanted[name] = (os.path.abspath(os.path.expanduser(path)), rw)
     notes: list[str] = []
@@ -206,14 +210,15 @@ def pull_images(client: Any, images: list[str], reporter: Reporter) -> list[str]
     return still
 
 
-def missing_objects(job: JobModel) -> list[str]:
-    """Secrets/ConfigMaps a cluster would have but the input does not: one problem each, with how to give it."""
+def missing_objects(job: JobModel) -> list[tuple[str, str]]:
+    """Secrets/ConfigMaps a cluster would have but the input does not: (the problem, how to give it) each."""
     out = []
     for kind, missing, flag in (("Secret", job.secret_missing, "--secret"),
                                 ("ConfigMap", job.configmap_missing, "--configmap")):
         for name, where in missing.items():
-            out.append(f"{where}: {kind} {name!r} is not in {job.source}; supply it with {flag} {name}=PATH "
-                       f"(a directory of key files, or a KEY=VALUE env file) or {flag} {name}:KEY=VALUE")
+            out.append((f"{where}: {kind} {name!r} is not in {job.source}",
+                        f"supply it with {flag} {name}=PATH (a directory of key files, or a KEY=VALUE env file) or "
+                        f"{flag} {name}:KEY=VALUE"))
     return out
 
 
@@ -244,9 +249,9 @@ def check_run_as_non_root(client: Any, job: JobModel) -> None:
             user = str((client.api.inspect_image(c.image).get("Config") or {}).get("User") or "")
             uid = user.split(":", 1)[0]
             if uid in ("", "root", "0"):
-                raise UsageError(f"{r.display} ({c.name}): runAsNonRoot is true but image {c.image} runs as root "
-                                 "(the kubelet refuses to start it); set runAsUser")
+                raise UsageError(f"runAsNonRoot is true but image {c.image} runs as root (the kubelet refuses to "
+                                 "start it)", where=f"{r.display} ({c.name})", hint="set runAsUser")
             if not uid.isdigit():
-                raise UsageError(f"{r.display} ({c.name}): runAsNonRoot is true but image {c.image} has the "
-                                 f"non-numeric user {uid!r}, which cannot be verified (the kubelet refuses it too); "
-                                 "set runAsUser")
+                raise UsageError(f"runAsNonRoot is true but image {c.image} has the non-numeric user {uid!r}, which "
+                                 "cannot be verified (the kubelet refuses it too)", where=f"{r.display} ({c.name})",
+                                 hint="set runAsUser")

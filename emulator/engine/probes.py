@@ -35,6 +35,8 @@ def check_once(probe: Probe, ip: str, ports: dict[str, int],
         if port not in ports:
             return False, f"no port named {port!r}"
         port = ports[port]
+    if port is None:  # the readers refuse a tcpSocket or httpGet without a port, as the API server does
+        return False, "no port"
     host = probe.host or ip
     if host != ip:
         return _inside(probe, host, int(port), run_exec)

@@ -24,8 +24,10 @@ import glob
 import os
 import re
 import stat
+from typing import Any
 
 from ...compiler.errors import UsageError
+from ..model.errors import FieldError
 from ..model.job import JobModel, Mount
 from .grants import OPTION, Grant, grant_for, not_granted, special_files
 
@@ -192,21 +194,23 @@ def host_path_problem(source: str, read_only: bool = True) -> str | None:
 
 # -- names that become host paths ---------------------------------------------------
 
-def safe_name(name: object, what: str, where: str) -> str:
-    """A claimName or compose volume name: it becomes one folder under the state folder."""
+def safe_name(name: object, what: str, where: str, node: Any = None, field: tuple = ()) -> str:
+    """A claimName or compose volume name: it becomes one folder under the state folder. `node`/`field`:
+    the mapping and field it was read from, for the error's position (model/errors.py)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise UsageError(f"{where}: {what} {name!r} is not a valid name; expected letters, digits, '-', '_', '.' "
-                         "starting with a letter or digit (no '/', no '..'): it becomes a folder under the "
-                         "emulator's state folder")
+        raise FieldError(f"{what} {name!r} is not a valid name", where=where, node=node, field=field,
+                         expected="letters, digits, '-', '_', '.' starting with a letter or digit (no '/', no '..'): "
+                                  "it becomes a folder under the emulator's state folder")
     return name
 
 
-def safe_subpath(sub: object, where: str) -> str:
+def safe_subpath(sub: object, where: str, node: Any = None, field: tuple = ()) -> str:
     """A volumeMount subPath: relative, no `..` (what the API server requires)."""
     if sub in (None, ""):
         return ""
     if not isinstance(sub, str) or sub.startswith("/") or "\0" in sub or ".." in sub.split("/"):
-        raise UsageError(f"{where}: subPath {sub!r} is not allowed; expected a relative path without '..'")
+        raise FieldError(f"subPath {sub!r} is not allowed", where=where, node=node, field=field,
+                         expected="a relative path without '..'")
     return os.path.normpath(sub)
 
 

@@ -41,5 +41,5 @@ def check_names(job: JobModel) -> None:
 
 def _one(name: str, pattern: re.Pattern[str], what: str, source: str, rule: str) -> None:
     if not isinstance(name, str) or not pattern.fullmatch(name):
-        raise UsageError(f"{source}: {what} {neutralise(repr(name), False)} is not a valid name; expected {rule} "
-                         "(the API server refuses it too)")
+        raise UsageError(f"{what} {neutralise(repr(name), False)} is not a valid name", where=source,
+                         expected=f"{rule} (the API server refuses it too)")

@@ -68,8 +68,8 @@ def decide(job: JobModel, phases: dict[str, str], reasons: dict[str, str]) -> De
         return None
     need, rule = deciders(job)
     if job.success is not None and job.success.scope == "any":  # generic AnyReplica: the first one decides
-        done = next((r for r in need if phases.get(r.name) == SUCCEEDED), None)
-        return Decision(SUCCEEDED, f"{done.display} succeeded ({rule})") if done is not None else None
+        first = next((r for r in need if phases.get(r.name) == SUCCEEDED), None)
+        return Decision(SUCCEEDED, f"{first.display} succeeded ({rule})") if first is not None else None
     if need and all(phases.get(r.name) == SUCCEEDED for r in need):
         return Decision(SUCCEEDED, f"{rule} succeeded" if len(need) != 1 else f"{need[0].display} succeeded")
     return None

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...compiler.errors import UsageError
+from .errors import FieldError
 
 
 @dataclass
@@ -37,82 +37,84 @@ _IGNORED_POD = {"fsGroupChangePolicy", "windowsOptions", "supplementalGroupsPoli
 _IGNORED_CONTAINER = {"windowsOptions"}
 
 
-def _refuse(where: str, what: str) -> UsageError:
-    return UsageError(f"{where}: {what} is not supported by the emulator (it would either be dropped, "
-                      f"or hand the container the host); hint: {_REFUSE_HINT}")
+def _refuse(where: str, node: dict, field: tuple, what: str) -> FieldError:
+    """`what`: the value refused, said after the field's path ("true", "['SYS_ADMIN']", "the field")."""
+    return FieldError(f"{what} is not supported by the emulator (it would either be dropped, or hand the container "
+                      "the host)", where=where, node=node, field=field, hint=_REFUSE_HINT)
 
 
-def _mapping(value: Any, where: str) -> dict:
+def _mapping(owner: dict, key: str, where: str) -> dict:
+    value = owner.get(key)
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise UsageError(f"{where}: expected a mapping, got {type(value).__name__}")
+        raise FieldError(f"is {type(value).__name__}", where=where, node=owner, field=(key,), expected="a mapping")
     return value
 
 
-def _id(value: Any, where: str) -> int:
+def _id(value: Any, where: str, node: dict, field: tuple) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**31 - 1:
-        raise UsageError(f"{where}: {value!r} is not a user or group id; expected an integer 0..2147483647")
+        raise FieldError(f"{value!r} is not a user or group id", where=where, node=node, field=field,
+                         expected="an integer 0..2147483647")
     return value
 
 
-def _seccomp(value: Any, where: str) -> None:
+def _profile(sc: dict, key: str, where: str) -> None:
+    """seccompProfile / appArmorProfile: only the runtime's default is what Docker gives."""
+    value = sc.get(key)
     kind = (value or {}).get("type") if isinstance(value, dict) else None
     if kind not in (None, "RuntimeDefault"):
-        raise _refuse(where, f"seccompProfile type {kind}")
-
-
-def _apparmor(value: Any, where: str) -> None:
-    kind = (value or {}).get("type") if isinstance(value, dict) else None
-    if kind not in (None, "RuntimeDefault"):
-        raise _refuse(where, f"appArmorProfile type {kind}")
+        raise _refuse(where, sc, (key, "type"), str(kind))
 
 
 def k8s_security(pod: dict, container: dict, where: str) -> Security:
+    """`pod`: the pod's spec; errors name the field under it or under `container`."""
     for key in ("hostNetwork", "hostPID", "hostIPC"):
         if pod.get(key):
-            raise _refuse(where, f"{key}: true")
+            raise _refuse(where, pod, (key,), "true")
     if pod.get("hostUsers") is False:
-        raise _refuse(where, "hostUsers: false (a user namespace)")
-    psc = _mapping(pod.get("securityContext"), f"{where} securityContext")
-    csc = _mapping(container.get("securityContext"), f"{where} container securityContext")
-    for sc, name in ((psc, "securityContext"), (csc, "container securityContext")):
+        raise _refuse(where, pod, ("hostUsers",), "false (a user namespace)")
+    psc = _mapping(pod, "securityContext", where)
+    csc = _mapping(container, "securityContext", where)
+    for sc in (psc, csc):
         for key in ("runAsUser", "runAsGroup", "fsGroup"):
             if key in sc:
-                _id(sc[key], f"{where} {name}.{key}")
-        for g in sc.get("supplementalGroups") or []:
-            _id(g, f"{where} {name}.supplementalGroups")
+                _id(sc[key], where, sc, (key,))
+        for i, g in enumerate(sc.get("supplementalGroups") or []):
+            _id(g, where, sc, ("supplementalGroups", i))
     if not isinstance(csc.get("capabilities") or {}, dict):
-        raise UsageError(f"{where} container securityContext.capabilities: expected a mapping")
+        raise FieldError(f"is {type(csc['capabilities']).__name__}", where=where, node=csc, field=("capabilities",),
+                         expected="a mapping")
     for key in psc:
         if key in _IGNORED_POD or key in ("runAsUser", "runAsGroup", "runAsNonRoot", "supplementalGroups",
                                           "fsGroup", "seccompProfile", "appArmorProfile"):
             continue
-        raise _refuse(f"{where} securityContext", key)
+        raise _refuse(where, psc, (key,), "the field")
     for key in csc:
         if key in _IGNORED_CONTAINER or key in ("runAsUser", "runAsGroup", "runAsNonRoot", "readOnlyRootFilesystem",
                                                 "allowPrivilegeEscalation", "capabilities", "seccompProfile",
                                                 "appArmorProfile", "privileged", "procMount"):
             continue
-        raise _refuse(f"{where} container securityContext", key)
+        raise _refuse(where, csc, (key,), "the field")
     if csc.get("privileged"):
-        raise _refuse(where, "privileged: true")
+        raise _refuse(where, csc, ("privileged",), "true")
     if csc.get("procMount") not in (None, "Default"):
-        raise _refuse(where, f"procMount {csc['procMount']}")
+        raise _refuse(where, csc, ("procMount",), str(csc["procMount"]))
     caps = csc.get("capabilities") or {}
     if caps.get("add"):
-        raise _refuse(where, f"capabilities.add {list(caps['add'])}")
+        raise _refuse(where, caps, ("add",), str(list(caps["add"])))
     for sc in (psc, csc):
-        _seccomp(sc.get("seccompProfile"), where)
-        _apparmor(sc.get("appArmorProfile"), where)
+        _profile(sc, "seccompProfile", where)
+        _profile(sc, "appArmorProfile", where)
     uid = csc.get("runAsUser", psc.get("runAsUser"))
     gid = csc.get("runAsGroup", psc.get("runAsGroup"))
     out = Security()
     if uid is not None:
         out.user = f"{int(uid)}" + (f":{int(gid)}" if gid is not None else "")
     elif gid is not None:
-        raise UsageError(f"{where}: runAsGroup without runAsUser is not supported by the emulator "
-                         "(Docker sets a group only with a user); hint: set runAsUser too")
+        raise FieldError("runAsGroup without runAsUser is not supported by the emulator (Docker sets a group only "
+                         "with a user)", where=where, node=csc if "runAsGroup" in csc else psc, field=("runAsGroup",),
+                         hint="set runAsUser too")
     out.read_only_root = bool(csc.get("readOnlyRootFilesystem"))
     out.no_new_privileges = csc.get("allowPrivilegeEscalation") is False
     out.cap_drop = [str(c) for c in caps.get("drop") or []]
@@ -122,7 +124,8 @@ def k8s_security(pod: dict, container: dict, where: str) -> Security:
     out.group_add = list(dict.fromkeys(groups))
     out.run_as_non_root = bool(csc.get("runAsNonRoot", psc.get("runAsNonRoot")))
     if out.run_as_non_root and uid is not None and int(uid) == 0:
-        raise UsageError(f"{where}: runAsNonRoot is true but runAsUser is 0 (the kubelet refuses to start it)")
+        raise FieldError("runAsNonRoot is true but runAsUser is 0 (the kubelet refuses to start it)", where=where,
+                         node=csc if "runAsUser" in csc else psc, field=("runAsUser",))
     return out
 
 
@@ -135,14 +138,14 @@ _COMPOSE_REFUSED = ("privileged", "cap_add", "devices", "device_cgroup_rules", "
 def compose_security(svc: dict, where: str) -> Security:
     for key in _COMPOSE_REFUSED:
         if key in svc and svc[key] not in (None, False, [], {}):
-            raise _refuse(where, f"{key}: {svc[key]!r}")
+            raise _refuse(where, svc, (key,), repr(svc[key]))
     opts = svc.get("security_opt") or []
     nnp = False
-    for opt in opts:
+    for i, opt in enumerate(opts):
         if str(opt).replace("=", ":") in ("no-new-privileges", "no-new-privileges:true"):
             nnp = True
         else:
-            raise _refuse(where, f"security_opt {opt!r}")
+            raise _refuse(where, svc, ("security_opt", i), repr(opt))
     return Security(user=str(svc["user"]) if svc.get("user") not in (None, "") else None,
                     read_only_root=bool(svc.get("read_only")), no_new_privileges=nnp,
                     cap_drop=[str(c) for c in svc.get("cap_drop") or []],

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from ...compiler import runpolicy
-from ...compiler.errors import UsageError
 from ...compiler.plan import Restart
 from ..host.paths import safe_name
 from ..model.job import (
@@ -39,28 +38,39 @@ from ..model.job import (
 from ..model.policy import fallback_rule
 from ..model.ports import compose_port
 from ..model.security import compose_security
+from . import positions
 from .interpolation import InterpolationError, compose_env, interpolate_tree
 from .secrets import ssh_keypair
 
 _UNITS = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
 
 
-def from_compose(doc: dict, path: str, state_dir: str, env_files: list[str] | None = None,
-                 env_options: list[str] | None = None) -> JobModel:
-    # Interpolated as a whole first, as Compose does: a `${VAR:?msg}` with VAR unset fails here,
-    # before anything starts. Only the variables the user passed (interpolation.compose_env).
+def interpolated(doc: dict, path: str, env_files: list[str] | None = None,
+                 env_options: list[str] | None = None) -> tuple[dict, dict[str, str]]:
+    """The compose file with its variables substituted, and the variables. Compose interpolates the
+    whole file before it reads or checks anything: a `${VAR:?msg}` with VAR unset fails here, and a
+    value a variable gives is checked as given. Only the variables the user passed (compose_env)."""
     try:
         variables = compose_env(path, env_files, env_options)
-        doc = interpolate_tree(doc, variables)
+        result = interpolate_tree(doc, variables)
     except InterpolationError as exc:
-        raise UsageError(f"{path}: {exc}") from None
+        raise positions.field_error(path, doc, exc.field, exc.message, exc.expected, exc.hint) from None
+    positions.same_as(result, doc)  # errors about the interpolated file point at the text written
+    return result, variables
+
+
+def from_compose(doc: dict, path: str, state_dir: str, env_files: list[str] | None = None,
+                 env_options: list[str] | None = None, variables: dict[str, str] | None = None) -> JobModel:
+    """`variables`: `doc` is already interpolated with them (dispatch.py interpolates before its checks)."""
+    if variables is None:
+        doc, variables = interpolated(doc, path, env_files, env_options)
     return _Compose(doc, path, state_dir, variables).read()
 
 
-def _list(svc: dict, key: str, where: str, reader: _Compose) -> list:
+def _list(svc: dict, key: str, name: str, reader: _Compose) -> list:
     value = svc.get(key) or []
     if not isinstance(value, list):
-        raise reader.fail(f"{where}.{key}", f"expected a list, got {type(value).__name__}")
+        raise reader.fail(("services", name, key), f"is {type(value).__name__}", expected="a list")
     return value
 
 
@@ -83,12 +93,13 @@ class _Compose:
         self.generated_keys: dict[str, bytes] | None = None
         self.written: runpolicy.RunPolicy | None = None  # x-trainspec.runPolicy, read by read()
 
-    def fail(self, where: str, message: str) -> UsageError:
-        return UsageError(f"{self.path}: {where}: {message}")
+    def fail(self, path: tuple, message: str, *, expected: str = "", hint: str = "") -> Exception:
+        """At the line and column of `path` in the compose file (positions.py)."""
+        return positions.field_error(self.path, self.doc, path, message, expected, hint)
 
     def read(self) -> JobModel:
         if not isinstance(self.services, dict) or not self.services:
-            raise self.fail("services", "no services to run")
+            raise self.fail(("services",), "no services to run")
         role_of: dict[str, tuple[str, int]] = {}
         policy_of: dict[str, str] = {}
         policy = self.written = self._run_policy()
@@ -119,7 +130,7 @@ class _Compose:
         replicas = []
         for name, (role, index) in role_of.items():
             if name not in self.services:
-                raise self.fail("x-trainspec.roles", f"service {name!r} is not defined")
+                raise self.fail(("x-trainspec", "roles"), f"service {name!r} is not defined")
             replicas.append(self._replica(name, role, index, policy_of.get(name, ""), inits, job))
         replica_of = {svc: r for svc, r in zip(role_of, replicas)}
         if policy is not None:
@@ -147,7 +158,7 @@ class _Compose:
                     and isinstance(svc.get("labels"), dict) and "trainspec.dev/init-container" in svc["labels"]]
         if sidecars:
             names = sorted({str(self.services[s]["labels"]["trainspec.dev/init-container"]) for s in sidecars})
-            raise self.fail(f"services.{sidecars[0]}", f"native sidecar(s) {', '.join(names)} (initContainers with "
+            raise self.fail(("services", sidecars[0]), f"native sidecar(s) {', '.join(names)} (initContainers with "
                             "restartPolicy Always): the emulator runs init containers to completion only")
 
     def _run_policy(self) -> runpolicy.RunPolicy | None:
@@ -157,7 +168,7 @@ class _Compose:
         try:
             return runpolicy.decode(data)
         except runpolicy.RunPolicyError as exc:
-            raise self.fail(f"x-trainspec.{runpolicy.COMPOSE_KEY}", str(exc)) from None
+            raise self.fail(("x-trainspec", runpolicy.COMPOSE_KEY), str(exc)) from None
 
     def _start_after(self, replica_of: dict[str, Replica]) -> tuple[dict[str, tuple[str, ...]], frozenset[str]]:
         """Compose's start order between replicas, as written: `depends_on` service_started or
@@ -228,17 +239,21 @@ class _Compose:
             init_containers=[self._container(i, self.services[i]) for i in inits.get(name, [])],
             main=self._container(name, svc, main=True), grace=grace, spec_policy=role_policy)
 
+    def _environment_entry(self, entry: str) -> tuple[str, str]:
+        name, sep, value = entry.partition("=")
+        return (name, value) if sep else (entry, self.variables.get(entry, ""))
+
     def _container(self, name: str, svc: dict, main: bool = False) -> Container:
         where = f"services.{name}"
         if not svc.get("image"):
-            raise self.fail(where, "has no image (build: is not supported by the emulator)")
+            raise self.fail(("services", name), "has no image (build: is not supported by the emulator)")
         env = svc.get("environment") or {}
         if isinstance(env, list):
             # `- NAME` takes the variable from the user's -e/--env-file/.env, never the whole environment
-            env = dict(str(e).split("=", 1) if "=" in str(e) else (str(e), self.variables.get(str(e), ""))
-                       for e in env)
+            env = dict(self._environment_entry(str(e)) for e in env)
         if not isinstance(env, dict):
-            raise self.fail(f"{where}.environment", f"expected a mapping or a list, got {type(env).__name__}")
+            raise self.fail(("services", name, "environment"), f"is {type(env).__name__}",
+                            expected="a mapping or a list")
         limits = ((svc.get("deploy") or {}).get("resources") or {}).get("limits") or {}
         reservations = ((svc.get("deploy") or {}).get("resources") or {}).get("reservations") or {}
         accel = 0
@@ -252,12 +267,13 @@ class _Compose:
             cpu = Decimal(str(limits["cpus"])) if "cpus" in limits else None
             memory = _mem(limits["memory"]) if "memory" in limits else None
         except (ValueError, ArithmeticError):
-            raise self.fail(f"{where}.deploy.resources.limits", f"cannot read {limits}") from None
-        ports = [compose_port(p, f"{self.path}: {where}.ports[{i}]")
-                 for i, p in enumerate(_list(svc, "ports", where, self))]
-        for i, p in enumerate(_list(svc, "expose", where, self)):
-            ports.append(compose_port(str(p).split("/")[0], f"{self.path}: {where}.expose[{i}]"))
-        mounts = [self._mount(v, where) for v in svc.get("volumes") or []]
+            raise self.fail(("services", name, "deploy", "resources", "limits"), f"cannot read {limits}") from None
+        published = _list(svc, "ports", name, self)
+        ports = [compose_port(p, f"{self.path}: {where}.ports", published, i) for i, p in enumerate(published)]
+        exposed = _list(svc, "expose", name, self)
+        for i, p in enumerate(exposed):
+            ports.append(compose_port(str(p).split("/")[0], f"{self.path}: {where}.expose", exposed, i))
+        mounts = [self._mount(v, name, i) for i, v in enumerate(svc.get("volumes") or [])]
         tmpfs = svc.get("tmpfs") or []
         for t in [tmpfs] if isinstance(tmpfs, str) else tmpfs:
             mounts.append(Mount(str(t).split(":")[0], "tmpfs", name))
@@ -310,7 +326,8 @@ class _Compose:
         return Probe("exec", command=cmd, initial_delay=0, period=period,
                      timeout=_seconds(h.get("timeout", "30s")), failure_threshold=int(h.get("retries", 3)) + grace)
 
-    def _mount(self, v: Any, where: str) -> Mount:
+    def _mount(self, v: Any, service: str, i: int) -> Mount:
+        where, at = f"services.{service}", ("services", service, "volumes", i)
         if isinstance(v, str):
             parts = v.split(":")
             src, target = (parts[0], parts[1]) if len(parts) > 1 else ("", parts[0])
@@ -329,14 +346,14 @@ class _Compose:
             return Mount(target, "bind", root, ro, root=root)
         if kind == "bind":
             if "\0" in src:
-                raise self.fail(f"{where}.volumes", f"bind source {src!r} holds a NUL byte")
+                raise self.fail(at, f"bind source {src!r} holds a NUL byte")
             host = Path(os.path.expanduser(src))
             host = host if host.is_absolute() else (self.base / host)
             try:
                 exists, real = host.exists(), host.resolve()
             except OSError as exc:
-                raise self.fail(f"{where}.volumes", f"bind source {host} cannot be looked at ({exc.strerror}); "
-                                "the emulator mounts only host paths it can check") from None
+                raise self.fail(at, f"bind source {host} cannot be looked at ({exc.strerror}); the emulator mounts "
+                                "only host paths it can check") from None
             if not exists:
                 if host.name.endswith("-ssh"):
                     # MPI keys: made for this run, like the k8s path does.
@@ -347,13 +364,13 @@ class _Compose:
                              FileEntry("authorized_keys", k["ssh-publickey"], 0o600)]
                     return Mount(target, "files", host.name, True, files, secret=True)
                 notes = "; ".join(self.meta.get("notes") or [])
-                raise self.fail(f"{where}.volumes", f"bind source {host} does not exist"
+                raise self.fail(at, f"bind source {host} does not exist"
                                 + (f" (x-trainspec notes: {notes})" if notes else ""))
             return Mount(target, "bind", str(real), ro, host_path=True)
         if kind == "tmpfs":
             size = (v.get("tmpfs") or {}).get("size")
             return Mount(target, "tmpfs", target, ro, size=_mem(size) if size else None)
-        raise self.fail(f"{where}.volumes", f"volume type {kind!r} is not supported by the emulator")
+        raise self.fail(at, f"volume type {kind!r} is not supported by the emulator")
 
 
 def _deps(svc: dict) -> dict:

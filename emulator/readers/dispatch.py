@@ -13,12 +13,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ...compiler.errors import SpecErrors, UsageError
+from ...compiler.errors import UsageError
+from ...compiler.loader import Document
 from ...compiler.plan import JobPlan
 from ...termsafe import neutralise
+from ..model.errors import FieldError
 from ..model.job import JobModel
 from .k8s import from_k8s
 from .plan import from_plan
+from .positions import located, reading
 from .secrets import add_ssh_secrets, parse_key_options, ssh_keypair
 from .shapes import check_compose, check_documents, check_run_size
 
@@ -26,22 +29,31 @@ SPEC_API = "trainspec/v1"
 
 
 def read_documents(path: str) -> list[Any]:
+    """The file's YAML (or JSON) documents as data (`load_documents` keeps their positions)."""
+    return [d.data for d in load_documents(path)]
+
+
+def load_documents(path: str) -> list[Document]:
     """The file's YAML (or JSON) documents, read with the compiler's loader and its limits
-    (file size, alias expansion, nesting depth): a compiled file is input like a spec."""
+    (file size, alias expansion, nesting depth) and positions: a compiled file is input like a spec,
+    and its errors are at file:line:column as a spec's are."""
     from ...compiler.loader import load_file
 
     p = Path(path)
     if not p.exists():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError("no such file", where=path, hint="check the path")
     if p.is_dir():
-        raise UsageError(f"{path} is a directory without Chart.yaml; name a spec, a compiled file "
-                         "(k8s, compose, kubeflow, volcano, jobset, trainjob) or a Helm chart folder")
+        raise UsageError(f"{path} is a directory without Chart.yaml",
+                         hint="name a spec, a compiled file (k8s, compose, kubeflow, volcano, jobset, trainjob) "
+                              "or a Helm chart folder")
     if p.suffix.lower() == ".jsonnet":
-        raise UsageError(f"{path}: a .jsonnet file is a spec")  # never reached: load() compiles it
-    try:
-        return [d.data for d in load_file(path) if d.data is not None]
-    except SpecErrors as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError("a .jsonnet file is a spec", where=path)  # never reached: load() compiles it
+    return [d for d in load_file(path) if d.data is not None]
+
+
+def is_compose(docs: list[Any] | None) -> bool:
+    """A compose file: one document, a mapping with `services`."""
+    return docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]
 
 
 def is_spec(path: str, docs: list[Any] | None) -> bool:
@@ -57,10 +69,7 @@ def plan_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: l
     emulator runs what that target would run)."""
     from .overrides import load_plans  # the compiler's, with `--set` edits applied first (overrides.py)
 
-    try:
-        plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, targets=("k8s",))
-    except SpecErrors as exc:
-        raise UsageError(str(exc)) from None
+    plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, targets=("k8s",))
     if job is not None:
         plans = [p for p in plans if p.name == job]
         if not plans:
@@ -83,11 +92,12 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     spec's are applied by overrides.using); `check_missing`: raise for missing Secrets and
     ConfigMaps (`trainspec run` reports them in preflight instead, with missing images).
     `namespace`: a chart's release namespace (`helm install -n`); other inputs carry their own."""
-    from . import helm, unhonoured
+    from . import helm
 
     secrets = parse_key_options(secret_options, "--secret")
     configmaps = parse_key_options(configmap_options, "--configmap")
     shown = path
+    documents: list[Document] = []  # the file's, with positions (a chart's rendered objects have none)
     if helm.is_chart(path):  # a Helm chart folder: rendered, then read as the file it renders to
         docs: list[Any] | None = helm.render(path, values_files, set_options, namespace or "default")
         shown = f"{path} (Helm chart)"
@@ -103,34 +113,35 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         if chart is not None:  # its templates are Go text, its values no objects: the chart runs, not a file of it
             raise UsageError(f"{path} is a file of the Helm chart {chart}; run the chart folder: "
                              f"trainspec run {chart}")
-        docs = None if path.endswith(".jsonnet") else read_documents(path)
+        if not path.endswith(".jsonnet"):
+            documents = load_documents(path)
+        docs = None if path.endswith(".jsonnet") else [d.data for d in documents]
     env_files, env_options = list(env_files), list(env_options)
-    if (env_files or env_options) and not (docs is not None and len(docs) == 1
-                                           and isinstance(docs[0], dict) and "services" in docs[0]):
+    if (env_files or env_options) and not is_compose(docs):
         raise UsageError(f"{path}: --env-file and -e set compose interpolation variables; this is not a compose file")
     if start_order and not is_spec(path, docs):
         raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
                          "(k8s.yaml: all at once; compose.yaml: depends_on)")
     spec = is_spec(path, docs)
-    notes: list[str] = []
-    if docs and not spec:
-        compose = len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]
-        # field types and counts, before any reader or controller expands them
-        if compose:
-            check_compose(docs[0], shown)
-        else:
-            check_documents(docs, shown)
-        notes = unhonoured.compose_fields(docs[0], shown) if compose else unhonoured.k8s_fields(docs, shown)
-    try:
-        model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir, start_order,
-                      env_files, env_options)
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
-        if spec:
-            raise
-        # A shape the checks above do not describe: still bad input, never an internal error.
-        raise UsageError(f"{shown}: a field has a type or value the emulator cannot read "
-                         f"({type(exc).__name__}: {neutralise(str(exc)[:200])}); check the file against the "
-                         "Kubernetes API reference") from None
+    with reading(documents):  # errors about the file's fields at their line:column (positions.py)
+        variables = None
+        if docs and is_compose(docs):  # interpolated first, as Compose does: the checks see the values given
+            from .compose import interpolated
+
+            docs[0], variables = interpolated(docs[0], path, env_files, env_options)
+        notes = _check(docs, shown) if docs and not spec else []
+        try:
+            model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir,
+                          start_order, variables)
+        except FieldError as exc:  # a model check (security, ports) about a field of the file: at its line
+            raise located(exc) from None
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            if spec:
+                raise
+            # A shape the checks do not describe: still bad input, never an internal error.
+            raise UsageError(f"a field has a type or value the emulator cannot read "
+                             f"({type(exc).__name__}: {neutralise(str(exc)[:200])})", where=shown,
+                             hint="check the file against the Kubernetes API reference") from None
     check_run_size(len(model.replicas), shown)
     model.notes += notes
     if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
@@ -138,8 +149,21 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     return model
 
 
+def _check(docs: list[Any], shown: str) -> list[str]:
+    """Field types and counts, before any reader or controller expands them; then what the emulator
+    refuses or runs without (notes)."""
+    from . import unhonoured
+
+    if is_compose(docs):
+        check_compose(docs[0], shown)
+        return unhonoured.compose_fields(docs[0], shown)
+    check_documents(docs, shown)
+    return unhonoured.k8s_fields(docs, shown)
+
+
 def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, job, secrets, configmaps,
-          state_dir: str, start_order: bool, env_files: list[str], env_options: list[str]) -> JobModel:
+          state_dir: str, start_order: bool, variables: dict[str, str] | None) -> JobModel:
+    """`variables`: a compose file's, which `docs` is already interpolated with."""
     from . import operator, suspension
 
     if docs and operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
@@ -152,10 +176,11 @@ def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, j
             secrets[f"{plan.name}-ssh"] = ssh_keypair()
         model = from_plan(plan, state_dir=state_dir, secrets=secrets, configmaps=configmaps,
                           start_order=start_order, source=path)
-    elif docs is not None and len(docs) == 1 and isinstance(docs[0], dict) and "services" in docs[0]:
+    elif is_compose(docs):
         from .compose import from_compose
 
-        return from_compose(docs[0], path, state_dir, env_files, env_options)
+        assert docs is not None and variables is not None  # is_compose: one mapping, interpolated by load()
+        return from_compose(docs[0], path, state_dir, variables=variables)
     else:
         objects = [d for d in docs or [] if isinstance(d, dict)]
         if not objects:
@@ -174,11 +199,11 @@ def missing_objects_error(model: JobModel) -> None:
                                 ("ConfigMap", model.configmap_missing, "--configmap")):
         if len(missing) == 1:
             name, where = next(iter(missing.items()))
-            raise UsageError(
-                f"{where}: {kind} {name!r} is not in {model.source}; supply it with {flag} {name}=PATH "
-                f"(a directory of key files, or a KEY=VALUE env file) or {flag} {name}:KEY=VALUE")
+            raise UsageError(f"{kind} {name!r} is not in {model.source}", where=where,
+                             hint=f"supply it with {flag} {name}=PATH (a directory of key files, or a KEY=VALUE env "
+                                  f"file) or {flag} {name}:KEY=VALUE")
         if missing:
             listed = "; ".join(f"{name!r} (used by {where})" for name, where in missing.items())
-            raise UsageError(
-                f"{kind}s not in {model.source}: {listed}; supply each with {flag} NAME=PATH "
-                f"(a directory of key files, or a KEY=VALUE env file) or {flag} NAME:KEY=VALUE")
+            raise UsageError(f"{kind}s not in {model.source}: {listed}",
+                             hint=f"supply each with {flag} NAME=PATH (a directory of key files, or a KEY=VALUE env "
+                                  f"file) or {flag} NAME:KEY=VALUE")

@@ -46,18 +46,24 @@ def merge(base: dict, over: dict) -> dict:
 
 
 def user_values(values_files: Iterable[str], set_options: Iterable[str]) -> dict:
+    """The values files (`-f`) in order, then `--set`. A values file is read with the compiler's loader:
+    its limits, and its errors at file:line:column."""
+    from ...compiler.errors import SpecError, SpecErrors
+    from ...compiler.loader import load_file
+
     values: dict = {}
     for f in values_files:
-        try:
-            data = yaml.safe_load(Path(f).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UsageError(f"-f {f}: cannot read it: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            raise UsageError(f"-f {f}: not YAML: {exc}") from None
-        if data is None:
+        documents = load_file(f)
+        if len(documents) > 1:
+            second = documents[1].positions.get((), (1, 1))
+            raise SpecErrors([SpecError(f, *second, "", "a second YAML document", "one document",
+                                        "a values file is one map of keys")])
+        if not documents:
             continue
+        data = documents[0].data
         if not isinstance(data, dict):
-            raise UsageError(f"-f {f}: a values file is a map of keys, not {type(data).__name__}")
+            raise SpecErrors([SpecError(f, *documents[0].positions.get((), (1, 1)), "",
+                                        f"is {type(data).__name__}", "a map of keys", "-f names a values file")])
         values = merge(values, data)
     for option in set_options:
         apply_set(values, option)
@@ -71,7 +77,7 @@ def _namespace_hint(message: str, path: str, command: str) -> str:
     found = re.search(r'compiled for \\?"[^"\\]*@([a-z0-9-]+)\\?"; this install has \\?"[^"\\]*@([a-z0-9-]+)', message)
     if not found or found.group(1) == found.group(2):
         return ""
-    return (f"; hint: the chart was compiled for namespace {found.group(1)}: "
+    return (f"the chart was compiled for namespace {found.group(1)}: "
             f"`trainspec {command} {path} --namespace {found.group(1)}`")
 
 
@@ -90,7 +96,8 @@ def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[st
         result = _render_confined(copy, values, namespace)
     if "error" in result:
         message = str(result["error"]).replace(copy, str(path))
-        raise UsageError(f"{path}: Helm could not render the chart: {message}{_namespace_hint(message, path, command)}")
+        raise UsageError(f"Helm could not render the chart: {message}", where=path,
+                         hint=_namespace_hint(message, path, command))
     if "limit" in result:
         raise UsageError(f"{path}: rendering the chart {result['limit']}; the emulator renders a chart with at most "
                          f"{RENDER_MEMORY >> 30} GiB of memory, {RENDER_CPU_SECONDS} s of CPU and "

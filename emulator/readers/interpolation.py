@@ -24,14 +24,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...compiler.errors import UsageError
+from ...compiler.errors import UsageError, dotted
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPS = (":-", ":?", ":+", "-", "?", "+")
 
 
 class InterpolationError(UsageError):
-    pass
+    """`field`: where in the compose file the string was (interpolate_tree sets it), for its position."""
+
+    field: tuple = ()
 
 
 def interpolate(value: str, env: Mapping[str, str] | None = None, where: str = "") -> str:
@@ -55,8 +57,8 @@ def interpolate(value: str, env: Mapping[str, str] | None = None, where: str = "
         else:
             m = _NAME.match(value, j + 1)
             if not m:
-                raise InterpolationError(f"{where}: invalid interpolation format in {value!r}: a `$` must start "
-                                         "$VAR, ${VAR...} or $$; hint: write $$ for a literal $")
+                raise InterpolationError(f"invalid interpolation format in {value!r}: a `$` must start "
+                                         "$VAR, ${VAR...} or $$", where=where, hint="write $$ for a literal $")
             out.append(env.get(m.group(0), ""))
             i = m.end()
     return "".join(out)
@@ -78,20 +80,20 @@ def _closing(value: str, start: int, where: str) -> int:
             if depth == 0:
                 return i
         i += 1
-    raise InterpolationError(f"{where}: invalid interpolation format in {value!r}: `${{` is never closed")
+    raise InterpolationError(f"invalid interpolation format in {value!r}: `${{` is never closed", where=where)
 
 
 def _braced(body: str, env: Mapping[str, str], where: str) -> str:
     m = _NAME.match(body)
     if not m:
-        raise InterpolationError(f"{where}: invalid interpolation format ${{{body}}}: expected a variable name")
+        raise InterpolationError(f"invalid interpolation format ${{{body}}}", where=where, expected="a variable name")
     name, rest = m.group(0), body[m.end():]
     if not rest:
         return env.get(name, "")
     op = next((o for o in _OPS if rest.startswith(o)), None)
     if op is None:
-        raise InterpolationError(f"{where}: invalid interpolation format ${{{body}}}: expected one of "
-                                 ":- - :? ? :+ + after the name")
+        raise InterpolationError(f"invalid interpolation format ${{{body}}}", where=where,
+                                 expected="one of :- - :? ? :+ + after the name")
     word = rest[len(op):]
     val = env.get(name)
     missing = val is None or (op.startswith(":") and val == "")
@@ -102,22 +104,27 @@ def _braced(body: str, env: Mapping[str, str], where: str) -> str:
     if missing:
         # The message as written (never interpolated: that would print another variable's value).
         message = word or f"{name} is not set"
-        raise InterpolationError(f"{where}: required variable {name} is missing a value: {message}; hint: pass "
-                                 f"-e {name} (from your environment), -e {name}=VALUE or --env-file FILE")
+        raise InterpolationError(f"required variable {name} is missing a value: {message}", where=where,
+                                 hint=f"pass -e {name} (from your environment), -e {name}=VALUE or --env-file FILE")
     return str(val)
 
 
-def interpolate_tree(doc: Any, env: Mapping[str, str], path: str = "") -> Any:
+def interpolate_tree(doc: Any, env: Mapping[str, str], path: tuple = ()) -> Any:
     """Every string in a parsed compose file, interpolated (keys are left as written)."""
     if isinstance(doc, str):
+        where = dotted(path) or "<top>"
         try:
-            return interpolate(doc, env, path or "<top>")
+            return interpolate(doc, env, where)
         except RecursionError:
-            raise InterpolationError(f"{path}: interpolation nested too deeply") from None
+            error = InterpolationError("interpolation nested too deeply", where=where)
+        except InterpolationError as exc:
+            error = exc
+        error.field = path
+        raise error from None
     if isinstance(doc, dict):
-        return {k: interpolate_tree(v, env, f"{path}.{k}" if path else str(k)) for k, v in doc.items()}
+        return {k: interpolate_tree(v, env, path + (k,)) for k, v in doc.items()}
     if isinstance(doc, list):
-        return [interpolate_tree(v, env, f"{path}[{i}]") for i, v in enumerate(doc)]
+        return [interpolate_tree(v, env, path + (i,)) for i, v in enumerate(doc)]
     return doc
 
 

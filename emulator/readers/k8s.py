@@ -9,10 +9,11 @@ before Docker is touched, and reported as a UsageError naming the object and fie
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from typing import Any
 
 from ...compiler import runpolicy
-from ...compiler.errors import UsageError, error_text
+from ...compiler.errors import UsageError
 from ...compiler.kube import expand_references, parse_quantity
 from ..host.paths import safe_name, safe_subpath
 from ..model.job import (
@@ -32,6 +33,7 @@ from ..model.security import k8s_security
 from .controllers import OWNER
 from .controllers.indexed_job import expand as expand_indexed
 from .pod_rules import refuse_api_rejects
+from .positions import field_error
 from .secrets import env_text
 
 FRAMEWORK_CONTAINERS = ("tensorflow", "pytorch", "mxnet", "mpi")
@@ -93,9 +95,30 @@ class _Reader:
         self.topology: dict | None = None
         self.namespace = "default"
 
-    def fail(self, where: str, message: str, hint: str = "", expected: str = "") -> UsageError:
-        """In the compiler's error shape (compiler/errors.error_text); the file stands for the position."""
-        return UsageError(error_text(self.source, where, message, expected, hint))
+    def fail(self, node: Any, path: tuple, message: str, *, expected: str = "", hint: str = "",
+             label: str = "") -> Exception:
+        """At the line and column of `path` under the input value `node` (positions.py: a controller's pods
+        are copies of the manifest's templates and point there); `label` names the object when the value
+        has no position (a chart's rendering, what a controller made itself)."""
+        return field_error(self.source, node, path, message, expected, hint, label)
+
+    def data(self, doc: dict, field: str, name: str) -> dict:
+        value = doc.get(field) or {}
+        if not isinstance(value, dict):
+            raise self.fail(doc, (field,), f"is {type(value).__name__}", expected="a mapping of keys",
+                            label=f"{doc.get('kind')} {name}")
+        return value
+
+    def base64(self, value: object, doc: dict, path: tuple, label: str) -> bytes:
+        """A Secret's data / a ConfigMap's binaryData value: base64 or an error (the API server refuses it),
+        never silently empty. The value is not quoted: it may be a secret."""
+        if not isinstance(value, str):
+            raise self.fail(doc, path, f"is {type(value).__name__}", expected="a base64 string", label=label)
+        try:
+            return base64.b64decode(value, validate=True)
+        except (ValueError, TypeError):
+            raise self.fail(doc, path, "not valid base64 (value not shown); the API server refuses it",
+                            label=label) from None
 
     def read(self) -> JobModel:
         workloads: list[dict] = []
@@ -107,18 +130,18 @@ class _Reader:
             if kind == "ConfigMap":
                 if name in self.configmaps:
                     continue  # given on the command line: that wins
-                data = {k: str(v).encode() for k, v in _data(doc, "data", self.source, name).items()}
-                for k, v in _data(doc, "binaryData", self.source, name).items():
-                    data[k] = _b64(v, f"{self.source}: ConfigMap {name} binaryData.{k}")
+                data = {k: str(v).encode() for k, v in self.data(doc, "data", name).items()}
+                for k, v in self.data(doc, "binaryData", name).items():
+                    data[k] = self.base64(v, doc, ("binaryData", k), f"ConfigMap {name}")
                 self.configmaps[name] = data
                 if ANNOTATION + "framework" in (meta.get("annotations") or {}):
                     self.topology = doc
             elif kind == "Secret":
                 if name in self.secrets:
                     continue  # given on the command line: that wins
-                data = {k: _b64(v, f"{self.source}: Secret {name} data.{k}")
-                        for k, v in _data(doc, "data", self.source, name).items()}
-                for k, v in _data(doc, "stringData", self.source, name).items():
+                data = {k: self.base64(v, doc, ("data", k), f"Secret {name}")
+                        for k, v in self.data(doc, "data", name).items()}
+                for k, v in self.data(doc, "stringData", name).items():
                     data[k] = str(v).encode()
                 self.secrets[name] = data
             elif kind in ("Job", "Deployment"):
@@ -131,10 +154,11 @@ class _Reader:
         framework = ann.get(ANNOTATION + "framework")
         replicas = [self.replica(w) for w in workloads]
         if not replicas:
-            raise self.fail(f"job {self.job}", "has no Jobs or Deployments to run")
+            raise self.fail(None, (), "has no Jobs or Deployments to run", label=f"job {self.job}")
         names = [r.name for r in replicas]
         if len(set(names)) != len(names):
-            raise self.fail(f"job {self.job}", "two workloads have the same name")
+            twice = next(w for w in workloads if names.count(str((w.get("metadata") or {}).get("name") or "")) > 1)
+            raise self.fail(twice, ("metadata", "name"), "two workloads have the same name", label=f"job {self.job}")
         self.add_service_aliases(replicas, services)
         policy = self.run_policy(ann)
         if policy is not None:
@@ -148,7 +172,8 @@ class _Reader:
             success = fallback_rule(framework, replicas, ann.get(ANNOTATION + "success-policy") or None)
             clean = ann.get(ANNOTATION + "clean-pod-policy") or "Running"
             if clean not in runpolicy.CLEAN_POD_POLICIES:
-                raise self.fail("ConfigMap annotations", f"clean-pod-policy {clean!r} is not Running|All|None")
+                raise self.fail(self.topology, ("metadata", "annotations", ANNOTATION + "clean-pod-policy"),
+                                f"{clean!r} is not Running|All|None", label="ConfigMap")
             backoff = _opt_int(ann.get(ANNOTATION + "backoff-limit"))
             deadline = _opt_int(ann.get(ANNOTATION + "active-deadline-seconds"))
         return JobModel(
@@ -166,8 +191,9 @@ class _Reader:
         try:
             return runpolicy.parse_annotation(ann[runpolicy.ANNOTATION])
         except runpolicy.RunPolicyError as exc:
-            raise self.fail(f"ConfigMap {(self.topology or {}).get('metadata', {}).get('name')} annotations",
-                            str(exc)) from None
+            raise self.fail(self.topology, ("metadata", "annotations", runpolicy.ANNOTATION),
+                            str(exc).removeprefix(f"{runpolicy.ANNOTATION}: "),
+                            label=f"ConfigMap {(self.topology or {}).get('metadata', {}).get('name')}") from None
 
     # -- workloads -------------------------------------------------------
     def replica(self, doc: dict) -> Replica:
@@ -186,16 +212,17 @@ class _Reader:
             rest = name[len(self.job) + 1:] if name.startswith(self.job + "-") else name
             r, _, i = rest.rpartition("-")
             if not r or not i.isdigit():
-                raise self.fail(where, "cannot tell its role and index",
-                                "label the pod template with trainspec.dev/role and trainspec.dev/index")
+                raise self.fail(doc, ("metadata", "name"), "cannot tell its role and index",
+                                hint="label the pod template with trainspec.dev/role and trainspec.dev/index",
+                                label=where)
             role, index = r, i
         restart = pod.get("restartPolicy") or ("Always" if kind == "Deployment" else "Never")
         if kind == "Job" and restart == "Always":
-            raise self.fail(where, "a Job's pod cannot have restartPolicy Always")
+            raise self.fail(pod, ("restartPolicy",), "a Job's pod cannot have restartPolicy Always", label=where)
         per_index = _opt_int(spec.get("backoffLimitPerIndex")) if kind == "Job" else None
         if per_index is not None and restart != "Never":
-            raise self.fail(f"{where} spec.backoffLimitPerIndex", "requires the pod's restartPolicy Never "
-                            "(the API server refuses it with OnFailure)")
+            raise self.fail(spec, ("backoffLimitPerIndex",), "requires the pod's restartPolicy Never "
+                            "(the API server refuses it with OnFailure)", label=where)
         rules: list[FailureRule] = []
         for rule in ((spec.get("podFailurePolicy") or {}).get("rules") or []):
             codes = rule.get("onExitCodes")
@@ -207,12 +234,13 @@ class _Reader:
         volumes = {v.get("name"): v for v in pod.get("volumes") or []}
         containers = pod.get("containers") or []
         if not containers:
-            raise self.fail(where, "has no containers")
+            raise self.fail(pod, (), "has no containers", label=where)
         main = next((c for c in containers if c.get("name") in FRAMEWORK_CONTAINERS), containers[0])
         if len(containers) > 1:
             others = [c.get("name") for c in containers if c is not main]
-            raise self.fail(where, f"has more than one container ({', '.join(map(str, others))} besides "
-                            f"{main.get('name')}); the emulator runs one main container per replica")
+            raise self.fail(pod, ("containers",), f"has more than one container ({', '.join(map(str, others))} "
+                            f"besides {main.get('name')}); the emulator runs one main container per replica",
+                            label=where)
         ctx = f"{where}"
         grace = float(pod.get("terminationGracePeriodSeconds", 30))
         hostname = pod.get("hostname") or name
@@ -244,6 +272,8 @@ class _Reader:
             if len(picked) != 1:
                 continue  # shared names would need round-robin DNS; kept out of hosts files
             n, ns = meta.get("name"), meta.get("namespace") or self.namespace
+            if not isinstance(n, str):
+                continue  # no name, no alias (the API server refuses such a Service)
             r = picked[0]
             r.aliases = _dedupe(r.aliases + [n, f"{n}.{ns}", f"{n}.{ns}.svc", f"{n}.{ns}.svc.cluster.local"])
 
@@ -251,7 +281,7 @@ class _Reader:
     def container(self, c: dict, volumes: dict[str, dict], where: str, pod: dict) -> Container:
         image = c.get("image")
         if not image:
-            raise self.fail(where, "has no image")
+            raise self.fail(c, ("image",), "has no image", label=where)
         res = c.get("resources") or {}
         limits = {**(res.get("requests") or {}), **(res.get("limits") or {})}
         cpu = memory = None
@@ -260,7 +290,8 @@ class _Reader:
             try:
                 q = parse_quantity(value)
             except ValueError:
-                raise self.fail(f"{where} resources", f"{key}: {value!r} is not a Kubernetes quantity") from None
+                raise self.fail(c, ("resources",), f"{key}: {value!r} is not a Kubernetes quantity",
+                                label=where) from None
             if key == "cpu":
                 cpu = q
             elif key == "memory":
@@ -293,24 +324,25 @@ class _Reader:
     def ports(self, c: dict, where: str) -> list[Port]:
         value = c.get("ports") or []
         if not isinstance(value, list):
-            raise self.fail(f"{where} ports", f"expected a list, got {type(value).__name__}")
-        return [k8s_port(p, f"{self.source}: {where} ports[{i}]") for i, p in enumerate(value)]
+            raise self.fail(c, ("ports",), f"is {type(value).__name__}", expected="a list", label=where)
+        return [k8s_port(p, f"{self.source}: {where} ports", value, i) for i, p in enumerate(value)]
 
     def env(self, c: dict, where: str) -> list[EnvSource]:
         out: list[EnvSource] = []
-        for src in c.get("envFrom") or []:
+        for n, src in enumerate(c.get("envFrom") or []):
             prefix = src.get("prefix", "")
+            at = (c, ("envFrom", n))
             if "configMapRef" in src:
                 ref = src["configMapRef"]
                 data = self.configmap(ref.get("name"), where, bool(ref.get("optional")))
-                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "ConfigMap"),
+                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "ConfigMap", *at),
                                   literal=False) for k, v in data.items()]
             elif "secretRef" in src:
                 ref = src["secretRef"]
                 data = self.secret(ref.get("name"), where, bool(ref.get("optional")))
-                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "Secret"),
+                out += [EnvSource(prefix + k, env_text(v, prefix + k, f"{self.source}: {where}", "Secret", *at),
                                   literal=False, secret=True) for k, v in data.items()]
-        for e in c.get("env") or []:
+        for i, e in enumerate(c.get("env") or []):
             name = e.get("name")
             if "valueFrom" not in e:
                 out.append(EnvSource(name, str(e.get("value", ""))))
@@ -322,26 +354,30 @@ class _Reader:
                 if ref.get("key") not in data:
                     if ref.get("optional") or ref.get("name") in self.configmap_missing:
                         continue
-                    raise self.fail(f"{where} env {name}",
-                                    f"ConfigMap key {ref.get('name')}/{ref.get('key')} is not in the input")
-                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "ConfigMap"),
-                                      literal=False))
+                    raise self.fail(c, ("env", i, "valueFrom", "configMapKeyRef"),
+                                    f"ConfigMap key {ref.get('name')}/{ref.get('key')} is not in the input",
+                                    label=f"{where} env {name}")
+                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "ConfigMap",
+                                                    c, ("env", i, "valueFrom")), literal=False))
             elif "secretKeyRef" in vf:
                 ref = vf["secretKeyRef"]
                 data = self.secret(ref.get("name"), f"{where} env {name}", bool(ref.get("optional")))
                 if ref.get("key") not in data:
                     if ref.get("optional") or ref.get("name") in self.secret_missing:
                         continue
-                    raise self.fail(f"{where} env {name}", f"Secret {ref.get('name')!r} has no key {ref.get('key')!r}")
-                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "Secret"),
-                                      literal=False, secret=True))
+                    raise self.fail(c, ("env", i, "valueFrom", "secretKeyRef"),
+                                    f"Secret {ref.get('name')!r} has no key {ref.get('key')!r}",
+                                    label=f"{where} env {name}")
+                out.append(EnvSource(name, env_text(data[ref["key"]], name, f"{self.source}: {where}", "Secret",
+                                                    c, ("env", i, "valueFrom")), literal=False, secret=True))
             elif "fieldRef" in vf:
                 out.append(EnvSource(name, literal=False, field_path=vf["fieldRef"].get("fieldPath")))
             elif "resourceFieldRef" in vf:
                 ref = vf["resourceFieldRef"]
                 out.append(EnvSource(name, literal=False, field_path="resource:" + str(ref.get("resource"))))
             else:
-                raise self.fail(f"{where} env {name}", f"unsupported valueFrom {sorted(vf)}")
+                raise self.fail(c, ("env", i, "valueFrom"), f"unsupported valueFrom {sorted(vf)}",
+                                label=f"{where} env {name}")
         return out
 
     def secret(self, name: str, where: str, optional: bool) -> dict[str, bytes]:
@@ -362,24 +398,26 @@ class _Reader:
         return {}
 
     def mount(self, m: dict, volumes: dict[str, dict], where: str) -> Mount:
-        vname = m.get("name")
-        target = m.get("mountPath")
+        # both required: shapes.py refused a mount without them, as the API server does
+        vname: str = m["name"]
+        target: str = m["mountPath"]
         vol = volumes.get(vname)
         if vol is None:
-            raise self.fail(f"{where} volumeMounts", f"volume {vname!r} is not in the pod's volumes")
+            raise self.fail(m, ("name",), f"volume {vname!r} is not in the pod's volumes",
+                            label=f"{where} volumeMounts")
         ro = bool(m.get("readOnly", False))
-        sub = safe_subpath(m.get("subPath"), f"{self.source}: {where} volumeMounts {vname}")
+        sub = safe_subpath(m.get("subPath"), f"{self.source}: {where} volumeMounts {vname}", m, ("subPath",))
         if "persistentVolumeClaim" in vol:
             claim = safe_name(vol["persistentVolumeClaim"].get("claimName"), "claimName",
-                              f"{self.source}: {where} volume {vname}")
+                              f"{self.source}: {where} volume {vname}", vol, ("persistentVolumeClaim", "claimName"))
             root = f"{self.state_dir}/volumes/{claim}"
             src = root + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")), root=root)
         if "hostPath" in vol:
             host = (vol["hostPath"] or {}).get("path")
             if not isinstance(host, str) or not host.startswith("/") or "\0" in host:
-                raise self.fail(f"{where} volume {vname}", f"hostPath path {host!r} is not an absolute path",
-                                "Kubernetes requires an absolute hostPath")
+                raise self.fail(vol, ("hostPath", "path"), f"{host!r} is not an absolute path",
+                                hint="Kubernetes requires an absolute hostPath", label=f"{where} volume {vname}")
             src = host + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro, host_path=True)
         if "emptyDir" in vol:
@@ -389,64 +427,67 @@ class _Reader:
             return Mount(target, "emptydir", vname, ro)
         if "configMap" in vol or "secret" in vol:
             is_secret = "secret" in vol
-            src = vol["secret" if is_secret else "configMap"] or {}
-            oname = src.get("secretName" if is_secret else "name")
+            ref = vol["secret" if is_secret else "configMap"] or {}
+            oname = str(ref.get("secretName" if is_secret else "name") or "")  # required: shapes.py
             data = (self.secret if is_secret else self.configmap)(oname, f"{where} volume {vname}",
-                                                                  bool(src.get("optional")))
-            mode = int(src.get("defaultMode", 0o644))
-            items = src.get("items")
+                                                                  bool(ref.get("optional")))
+            mode = int(ref.get("defaultMode", 0o644))
+            items = ref.get("items")
             files: list[FileEntry] = []
             if items:
                 for it in items:
-                    safe_subpath(it.get("path", it.get("key")), f"{self.source}: {where} volume {vname} items path")
+                    safe_subpath(it.get("path", it.get("key")), f"{self.source}: {where} volume {vname} items path",
+                                 it, ("path" if "path" in it else "key",))
                     if it.get("key") in data:
                         files.append(FileEntry(it.get("path", it["key"]), data[it["key"]], int(it.get("mode", mode))))
                     elif oname not in self.secret_missing and oname not in self.configmap_missing \
-                            and not src.get("optional"):
-                        raise self.fail(f"{where} volume {vname}", f"{oname!r} has no key {it.get('key')!r}")
+                            and not ref.get("optional"):
+                        raise self.fail(it, ("key",), f"{oname!r} has no key {it.get('key')!r}",
+                                        label=f"{where} volume {vname}")
             else:
                 files = [FileEntry(k, v, mode) for k, v in data.items()]
             if sub:
                 files = [FileEntry("", f.data, f.mode) for f in files if f.path == sub]
                 return Mount(target, "files", oname, True, files, is_secret, single_file=True)
             return Mount(target, "files", oname, True, files, is_secret)
-        raise self.fail(f"{where} volume {vname}",
-                        f"volume type {sorted(k for k in vol if k != 'name')} is not supported by the emulator",
-                        "use persistentVolumeClaim, hostPath, emptyDir, configMap or secret")
+        raise self.fail(vol, (), f"volume type {sorted(k for k in vol if k != 'name')} is not supported by the "
+                        "emulator", hint="use persistentVolumeClaim, hostPath, emptyDir, configMap or secret",
+                        label=f"{where} volume {vname}")
 
     def hook(self, h: dict | None, where: str) -> list[str] | None:
         if not h:
             return None
         if "exec" in h:
             return _strs((h["exec"] or {}).get("command")) or None
-        raise self.fail(where, f"handler {sorted(h)} is not supported by the emulator (only exec)")
+        raise self.fail(h, (), f"handler {sorted(h)} is not supported by the emulator (only exec)", label=where)
 
     def probe(self, p: dict | None, where: str, static_env: dict[str, str] | None = None) -> Probe | None:
         if not p:
             return None
-        common = {
-            "initial_delay": float(p.get("initialDelaySeconds", 0)),
+        timing = Probe(
+            "exec",
+            initial_delay=float(p.get("initialDelaySeconds", 0)),
             # 0 is the API server's default (SetDefaults_Probe), as leaving the field out
-            "period": float(p.get("periodSeconds") or 10),
-            "timeout": float(p.get("timeoutSeconds") or 1),
-            "success_threshold": int(p.get("successThreshold") or 1),
-            "failure_threshold": int(p.get("failureThreshold") or 3),
-        }
+            period=float(p.get("periodSeconds") or 10),
+            timeout=float(p.get("timeoutSeconds") or 1),
+            success_threshold=int(p.get("successThreshold") or 1),
+            failure_threshold=int(p.get("failureThreshold") or 3),
+        )
         if "exec" in p:
             command = _strs((p["exec"] or {}).get("command"))
             if command is not None:
                 command = [expand_references(w, static_env or {}) for w in command]
-            return Probe("exec", command=command, **common)
+            return replace(timing, command=command)
         if "tcpSocket" in p:
             t = p["tcpSocket"] or {}
-            return Probe("tcp", port=t.get("port"), host=t.get("host"), **common)
+            return replace(timing, kind="tcp", port=t.get("port"), host=t.get("host"))
         if "httpGet" in p:
             h = p["httpGet"] or {}
-            return Probe("http", port=h.get("port"), host=h.get("host"), path=h.get("path", "/"),
-                         scheme=h.get("scheme", "HTTP"),
-                         headers=[(x["name"], x["value"]) for x in h.get("httpHeaders") or []], **common)
-        raise self.fail(where, f"probe handler {sorted(p)} is not supported by the emulator "
-                        "(exec, tcpSocket, httpGet)")
+            return replace(timing, kind="http", port=h.get("port"), host=h.get("host"), path=h.get("path", "/"),
+                           scheme=h.get("scheme", "HTTP"),
+                           headers=[(x["name"], x["value"]) for x in h.get("httpHeaders") or []])
+        raise self.fail(p, (), f"probe handler {sorted(p)} is not supported by the emulator "
+                        "(exec, tcpSocket, httpGet)", label=where)
 
 
 
@@ -471,23 +512,3 @@ def _dedupe(xs: list[str]) -> list[str]:
         if x not in out:
             out.append(x)
     return out
-
-
-
-def _data(doc: dict, field: str, source: str, name: str) -> dict:
-    value = doc.get(field) or {}
-    if not isinstance(value, dict):
-        raise UsageError(f"{source}: {doc.get('kind')} {name} {field}: expected a mapping of keys, got "
-                         f"{type(value).__name__}")
-    return value
-
-
-def _b64(value: object, where: str) -> bytes:
-    """A Secret's data / a ConfigMap's binaryData value: base64 or an error (the API server refuses it),
-    never silently empty. The value is not quoted: it may be a secret."""
-    if not isinstance(value, str):
-        raise UsageError(f"{where}: expected a base64 string, got {type(value).__name__}")
-    try:
-        return base64.b64decode(value, validate=True)
-    except (ValueError, TypeError):
-        raise UsageError(f"{where}: not valid base64 (value not shown); the API server refuses it") from None

@@ -15,6 +15,7 @@ from typing import Any
 from ...compiler.errors import UsageError
 from ..model.job import JobModel
 from .controllers import Created, jobset, kind_of, kubeflow_v1, mpi_operator, trainjob, volcano_job
+from .positions import field_error
 
 KUBEFLOW_V1 = "kubeflow.org/v1"
 
@@ -44,14 +45,16 @@ def _jobset(doc: dict, source: str) -> Created:
 def _trainjob(doc: dict, source: str, docs: list[Any] | None = None) -> Created:
     ref = (doc.get("spec") or {}).get("runtimeRef") or {}
     name = ref.get("name")
+    label = f"TrainJob {(doc.get('metadata') or {}).get('name')}"
     if ref.get("kind", "ClusterTrainingRuntime") != "TrainingRuntime":
-        raise UsageError(f"{source}: TrainJob {(doc.get('metadata') or {}).get('name')}: runtimeRef {name!r} is a "
-                         "ClusterTrainingRuntime; the emulator needs the TrainingRuntime in the same file")
+        raise field_error(source, doc, ("spec", "runtimeRef"), f"{name!r} is a ClusterTrainingRuntime",
+                          hint="the emulator needs a TrainingRuntime in the same file (kind: TrainingRuntime)",
+                          label=label)
     runtime = next((d for d in docs or [] if kind_of(d)[1] == "TrainingRuntime"
                     and (d.get("metadata") or {}).get("name") == name), None)
     if runtime is None:
-        raise UsageError(f"{source}: TrainJob {(doc.get('metadata') or {}).get('name')}: TrainingRuntime {name!r} "
-                         "is not in the file")
+        raise field_error(source, doc, ("spec", "runtimeRef", "name"), f"TrainingRuntime {name!r} is not in the file",
+                          label=label)
     return trainjob.create(doc, runtime, source)
 
 
@@ -103,7 +106,7 @@ def from_operator(docs: list[Any], source: str, state_dir: str = ".trainspec", j
     model.namespace = made.namespace
     model.framework = made.framework
     model.controller = True  # the operator stops the rest once its rule is met (from_k8s says plain k8s)
-    model.success_policy = None
+    model.success = None  # the controller's own rule decides (controller_success), not a SuccessRule
     model.controller_success = made.success
     model.clean_pod_policy = made.clean_pod_policy
     model.backoff_limit = made.backoff_limit

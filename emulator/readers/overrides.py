@@ -92,15 +92,16 @@ def parse(argument: str, spec: bool = True) -> list[Assignment]:
     out = []
     for pair in _split(argument, ","):
         if "=" not in pair:
-            raise UsageError(f"--set {argument}: {pair!r} has no '='; expected path=value, e.g. "
-                             "roles.worker.replicas=2")
+            raise UsageError(f"{pair!r} has no '='", where=f"--set {argument}",
+                             expected="path=value, e.g. roles.worker.replicas=2")
         key, raw = pair.split("=", 1)
         path: list = []
         for part in re.split(r"(?<!\\)\.", key):
             m = re.fullmatch(r"((?:[^\[\]\\]|\\.)*)((?:\[\d+\])*)", part)
             if not m or not m.group(1):
-                raise UsageError(f"--set {argument}: {key!r} is not a values path; expected keys separated by "
-                                 "dots and [N] list indexes, e.g. roles.worker.env.LR or roles.worker.args[0]")
+                raise UsageError(f"{key!r} is not a values path", where=f"--set {argument}",
+                                 expected="keys separated by dots and [N] list indexes, e.g. roles.worker.env.LR or "
+                                          "roles.worker.args[0]")
             path.append(m.group(1).replace("\\.", "."))
             path.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
         if spec and path[0] not in TOP_LEVEL:

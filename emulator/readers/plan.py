@@ -13,8 +13,8 @@ only generated env values (`EnvVar.expand`) are expanded, against earlier ones.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
-from typing import Any
 
 from ...compiler.errors import UsageError
 from ...compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH
@@ -256,15 +256,14 @@ def _hook(h: Handler | None, where: str) -> list[str] | None:
 def _probe(p: SpecProbe | None) -> Probe | None:
     if p is None:
         return None
-    common: dict[str, Any] = {
-        "initial_delay": float(p.initial_delay_seconds or 0), "period": float(p.period_seconds or 10),
-        "timeout": float(p.timeout_seconds or 1), "success_threshold": int(p.success_threshold or 1),
-        "failure_threshold": int(p.failure_threshold or 3)}
+    timing = Probe("exec", initial_delay=float(p.initial_delay_seconds or 0), period=float(p.period_seconds or 10),
+                   timeout=float(p.timeout_seconds or 1), success_threshold=int(p.success_threshold or 1),
+                   failure_threshold=int(p.failure_threshold or 3))
     h = p.handler
     if h.exec is not None:
-        return Probe("exec", command=list(h.exec), **common)
+        return replace(timing, command=list(h.exec))
     if h.tcp_socket is not None:
-        return Probe("tcp", port=h.tcp_socket.get("port"), host=h.tcp_socket.get("host"), **common)
+        return replace(timing, kind="tcp", port=h.tcp_socket.get("port"), host=h.tcp_socket.get("host"))
     g = h.http_get or {}
-    return Probe("http", port=g.get("port"), host=g.get("host"), path=g.get("path", "/"),
-                 scheme=g.get("scheme", "HTTP"), **common)
+    return replace(timing, kind="http", port=g.get("port"), host=g.get("host"), path=g.get("path", "/"),
+                   scheme=g.get("scheme", "HTTP"))

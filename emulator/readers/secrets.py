@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ...compiler.errors import UsageError
+from ...compiler.errors import SpecError, SpecErrors, UsageError
+from ..model.errors import FieldError
 
 
 def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, bytes]]:
@@ -29,8 +30,8 @@ def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, 
         shown = repr(opt) if flag != "--secret" else f"{name_part} (value not shown)" if name_part != opt \
             else "(option not shown)"
         if eq <= 0:
-            raise UsageError(f"{flag} {shown}: expected NAME=PATH, NAME:KEY=@FILE, NAME:KEY=@env:VAR or "
-                             "NAME:KEY=VALUE")
+            raise UsageError("has no '='", where=f"{flag} {shown}",
+                             expected="NAME=PATH, NAME:KEY=@FILE, NAME:KEY=@env:VAR or NAME:KEY=VALUE")
         if 0 < colon < eq:
             name, rest = opt[:colon], opt[colon + 1:]
             key, value = rest.split("=", 1)
@@ -39,24 +40,40 @@ def parse_key_options(options: Iterable[str], flag: str) -> dict[str, dict[str, 
         name, raw = opt[:eq], opt[eq + 1:]
         path = Path(raw.removeprefix("@"))
         data = out.setdefault(name, {})
-        if path.is_dir():
-            for f in sorted(path.iterdir()):
-                if f.is_file():
-                    data[f.name] = f.read_bytes()
-        elif path.is_file():
-            for n, line in enumerate(path.read_text().splitlines(), 1):
-                line = line.strip()
-                if not line or line.startswith("#"):
-                    continue
-                if "=" not in line:
-                    raise UsageError(f"{flag} {name}: {path}:{n}: expected KEY=VALUE")
-                k, v = line.split("=", 1)
-                data[k.strip()] = v.strip().encode()
-        else:
-            where = "the path given" if flag == "--secret" else str(path)
-            raise UsageError(f"{flag} {name}: {where} is neither a file nor a directory "
-                             f"(expected NAME=PATH or NAME:KEY=VALUE)")
+        try:
+            if path.is_dir():
+                for f in sorted(path.iterdir()):
+                    if f.is_file():
+                        data[f.name] = f.read_bytes()
+            elif path.is_file():
+                data.update(_env_file(path, f"{flag} {name}"))
+            else:
+                where = "the path given" if flag == "--secret" else str(path)
+                raise UsageError(f"{where} is neither a file nor a directory", where=f"{flag} {name}",
+                                 expected="NAME=PATH or NAME:KEY=VALUE")
+        except OSError as exc:
+            raise UsageError(f"cannot read {exc.filename}: {exc.strerror}", where=f"{flag} {name}") from None
     return out
+
+
+def _env_file(path: Path, option: str) -> dict[str, bytes]:
+    """A KEY=VALUE file's keys; a bad line is an error at its line, never shown (it may hold a secret)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SpecErrors([SpecError(str(path), 1, 1, "", "is not UTF-8 text (not shown)", "a KEY=VALUE file",
+                                    f"{option} takes a directory of key files for binary values")]) from None
+    data: dict[str, bytes] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "=" not in line:
+            raise SpecErrors([SpecError(str(path), n, 1, "", "a line without '=' (not shown)", "KEY=VALUE",
+                                        f"{option} reads a directory of key files or a KEY=VALUE env file")])
+        k, v = line.split("=", 1)
+        data[k.strip()] = v.strip().encode()
+    return data
 
 
 def _indirect_value(value: str, where: str) -> bytes:
@@ -65,13 +82,13 @@ def _indirect_value(value: str, where: str) -> bytes:
     if value.startswith("@env:"):
         var = value[len("@env:"):]
         if var not in os.environ:
-            raise UsageError(f"{where}: environment variable {var} is not set")
+            raise UsageError(f"environment variable {var} is not set", where=where)
         return os.environ[var].encode()
     if value.startswith("@"):
         try:
             return Path(value[1:]).read_bytes()
         except OSError as exc:
-            raise UsageError(f"{where}: cannot read {value[1:]}: {exc.strerror}") from None
+            raise UsageError(f"cannot read {value[1:]}: {exc.strerror}", where=where) from None
     return value.encode()
 
 
@@ -114,13 +131,14 @@ def ssh_keypair() -> dict[str, bytes]:
     return {"ssh-privatekey": private, "ssh-publickey": public + b" trainspec-emulator\n"}
 
 
-def env_text(value: bytes, name: str, where: str, kind: str) -> str:
+def env_text(value: bytes, name: str, where: str, kind: str, node: Any = None, field: tuple = ()) -> str:
     """A ConfigMap or Secret value that becomes an environment variable: it must be UTF-8 text (the
     Docker API carries the environment as JSON strings, so binary bytes would arrive changed).
-    Refused naming the variable, never showing the value."""
+    Refused naming the variable, never showing the value; `node`/`field`: where the reference was
+    written, for the error's position."""
     try:
         return value.decode("utf-8")
     except UnicodeDecodeError:
-        raise UsageError(f"{where}: env {name!r} from a {kind} is not UTF-8 text (value not shown); the emulator "
-                         "cannot pass binary bytes through a container's environment (hint: mount the key as a "
-                         "file instead)") from None
+        raise FieldError(f"env {name!r} from a {kind} is not UTF-8 text (value not shown); the emulator cannot pass "
+                         "binary bytes through a container's environment", where=where, node=node, field=field,
+                         hint="mount the key as a file instead") from None

@@ -11,10 +11,11 @@ expanded from them, so `completions: 1000000000000` is refused at once.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...compiler.errors import UsageError
 from ...compiler.kube import parse_quantity
+from .positions import field_error
 
 # A run's containers share one Docker bridge network, and a Linux bridge takes at most 1024
 # ports (BR_MAX_PORTS): past this the run could not even be wired up.
@@ -31,8 +32,9 @@ REQUIRED = "!required"
 OBJECT_META: dict = {"name": "str", "namespace": "str", "labels": ("map", SCALAR), "annotations": ("map", SCALAR)}
 PROBE: dict = {
     "exec": {"command": ("list", SCALAR)}, "httpGet": {"path": "str", "port": "port", "host": "str",
-                                                        "scheme": "str", "httpHeaders": ("list", "map")},
-    "tcpSocket": {"port": "port", "host": "str"}, "grpc": "map",
+                                                        "scheme": "str", "httpHeaders": ("list", "map"),
+                                                        REQUIRED: ("port",)},
+    "tcpSocket": {"port": "port", "host": "str", REQUIRED: ("port",)}, "grpc": "map",
     "initialDelaySeconds": "count", "periodSeconds": "count", "timeoutSeconds": "count",
     "successThreshold": "count", "failureThreshold": "count", "terminationGracePeriodSeconds": "count",
 }
@@ -56,8 +58,10 @@ VOLUME: dict = {
     "persistentVolumeClaim": ("nonnull", {"claimName": "str", "readOnly": "bool"}),
     "hostPath": ("nonnull", {"path": "str", "type": "str"}),
     "emptyDir": {"medium": "str", "sizeLimit": "quantity"},
-    "configMap": ("nonnull", {"name": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool"}),
-    "secret": ("nonnull", {"secretName": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool"}),
+    "configMap": ("nonnull", {"name": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool",
+                              REQUIRED: ("name",)}),
+    "secret": ("nonnull", {"secretName": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool",
+                           REQUIRED: ("secretName",)}),
 }
 POD_SPEC: dict = {
     "containers": ("list", CONTAINER), "initContainers": ("list", CONTAINER), "volumes": ("list", VOLUME),
@@ -127,9 +131,20 @@ COMPOSE_FILE: dict = {"services": ("map", COMPOSE_SERVICE), "volumes": ("map", "
                       "x-trainspec": "map"}
 
 
+class _Object(NamedTuple):
+    """The object being checked: errors name its fields from its root (positions.field_error)."""
+
+    source: str
+    root: Any
+    label: str     # how the file-level form of an error names the object (e.g. "Job trainer")
+
+    def error(self, path: tuple, message: str, expected: str = "", hint: str = "") -> Exception:
+        return field_error(self.source, self.root, path, message, expected, hint, self.label)
+
+
 def check_compose(doc: dict, source: str) -> None:
     """A compose file's types, as `docker compose config` would refuse them."""
-    _check(doc, COMPOSE_FILE, source, "", [])
+    _check(doc, COMPOSE_FILE, _Object(source, doc, ""), (), [])
     services = doc.get("services")
     if isinstance(services, dict):
         check_run_size(len(services), source)
@@ -149,9 +164,9 @@ def check_documents(docs: list[Any], source: str) -> None:
             continue
         meta = doc.get("metadata")
         name = meta.get("name") if isinstance(meta, dict) else None
-        where = f"{source}: {kind} {name if isinstance(name, str) else f'(document {n + 1})'}"
         counts: list[int] = []
-        _check(doc, shape, where, "", counts)
+        _check(doc, shape, _Object(source, doc, f"{kind} {name if isinstance(name, str) else f'(document {n + 1})'}"),
+               (), counts)
         total += _pods(doc, str(key), counts)
     check_run_size(total, source)
 
@@ -172,118 +187,118 @@ def _pods(doc: dict, key: str, counts: list[int]) -> int:
 
 def check_run_size(count: int, source: str) -> None:
     if count > MAX_LOCAL_REPLICAS:
-        raise UsageError(f"{source}: the job would start {count} pods; the emulator runs at most {MAX_LOCAL_REPLICAS} "
+        raise UsageError(f"the job would start {count} pods; the emulator runs at most {MAX_LOCAL_REPLICAS} "
                          "on one machine (a run's containers share one Docker bridge network, which takes at most "
-                         "1024); lower the replica counts for a local dry-run")
+                         "1024)", where=source, hint="lower the replica counts for a local dry-run")
 
 
-def _check(value: Any, shape: Shape, where: str, path: str, counts: list[int]) -> None:
+def _check(value: Any, shape: Shape, at: _Object, path: tuple, counts: list[int]) -> None:
     if isinstance(shape, tuple) and shape[0] == "nonnull":
         if value is None:
-            raise _error(where, path, value, "a mapping (null leaves the volume without a source)")
+            raise _error(at, path, value, "a mapping (null leaves the volume without a source)")
         shape = shape[1]
     if value is None:
         return  # the API server treats a null field as unset
     if isinstance(shape, dict):
         if not isinstance(value, dict):
-            raise _error(where, path, value, "a mapping")
+            raise _error(at, path, value, "a mapping")
         for field in shape.get(REQUIRED, ()):
             if value.get(field) is None:
-                raise UsageError(f"{where}: {path}.{field}: is missing; expected {_EXPECTED[shape[field]]} (the API "
-                                 "server requires it)")
+                raise at.error(path + (field,), "is missing",
+                               f"{_EXPECTED[shape[field]]} (the API server requires it)")
         for field, sub in shape.items():
             if field in value and field != REQUIRED:
-                _check(value[field], sub, where, f"{path}.{field}" if path else field, counts)
+                _check(value[field], sub, at, path + (field,), counts)
         return
     if isinstance(shape, tuple):
         container, inner = shape
         if container == "list":
             if not isinstance(value, list):
-                raise _error(where, path, value, "a list")
+                raise _error(at, path, value, "a list")
             for i, item in enumerate(value):
-                _check(item, inner, where, f"{path}[{i}]", counts)
+                _check(item, inner, at, path + (i,), counts)
         else:
             if not isinstance(value, dict):
-                raise _error(where, path, value, "a mapping")
+                raise _error(at, path, value, "a mapping")
             for k, item in value.items():
-                _check(item, inner, where, f"{path}.{k}", counts)
+                _check(item, inner, at, path + (k,), counts)
         return
-    _leaf(value, shape, where, path, counts)
+    _leaf(value, shape, at, path, counts)
 
 
-def _leaf(value: Any, shape: str, where: str, path: str, counts: list[int]) -> None:
+def _leaf(value: Any, shape: str, at: _Object, path: tuple, counts: list[int]) -> None:
     if shape == "any":
         return
     if shape == "map":
         if not isinstance(value, dict):
-            raise _error(where, path, value, "a mapping")
+            raise _error(at, path, value, "a mapping")
     elif shape == "words":
         if not isinstance(value, str) and not (isinstance(value, list)
                                                and all(not isinstance(w, (dict, list)) for w in value)):
-            raise _error(where, path, value, "a string or a list of strings")
+            raise _error(at, path, value, "a string or a list of strings")
     elif shape == "pairs":
         if not isinstance(value, dict) and not (isinstance(value, list)
                                                 and all(not isinstance(w, (dict, list)) for w in value)):
-            raise _error(where, path, value, "a mapping or a list of NAME=VALUE strings")
+            raise _error(at, path, value, "a mapping or a list of NAME=VALUE strings")
         if isinstance(value, dict) and any(isinstance(v, (dict, list)) for v in value.values()):
-            raise _error(where, path, value, "a mapping of names to strings")
+            raise _error(at, path, value, "a mapping of names to strings")
     elif shape == "entry":
         if isinstance(value, (list, bool)) or value is None:
-            raise _error(where, path, value, "a string or a mapping")
+            raise _error(at, path, value, "a string or a mapping")
     elif shape == "str":
         if not isinstance(value, str):
-            raise _error(where, path, value, "a string")
+            raise _error(at, path, value, "a string")
     elif shape == "abspath":
         # A mount point Docker would refuse only after the run's network exists: refused before.
         if not isinstance(value, str) or not value.startswith("/") or "\0" in value:
-            raise _error(where, path, value, "an absolute path in the container (starting with /)")
+            raise _error(at, path, value, "an absolute path in the container (starting with /)")
     elif shape == "subpathexpr":
         # Expanded from the container's env on a node; the emulator does not expand it, and mounting the
         # whole volume instead would be a silent change of what the container sees.
-        raise UsageError(f"{where}: {path}: subPathExpr is not supported by the emulator (it would mount the whole "
-                         "volume); hint: use subPath with the expanded value")
+        raise at.error(path, "subPathExpr is not supported by the emulator (it would mount the whole volume)",
+                       hint="use subPath with the expanded value")
     elif shape == "propagation":
         # HostToContainer/Bidirectional share mounts between the host and the container (the latter
         # needs a privileged container on a cluster); the emulator's mounts are always private.
         if value != "None":
-            raise UsageError(f"{where}: {path}: {_show(value)} is not supported by the emulator (its mounts never "
-                             "propagate between the host and a container); hint: remove mountPropagation to run "
-                             "it locally")
+            raise at.error(path, f"{_show(value)} is not supported by the emulator (its mounts never propagate "
+                           "between the host and a container)", hint="remove mountPropagation to run it locally")
     elif shape == SCALAR:
         if isinstance(value, (dict, list)):
-            raise _error(where, path, value, "a string (or number)")
+            raise _error(at, path, value, "a string (or number)")
     elif shape == "bool":
         if not isinstance(value, bool):
-            raise _error(where, path, value, "true or false")
+            raise _error(at, path, value, "true or false")
     elif shape in ("int", "count", "replicas", "bounded"):
         low = 0 if shape != "int" else _INT32[0]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= _INT32[1]:
-            raise _error(where, path, value, f"an integer {low}..{_INT32[1]}" if shape != "int" else "an integer")
+            raise _error(at, path, value, f"an integer {low}..{_INT32[1]}" if shape != "int" else "an integer")
         if shape in ("replicas", "bounded"):
             if value > MAX_LOCAL_REPLICAS:
-                raise UsageError(f"{where}: {path}: {value} pods; the emulator runs at most {MAX_LOCAL_REPLICAS} on "
-                                 "one machine (a run's containers share one Docker bridge network, which takes at "
-                                 "most 1024); lower it for a local dry-run")
+                raise at.error(path, f"{value} pods; the emulator runs at most {MAX_LOCAL_REPLICAS} on one machine "
+                               "(a run's containers share one Docker bridge network, which takes at most 1024)",
+                               hint="lower it for a local dry-run")
             if shape == "replicas":
                 counts.append(value)
     elif shape == "port":
         if isinstance(value, bool) or not isinstance(value, (int, str)) or (
                 isinstance(value, int) and not 1 <= value <= 65535):
-            raise _error(where, path, value, "a port number 1..65535 or a port name")
+            raise _error(at, path, value, "a port number 1..65535 or a port name")
     elif shape == "quantity":
         try:
             parse_quantity(str(value))
         except (ValueError, ArithmeticError):
-            raise _error(where, path, value, "a Kubernetes quantity (e.g. 1Gi, 500Mi)") from None
+            raise _error(at, path, value, "a Kubernetes quantity (e.g. 1Gi, 500Mi)") from None
     elif shape == "image":
         if not isinstance(value, str) or not value.strip():
-            raise _error(where, path, value, "an image reference")
+            raise _error(at, path, value, "an image reference")
         if value.startswith("-") or any(c.isspace() or ord(c) < 32 for c in value):
-            raise UsageError(f"{where}: {path}: {_show(value)} is not an image reference (it starts with '-' or holds "
-                             "spaces or control characters)")
+            raise at.error(path, f"{_show(value)} is not an image reference (it starts with '-' or holds spaces or "
+                           "control characters)")
 
 
-_EXPECTED = {"str": "a string", "abspath": "an absolute path in the container (starting with /)"}
+_EXPECTED = {"str": "a string", "abspath": "an absolute path in the container (starting with /)",
+             "port": "a port number 1..65535 or a port name"}
 
 
 def _show(value: Any) -> str:
@@ -296,9 +311,9 @@ def _type(value: Any) -> str:
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _error(where: str, path: str, value: Any, expected: str) -> UsageError:
-    # A Secret's values are never quoted (`where` names the object: "... Secret creds").
-    secret = " Secret " in where
+def _error(at: _Object, path: tuple, value: Any, expected: str) -> Exception:
+    # A Secret's values are never quoted (`label` names the object: "Secret creds").
+    secret = at.label.startswith("Secret ")
     shown = f" {_show(value)}" if isinstance(value, (str, int, float)) and not isinstance(value, bool) \
         and not secret else ""
-    return UsageError(f"{where}: {path or '(the object)'}: is {_type(value)}{shown}; expected {expected}")
+    return at.error(path, f"is {_type(value)}{shown}", expected)

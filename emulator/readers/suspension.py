@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...compiler.errors import UsageError
 from ...compiler.kinds import KUBEFLOW_KIND_NAMES
+from .positions import field_error
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 RUN_POLICY_KINDS = KUBEFLOW_KIND_NAMES
@@ -27,7 +27,7 @@ SPEC_KINDS = ("Job", "JobSet", "TrainJob")
 
 def _suspend_field(doc: dict) -> str | None:
     """The dotted field that suspends `doc`, or None."""
-    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    spec = doc["spec"] if isinstance(doc.get("spec"), dict) else {}
     kind = doc.get("kind")
     if kind in RUN_POLICY_KINDS and (spec.get("runPolicy") or {}).get("suspend") is True:
         return "spec.runPolicy.suspend"
@@ -53,8 +53,9 @@ def check(docs: list[Any], source: str) -> list[str]:
             notes.append(f"{name} is suspended ({where}: true) until Kueue admits it from LocalQueue {queue!r}: "
                          "run as if admitted now (a cluster starts it once the queue has quota)")
             continue
-        raise UsageError(f"{source}: {name}: {where} is true and the object has no {QUEUE_LABEL} label, so on a "
-                         "cluster it creates no pods until something sets it to false (Kueue only where a "
-                         "LocalQueue named 'default' exists); hint: drop the suspend (e.g. the spec's patch that "
-                         f"adds it), or queue the job: spec.scheduling.queue writes the {QUEUE_LABEL} label")
+        raise field_error(source, doc, tuple(where.split(".")), f"is true and the object has no {QUEUE_LABEL} "
+                          "label, so on a cluster it creates no pods until something sets it to false (Kueue only "
+                          "where a LocalQueue named 'default' exists)",
+                          hint=f"drop the suspend (e.g. the spec's patch that adds it), or queue the job: "
+                          f"spec.scheduling.queue writes the {QUEUE_LABEL} label", label=name)
     return notes

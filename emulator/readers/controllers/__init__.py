@@ -20,8 +20,10 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from ....compiler.errors import UsageError, error_text
+from ....compiler.errors import UsageError
 from ...model.job import ControllerSuccess, Gate, JobRestart, RestartRule
+from .. import positions
+from ..positions import field_error
 
 __all__ = ["ControllerSuccess", "Gate", "JobRestart", "RestartRule"]
 
@@ -55,10 +57,12 @@ class Created:
     restart: JobRestart | None = None
 
 
-def fail(source: str, where: str, message: str, hint: str = "", expected: str = "") -> UsageError:
-    """The controller refuses what the operator would: in the compiler's error shape (file, field path,
-    message, expected, hint); the manifests are read without positions, so the file stands for them."""
-    return UsageError(error_text(source, where, message, expected, hint))
+def fail(source: str, node: Any, path: tuple, message: str, *, expected: str = "", hint: str = "",
+         label: str = "") -> Exception:
+    """The controller refuses what the operator would, in the compiler's error shape: at the line and
+    column of `path` under the manifest's value `node`, with its field path from the document's root
+    (positions.py); `label` names the object when the value has no position (a chart's rendering)."""
+    return field_error(source, node, path, message, expected, hint, label)
 
 
 def meta(doc: dict) -> tuple[str, str]:
@@ -87,7 +91,7 @@ def pod_wrapper(job: str, name: str, role: str, index: int, template: dict, *, r
     itself. `job_fields`: more of that Job's spec the reader honours (backoffLimitPerIndex,
     maxFailedIndexes, podFailurePolicy).
     """
-    tmpl = copy.deepcopy(template or {})
+    tmpl = positions.copy(template or {})
     tm = tmpl.setdefault("metadata", {})
     pod_labels = {**(tm.get("labels") or {}), **(annotations or {}), **(labels or {})}
     pod_labels.update({"trainspec.dev/job": job, "trainspec.dev/role": role, "trainspec.dev/index": str(index)})

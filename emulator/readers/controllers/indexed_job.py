@@ -14,10 +14,8 @@ pods (interchangeable pods, `completions` of which must succeed) is refused.
 
 from __future__ import annotations
 
-import copy
-
-from ....compiler.errors import UsageError, error_text
-from . import append_env, pod_wrapper
+from .. import positions
+from . import append_env, fail, pod_wrapper
 from .jobset import INDEX_KEY
 
 JOB_FIELDS = ("backoffLimitPerIndex", "maxFailedIndexes", "podFailurePolicy", "activeDeadlineSeconds")
@@ -35,10 +33,11 @@ def expand(doc: dict, job: str, source: str) -> list[dict]:
     meta = doc.get("metadata") or {}
     name, ns = str(meta.get("name") or ""), str(meta.get("namespace") or "default")
     if spec.get("completionMode") != "Indexed":
-        raise UsageError(error_text(
-            source, f"Job {name}", f"a NonIndexed Job of several pods (completions {completions}, parallelism "
-            f"{parallelism}) is not reproduced by the emulator", "spec.completionMode: Indexed",
-            "use completionMode: Indexed, or one Job per pod as `trainspec compile --target k8s` writes"))
+        raise fail(source, doc, ("spec", "completionMode"), f"a NonIndexed Job of several pods (completions "
+                   f"{completions}, parallelism {parallelism}) is not reproduced by the emulator",
+                   expected="Indexed",
+                   hint="use completionMode: Indexed, or one Job per pod as `trainspec compile --target k8s` writes",
+                   label=f"Job {name}")
     template = spec.get("template") or {}
     labels = {str(k): str(v) for k, v in ((template.get("metadata") or {}).get("labels") or {}).items()}
     role = labels.get("trainspec.dev/role") or labels.get("app.kubernetes.io/component") \
@@ -49,7 +48,7 @@ def expand(doc: dict, job: str, source: str) -> list[dict]:
     backoff = int(spec.get("backoffLimit", 6 if "backoffLimitPerIndex" not in spec else 2**31 - 1))
     pods: list[dict] = []
     for i in range(completions):
-        pod = copy.deepcopy(template)
+        pod = positions.copy(template)
         pod_spec = pod.setdefault("spec", {})
         for c in [*(pod_spec.get("initContainers") or []), *(pod_spec.get("containers") or [])]:
             if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in c.get("env") or []):

@@ -38,9 +38,8 @@ RestartJobAndIgnoreMaxRestarts (refused).
 
 from __future__ import annotations
 
-import copy
-
 from ...model.job import FAIL, RESTART, RESTART_UNCOUNTED
+from .. import positions
 from . import ControllerSuccess, Created, Gate, JobRestart, RestartRule, append_env, fail, meta, pod_wrapper
 
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
@@ -82,32 +81,34 @@ def job_success_count(spec: dict) -> int | None:
     return None
 
 
-def failure_policy(spec: dict, pods_of: dict[str, list[str]], where: str) -> JobRestart | None:
+def failure_policy(spec: dict, pods_of: dict[str, list[str]], source: str, label: str) -> JobRestart | None:
     """spec.failurePolicy as the restart policy restarts.py runs; None without one (the first failed
-    Job fails the JobSet, policy.py)."""
+    Job fails the JobSet, policy.py). `label` names the JobSet in errors without a position."""
     fp = spec.get("failurePolicy")
     if fp is None:
         return None
     strategy = str(fp.get("restartStrategy") or "Recreate")
     if strategy not in ("Recreate", "BlockingRecreate"):
-        raise fail(where, "restartStrategy", f"{strategy!r} is not reproduced by the emulator (an alpha feature gate, "
-                   "off in JobSet v0.12.0)", "use Recreate or BlockingRecreate")
+        raise fail(source, spec, ("failurePolicy", "restartStrategy"), f"{strategy!r} is not reproduced by the "
+                   "emulator (an alpha feature gate, off in JobSet v0.12.0)", hint="use Recreate or BlockingRecreate",
+                   label=label)
     rules: list[RestartRule] = []
     for n, rule in enumerate(fp.get("rules") or []):
-        at, action = f"rules[{n}]", str(rule.get("action"))
+        at, action = ("failurePolicy", "rules", n), str(rule.get("action"))
         if action not in ACTIONS:
-            raise fail(where, f"{at}.action", f"{action!r} is not reproduced by the emulator"
+            raise fail(source, spec, at + ("action",), f"{action!r} is not reproduced by the emulator"
                        + (" (it needs the alpha RestartJob feature gate, off in JobSet v0.12.0)"
-                          if action.startswith("RestartJob") else ""), "use " + " | ".join(ACTIONS))
+                          if action.startswith("RestartJob") else ""), hint="use " + " | ".join(ACTIONS), label=label)
         reasons = tuple(str(r) for r in rule.get("onJobFailureReasons") or [])
         bad = [r for r in reasons if r not in REASONS]
         if bad:
-            raise fail(where, f"{at}.onJobFailureReasons", f"{', '.join(bad)} is not a Job failure reason",
-                       "use " + " | ".join(REASONS))
+            raise fail(source, spec, at + ("onJobFailureReasons",), f"{', '.join(bad)} is not a Job failure reason",
+                       hint="use " + " | ".join(REASONS), label=label)
         targets = tuple(str(t) for t in rule.get("targetReplicatedJobs") or [])
         missing = [t for t in targets if t not in pods_of]
         if missing:
-            raise fail(where, f"{at}.targetReplicatedJobs", f"no replicatedJob {', '.join(map(repr, missing))}")
+            raise fail(source, spec, at + ("targetReplicatedJobs",),
+                       f"no replicatedJob {', '.join(map(repr, missing))}", label=label)
         named = rule.get("name") or f"failurePolicyRule{n}"  # the webhook's default name
         rules.append(RestartRule(ACTIONS[action], name=f"rule {named}", said=action,
                                  reasons=reasons, groups=targets,
@@ -124,7 +125,7 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     spec = js.get("spec") or {}
     rjobs = list(spec.get("replicatedJobs") or [])
     if not rjobs:
-        raise fail(source, f"JobSet {name} spec.replicatedJobs", "is empty")
+        raise fail(source, js, ("spec", "replicatedJobs"), "is empty", label=f"JobSet {name}")
     network = spec.get("network") or {}
     subdomain = (network.get("subdomain") or name) if network.get("enableDNSHostnames", True) else None
     global_replicas = sum(int(r.get("replicas", 1)) for r in rjobs)
@@ -146,10 +147,11 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
         for j in range(int(rj.get("replicas", 1))):
             pods: list[str] = []
             for i in range(completions):
-                template = copy.deepcopy(jspec.get("template") or {})
+                template = positions.copy(jspec.get("template") or {})
                 pod_spec = template.setdefault("spec", {})
                 if not pod_spec.get("containers"):
-                    raise fail(source, f"JobSet {name} replicatedJobs {rname}", "has no containers")
+                    raise fail(source, jspec, ("template", "spec"), "has no containers",
+                               label=f"JobSet {name} replicatedJob {rname}")
                 for c in [*(pod_spec.get("initContainers") or []), *pod_spec["containers"]]:
                     if not any(e.get("name") == "JOB_COMPLETION_INDEX" for e in c.get("env") or []):
                         append_env(c, [("JOB_COMPLETION_INDEX",
@@ -178,20 +180,22 @@ def create(js: dict, source: str, framework: str | None = None) -> Created:
     targets = [str(t) for t in policy.get("targetReplicatedJobs") or []] or [str(r.get("name")) for r in rjobs]
     for t in targets:
         if t not in jobs_of:
-            raise fail(source, f"JobSet {name} spec.successPolicy.targetReplicatedJobs", f"no replicatedJob {t!r}")
+            raise fail(source, spec, ("successPolicy", "targetReplicatedJobs"), f"no replicatedJob {t!r}",
+                       label=f"JobSet {name} spec")
     groups = [g for t in targets for g in jobs_of[t]]
     any_one = policy.get("operator") == "Any"
     success = ControllerSuccess(groups, 1 if any_one else len(groups),
                           ("any of " if any_one else "") + " and ".join(targets))
     only = [job for t in targets for job in any_of[t]]
-    if len(only) == 1 and only[0][1] is not None:
+    one_count = only[0][1] if len(only) == 1 else None
+    if one_count is not None:
         # one Job decides, by succeededCount: any that many of its pods (e.g. trainspec's AnyReplica)
-        job_pods_all, count = only[0]
+        job_pods_all, count = only[0][0], one_count
         success = ControllerSuccess([[p] for p in job_pods_all], count, f"{targets[0]} ({count} succeeded)")
     pods_of = {rj: [p for pods, _, _ in jobs for p in pods] for rj, jobs in job_pods.items()}
     return Created(name, ns, framework, objects, success, clean_pod_policy="Running",
                    gates=start_gates(spec, rjobs, job_pods, source, name),
-                   restart=failure_policy(spec, pods_of, f"{source}: JobSet {name} spec.failurePolicy"))
+                   restart=failure_policy(spec, pods_of, source, f"JobSet {name} spec"))
 
 
 def start_gates(spec: dict, rjobs: list[dict], jobs: dict[str, list[tuple[list[str], list[str], int]]],
@@ -208,10 +212,10 @@ def start_gates(spec: dict, rjobs: list[dict], jobs: dict[str, list[tuple[list[s
     """
     in_order = (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder"
     names = [str(r.get("name")) for r in rjobs]
-    where = f"JobSet {name} spec"
+    label = f"JobSet {name} spec"
     if in_order and any(r.get("dependsOn") for r in rjobs):
-        raise fail(source, where, "StartupPolicy and DependsOn APIs are mutually exclusive",
-                   "keep dependsOn (startupPolicy is deprecated) or InOrder, not both")
+        raise fail(source, spec, ("startupPolicy",), "StartupPolicy and DependsOn APIs are mutually exclusive",
+                   hint="keep dependsOn (startupPolicy is deprecated) or InOrder, not both", label=label)
     gates: dict[str, list[Gate]] = {}
     for k, rj in enumerate(rjobs):
         wait: list[Gate] = []
@@ -220,15 +224,16 @@ def start_gates(spec: dict, rjobs: list[dict], jobs: dict[str, list[tuple[list[s
                      for pods, _, need in jobs.get(names[k - 1], [])]
         for n, dep in enumerate(rj.get("dependsOn") or []):
             dep_name, status = str(dep.get("name")), dep.get("status")
-            field = f"{where}.replicatedJobs[{k}].dependsOn[{n}]"
+            field = ("replicatedJobs", k, "dependsOn", n)
             if k == 0:
-                raise fail(source, f"{where}.replicatedJobs[0].dependsOn", "the first replicatedJob cannot use "
-                           "dependsOn", "move it to a replicatedJob listed after the one it depends on")
+                raise fail(source, spec, ("replicatedJobs", 0, "dependsOn"), "the first replicatedJob cannot use "
+                           "dependsOn", hint="move it to a replicatedJob listed after the one it depends on",
+                           label=label)
             if dep_name not in names[:k]:
-                raise fail(source, f"{field}.name", f"{dep_name!r} is not a replicatedJob listed before "
-                           f"{names[k]!r}", "dependsOn names an earlier replicatedJob")
+                raise fail(source, spec, field + ("name",), f"{dep_name!r} is not a replicatedJob listed before "
+                           f"{names[k]!r}", hint="dependsOn names an earlier replicatedJob", label=label)
             if status not in ("Ready", "Complete"):
-                raise fail(source, f"{field}.status", f"{status!r} is not Ready or Complete")
+                raise fail(source, spec, field + ("status",), f"{status!r} is not Ready or Complete", label=label)
             if status == "Ready":
                 wait += [Gate(tuple(pods), "ready_or_done", "dependsOn Ready", need=need)
                          for pods, _, need in jobs.get(dep_name, [])]

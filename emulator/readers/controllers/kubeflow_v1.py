@@ -24,10 +24,10 @@ release-1.9 @078ec30f, MXJob at v1.8.1):
 
 from __future__ import annotations
 
-import copy
 import json
 
 from ....compiler.kinds import BY_KIND
+from .. import positions
 from . import (
     PERMANENT_EXIT_CODES,
     UNLIMITED,
@@ -163,7 +163,8 @@ def create(job: dict, source: str) -> Created:
     spec = job.get("spec") or {}
     specs = spec.get(field)
     if not isinstance(specs, dict) or not specs:
-        raise fail(source, f"{kind} {name}", f"spec.{field} is empty", "name at least one replica type")
+        raise fail(source, job, ("spec", field), "is empty", hint="name at least one replica type",
+                   label=f"{kind} {name}")
     run_policy = spec.get("runPolicy") or {}
     backoff = run_policy.get("backoffLimit")
     counts: dict[str, int] = {}
@@ -173,7 +174,7 @@ def create(job: dict, source: str) -> Created:
         counts[rt] = int((rspec or {}).get("replicas", 1))
         pod_spec = ((rspec or {}).get("template") or {}).get("spec") or {}
         if not pod_spec.get("containers"):
-            raise fail(source, f"{kind} {name} {field}.{rtype}.template.spec", "has no containers")
+            raise fail(source, specs, (rtype, "template", "spec"), "has no containers", label=f"{kind} {name} {field}")
         ports[rt] = port_of(main_container(pod_spec, cname), port_name, default_port)
     objects: list[dict] = []
     pods: dict[str, list[str]] = {}
@@ -181,12 +182,12 @@ def create(job: dict, source: str) -> Created:
         rt = str(rtype).lower()
         policy = str(rspec.get("restartPolicy") or default_restart)
         if policy not in RESTART_POLICIES:
-            raise fail(source, f"{kind} {name} {field}.{rtype}.restartPolicy", f"{policy!r} is not one of "
-                       + "|".join(RESTART_POLICIES))
+            raise fail(source, specs, (rtype, "restartPolicy"), f"{policy!r} is not one of "
+                       + "|".join(RESTART_POLICIES), label=f"{kind} {name} {field}")
         restart = {"ExitCode": "Never"}.get(policy, policy)
         limit = 0 if policy == "Never" else int(backoff) if backoff is not None else UNLIMITED
         for i in range(counts[rt]):
-            template = copy.deepcopy(rspec.get("template") or {})
+            template = positions.copy(rspec.get("template") or {})
             pod_spec = template.setdefault("spec", {})
             default = main_container(pod_spec, cname)
             ensure_port(default, port_name, ports[rt])

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 
+from .. import positions
 from . import UNLIMITED, ControllerSuccess, Created, Gate, append_env, fail, meta, pod_wrapper
 
 HOSTFILE = "/etc/mpi/hostfile"
@@ -67,7 +68,7 @@ def create(job: dict, source: str) -> Created:
     spec = job.get("spec") or {}
     specs = spec.get("mpiReplicaSpecs") or {}
     if "Launcher" not in specs:
-        raise fail(source, f"MPIJob {name} spec.mpiReplicaSpecs", "has no Launcher")
+        raise fail(source, job, ("spec", "mpiReplicaSpecs"), "has no Launcher", label=f"MPIJob {name}")
     slots = int(spec.get("slotsPerWorker", 1))
     impl = str(spec.get("mpiImplementation") or "OpenMPI")
     ssh_path = str(spec.get("sshAuthMountPath") or "/root/.ssh")
@@ -90,14 +91,16 @@ def create(job: dict, source: str) -> Created:
         rt = rtype.lower()
         policy = str(rspec.get("restartPolicy") or "Never")
         if policy not in ("Never", "OnFailure"):
-            raise fail(source, f"MPIJob {name} spec.mpiReplicaSpecs.{rtype}.restartPolicy",
-                       f"{policy!r} is not Never or OnFailure (what the MPI operator accepts)")
+            raise fail(source, specs, (rtype, "restartPolicy"),
+                       f"{policy!r} is not Never or OnFailure (what the MPI operator accepts)",
+                       label=f"MPIJob {name} spec.mpiReplicaSpecs")
         count = 1 if rt == "launcher" else n_workers
         for i in range(count):
-            template = copy.deepcopy(rspec.get("template") or {})
+            template = positions.copy(rspec.get("template") or {})
             pod_spec = template.setdefault("spec", {})
             if not pod_spec.get("containers"):
-                raise fail(source, f"MPIJob {name} spec.mpiReplicaSpecs.{rtype}.template.spec", "has no containers")
+                raise fail(source, specs, (rtype, "template", "spec"), "has no containers",
+                           label=f"MPIJob {name} spec.mpiReplicaSpecs")
             main = pod_spec["containers"][0]
             pod = f"{name}-launcher" if rt == "launcher" else f"{name}-worker-{i}"
             labels = {"training.kubeflow.org/operator-name": "mpi-operator", "training.kubeflow.org/job-name": name,
@@ -121,8 +124,8 @@ def create(job: dict, source: str) -> Created:
     deadline = run_policy.get("activeDeadlineSeconds")
     creation = str(spec.get("launcherCreationPolicy") or "AtStartup")
     if creation not in ("AtStartup", "WaitForWorkersReady"):
-        raise fail(source, f"MPIJob {name} spec.launcherCreationPolicy",
-                   f"{creation!r} is not AtStartup or WaitForWorkersReady")
+        raise fail(source, job, ("spec", "launcherCreationPolicy"),
+                   f"{creation!r} is not AtStartup or WaitForWorkersReady", label=f"MPIJob {name}")
     workers = tuple(f"{name}-worker-{i}" for i in range(n_workers))
     gates = {launcher_pod: [Gate(workers, "ready", "launcherCreationPolicy WaitForWorkersReady")]} \
         if creation == "WaitForWorkersReady" and workers and launcher_pod else {}

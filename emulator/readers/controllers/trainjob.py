@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 
+from .. import positions
 from . import Created, fail, meta
 from . import jobset as jobset_controller
 
@@ -46,10 +47,10 @@ def upsert(container: dict, pairs: list[dict]) -> None:
     for entry in pairs:
         for i, old in enumerate(env):
             if old.get("name") == entry.get("name"):
-                env[i] = copy.deepcopy(entry)
+                env[i] = positions.copy(entry)
                 break
         else:
-            env.append(copy.deepcopy(entry))
+            env.append(positions.copy(entry))
 
 
 def _node_container(rjob: dict) -> dict | None:
@@ -90,22 +91,24 @@ def create(tj: dict, runtime: dict, source: str) -> Created:
     trainer = spec.get("trainer") or {}
     rspec = runtime.get("spec") or {}
     ml = rspec.get("mlPolicy") or {}
-    template = copy.deepcopy(rspec.get("template") or {})
+    template = positions.copy(rspec.get("template") or {})
     js_spec = template.get("spec") or {}
     rjobs = js_spec.get("replicatedJobs") or []
     ancestor = next((r for r in rjobs if ((r.get("template") or {}).get("metadata") or {}).get("labels", {})
                      .get(ANCESTOR) == "trainer"), None)
     if ancestor is None:
-        raise fail(source, f"TrainingRuntime {meta(runtime)[0]}", f"no replicatedJob is labelled {ANCESTOR}: trainer")
+        raise fail(source, runtime, ("spec", "template", "spec", "replicatedJobs"),
+                   f"no replicatedJob is labelled {ANCESTOR}: trainer", label=f"TrainingRuntime {meta(runtime)[0]}")
     nodes = int(trainer.get("numNodes") or ml.get("numNodes") or 1)
     ancestor["replicas"] = 1
     main = _node_container(ancestor)
     if main is None:
-        raise fail(source, f"TrainingRuntime {meta(runtime)[0]} replicatedJob {ancestor.get('name')}",
-                   "has no container named node")
+        raise fail(source, ancestor, ("template", "spec", "template", "spec", "containers"),
+                   "has no container named node",
+                   label=f"TrainingRuntime {meta(runtime)[0]} replicatedJob {ancestor.get('name')}")
     for key in ("image", "command", "args"):
         if key in trainer:
-            main[key] = copy.deepcopy(trainer[key])
+            main[key] = positions.copy(trainer[key])
     for key, value in (trainer.get("resourcesPerNode") or {}).items():
         main.setdefault("resources", {}).setdefault(key, {}).update(value or {})
     mpi = ml.get("mpi")
@@ -114,7 +117,8 @@ def create(tj: dict, runtime: dict, source: str) -> Created:
         as_node = bool(mpi.get("runLauncherAsNode"))
         node_job = next((r for r in rjobs if r.get("name") == "node"), None)
         if node_job is None:
-            raise fail(source, f"TrainingRuntime {meta(runtime)[0]}", "mlPolicy.mpi needs a replicatedJob named node")
+            raise fail(source, runtime, ("spec", "mlPolicy", "mpi"), "needs a replicatedJob named node",
+                       label=f"TrainingRuntime {meta(runtime)[0]}")
         _set_nodes(node_job, nodes - 1 if as_node else nodes)
         count = node_job["template"]["spec"]["completions"]
         hosts = [f"{name}-node-0-{i}.{name}" for i in range(count)]

@@ -34,10 +34,10 @@ ready (job_controller_actions.go isDependsOnPodsReady): a start gate with no tim
 
 from __future__ import annotations
 
-import copy
 import json
 
 from ...model.job import FAIL, GROUP, JOB, NONE, POD, RESTART
+from .. import positions
 from . import (
     UNLIMITED,
     ControllerSuccess,
@@ -136,7 +136,7 @@ def create(job: dict, source: str) -> Created:
     spec = job.get("spec") or {}
     tasks = list(spec.get("tasks") or [])
     if not tasks:
-        raise fail(source, f"Volcano Job {name} spec.tasks", "is empty")
+        raise fail(source, job, ("spec", "tasks"), "is empty", label=f"Volcano Job {name}")
     plugins = dict(spec.get("plugins") or {})
     if {"tensorflow", "pytorch", "mpi"} & set(plugins):
         plugins.setdefault("svc", [])
@@ -174,10 +174,11 @@ def create(job: dict, source: str) -> Created:
         tolerate = not on_failed and not fail_codes
         pods: list[str] = []
         for i in range(int(t.get("replicas", 1))):
-            template = copy.deepcopy(t.get("template") or {})
+            template = positions.copy(t.get("template") or {})
             pod_spec = template.setdefault("spec", {})
             if not pod_spec.get("containers"):
-                raise fail(source, f"Volcano Job {name} task {t['name']}", "has no containers")
+                raise fail(source, t, ("template", "spec"), "has no containers", label=f"Volcano Job {name} task "
+                           f"{t['name']}")
             restart = str(pod_spec.get("restartPolicy") or "Always")
             if restart == "Never":
                 # RestartJob/Task/Pod: the pod fails at once and the controller restarts (restarts.py)
@@ -251,7 +252,8 @@ def task_gates(tasks: list[dict], source: str, name: str) -> dict[str, list[Gate
         deps = [str(d) for d in dep.get("name") or []]
         for d in deps:
             if d not in pods:
-                raise fail(source, f"Volcano Job {name} spec.tasks[{k}].dependsOn.name", f"no task named {d!r}")
+                raise fail(source, t, ("dependsOn", "name"), f"no task named {d!r}",
+                           label=f"Volcano Job {name} spec.tasks[{k}]")
         if not deps:
             continue
         # a task is ready once minAvailable (the webhook's default: replicas) of its pods are Running

@@ -5,7 +5,7 @@ restartPolicy Never) runs from the spec, its k8s.yaml, compose.yaml, kubeflow.ya
 jobset.yaml and Helm chart: each controller's pods, names and injected env are the emulator's
 (emulator/controllers/). FAIL_CODE 0 succeeds in
 every form; worker-0 exiting 3 fails in every form. Every example's golden files run in
-test_emulator_golden_matrix.py.
+test_golden_matrix_e2e.py.
 """
 
 from __future__ import annotations

@@ -202,7 +202,7 @@ def test_a_hand_written_indexed_job_is_one_replica_per_index_sharing_the_jobs_co
 def test_a_job_of_one_pod_stays_itself_and_a_non_indexed_job_of_several_is_refused(tmp_path):
     job = k8s_job(tmp_path, "tr-worker-0", completions=1, backoffLimit=2)
     assert [(r.name, r.owner, r.backoff_limit) for r in job.replicas] == [("tr-worker-0", "tr-worker-0", 2)]
-    with pytest.raises(UsageError, match="Job tr-worker: a NonIndexed Job of several pods .*completionMode: Indexed"):
+    with pytest.raises(UsageError, match=r"k8s.yaml:7:1: spec.completionMode: a NonIndexed Job of several pods .*; expected Indexed"):
         k8s_job(tmp_path, completions=2, parallelism=2)
 
 

@@ -98,3 +98,14 @@ def test_native_sidecar_services_are_refused_like_every_other_input(tmp_path):
     with pytest.raises(UsageError, match=r"services\.worker-0-init-log-shipper: native sidecar\(s\) log-shipper "
                                          r"\(initContainers with restartPolicy Always\)"):
         dispatch.load(str(ROOT / "golden" / "pytorch-cluster" / "compose.yaml"), state_dir=str(tmp_path))
+
+
+def test_variables_are_substituted_before_the_file_is_checked(tmp_path):
+    """As Compose does: the checks see the value a variable gives, not the `${...}` written."""
+    path = tmp_path / "compose.yaml"
+    path.write_text('services:\n  worker-0:\n    image: "${IMG:?set IMG}"\n    command: [sh, -c, "true"]\n')
+    job = dispatch.load(str(path), env_options=["IMG=busybox:1.36"], state_dir=str(tmp_path / "s"), check_missing=False)
+    assert job.replicas[0].main.image == "busybox:1.36"
+    with pytest.raises(UsageError, match=r"compose.yaml:3:12: services.worker-0.image: required variable IMG is "
+                                         r"missing a value: set IMG"):
+        dispatch.load(str(path), state_dir=str(tmp_path / "s"), check_missing=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainspec.compiler.errors import UsageError
+from trainspec.compiler.errors import SpecErrors, UsageError
 from trainspec.emulator.engine.podenv import container_env
 from trainspec.emulator.model import policy
 from trainspec.emulator.model.job import Gate
@@ -321,7 +321,7 @@ def test_trainjob_needs_its_runtime(tmp_path):
 def test_malformed_manifest_is_a_usage_error(tmp_path, bad, said):
     # issue 23: the field's path and the type expected (manifest_shapes.py), before the controller reads it
     spec = {"replicas": 1, "template": pod(name="tensorflow"), **bad}
-    with pytest.raises(UsageError, match=f"TFJob j: {said}"):
+    with pytest.raises(SpecErrors, match=rf"job.yaml:\d+:\d+: {said}"):
         load(tmp_path, kubeflow("TFJob", "tfReplicaSpecs", {"Worker": spec}))
 
 

@@ -132,7 +132,7 @@ def test_a_bad_annotation_is_a_clear_error():
     plan = plan_of(ROOT / "specs" / "tf-ps.yaml")
     objects = k8s.objects(plan)
     objects[0]["metadata"]["annotations"][runpolicy.ANNOTATION] = "{not json"
-    with pytest.raises(UsageError, match="tf-ps-topology annotations: trainspec.dev/run-policy: not JSON"):
+    with pytest.raises(UsageError, match="tf-ps-topology metadata.annotations.trainspec.dev/run-policy: not JSON"):
         from_k8s(objects, source="k8s.yaml")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainspec.compiler.errors import UsageError
+from trainspec.compiler.errors import SpecErrors, UsageError
 from trainspec.compiler.kube import parse_quantity
 from trainspec.emulator.engine.podenv import command_and_args, container_env
 from trainspec.emulator.host import gpus
@@ -135,7 +135,7 @@ def test_two_jobs_need_a_choice():
 def test_not_a_manifest_and_bad_yaml(tmp_path):
     p = tmp_path / "x.yaml"
     p.write_text("a: [1\n")
-    with pytest.raises(UsageError, match="x.yaml:2:1: .*YAML syntax error"):
+    with pytest.raises(SpecErrors, match="x.yaml:2:1: .*YAML syntax error"):
         dispatch.load(str(p))
     p.write_text("kind: Deployment\nmetadata: {name: web}\n")
     with pytest.raises(UsageError, match="no trainspec workloads"):
@@ -280,10 +280,10 @@ def test_compiled_files_get_the_compilers_yaml_limits(tmp_path):
              for i in range(1, 12)]
     p = tmp_path / "bomb.yaml"
     p.write_text("\n".join(bomb) + "\n")
-    with pytest.raises(UsageError, match="expands to more than"):
+    with pytest.raises(SpecErrors, match="expands to more than"):
         dispatch.load(str(p))
     p.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n")
-    with pytest.raises(UsageError, match="nesting"):
+    with pytest.raises(SpecErrors, match="nesting"):
         dispatch.load(str(p))
     r = trainspec_cli("run", p, cwd=tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "nesting" in r.stderr, r.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainspec.compiler.errors import UsageError
+from trainspec.compiler.errors import SpecErrors, UsageError
 from trainspec.emulator.engine.preflight import map_claims, map_images, missing_objects
 from trainspec.emulator.host import gpus
 from trainspec.emulator.readers import dispatch, overrides
@@ -39,7 +39,7 @@ def test_helm_typing_lists_and_escapes():
 
 
 def test_set_errors_name_the_argument():
-    with pytest.raises(UsageError, match=r"tf-ps.yaml:\d+:\d+: spec.roles.worker.replicas: .*\(set by --set "
+    with pytest.raises(SpecErrors, match=r"tf-ps.yaml:\d+:\d+: spec.roles.worker.replicas: .*\(set by --set "
                                          r"roles.worker.replicas=many\)"):
         _load(sets=["roles.worker.replicas=many"])
     with pytest.raises(UsageError, match=r"--set spec.command\[99\]=x: spec.command has 3 item\(s\); \[99\] is past"):
@@ -95,7 +95,7 @@ def test_missing_secrets_and_configmaps_are_listed_together():
     job = _load(str(ROOT / "specs" / "full-features.yaml"), check_missing=False)
     problems = missing_objects(job)
     assert len(problems) == 4
-    assert sum("--secret" in p for p in problems) == 2 and sum("--configmap" in p for p in problems) == 2
+    assert sum("--secret" in hint for _, hint in problems) == 2 and sum("--configmap" in hint for _, hint in problems) == 2
 
 
 def test_gpus_per_replica_and_sharing_are_said_never_silent():

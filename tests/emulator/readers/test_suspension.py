@@ -28,7 +28,7 @@ def _load(tmp_path, doc: dict):
 
 
 def test_suspended_without_a_queue_is_refused(tmp_path):
-    with pytest.raises(UsageError, match=r"JobSet js: spec.suspend is true .* no kueue.x-k8s.io/queue-name label"):
+    with pytest.raises(UsageError, match=r"job.yaml:\d+:\d+: spec.suspend: is true .* no kueue.x-k8s.io/queue-name label"):
         _load(tmp_path, _jobset())
 
 
@@ -46,7 +46,7 @@ def test_kubeflow_run_policy_suspend_and_a_plain_job(tmp_path):
              "spec": {"runPolicy": {"suspend": True},
                       "tfReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
                           {"name": "tensorflow", "image": "img", "command": ["true"]}]}}}}}}
-    with pytest.raises(UsageError, match=r"TFJob tf: spec.runPolicy.suspend is true"):
+    with pytest.raises(UsageError, match=r"job.yaml:\d+:\d+: spec.runPolicy.suspend: is true"):
         _load(tmp_path, tfjob)
     docs = list(yaml.safe_load_all((ROOT / "golden" / "tf-single" / "k8s.yaml").read_text()))
     for doc in docs:
@@ -54,5 +54,5 @@ def test_kubeflow_run_policy_suspend_and_a_plain_job(tmp_path):
             doc["spec"]["suspend"] = True
     path = tmp_path / "k8s.yaml"
     path.write_text(yaml.safe_dump_all(docs))
-    with pytest.raises(UsageError, match=r"Job tf-single-worker-0: spec.suspend is true"):
+    with pytest.raises(UsageError, match=r"k8s.yaml:\d+:\d+: spec.suspend: is true"):
         dispatch.load(str(path), state_dir=str(tmp_path / ".trainspec"))

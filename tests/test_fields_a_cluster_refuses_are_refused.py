@@ -1,5 +1,5 @@
 """Hostile inputs found by the security review of issue 23 (written from scratch, not copies of
-test_hostile_input_round3.py): each was run, a silent drop or an internal error, before its fix.
+test_untrusted_files_never_reach_the_host.py): each was run, a silent drop or an internal error, before its fix.
 
 Fast: every case is refused while the file is read, before any engine call (no Docker needed).
 """
@@ -45,7 +45,7 @@ EMPTY_DIR = {"volumes": [{"name": "v", "emptyDir": {}}]}
     # was exit 3 (TypeError): an env entry without a name
     ({"env": [{"value": "x"}]}, None, "env[0].name: is missing"),
     # was dropped without a word: hostPort with no containerPort (the API server requires it)
-    ({"ports": [{"hostPort": 18555}]}, None, "containerPort is missing"),
+    ({"ports": [{"hostPort": 18555}]}, None, "containerPort: is missing"),
     # reached Docker after the run's network was made
     ({"volumeMounts": [{"name": "v", "mountPath": "x/../../y"}]}, EMPTY_DIR, "expected an absolute path"),
     ({"volumeMounts": [{"name": "v"}]}, EMPTY_DIR, "mountPath: is missing"),
