@@ -231,7 +231,7 @@ def build_run(args, stream=None):
         daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15), engine=getattr(args, "engine", None))
     console = job_console(job, stream, opts.colour, opts.quiet)
     check_input(job, opts, state, console)
-    from .engine.run import Run
+    from .engine.run import Run  # only past the input's checks: the engine's modules import the adapters
 
     return Run(job, opts, console, input_checked=True)
 
