@@ -199,7 +199,10 @@ def _state(args) -> Path:
 
 
 def build_run(args, stream=None):
-    from .engine.run import Run
+    """The run `trainspec run` asks for, its console made here and handed to it; its input checked
+    against this host first, before the engine (and `docker`) is even imported."""
+    from .console.table import job_console
+    from .engine.preflight import check_input
     from .model.status import RunOptions
     from .readers.dispatch import load
     from .readers.overrides import using
@@ -226,7 +229,11 @@ def build_run(args, stream=None):
         pull=getattr(args, "pull", False),
         gpus_per_replica=getattr(args, "gpus_per_replica", None), share_gpus=getattr(args, "share_gpus", False),
         daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15), engine=getattr(args, "engine", None))
-    return Run(job, opts, stream)
+    console = job_console(job, stream, opts.colour, opts.quiet)
+    check_input(job, opts, state, console)
+    from .engine.run import Run  # only past the input's checks: the engine's modules import the adapters
+
+    return Run(job, opts, console, input_checked=True)
 
 
 def _is_spec_input(path: str) -> bool:
@@ -249,7 +256,10 @@ def cmd_run(args) -> int:
     from .engine.detach import detach, retitle
 
     if args.detach:
-        return detach(args, run)
+        from .console.table import job_console
+
+        # the supervisor's console: quiet, no colour, written to its supervisor.log
+        return detach(args, run, lambda: job_console(run.job, None, "never", True))
     if any(":" in s.split("=", 1)[0] and not s.split("=", 1)[1].startswith("@") for s in args.secret if "=" in s):
         retitle(f"trainspec run {args.input}")  # inline --secret values: out of the process list from here on
     return run.execute()
@@ -352,8 +362,9 @@ def _run_folder(state: Path, rid: str, live: dict) -> Path:
 
 
 def cmd_ps(args) -> int:
-    from .console.table import Row, age_text
+    from .console.table import age_text
     from .host.state import find_runs, read_state, run_dir, supervisor_alive
+    from .model.status import Row
 
     state = _state(args)
     live = _list_runs(_engines(args, state))
@@ -425,8 +436,9 @@ def _same_folder(folder: str | None, state: Path) -> bool:
 
 
 def cmd_logs(args) -> int:
-    from .console.logview import LogReader, parse_since, select, stamp_text
+    from .console.logview import parse_since, select, stamp_text
     from .console.table import Console
+    from .host.savedlogs import LogReader
     from .host.state import read_state
 
     state = _state(args)

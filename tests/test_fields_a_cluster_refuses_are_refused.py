@@ -126,7 +126,7 @@ def test_a_binary_secret_in_env_is_refused_by_name_never_shown(tmp_path):
 def test_the_masker_hides_a_secret_in_its_base64_forms_too():
     import base64
 
-    from trainspec.emulator.console.table import masker
+    from trainspec.emulator.model.masking import masker
     mask = masker([b"S3KR1T-ALPHA-77"])
     for printed in (base64.b64encode(b"S3KR1T-ALPHA-77").decode(),          # the Secret's own `data`
                     base64.b64encode(b"S3KR1T-ALPHA-77\n").decode(),        # `echo $TOKEN | base64`

@@ -31,6 +31,12 @@ sys.stderr.write("@@code@@" + repr(code) + "\\n")
 
 def imported(*args: str) -> tuple[set[str], object]:
     """The modules a `trainspec ARGS...` run had loaded when it finished, and its exit code."""
+    modules, code, _stderr = probed(*args)
+    return modules, code
+
+
+def probed(*args: str) -> tuple[set[str], object, str]:
+    """imported(), and what the command wrote to stderr."""
     done = subprocess.run([sys.executable, "-c", PROBE.format(args=list(args))], capture_output=True,
                           text=True, cwd=neutral_cwd(), check=True)
     modules = code = None
@@ -40,7 +46,7 @@ def imported(*args: str) -> tuple[set[str], object]:
         elif line.startswith("@@code@@"):
             code = ast.literal_eval(line.removeprefix("@@code@@"))
     assert modules is not None, done.stderr
-    return modules, code
+    return modules, code, done.stderr.split("\n@@modules@@", 1)[0]
 
 
 def loaded(modules: set[str], package: str) -> list[str]:
@@ -149,3 +155,27 @@ def test_python_m_trainspec_finds_the_installed_package_whatever_the_working_fol
     done = subprocess.run([sys.executable, "-m", "trainspec", "validate", str(SPECS / "tf-ps.yaml")],
                           capture_output=True, text=True, cwd=cwd)
     assert done.returncode == 0, done.stderr[-800:]
+
+
+@pytest.mark.parametrize("refusal", ["a bad spec", "a refused hostPath"])
+def test_a_run_refused_before_any_engine_contact_never_imports_docker(refusal, tmp_path):
+    # The input's checks run before the engine is imported (emulator/commands.py build_run, then
+    # engine/preflight.py connects): a refusal answers at once, without loading docker (~0.5 s).
+    if refusal == "a bad spec":
+        path = tmp_path / "bad.yaml"
+        path.write_text("apiVersion: trainspec.io/v1\nkind: TrainingJob\nmetadata: {name: x}\n"
+                        "spec: {frameworkk: pytorch}\n")
+        expected = "frameworkk"
+    else:
+        text = (SPECS / "tf-ps.yaml").read_text()
+        assert "\n  volumes:\n" in text
+        path = tmp_path / "tf-ps.yaml"
+        path.write_text(text.replace("\n  volumes:\n", "\n  volumes:\n    - name: host-etc\n      mountPath: /host\n"
+                                     "      readOnly: true\n      source: {hostPath: /etc}\n", 1))
+        expected = "refusing to mount host system paths"
+    modules, code, stderr = probed("run", str(path), "--state-dir", str(tmp_path / "state"), "--engine", "docker")
+    assert code == 2 and expected in stderr and "Traceback" not in stderr, stderr
+    for package in ("docker", "requests", "trainspec.emulator.adapters.docker_engine", "trainspec.emulator.engine.run"):
+        assert not loaded(modules, package), f"a run refused for {refusal} imports {loaded(modules, package)}"
+    assert "trainspec.emulator.readers.dispatch" in modules  # it did read the input
+    assert not (tmp_path / "state" / "runs").exists()

@@ -18,12 +18,13 @@ import pytest
 import yaml
 
 from trainspec.compiler.errors import UsageError
-from trainspec.emulator.console.table import Console, masker
+from trainspec.emulator.console.table import Console
 from trainspec.emulator.engine.preflight import map_claims
 from trainspec.emulator.host.filesvol import FilesDir, sweep, tmpfs_root
 from trainspec.emulator.host.grants import parse_grants, special_files
 from trainspec.emulator.host.paths import check_host_paths, resolve_bind
 from trainspec.emulator.model.job import Mount
+from trainspec.emulator.model.masking import masker
 from trainspec.emulator.model.names import check_names
 from trainspec.emulator.model.ports import Port, bindings, compose_port, k8s_port
 from trainspec.emulator.readers import dispatch

@@ -1,86 +1,15 @@
-"""Saved logs with the time of every line, and `trainspec logs`: replicas interleaved by
-time, `--tail`, `--since`, `-t`.
-
-A replica's saved log stays plain text (`<replica>.log`, for people and `grep`); the
-time each line arrived is kept beside it, one line per log line, in `<replica>.log.ts`
-(seconds since the epoch). Logs saved without it (older runs) are shown in file order.
-"""
+"""`trainspec logs`: replicas interleaved by time, `--tail`, `--since`, `-t`, over the saved
+logs (host/savedlogs.py reads them, with the time of every line)."""
 
 from __future__ import annotations
 
 import heapq
 import re
-import threading
 import time
 from collections import deque
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import TextIO
 
 from ...compiler.errors import UsageError
-
-TS_SUFFIX = ".ts"
-
-
-class TimedLog:
-    """The writer a replica's log pumps share: each line to `<replica>.log`, its time to
-    `<replica>.log.ts`; one lock, so the two files stay line for line."""
-
-    def __init__(self, path: Path):
-        self.lock = threading.Lock()
-        self.text: TextIO = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        try:
-            self.times: TextIO | None = open(str(path) + TS_SUFFIX, "a", encoding="ascii")  # noqa: SIM115
-        except OSError:
-            self.times = None
-
-    def write(self, text: str) -> None:
-        with self.lock:
-            self.text.write(text)
-            if self.times is not None:
-                self.times.write(f"{time.time():.6f}\n" * text.count("\n"))
-
-    def flush(self) -> None:
-        with self.lock:
-            self.text.flush()
-            if self.times is not None:
-                self.times.flush()
-
-    def close(self) -> None:
-        with self.lock:
-            self.text.close()
-            if self.times is not None:
-                self.times.close()
-
-
-class LogReader:
-    """One replica's saved log, read incrementally with the time of each line (None when unknown)."""
-
-    def __init__(self, path: Path):
-        self.name = path.stem
-        self.text = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by close()
-        ts = Path(str(path) + TS_SUFFIX)
-        self.times = open(ts, encoding="ascii", errors="replace") if ts.exists() else None  # noqa: SIM115
-
-    def read(self) -> list[tuple[float | None, str]]:
-        """The complete lines written since the last call."""
-        out = []
-        for line in self.text:
-            if not line.endswith("\n"):  # a line being written: read it next time
-                self.text.seek(self.text.tell() - len(line.encode("utf-8", errors="replace")))
-                break
-            stamp = self.times.readline() if self.times else ""
-            try:
-                t: float | None = float(stamp)
-            except ValueError:
-                t = None
-            out.append((t, line[:-1]))
-        return out
-
-    def close(self) -> None:
-        self.text.close()
-        if self.times:
-            self.times.close()
 
 
 def parse_since(value: str | None, now: float | None = None) -> float | None:

@@ -1,33 +1,25 @@
 """What the user sees: log lines prefixed `worker-1 |` in a colour per replica,
 a status table (kept live at the bottom of a terminal, printed as transitions
-otherwise) and the summary at the end."""
+otherwise) and the summary at the end.
+
+`Console` is how a run reports (engine/reporter.py's Reporter); the CLI (commands.py)
+makes one with `job_console()` and hands it to the run."""
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TextIO
 
 from ...termsafe import neutralise
+from ..model.job import JobModel
+from ..model.masking import no_mask, secret_mask
+from ..model.status import Row
 
 _COLOURS = (36, 33, 35, 32, 34, 91, 96, 93, 95, 92, 94, 31)
-
-
-@dataclass
-class Row:
-    name: str
-    phase: str
-    ready: bool
-    restarts: int
-    exit_code: int | None
-    reason: str
-    since: float
 
 
 def want_colour(stream: TextIO, choice: str | None) -> bool:
@@ -36,6 +28,16 @@ def want_colour(stream: TextIO, choice: str | None) -> bool:
     if choice == "never" or os.environ.get("NO_COLOR"):
         return False
     return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def job_console(job: JobModel, stream: TextIO | None, colour: str | None, quiet: bool) -> Console:
+    """The console of one run of `job`: a column and a colour for every replica (and init container,
+    as `worker-0:setup`), and the job's secret values masked."""
+    names = [r.display for r in job.replicas] + [f"{r.display}:{c.name}" for r in job.replicas
+                                                 for c in r.init_containers]
+    console = Console(names, stream, colour, quiet=quiet)
+    console.mask = secret_mask(job)
+    return console
 
 
 class Console:
@@ -50,7 +52,7 @@ class Console:
         self.lock = threading.Lock()
         self.rows: list[Row] = []
         self.drawn = 0
-        self.mask: Callable[[str], str] = _no_mask  # hides secret values in everything trainspec prints (see masker())
+        self.mask: Callable[[str], str] = no_mask  # hides secret values in all it prints (model/masking.py)
         self.hinted: set[str] = set()
 
     def _paint(self, text: str, code: int) -> str:
@@ -111,6 +113,13 @@ class Console:
         with self.lock:
             self._erase()
             self.live = False
+
+    def summary(self, head: str, rows: list[Row], logs: str) -> None:
+        """The run's last words: what happened, the final table (no AGE), where the logs are."""
+        text = self.mask(f"{neutralise(head)}\n{self.table(rows, age=False)}\nlogs: {neutralise(logs)}/")
+        with self.lock:
+            self.out.write(text + "\n")
+            self.out.flush()
 
     # -- formatting ------------------------------------------------------
     def table(self, rows: list[Row], age: bool = True, limit: int | None = None, width: int | None = None) -> str:
@@ -179,47 +188,6 @@ HINTS = {
         "keys elsewhere (MPIJob sshAuthMountPath) and copy them into a 0700 ~/.ssh before sshd starts "
         "(defaultMode changes the files' modes, not the folder's)"),
 }
-
-
-def _no_mask(text: str) -> str:
-    return text
-
-
-MASK = "******"
-
-
-def masker(secret_values) -> Callable[[str], str]:
-    """A function that replaces every secret value (and every line of a multi-line one)
-    in a text by ******. Values shorter than 4 characters are left alone: masking
-    every "1" or "yes" would garble the output and hide nothing."""
-    needles: set[str] = set()
-    for value in secret_values:
-        text = value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
-        for part in [text.strip(), *text.splitlines()]:
-            part = part.strip()
-            if len(part) >= 4:
-                needles.add(part)
-                # ... and as an error message may quote it: Python's repr, JSON, Go's %q
-                needles.update(f for f in (repr(part)[1:-1], json.dumps(part)[1:-1],
-                                           json.dumps(part, ensure_ascii=False)[1:-1]) if len(f) >= 4)
-        raw = value if isinstance(value, bytes) else str(value).encode("utf-8", errors="replace")
-        if len(raw.strip()) >= 4:
-            # ... and base64 of it: the form a Secret's `data` holds it in, and what `echo $TOKEN | base64`
-            # (with its newline) or a log of the manifest would print.
-            for form in {raw, raw.strip(), raw.strip() + b"\n"}:
-                for enc in (base64.b64encode(form), base64.urlsafe_b64encode(form)):
-                    needles.update({enc.decode(), enc.decode().rstrip("=")})
-    if not needles:
-        return _no_mask
-    ordered = sorted(needles, key=len, reverse=True)  # longest first: a value containing another
-
-    def mask(text: str) -> str:
-        for needle in ordered:
-            if needle in text:
-                text = text.replace(needle, MASK)
-        return text
-
-    return mask
 
 
 def age_text(seconds: float) -> str:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..adapters.docker_events import Events
-from ..console.table import Console
 from ..host.filesvol import FilesDir
 from ..model.job import Container, JobModel, Mount, Replica
 from ..model.status import RunOptions, Status
+from .reporter import Reporter
 
 
 class RunContext(Protocol):
@@ -44,7 +44,7 @@ class RunContext(Protocol):
     extra_hosts: dict[str, str]
     bind_sources: dict[str, list[tuple[Mount, str]]]
     files: FilesDir
-    console: Console
+    reporter: Reporter
     mask: Callable[[str], str]
 
     def labels(self, **extra: str) -> dict[str, str]: ...

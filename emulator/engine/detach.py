@@ -6,17 +6,20 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 
 from ...compiler.errors import UsageError
+from .reporter import Reporter
 
 
-def detach(args, run) -> int:
+def detach(args, run, background_reporter: Callable[[], Reporter]) -> int:
     """Check everything here (so errors show now), then supervise from a background process.
 
     The supervisor is this process, forked once everything is checked: no second
     interpreter start, no second compile, no second round of checks, and nothing
     (secrets included) has to travel through argv. The parent returns once every
     replica has started (left Pending) — or with the run's error — told through a pipe.
+    `background_reporter` makes the supervisor's reporter, once its output goes to supervisor.log.
     """
     run.prepare()
     run.dir.mkdir(parents=True, exist_ok=True)
@@ -28,7 +31,7 @@ def detach(args, run) -> int:
         os.close(read_fd)
         code = 70
         try:
-            code = _supervise_detached(run, write_fd)
+            code = _supervise_detached(run, write_fd, background_reporter)
         finally:
             try:
                 sys.stdout.flush()
@@ -53,7 +56,7 @@ def detach(args, run) -> int:
     return 0
 
 
-def _supervise_detached(run, notify_fd: int) -> int:
+def _supervise_detached(run, notify_fd: int, background_reporter: Callable[[], Reporter]) -> int:
     """In the forked child: detach from the terminal, log to supervisor.log, run."""
     import signal
     import threading
@@ -73,7 +76,7 @@ def _supervise_detached(run, notify_fd: int) -> int:
     os.close(log)
     run.supervisor = supervisor_id()  # this process, not the CLI that forked it
     run.opts.quiet = True
-    run.console = run.make_console(None, "never", True)
+    run.reporter = background_reporter()
     notified = threading.Event()
 
     def notify(text: str) -> None:

@@ -21,14 +21,14 @@ from ...compiler.errors import UsageError
 from ...compiler.kube import is_permanent_exit
 from ..adapters import docker_engine as db
 from ..adapters.docker_events import Events
-from ..console.logstream import IDLE_LIMIT, LogPump
-from ..console.logview import TimedLog
+from ..host.savedlogs import TimedLog
 from ..model.job import Container, Replica
 from ..model.policy import FAILED, SUCCEEDED
 from ..model.status import INIT, PENDING, RUNNING, TERMINATED
 from . import jobcount
 from .containers import recheck_binds
 from .context import RunContext
+from .logpump import IDLE_LIMIT, LogPump
 from .probes import ProbeLoop, check_once
 
 
@@ -105,7 +105,7 @@ class PodRunner(threading.Thread):
     # -- the pod's life -------------------------------------------------
     def run(self) -> None:
         try:
-            self.log_file = TimedLog(self.log_path)  # closed below; each line's time beside it (logview.py)
+            self.log_file = TimedLog(self.log_path)  # closed below; each line's time beside it (savedlogs.py)
         except OSError:
             self.log_file = None
         try:
@@ -302,7 +302,7 @@ class PodRunner(threading.Thread):
         except db.APIError as exc:
             raise UsageError(db.start_error_message(f"{label} ({c.image})", exc)) from None
         self.started.set()
-        logs = LogPump(run.client, cid, label, run.console, self.log_file, run.mask)
+        logs = LogPump(run.client, cid, label, run.reporter, self.log_file, run.mask)
         with self.lock:
             self.pumps.append(logs)
         logs.start()
@@ -383,7 +383,7 @@ class PodRunner(threading.Thread):
             if self.cid != cid:
                 return
             self.kill_reason = reason
-        self.run_.console.note(f"{self.r.display}: {reason}; killing the container")
+        self.run_.reporter.note(f"{self.r.display}: {reason}; killing the container")
         grace = min(self.r.grace, self.run_.opts.max_grace)
         if self.r.main.pre_stop:
             db.exec_in(self.run_.client, cid, self.r.main.pre_stop, max(grace, 1))

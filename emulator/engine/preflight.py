@@ -15,16 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from ...compiler.errors import UsageError, usage_text
-from ..adapters import docker_engine as db
 from ..adapters.choice import choose
-from ..adapters.engines import connect
-from ..console.table import Console
 from ..host import gpus as gpu_mod
 from ..host.grants import parse_grants, split_mode
 from ..host.paths import check_host_paths, make_dir_inside
 from ..model.job import JobModel
 from ..model.names import check_names
 from ..model.status import RunOptions
+from .reporter import Reporter
 
 
 @dataclass
@@ -35,27 +33,40 @@ class Preflight:
     gpu_ids: dict[str, list[str]] = field(default_factory=dict)
 
 
-def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) -> Preflight:
+def check_input(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter) -> None:
+    """What is checked (and mapped: --claim, --image, --cpu-only, --gpus-per-replica) before any engine
+    contact. The CLI runs it before it even imports the engine (a refused input never loads `docker`)."""
     check_names(job)
     check_env_values(job)
     notes = map_claims(job, opts.claims, state)
     notes += check_host_paths(job, str(state), allow=opts.allow_host_path, grants=parse_grants(opts.mount_host))
     for note in notes:
-        console.note(note)
+        reporter.note(note)
     replaced = map_images(job, opts.images)
     if replaced:
-        console.note(f"--image: {replaced}")
+        reporter.note(f"--image: {replaced}")
     if opts.cpu_only:
         dropped = gpu_mod.drop_gpus(job)
         if dropped:
-            console.note(f"--cpu-only: GPU requests dropped ({dropped}); this is a CPU dry-run")
+            reporter.note(f"--cpu-only: GPU requests dropped ({dropped}); this is a CPU dry-run")
     else:
         gpu_mod.check_accelerator_names(job)
     if opts.gpus_per_replica is not None:
         capped = gpu_mod.cap_per_replica(job, opts.gpus_per_replica)
         if capped:
-            console.note(f"--gpus-per-replica {opts.gpus_per_replica}: GPU requests lowered ({capped}); "
-                         "the job asks for more on a cluster")
+            reporter.note(f"--gpus-per-replica {opts.gpus_per_replica}: GPU requests lowered ({capped}); "
+                          "the job asks for more on a cluster")
+
+
+def preflight(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter,
+              input_checked: bool = False) -> Preflight:
+    """The input's checks (unless `input_checked`: the CLI ran them first), then the engine's."""
+    if not input_checked:
+        check_input(job, opts, state, reporter)
+    # Only now, connecting, are the engine's adapters (and with them `docker`) imported.
+    from ..adapters import docker_engine as db
+    from ..adapters.engines import connect
+
     wanted = gpu_mod.requested(job)
     client = connect(len(job.replicas), choose(opts.engine))
     info = client.info()
@@ -75,16 +86,16 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, console: Console) ->
         if opts.share_gpus:
             out.gpu_ids, shared = gpu_mod.share(job, available)
             if shared:
-                console.note(f"--share-gpus: {shared}")
+                reporter.note(f"--share-gpus: {shared}")
         else:
             out.gpu_ids = gpu_mod.assign(job, available)
     biggest = max((c.cpu for r in job.replicas for c in [*r.init_containers, r.main] if c.cpu), default=None)
     if biggest is not None and out.ncpu and biggest > out.ncpu:
-        console.note(f"CPU limits above this machine's {out.ncpu} CPUs (up to {biggest:g}) are capped "
-                     f"at {out.ncpu}")
+        reporter.note(f"CPU limits above this machine's {out.ncpu} CPUs (up to {biggest:g}) are capped "
+                      f"at {out.ncpu}")
     missing = db.missing_images(client, job.images())
     if missing and opts.pull:
-        missing = pull_images(client, missing, console)
+        missing = pull_images(client, missing, reporter)
     problems = missing_objects(job)
     if missing:
         problems.append((
@@ -184,15 +195,17 @@ def map_claims(job: JobModel, claims: list[str], state: Path) -> list[str]:
     return notes
 
 
-def pull_images(client: Any, images: list[str], console: Console) -> list[str]:
+def pull_images(client: Any, images: list[str], reporter: Reporter) -> list[str]:
     """--pull: pull each missing image; the ones that could not be pulled (said why)."""
+    from ..adapters.docker_engine import short
+
     still: list[str] = []
     for image in images:
-        console.note(f"--pull: pulling {image} ...")
+        reporter.note(f"--pull: pulling {image} ...")
         try:
             client.images.pull(image)
         except Exception as exc:  # noqa: BLE001 - any failure: say it, list the image as missing
-            console.note(f"--pull: could not pull {image}: {db.short(exc)[:300]}")
+            reporter.note(f"--pull: could not pull {image}: {short(exc)[:300]}")
             still.append(image)
     return still
 
@@ -210,6 +223,8 @@ def missing_objects(job: JobModel) -> list[tuple[str, str]]:
 
 
 def check_host_ports(job: JobModel) -> None:
+    from ..adapters.docker_engine import host_port_free
+
     seen: dict[tuple[int, str], str] = {}
     for r in job.replicas:
         for p in r.main.ports:
@@ -220,7 +235,7 @@ def check_host_ports(job: JobModel) -> None:
             if key in seen:
                 raise UsageError(f"{r.display} and {seen[key]} both publish host port {shown}")
             seen[key] = r.display
-            if p.protocol != "SCTP" and not db.host_port_free(int(p.host), p.protocol, p.host_ip):
+            if p.protocol != "SCTP" and not host_port_free(int(p.host), p.protocol, p.host_ip):
                 raise UsageError(f"{r.display} publishes host port {shown}"
                                  f"{' on ' + p.host_ip if p.host_ip else ''}, which is already in use")
 

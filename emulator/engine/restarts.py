@@ -133,7 +133,7 @@ def restart(run: RunContext, why: str, counted: bool, scope: list[Replica], what
     assert policy is not None
     attempt = run.job_restarts + 1
     whole = len(scope) == len(run.job.replicas)
-    run.console.note(f"restart-attempt {attempt}: {why}; stopping {what}")
+    run.reporter.note(f"restart-attempt {attempt}: {why}; stopping {what}")
     old = [run.runners[r.name] for r in scope]
     for rn in old:
         rn.terminate(f"stopped for restart-attempt {attempt}")
@@ -161,7 +161,7 @@ def restart(run: RunContext, why: str, counted: bool, scope: list[Replica], what
             if policy.attempt_label:
                 r.labels[policy.attempt_label] = str(attempt)  # the downward API reads it
         run.dirty = True
-    run.console.note(f"restart-attempt {attempt}: creating {what} afresh")
+    run.reporter.note(f"restart-attempt {attempt}: creating {what} afresh")
     if whole:
         run.bind_sources.clear()
         run.start_runners()
@@ -183,8 +183,8 @@ def _remove_pod(run: RunContext, r: Replica) -> None:
             with contextlib.suppress(db.NotFound):
                 api.remove_volume(vol["Name"], force=True)
     except db.APIError as exc:
-        run.console.note(f"restart: could not remove every old container of {r.display} ({db.short(exc)}); "
-                         "continuing")
+        run.reporter.note(f"restart: could not remove every old container of {r.display} ({db.short(exc)}); "
+                          "continuing")
 
 
 def summary(run: RunContext) -> str:

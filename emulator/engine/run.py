@@ -1,7 +1,7 @@
 """One run of a job: what the training operator would do, on Docker.
 
 `Run.execute()` runs the preflight checks (preflight.py), then creates the run's
-network, starts one PodRunner thread per replica (servers first; podrunner.py),
+network, starts one PodRunner thread per replica (servers first; pods.py),
 waits and decides the job's outcome by the framework's rule (policy.py), and
 always removes what it created — on success, failure, Ctrl-C and SIGTERM —
 unless --keep.
@@ -14,35 +14,34 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ...compiler.errors import UsageError
-from ...termsafe import neutralise
 from ..adapters import docker_engine as db
 from ..adapters.docker_events import Events
-from ..console.table import Console, Row, masker
 from ..host.filesvol import RECORD as FILES_RECORD
 from ..host.filesvol import FilesDir
 from ..host.state import run_dir, state_dir, supervisor_id, write_state
 from ..model.job import Container, JobModel, Mount, Replica
+from ..model.masking import secret_mask
 from ..model.policy import FAILED, SUCCEEDED, Decision, decide, left_running
-from ..model.status import PENDING, RUNNING, RunOptions, Status, read_stop_grace
+from ..model.status import PENDING, RUNNING, Row, RunOptions, Status, read_stop_grace
 from . import restarts, startorder
 from .containers import create_container, emptydir_volumes
 from .pods import PodRunner
 from .preflight import preflight
+from .reporter import Reporter
 
 __all__ = ["Run", "RunOptions"]
 
 
 class Run:
-    def __init__(self, job: JobModel, opts: RunOptions, stream: TextIO | None = None):
+    def __init__(self, job: JobModel, opts: RunOptions, reporter: Reporter, input_checked: bool = False):
         self.job = job
         self.opts = opts
         self.run_id = opts.run_id or f"{job.name}-{secrets.token_hex(3)}"
         self.state = state_dir(opts.state_dir)
         self.dir = run_dir(self.state, self.run_id)
-        self.stream = stream
         self.cond = threading.Condition()
         self.status = {r.name: Status() for r in job.replicas}
         self.interrupted: str | None = None
@@ -68,8 +67,9 @@ class Run:
         self._left_pending: set[str] = set()
         self.daemon_lost: str | None = None
         self.hurry = False
-        self.mask = masker(v for data in (job.secrets or {}).values() for v in data.values())
-        self.console = self.make_console(stream, opts.colour, opts.quiet)
+        self.mask = secret_mask(job)
+        self.reporter = reporter  # the console, made by the CLI (commands.py)
+        self.input_checked = input_checked  # preflight's checks of the input already passed (commands.py)
         self.network: Any = None
         self.extra_hosts: dict[str, str] = {}   # every replica's names, in every hosts file
         self._drawn_at = 0.0                    # when the live table was last drawn
@@ -79,18 +79,10 @@ class Run:
         self.files = FilesDir(self.run_id, kubelet=job.kubelet_files, record=str(self.dir / FILES_RECORD),
                               supervisor=lambda: self.supervisor)
 
-    def make_console(self, stream: TextIO | None, colour: str | None, quiet: bool) -> Console:
-        console = Console([r.display for r in self.job.replicas] + self._init_names(), stream, colour, quiet=quiet)
-        console.mask = self.mask
-        return console
-
-    def _init_names(self) -> list[str]:
-        return [f"{r.display}:{c.name}" for r in self.job.replicas for c in r.init_containers]
-
     # ------------------------------------------------------------------
     # before anything is created
     def prepare(self) -> None:
-        checked = preflight(self.job, self.opts, self.state, self.console)
+        checked = preflight(self.job, self.opts, self.state, self.reporter, input_checked=self.input_checked)
         self.client, self.ncpu, self.gpu_ids = checked.client, checked.ncpu, checked.gpu_ids
         self.prepared = True
 
@@ -171,14 +163,14 @@ class Run:
         self.events = Events(self.client, self.run_id, self.lose_daemon)
         self.events.start()
         self.events.ready.wait(5)
-        self.console.note(f"run {self.run_id}: {n} replica{'s' if n != 1 else ''} of job {job.name} "
-                          f"({job.framework or 'plain'}) on network {self.run_id}"
-                          f"{' (offline)' if self.opts.offline else ''}; logs in {self._rel(self.dir)}")
+        self.reporter.note(f"run {self.run_id}: {n} replica{'s' if n != 1 else ''} of job {job.name} "
+                           f"({job.framework or 'plain'}) on network {self.run_id}"
+                           f"{' (offline)' if self.opts.offline else ''}; logs in {self._rel(self.dir)}")
         for text in job.notes:
-            self.console.note(text)
+            self.reporter.note(text)
         for name, ids in self.gpu_ids.items():
             disp = next(r.display for r in job.replicas if r.name == name)
-            self.console.note(f"{disp}: GPUs {','.join(ids)}")
+            self.reporter.note(f"{disp}: GPUs {','.join(ids)}")
 
     def create_all(self) -> dict[str, str]:
         """Set the run up and create every main container without starting any.
@@ -206,7 +198,7 @@ class Run:
     def start_runners(self) -> None:
         for r in self.job.replicas:
             self.runners[r.name] = PodRunner(self, r)
-        startorder.wire(self.job, self.runners, self.status, self.console.note)  # as the target orders starts
+        startorder.wire(self.job, self.runners, self.status, self.reporter.note)  # as the target orders starts
         for runner in self.runners.values():
             runner.start()
 
@@ -249,12 +241,12 @@ class Run:
     def refresh(self) -> None:
         with self.cond:
             # On a terminal the table is redrawn every second anyway: AGE moves.
-            tick = self.console.live and time.time() - self._drawn_at >= 1
+            tick = self.reporter.live and time.time() - self._drawn_at >= 1
             if not self.dirty and not tick:
                 return
             self.dirty = False
             self._drawn_at = time.time()
-        self.console.update(self.rows())
+        self.reporter.update(self.rows())
         self._save_state()
 
     def rows(self) -> list[Row]:
@@ -266,14 +258,14 @@ class Run:
         policy = self.job.clean_pod_policy
         abandon = self.opts.keep and policy == "None" and self.decision is not None
         if self.interrupted:
-            self.console.note(f"{self.interrupted}: stopping the run")
+            self.reporter.note(f"{self.interrupted}: stopping the run")
         elif self.fatal is None and self.decision is not None:
             msg = f"job {self.job.name} {self.decision.outcome.lower()}: {self.decision.reason}"
-            self.console.note(msg)
+            self.reporter.note(msg)
             outliving = left_running(self.job, {n: s.phase for n, s in self.status.items()}) \
                 if self.decision.outcome == SUCCEEDED else None
             if outliving:
-                self.console.note(outliving)
+                self.reporter.note(outliving)
         for rn in self.runners.values():
             if abandon:
                 rn.abandon()
@@ -288,15 +280,15 @@ class Run:
                 break  # a second Ctrl-C: no more waiting, force-remove below
             for rn in self.runners.values():
                 rn.join(0.05)
-        self.console.finish()
+        self.reporter.finish()
         if self.events is not None:
             self.events.close()
         if not self.opts.keep and self.client is not None:
             self._remove_everything()
             self.files.remove()  # also when no container was created to carry its label
         elif self.opts.keep:
-            self.console.note(f"--keep: containers and network of {self.run_id} left in place; "
-                              f"remove them with `trainspec down {self.run_id}`")
+            self.reporter.note(f"--keep: containers and network of {self.run_id} left in place; "
+                               f"remove them with `trainspec down {self.run_id}`")
         self.dirty = True
         self._save_state(final=True)
         if self.decision is not None or self.interrupted or self.daemon_lost:
@@ -319,12 +311,12 @@ class Run:
                     # first, so the exits that decided the job were probably its doing.
                     self.lose_daemon(f"it stopped answering as the run ended: {db.short(exc)}")
                 if time.time() >= deadline or not unreachable or self.hurry:  # a second Ctrl-C: no waiting
-                    self.console.note(f"could not remove the run's containers ({db.short(exc)}); "
-                                      f"run `trainspec gc` once {self._engine('daemon')} answers again")
+                    self.reporter.note(f"could not remove the run's containers ({db.short(exc)}); "
+                                       f"run `trainspec gc` once {self._engine('daemon')} answers again")
                     return
                 if not said:
-                    self.console.note(f"waiting up to {self.opts.daemon_wait:g}s for {self._engine('daemon')} "
-                                      "to answer again, to remove the run's containers and network")
+                    self.reporter.note(f"waiting up to {self.opts.daemon_wait:g}s for {self._engine('daemon')} "
+                                       "to answer again, to remove the run's containers and network")
                     said = True
                 time.sleep(0.5)
 
@@ -355,9 +347,7 @@ class Run:
             "again (else run `trainspec gc` later)"))
 
     def _summary(self) -> None:
-        out = self.console
         elapsed = time.time() - self.started
-        table = out.table(self.rows(), age=False)
         if self.daemon_lost:
             head = (f"job {self.job.name} LOST after {elapsed:.1f}s: {self._engine('daemon')} stopped or restarted "
                     "mid-run")
@@ -366,10 +356,7 @@ class Run:
                     f"({self.decision.reason})")
         else:
             head = f"job {self.job.name} INTERRUPTED ({self.interrupted}) after {elapsed:.1f}s"
-        text = self.mask(f"{neutralise(head)}\n{table}\nlogs: {neutralise(self._rel(self.dir))}/")
-        with out.lock:
-            out.out.write(text + "\n")
-            out.out.flush()
+        self.reporter.summary(head, self.rows(), self._rel(self.dir))
 
     def _save_state(self, final: bool = False) -> None:
         rows = self.rows()
@@ -419,9 +406,9 @@ class Run:
             self.cond.notify_all()
         if "phase" in changes and changes["phase"] != old_phase:
             detail = f" ({st.reason})" if st.reason else ""
-            self.console.transition(r.display, f"{old_phase} -> {st.phase}{detail}")
+            self.reporter.transition(r.display, f"{old_phase} -> {st.phase}{detail}")
         elif "ready" in changes and st.ready != old_ready and st.phase == RUNNING:
-            self.console.transition(r.display, "ready" if st.ready else "not ready")
+            self.reporter.transition(r.display, "ready" if st.ready else "not ready")
 
     def waiting(self, r: Replica, detail: str, say: bool) -> None:
         """`r` waits for a start gate (startorder.py), saying why (`say`: as a line too). For
@@ -432,7 +419,7 @@ class Run:
                 self.all_started.set()
         self.set_status(r, reason=detail)
         if say:
-            self.console.transition(r.display, f"{self.status[r.name].phase} ({detail})")
+            self.reporter.transition(r.display, f"{self.status[r.name].phase} ({detail})")
 
     def set_fatal(self, exc: Exception) -> None:
         with self.cond:

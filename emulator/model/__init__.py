@@ -1,2 +1,3 @@
-"""What a job is once read: the run model (job.py), replica status (status.py), the success/failure
-policy, ports, security fields and names. Imports nothing else of the emulator."""
+"""What a job is once read: the run model (job.py), replica status and its table row (status.py), the
+success/failure policy, ports, security fields, secret masking and names. Imports nothing else of the
+emulator."""

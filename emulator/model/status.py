@@ -9,7 +9,8 @@ from pathlib import Path
 from .job import SERVER_ROLES
 
 PENDING, INIT, RUNNING, TERMINATED = "Pending", "Init", "Running", "Terminated"
-__all__ = ["INIT", "PENDING", "RUNNING", "SERVER_ROLES", "TERMINATED", "RunOptions", "Status", "read_stop_grace"]
+__all__ = ["INIT", "PENDING", "RUNNING", "SERVER_ROLES", "TERMINATED", "Row", "RunOptions", "Status",
+           "read_stop_grace"]
 
 
 @dataclass
@@ -51,6 +52,17 @@ class Status:
     cause: str = ""     # why the pod's Job failed, as the Job controller says: BackoffLimitExceeded, ...
     unhealthy: bool = False             # the readiness probe crossed its failure threshold (Compose: unhealthy)
 
+
+@dataclass(frozen=True)
+class Row:
+    """A replica's line in the status table (live, in the summary, in `trainspec ps RUN`)."""
+    name: str           # as displayed: worker-0
+    phase: str
+    ready: bool
+    restarts: int
+    exit_code: int | None
+    reason: str
+    since: float        # when it entered this phase (AGE)
 
 
 def read_stop_grace(run_dir_: Path) -> float:

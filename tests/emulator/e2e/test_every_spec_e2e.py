@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from trainspec.compiler.errors import UsageError
+from trainspec.emulator.console.table import job_console
 from trainspec.emulator.engine.run import Run, RunOptions
 from trainspec.emulator.readers import dispatch
 
@@ -78,7 +79,7 @@ def test_full_features_spec_is_ready_to_run_once_given_its_cluster_objects(tmp_p
                       secret_options=["hf-credentials:token=t", "internal-ca:ca.crt=c"],
                       configmap_options=["tracking:project=p", "finetune-config:a=b"])
     run = Run(job, RunOptions(cpu_only=True, images=["busybox:1.36=" + test_image, test_image],
-                              state_dir=str(tmp_path), quiet=True))
+                              state_dir=str(tmp_path), quiet=True), job_console(job, None, None, True))
     run.prepare()
     master = job.replicas[0]
     assert master.main.startup.kind == "http" and master.main.readiness.kind == "tcp"

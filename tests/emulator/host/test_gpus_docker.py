@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from trainspec.compiler.errors import UsageError
+from trainspec.emulator.console.table import job_console
 from trainspec.emulator.engine.run import Run, RunOptions
 from trainspec.emulator.readers import dispatch
 
@@ -31,7 +32,7 @@ def _gpu_spec(tmp_path, per_worker: int = 2):
 def test_device_requests_give_each_replica_its_own_gpus(tmp_path, docker_client, test_image, leak_check):
     job = dispatch.load(str(_gpu_spec(tmp_path)), state_dir=str(tmp_path / ".trainspec"))
     run = Run(job, RunOptions(gpus="0,1,2,3,4", assume_gpu_runtime=True, offline=True,
-                              state_dir=str(tmp_path / ".trainspec"), quiet=True))
+                              state_dir=str(tmp_path / ".trainspec"), quiet=True), job_console(job, None, None, True))
     try:
         created = run.create_all()
         seen = {}
@@ -117,10 +118,12 @@ def test_more_gpus_than_the_machine_has_only_when_told(tmp_path, docker_client, 
     state = str(tmp_path / ".trainspec")
     job = dispatch.load(str(_gpu_spec(tmp_path)), state_dir=state)
     with pytest.raises(UsageError, match="--gpus-per-replica N.*--share-gpus"):
-        Run(job, RunOptions(gpus="0,1", assume_gpu_runtime=True, offline=True, state_dir=state, quiet=True)).prepare()
+        Run(job, RunOptions(gpus="0,1", assume_gpu_runtime=True, offline=True, state_dir=state, quiet=True),
+            job_console(job, None, None, True)).prepare()
     out = io.StringIO()
     job = dispatch.load(str(_gpu_spec(tmp_path)), state_dir=state)
-    run = Run(job, RunOptions(gpus="0,1", assume_gpu_runtime=True, offline=True, state_dir=state, **opts), out)
+    run = Run(job, RunOptions(gpus="0,1", assume_gpu_runtime=True, offline=True, state_dir=state, **opts),
+              job_console(job, out, None, False))
     try:
         created = run.create_all()
         for name, ids in want.items():

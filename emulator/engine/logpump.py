@@ -1,9 +1,9 @@
-"""One container's output, streamed to the console and the replica's saved log — completely.
+"""One container's output, streamed to the run's reporter and the replica's saved log — completely.
 
 The daemon's exit event can arrive before the last lines, and a replica may print a
 million lines just before it fails: the runner waits for the stream to end for as
 long as it keeps moving (`drain`), and if it has to give up, says so with an explicit
-truncation line in the console and the saved log (which `trainspec logs` shows).
+truncation line in the reporter (the console) and the saved log (which `trainspec logs` shows).
 Lines are split without re-scanning what was already buffered (no quadratic cost on
 long lines); a line longer than MAX_LINE is emitted in pieces, each marked.
 """
@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from .logview import TimedLog
-from .table import Console
+from ..host.savedlogs import TimedLog
+from .reporter import Reporter
 
 MAX_LINE = 1 << 20          # bytes; longer lines are split (and marked), never dropped
 IDLE_LIMIT = 10.0           # seconds without a byte after the exit before giving up on a stream
@@ -24,13 +24,13 @@ CONTINUED = " [trainspec: line continues]"
 
 
 class LogPump(threading.Thread):
-    def __init__(self, client: Any, cid: str, label: str, console: Console, log_file: TimedLog | TextIO | None,
+    def __init__(self, client: Any, cid: str, label: str, reporter: Reporter, log_file: TimedLog | TextIO | None,
                  mask: Callable[[str], str]):
         super().__init__(name=f"logs-{label}", daemon=True)
         self.client = client
         self.cid = cid
         self.label = label
-        self.console = console
+        self.reporter = reporter
         self.log_file = log_file
         self.mask = mask
         self.prefix = "" if ":" not in label else f"[{label.split(':', 1)[1]}] "
@@ -76,7 +76,7 @@ class LogPump(threading.Thread):
     def _emit(self, raw: bytes, suffix: str = "") -> None:
         text = self.mask(raw.decode("utf-8", errors="replace").rstrip("\r")) + suffix
         self.lines += 1
-        self.console.log(self.label, text)
+        self.reporter.log(self.label, text)
         if self.log_file:
             try:
                 self.log_file.write(self.prefix + text + "\n")
@@ -112,7 +112,7 @@ class LogPump(threading.Thread):
             return
         self.cut = True
         line = f"[trainspec: log of {self.label} cut short after {self.lines} lines: {why}]"
-        self.console.log(self.label, line)
+        self.reporter.log(self.label, line)
         if self.log_file:
             try:
                 self.log_file.write(self.prefix + line + "\n")
