@@ -46,6 +46,8 @@ class PodRunner(threading.Thread):
         self.cid: str | None = None
         self.kill_reason: str | None = None
         self.abandoned = False
+        self.pod_exists = False  # past the controller's start gates: on a cluster the pod object exists
+        self.main_started = False
         self.t0 = time.time()
         self.lock = threading.Lock()
         self.log_path = run.dir / f"{replica.display}.log"
@@ -67,9 +69,14 @@ class PodRunner(threading.Thread):
         threading.Thread(target=self._kill, args=(reason,), daemon=True).start()
 
     def abandon(self) -> None:
-        """cleanPodPolicy None with --keep: leave the container running, stop supervising."""
-        self.abandoned = True
-        self.stop_ev.set()
+        """cleanPodPolicy None with --keep: leave the container running, stop supervising.
+
+        A pod that exists but has not started yet starts all the same (the operator created it with
+        the others; the kubelet starts it whatever the job's outcome), and is left running then; one
+        the controller had not created yet never is."""
+        self.abandoned = True  # first: a runner that starts after this check sees it (_run_container)
+        if self.main_started or not self.pod_exists:
+            self.stop_ev.set()
 
     def fail(self, reason: str, cause: str = "DeadlineExceeded") -> None:
         self.run_.set_status(self.r, phase=FAILED, reason=reason, cause=cause)
@@ -167,7 +174,7 @@ class PodRunner(threading.Thread):
     def _pods(self) -> None:
         r = self.r
         attempt = 0
-        self._wait_gates(creates=True)  # False only when the run stopped: the loop does not begin
+        self.pod_exists = self._wait_gates(creates=True)  # False only when the run stopped: no loop
         while not self.stop_ev.is_set():
             emptydirs = self.run_.emptydir_volumes(r, attempt)
             outcome = self._init_containers(emptydirs)
@@ -302,12 +309,16 @@ class PodRunner(threading.Thread):
         except db.APIError as exc:
             raise UsageError(db.start_error_message(f"{label} ({c.image})", exc)) from None
         self.started.set()
+        if kind == "main":
+            self.main_started = True
+            if self.abandoned:  # abandoned while it started: it runs on, unsupervised (abandon)
+                self.stop_ev.set()
         logs = LogPump(run.client, cid, label, run.reporter, self.log_file, run.mask)
         with self.lock:
             self.pumps.append(logs)
         logs.start()
         probe_stop = threading.Event()
-        if self.stop_ev.is_set():  # the run began to stop while this one was starting
+        if self.stop_ev.is_set() and not self.abandoned:  # the run began to stop while this one was starting
             self._kill("stopped by the run")
         elif kind == "main":
             run.set_status(self.r, phase=RUNNING, reason="", exit_code=None,
@@ -329,7 +340,7 @@ class PodRunner(threading.Thread):
         api = self.run_.client.api
         polls = 0
         while not waiter.wait(1.0):
-            if self.abandoned:
+            if self.abandoned and self.stop_ev.is_set():
                 return -1  # left running on purpose (cleanPodPolicy None with --keep)
             if self.run_.daemon_lost:
                 return None  # the run ends with the daemon error; exits can no longer be trusted

@@ -301,6 +301,26 @@ def test_clean_pod_policy_decides_what_keeps_running(tmp_path, docker_client, te
         trainspec("down", "flaky", cwd=tmp_path)
 
 
+def test_a_created_pod_still_starts_after_the_job_decides_under_clean_pod_policy_none(
+        tmp_path, docker_client, test_image, leak_check):
+    # ps-0's pod exists (its init container is running) when worker-0 succeeds: on a cluster the
+    # kubelet goes on and starts it, and cleanPodPolicy None leaves it running; it is not killed.
+    def edit(doc):
+        doc["spec"]["env"]["MODE"] = "ok"
+        doc["spec"]["cleanPodPolicy"] = "None"
+        doc["spec"]["roles"] = {
+            "ps": {"replicas": 1, "env": {"MODE": "hang"},
+                   "initContainers": [{"name": "slow", "image": test_image, "command": ["sleep", "4"]}]},
+            "worker": {"replicas": 1}}
+    r = trainspec("run", spec("flaky.yaml", tmp_path, edit), "--offline", "--keep", cwd=tmp_path)
+    try:
+        assert r.returncode == 0, r.stdout + r.stderr
+        wait_for(lambda: [c.status for c in run_containers(docker_client, "flaky", tmp_path, replica="ps-0")
+                          if "init" not in c.name] == ["running"], 30, "ps-0 running")
+    finally:
+        trainspec("down", "flaky", cwd=tmp_path)
+
+
 def test_logs_follow_until_the_run_ends(tmp_path, test_image, leak_check):
     r = trainspec("run", _flaky(tmp_path, "fail-once"), "--offline", "--detach", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
