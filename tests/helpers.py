@@ -59,12 +59,62 @@ def reference_dir() -> Path:
     return path
 
 
+# Commands that read and write only files and their standard streams: run_cli calls their main() in the
+# test's own process, as click's CliRunner does (a new interpreter costs more than most of these commands).
+# `run`, `apply` and the cluster and emulator commands start threads, processes and signal handlers of
+# their own, so they always get a process of their own.
+IN_PROCESS = frozenset({"validate", "compile", "build", "diff", "graph", "import", "migrate", "schema"})
+
+
 def run_cli(*args: str, cwd: str | os.PathLike | None = None, env: dict | None = None,
             input: str | None = None) -> subprocess.CompletedProcess:
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "trainspec", *args], cwd=cwd, env=full_env, input=input,
-                          capture_output=True, text=True, timeout=120)
+    """`trainspec ARGS...`: its exit status and what it printed.
+
+    In a process of its own when `env` is given (the limits read their variables at import), for a
+    Jsonnet input (evaluated in a forked child), for commands outside IN_PROCESS, and for every command
+    under TRAINSPEC_TEST_SUBPROCESS=1; otherwise main() runs here, with its own working folder,
+    standard streams and argv for the call.
+    """
+    words = [str(a) for a in args]
+    command = next((w for w in words if not w.startswith("-")), None)
+    if env or command not in IN_PROCESS or any(w.endswith(".jsonnet") for w in words) \
+            or os.environ.get("TRAINSPEC_TEST_SUBPROCESS") == "1":
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        return subprocess.run([sys.executable, "-m", "trainspec", *words], cwd=cwd, env=full_env, input=input,
+                              capture_output=True, text=True, timeout=120)
+    return _in_process(words, cwd, input)
+
+
+def _in_process(words: list[str], cwd: str | os.PathLike | None, input: str | None) -> subprocess.CompletedProcess:
+    import io
+
+    from trainspec.cli import main
+
+    common = sys.modules.get("trainspec.targets.common")
+    if common is not None:  # what a process says once it says once per command here
+        common._WARNED.clear()
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8"),
+               io.TextIOWrapper(out, encoding="utf-8", write_through=True),
+               io.TextIOWrapper(err, encoding="utf-8", write_through=True))
+    saved = (sys.stdin, sys.stdout, sys.stderr, sys.argv, os.getcwd())
+    try:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        sys.argv = ["trainspec", *words]
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            code = main(words)
+        except SystemExit as exc:  # argparse's usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        for stream in streams[1:]:
+            stream.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr, sys.argv = saved[:4]
+        os.chdir(saved[4])
+    return subprocess.CompletedProcess(["trainspec", *words], code, out.getvalue().decode("utf-8", "replace"),
+                                       err.getvalue().decode("utf-8", "replace"))
 
 
 def compiled_docs(target: str, spec_path) -> list[dict]:
