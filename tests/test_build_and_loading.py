@@ -10,17 +10,7 @@ import pytest
 from trainspec.compiler import SpecErrors
 from trainspec.targets import load_plans
 
-from helpers import GOLDEN, SPECS, run_cli
-
-MINIMAL = """\
-apiVersion: trainspec/v1
-kind: TrainingJob
-metadata: {name: NAME}
-spec:
-  framework: pytorch
-  image: pt:1
-  roles: {master: {replicas: 1}, worker: {replicas: 1}}
-"""
+from helpers import GOLDEN, MINIMAL, SPECS, run_cli
 
 
 def test_golden_files_are_up_to_date():
