@@ -143,16 +143,18 @@ def compile_spec(path: str, targets: tuple[str, ...], load, skip_unsupported: bo
     With skip_unsupported, a target that cannot run a job at all (`JobPlan.unsupported`, from
     its checks.py) is left out for that job; `load` must then not raise that target's problems.
     """
-    from trainspec.targets import render, unsupported
+    from trainspec.api import Job
+    from trainspec.targets import unsupported
 
     plans = load(path)
     texts: dict[str, str] = {}
     owned: list[str] = []
     for plan in plans:
+        job = Job(plan)
         for target in targets:
             if skip_unsupported and unsupported(target, plan):
                 continue
-            for rel, text in render(target, plan).items():
+            for rel, text in job.compile(target).items():  # the Python API's compile: the same bytes
                 texts[os.path.join(plan.name, rel)] = text
             if target == "helm":
                 owned.append(os.path.join(plan.name, "helm"))

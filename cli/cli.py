@@ -269,6 +269,7 @@ def build_parser(command: str | None = None, cluster: bool = False) -> argparse.
 
 
 def cmd_validate(args) -> int:
+    from trainspec.api import spec_problems
     from trainspec.compiler import SpecErrors
 
     failed = False
@@ -290,12 +291,9 @@ def cmd_validate(args) -> int:
     for spec in validate_inputs(args):
         try:
             plans = load_input(spec, args, warn, warn_target=warn_target)
-            if any(plan.patches for plan in plans):  # an op that does not apply is a spec error too
-                from trainspec.targets.patches import check
-
-                errors = [error for plan in plans for error in check(plan)]
-                if errors:
-                    raise SpecErrors(errors)
+            errors = spec_problems(plans)  # an op of spec.patches that does not apply is a spec error too
+            if errors:
+                raise SpecErrors(errors)
         except SpecErrors as exc:
             failed = True
             if args.format == "json":
@@ -314,25 +312,21 @@ def cmd_validate(args) -> int:
 
 
 def _check_target(name: str) -> None:
-    from trainspec.compiler import UsageError
-    from trainspec.targets import TARGETS, available
+    from trainspec.api import check_target
 
-    if name not in TARGETS:
-        raise UsageError(f"unknown target {name!r}; targets: {', '.join(TARGETS)}")
-    if not available((name,)):  # looks for this one only (start-up)
-        raise UsageError(f"target {name!r} is not available in this version")
+    check_target(name)
 
 
 def cmd_compile(args) -> int:
+    from trainspec.api import Job
     from trainspec.compiler import UsageError
-    from trainspec.targets import render
 
     _check_target(args.target)
     to_stdout = args.output in (None, "-")
     if args.target == "helm" and to_stdout:
         raise UsageError("the helm target writes a chart folder: give -o DIR")
     plans = load_specs(args.spec, args, (args.target,))
-    outputs = [render(args.target, plan) for plan in plans]
+    outputs = [Job(plan).compile(args.target) for plan in plans]  # the API's compile: the same bytes
     if args.target == "helm":
         if len(plans) != 1:
             raise UsageError(f"{args.spec} holds {len(plans)} jobs; a chart is one job: use `trainspec build`")
@@ -587,15 +581,13 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:
-        # The compiler's error types are looked up, not imported: a command that never loaded
-        # them (`--version`, `run`) cannot have raised them, and start-up stays lean.
-        errors = sys.modules.get("trainspec.compiler.errors")
+        from trainspec.compiler.errors import Error, SpecErrors  # one small module: NamedTuple and classes
         from trainspec.termsafe import neutralise  # messages quote files' text: no control characters
 
-        if errors is not None and isinstance(exc, errors.SpecErrors):
+        if isinstance(exc, SpecErrors):  # FieldErrors (a UsageError too) prints as the compiler prints
             print(neutralise(exc), file=sys.stderr)
             return EXIT_USAGE
-        if errors is not None and isinstance(exc, errors.UsageError):  # OutputError is one too
+        if isinstance(exc, Error):  # UsageError (OutputError, ClusterError...) and every other error of ours
             print(f"trainspec: error: {neutralise(exc)}", file=sys.stderr)
             return EXIT_USAGE
         # a bug in trainspec, not bad input: say so briefly

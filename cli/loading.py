@@ -37,24 +37,14 @@ def load_specs(path: str, args, targets: tuple[str, ...] | None = None, skip_uns
 
 
 def load_job_plans(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False):
-    from trainspec.targets import load_plans
+    from trainspec.api import plan_source  # the Python API's loading: the CLI is a layer over it
 
     if path == "-":  # standard input (trainspec.inputs is imported only then: compile start-up stays lean)
         from trainspec.inputs import STDIN_NAME, read_stdin_documents
 
-        return load_plans(STDIN_NAME, documents=read_stdin_documents(), targets=targets,
-                          skip_unsupported=skip_unsupported, **spec_options(args))
-    from trainspec.compiler import SpecErrors
-
-    try:
-        return load_plans(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
-    except SpecErrors:
-        from trainspec.inputs import chart_file_error  # only when the file failed: start-up stays lean
-
-        error = chart_file_error(path)
-        if error is not None:
-            raise error from None
-        raise
+        return plan_source(STDIN_NAME, documents=read_stdin_documents(), targets=targets,
+                           skip_unsupported=skip_unsupported, **spec_options(args))
+    return plan_source(path, targets=targets, skip_unsupported=skip_unsupported, **spec_options(args))
 
 
 def print_warning(file: str, line: int, message: str) -> None:
@@ -66,16 +56,16 @@ def load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, sk
     """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
     if not spec.walked:
         return load_specs(spec.path, args, targets, skip_unsupported, warn_target)
+    from trainspec.api import plan_source
     from trainspec.compiler.loader import JsonnetOptions
     from trainspec.inputs import walked_documents
-    from trainspec.targets import load_plans
 
     options = spec_options(args)
     jsonnet = JsonnetOptions(tuple(sorted(options["tla"].items())), tuple(sorted(options["ext_vars"].items())),
                              tuple(options["jpath"]))
     docs = walked_documents(spec.path, jsonnet, warn or print_warning)
-    plans = load_plans(spec.path, documents=docs, targets=targets, skip_unsupported=skip_unsupported,
-                       **options) if docs else []
+    plans = plan_source(spec.path, documents=docs, targets=targets, skip_unsupported=skip_unsupported,
+                        **options) if docs else []
     warn_targets(plans, targets, warn_target)
     return plans
 

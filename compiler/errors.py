@@ -4,14 +4,21 @@ Every problem with an input is a `SpecError`: where it is (file, line,
 column), which field (a dotted path), what was wrong, what was expected and a
 hint.  Loading and validation collect all of them for a file before raising
 `SpecErrors`, so one run shows every mistake at once.
+
+`Error` is the base of every exception trainspec raises on purpose (the compiler's, the
+targets', the importer's, the emulator's and the cluster commands'): `except trainspec.Error`
+catches them all, and the CLI maps the rest to "internal error".  It is defined here, in the
+ground layer, so every layer can derive from it; the Python API re-exports it
+(`trainspec.Error`, and `trainspec.SpecError` is `SpecErrors`).
 """
 
 from typing import NamedTuple
 
 
-class SpecError(NamedTuple):
-    """One problem, where it is.  A NamedTuple, not a frozen dataclass: cheaper to define, and
-    every command that reads a spec imports this module (`_asdict()` gives its fields by name)."""
+class Problem(NamedTuple):
+    """One problem, where it is (`trainspec.Problem`; `SpecError` in the compiler).  A NamedTuple, not a
+    frozen dataclass: cheaper to define, and every command that reads a spec imports this module
+    (`_asdict()` gives its fields by name)."""
 
     file: str
     line: int
@@ -26,6 +33,9 @@ class SpecError(NamedTuple):
                           self.expected, self.hint)
 
 
+SpecError = Problem  # the compiler's name for it, from before the Python API
+
+
 def error_text(where: str, path: str, message: str, expected: str = "", hint: str = "") -> str:
     """The one error shape, compiler and emulator alike: `where: field path: message; expected X; hint: Y`
     (`where` is file:line:column when the position is known, else the file)."""
@@ -37,16 +47,26 @@ def error_text(where: str, path: str, message: str, expected: str = "", hint: st
     return text
 
 
-class SpecErrors(Exception):
-    """One or more problems in the input; `str()` is the report for the user."""
+class Error(Exception):
+    """The base of every error trainspec raises about its input, its options or its environment."""
+
+
+class SpecErrors(Error):
+    """One or more problems in the input; `str()` is the report for the user (`trainspec.SpecError`).
+    `errors` (also `problems`) holds each `SpecError`, sorted by position."""
 
     def __init__(self, errors: list[SpecError]):
         # The same template can fail once per role that uses it: report it once.
         self.errors = sorted(set(errors), key=lambda e: (e.file, e.line, e.column, e.path, e.message))
         super().__init__("\n".join(e.format() for e in self.errors))
 
+    @property
+    def problems(self) -> list[SpecError]:
+        """The Python API's name for `errors` (`trainspec.SpecError.problems`)."""
+        return self.errors
 
-class UsageError(Exception):
+
+class UsageError(Error):
     """Bad command-line usage, or a problem with no line and column to point at (a folder, an
     option, the container engine), in the same shape as a `SpecError`: `where` (a file, an
     option), the field path, the message, what was expected and a hint, each optional but the

@@ -55,6 +55,13 @@ def load_file(path: str, jsonnet: JsonnetOptions = NO_JSONNET_OPTIONS) -> list[D
     return from_yaml_text(path, text)
 
 
+def from_data(name: str, data: object) -> list[Document]:
+    """Documents of data already in memory (a mapping, or a list of them: one job each), for the Python
+    API: no file, no text, so no positions (errors point at 1:1, as for Jsonnet output)."""
+    items = data if isinstance(data, list) else [data]
+    return [Document(name, item) for item in items if item is not None]
+
+
 def _fail(file: str, line: int, column: int, message: str, expected: str = "", hint: str = ""):
     raise SpecErrors([SpecError(file, line, column, "", message, expected, hint)])
 

@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from .errors import Error
 from .model import RESTART_POLICIES, by_type
 from .plan import Cleanup, JobPlan, Restart, StartAfter, SuccessRule
 
@@ -80,7 +81,7 @@ def annotation(plan: JobPlan) -> str:
     return json.dumps(encode(plan), sort_keys=True, separators=(",", ":"))
 
 
-class RunPolicyError(ValueError):
+class RunPolicyError(Error, ValueError):
     """The metadata is malformed; the message names the field."""
 
 

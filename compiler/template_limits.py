@@ -23,6 +23,8 @@ import os
 import re
 import threading
 
+from .errors import Error
+
 # Linux MAX_ARG_STRLEN: no argument or environment string of a process can be longer, so a
 # rendered command, arg or env value past it could never run anyway.
 MAX_OUTPUT = 128 * 1024
@@ -47,7 +49,7 @@ _PRINTF_WIDTH = re.compile(r"%[-#0 +]*(\d+|\*)?(?:\.(\d+|\*))?")
 _DIGITS = re.compile(r"\d+")
 
 
-class LimitExceeded(Exception):
+class LimitExceeded(Error):
     """A template went past one of the limits; the message says which and by how much."""
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .errors import Error
+
 _MARKERS = ("{{", "{%", "{#")
 # One `{{ }}`, `{% %}` or `{# #}` of a template string (a string literal holding `}}` aside).
 EXPRESSION = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
@@ -26,7 +28,7 @@ def has_template(text: str) -> bool:
     return any(marker in text for marker in _MARKERS)
 
 
-class TemplateError(Exception):
+class TemplateError(Error):
     """A template that cannot be rendered; `needle` finds the failing expression in its text."""
 
     def __init__(self, message: str, hint: str = "", needle: str = ""):

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from trainspec.compiler.errors import UsageError
+from trainspec.compiler.errors import Error, UsageError
 
 ROLE_LABEL = "trainspec.dev/role"
 
@@ -263,7 +263,7 @@ def _dotted(path: tuple) -> str:
     return out
 
 
-class ApiFailure(Exception):
+class ApiFailure(Error):
     """A request the server answered with an error; `status` is its metav1.Status."""
 
     def __init__(self, status: Status):
