@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -183,6 +184,7 @@ def test_import_manifest_gives_the_spec_as_data_and_its_losses(tmp_path):
 
 PROBE = """
 import sys
+import time
 import trainspec
 print(repr(sorted(sys.modules)))
 jobs = trainspec.load({spec!r})
@@ -242,10 +244,10 @@ def test_down_stops_a_running_job(test_image, docker_client, tmp_path):
     spec.write_text(RUN_SPEC.replace("import os; print('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])",
                                      "import time; print('up', flush=True); time.sleep(600)"))
     run = trainspec.run(spec, offline=True, gpus="none", state_dir=tmp_path / ".trainspec")
-    deadline = __import__("time").time() + 120
+    deadline = time.time() + 120
     while run.status().status != "Running" or not all(r.phase == "Running" for r in run.status().replicas):
-        assert __import__("time").time() < deadline, run.status()
-        __import__("time").sleep(0.2)
+        assert time.time() < deadline, run.status()
+        time.sleep(0.2)
     assert run.down(timeout=120) == 130
     assert run.status().status == "Interrupted"
     left = docker_client.containers.list(all=True, filters={"label": f"trainspec.dev/run-id={run.id}"})
