@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TextIO
 
-from trainspec.compiler.errors import UsageError
+from trainspec.compiler.errors import Error, UsageError
 
 
 class ReplicaStatus(NamedTuple):
@@ -42,6 +42,19 @@ class LocalRun:
 
         self._thread = threading.Thread(target=self._execute, name=f"trainspec-run-{run.run_id}", daemon=True)
         self._thread.start()
+        # A daemon thread dies with the interpreter: stop the run first.  threading's own exit hooks
+        # run before concurrent.futures refuses new work (it registers there too, earlier: they run in
+        # reverse), and the run removes its containers with a thread pool; atexit would be too late.
+        import concurrent.futures.thread  # noqa: F401 - its hook registered first, so it runs after ours
+
+        getattr(threading, "_register_atexit", __import__("atexit").register)(self._at_exit)
+
+    def _at_exit(self) -> None:
+        if self._thread.is_alive():
+            try:
+                self.down()
+            except Error:
+                pass  # it could not run; nothing was left behind to stop
 
     def _execute(self) -> None:
         try:

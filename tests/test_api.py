@@ -261,3 +261,28 @@ def test_run_refuses_bad_input_before_starting(tmp_path):
         trainspec.run(bad)
     with pytest.raises(trainspec.UsageError, match="engine"):
         trainspec.run(SPECS / "pytorch-ddp.yaml", engine="kubernetes")
+
+
+EXITING = """
+import sys, time
+import trainspec
+run = trainspec.run(sys.argv[1], offline=True, gpus="none", state_dir=sys.argv[2], output=sys.stderr)
+deadline = time.time() + 120
+while run.status().status != "Running" and time.time() < deadline:
+    time.sleep(0.2)
+print(run.id, run.status().status, flush=True)
+"""
+
+
+@pytest.mark.docker
+def test_a_run_still_going_when_python_exits_is_stopped(test_image, docker_client, tmp_path):
+    spec = tmp_path / "apirun.yaml"
+    spec.write_text(RUN_SPEC.replace("import os; print('rank', os.environ['RANK'], 'of', os.environ['WORLD_SIZE'])",
+                                     "import time; time.sleep(600)"))
+    done = subprocess.run([sys.executable, "-c", EXITING, str(spec), str(tmp_path / ".trainspec")],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    run_id, status = done.stdout.split()
+    assert status == "Running"
+    assert docker_client.containers.list(all=True, filters={"label": f"trainspec.dev/run-id={run_id}"}) == []
+    assert docker_client.networks.list(filters={"label": f"trainspec.dev/run-id={run_id}"}) == []
