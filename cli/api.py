@@ -97,9 +97,9 @@ def load(source: Source, *, tla: Mapping[str, str] | None = None, ext_vars: Mapp
 
 def loads(text: str, *, name: str = TEXT_NAME, kube_version: str | None = None) -> list[Job]:
     """Every job of a spec's YAML or JSON text; `name` is the file name its errors give."""
-    from trainspec.compiler.loader import from_yaml_text  # YAML is a superset of a spec's JSON
+    from trainspec.compiler.loader import from_text
 
-    return [Job(plan) for plan in plan_source(name, documents=from_yaml_text(name, text),
+    return [Job(plan) for plan in plan_source(name, documents=from_text(name, text),
                                               kube_version=kube_version)]
 
 

@@ -215,7 +215,7 @@ def is_chart(folder: str) -> bool:
 def read_stdin_documents():
     """The documents of a spec piped in; errors name the file `<stdin>`."""
     from trainspec.compiler import SpecError, SpecErrors
-    from trainspec.compiler.loader import MAX_FILE_BYTES, from_yaml_text
+    from trainspec.compiler.loader import MAX_FILE_BYTES, from_text
 
     raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
@@ -226,8 +226,7 @@ def read_stdin_documents():
         line = raw.count(b"\n", 0, exc.start) + 1
         raise SpecErrors([SpecError(STDIN_NAME, line, 1, "", f"byte 0x{raw[exc.start]:02x} is not UTF-8",
                                     "UTF-8 text")]) from None
-    # YAML is a superset of the JSON a spec is written in, so one reader serves both.
-    return from_yaml_text(STDIN_NAME, text)
+    return from_text(STDIN_NAME, text)
 
 
 def walked_documents(path: str, options, warn) -> list:

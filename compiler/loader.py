@@ -55,6 +55,19 @@ def load_file(path: str, jsonnet: JsonnetOptions = NO_JSONNET_OPTIONS) -> list[D
     return from_yaml_text(path, text)
 
 
+def from_text(name: str, text: str) -> list[Document]:
+    """Documents of a spec's text with no file name to go by (standard input, the Python API): JSON
+    when it parses as JSON (JSON's escapes, such as a surrogate pair, are not all YAML's), else YAML."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            json.loads(text)
+        except ValueError:
+            pass  # a YAML flow mapping, or broken JSON: YAML's error then
+        else:
+            return _from_json_text(name, text, positions=True)
+    return from_yaml_text(name, text)
+
+
 def from_data(name: str, data: object) -> list[Document]:
     """Documents of data already in memory (a mapping, or a list of them: one job each), for the Python
     API: no file, no text, so no positions (errors point at 1:1, as for Jsonnet output)."""

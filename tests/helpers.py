@@ -117,6 +117,15 @@ def _in_process(words: list[str], cwd: str | os.PathLike | None, input: str | No
                                        err.getvalue().decode("utf-8", "replace"))
 
 
+def plan_text(text: str, targets: tuple[str, ...] | None = None, name: str = "job.yaml") -> list:
+    """Every job of a spec's YAML or JSON text, planned as a file named `name` would be (its errors name
+    it), with no file written: the Python API's planning (`trainspec.loads` with the targets to plan for)."""
+    from trainspec.api import plan_source
+    from trainspec.compiler.loader import from_text
+
+    return plan_source(name, documents=from_text(name, text), targets=targets)
+
+
 def compiled_docs(target: str, spec_path) -> list[dict]:
     """The objects one target writes for a one-job spec, parsed back."""
     import yaml

@@ -4,6 +4,7 @@ import, and a local run on the real Docker engine."""
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 import time
@@ -286,3 +287,19 @@ def test_a_run_still_going_when_python_exits_is_stopped(test_image, docker_clien
     assert status == "Running"
     assert docker_client.containers.list(all=True, filters={"label": f"trainspec.dev/run-id={run_id}"}) == []
     assert docker_client.networks.list(filters={"label": f"trainspec.dev/run-id={run_id}"}) == []
+
+
+def test_json_text_is_read_as_json_from_loads_and_standard_input():
+    """JSON's escapes are not all YAML's (a surrogate pair is an error in YAML): JSON text is read as JSON."""
+    data = yaml.safe_load(MINIMAL.replace("NAME", "rocket"))
+    data["spec"]["env"] = {"GREETING": "\U0001f680"}
+    text = json.dumps(data)  # ensure_ascii: "\ud83d\ude80"
+    assert "\\ud83d" in text
+    (job,) = trainspec.loads(text)
+    env = [c["env"] for o in job.objects("k8s") if o["kind"] == "Job" for c in o["spec"]["template"]["spec"]["containers"]]
+    assert {"name": "GREETING", "value": "\U0001f680"} in env[0]
+    done = run_cli("compile", "-", "--target", "k8s", input=text)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == trainspec.loads(text, name="<stdin>")[0].compile("k8s")["k8s.yaml"]
+    problems = trainspec.validate(json.loads(text.replace('"pt:1"', "5")))
+    assert problems[0].format() == '<mapping>:1:1: spec.image: is an integer; expected a string; hint: quote it: "5"'

@@ -13,10 +13,10 @@ import yaml
 
 from trainspec.compiler import SpecErrors
 from trainspec.compiler.plan import resolved_env
-from trainspec.targets import load_plans, render
+from trainspec.targets import render
 
 import schemas
-from helpers import SPECS, run_cli
+from helpers import SPECS, plan_text, run_cli
 
 K8S_VERSION = "1.33"
 
@@ -37,8 +37,8 @@ def spec_file(tmp_path, text: str, name: str = "job.yaml"):
     return path
 
 
-def plan_of(tmp_path, text: str, targets=None):
-    (plan,) = load_plans(str(spec_file(tmp_path, text)), targets=targets)
+def plan_of(text: str, targets=None):
+    (plan,) = plan_text(textwrap.dedent(text), targets)
     return plan
 
 
@@ -46,9 +46,9 @@ def docs(target: str, plan) -> list[dict]:
     return [d for text in render(target, plan).values() for d in yaml.safe_load_all(text) if d]
 
 
-def errors_of(tmp_path, text: str, targets=None) -> str:
+def errors_of(text: str, targets=None) -> str:
     with pytest.raises(SpecErrors) as info:
-        load_plans(str(spec_file(tmp_path, text)), targets=targets)
+        plan_text(textwrap.dedent(text), targets)
     return str(info.value)
 
 
@@ -62,7 +62,7 @@ TWO_ROLES = GENERIC + """\
 # --- validation ----------------------------------------------------------------------------------
 
 def test_roles_are_named_freely_and_keep_the_written_order(tmp_path):
-    plan = plan_of(tmp_path, TWO_ROLES)
+    plan = plan_of(TWO_ROLES)
     assert [r.name for r in plan.roles] == ["server", "client-a"]
     assert plan.framework == "generic" and plan.container_name == "main"
     assert all(r.restart_policy == "Never" and r.port == 8080 for r in plan.roles)
@@ -90,21 +90,21 @@ def test_bad_generic_specs_are_positioned_errors(tmp_path, body, message):
 
 def test_success_is_for_generic_jobs_only(tmp_path):
     text = (SPECS / "tf-ps.yaml").read_text().replace("  roles:\n", "  success: {role: worker}\n  roles:\n", 1)
-    message = errors_of(tmp_path, text)
+    message = errors_of(text)
     assert "spec.success" in message and "only in a generic job" in message
 
 
 def test_v1_and_v11_specs_may_use_the_names(tmp_path):
     text = (SPECS / "tf-ps.yaml").read_text().replace("apiVersion: trainspec/v1\n", "apiVersion: trainspec/v1.1\n")
     text = text.replace("    ps:\n", "    ps:\n      taskName: pserver\n", 1)
-    plan = plan_of(tmp_path, text, targets=("volcano",))
+    plan = plan_of(text, targets=("volcano",))
     assert plan.role("ps").task == "pserver"
 
 
 # --- the plan ------------------------------------------------------------------------------------
 
 def test_no_framework_variables_only_trainspec_ones(tmp_path):
-    plan = plan_of(tmp_path, TWO_ROLES)
+    plan = plan_of(TWO_ROLES)
     replica = plan.role("client-a").replicas[2]
     env = dict(resolved_env(plan, replica))
     assert set(env) == {"TRAINSPEC_JOB", "TRAINSPEC_ROLE", "TRAINSPEC_INDEX", "TRAINSPEC_NUM_SERVER",
@@ -119,7 +119,7 @@ def test_no_framework_variables_only_trainspec_ones(tmp_path):
     ("  success: {role: server, policy: AnyReplica}\n", "any", "server", "any server succeeds"),
 ])
 def test_success_rule(tmp_path, success, scope, role, text):
-    plan = plan_of(tmp_path, GENERIC + success + "  roles:\n    server: {replicas: 2}\n    client: {replicas: 1}\n")
+    plan = plan_of(GENERIC + success + "  roles:\n    server: {replicas: 2}\n    client: {replicas: 1}\n")
     assert (plan.success.role, plan.success.scope, plan.success.text) == (role, scope, text)
     assert plan.success.decided_by("server", 1) and plan.success.decided_by("client", 0) == (role == "")
 
@@ -127,7 +127,7 @@ def test_success_rule(tmp_path, success, scope, role, text):
 # --- the targets ---------------------------------------------------------------------------------
 
 def test_k8s_is_valid_and_names_the_container(tmp_path):
-    plan = plan_of(tmp_path, TWO_ROLES.replace("  image: busybox\n", "  image: busybox\n  containerName: app\n"))
+    plan = plan_of(TWO_ROLES.replace("  image: busybox\n", "  image: busybox\n  containerName: app\n"))
     out = docs("k8s", plan)
     for doc in out:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
@@ -139,7 +139,7 @@ def test_k8s_is_valid_and_names_the_container(tmp_path):
 
 def test_jobset_uses_task_names_for_replicated_jobs_and_hosts(tmp_path):
     text = TWO_ROLES.replace("    server: {replicas: 2}\n", "    server: {replicas: 2, taskName: ps}\n")
-    plan = plan_of(tmp_path, text + "  success: {role: server, policy: AnyReplica}\n")
+    plan = plan_of(text + "  success: {role: server, policy: AnyReplica}\n")
     topology, js = docs("jobset", plan)
     assert schemas.errors(js) == []
     rjobs = {rj["name"]: rj for rj in js["spec"]["replicatedJobs"]}
@@ -154,14 +154,14 @@ def test_jobset_uses_task_names_for_replicated_jobs_and_hosts(tmp_path):
 
 
 def test_jobset_default_success_is_every_replicated_job(tmp_path):
-    js = docs("jobset", plan_of(tmp_path, TWO_ROLES))[1]
+    js = docs("jobset", plan_of(TWO_ROLES))[1]
     assert js["spec"]["successPolicy"] == {"operator": "All"}
     assert "startupPolicy" not in js["spec"]
 
 
 def test_volcano_tasks_hosts_and_success_follow_task_names(tmp_path):
     text = TWO_ROLES.replace("    server: {replicas: 2}\n", "    server: {replicas: 2, taskName: mpimaster}\n")
-    plan = plan_of(tmp_path, text + "  success: {role: server}\n")
+    plan = plan_of(text + "  success: {role: server}\n")
     topology, job = docs("volcano", plan)
     assert schemas.errors(job) == []
     tasks = {t["name"]: t for t in job["spec"]["tasks"]}
@@ -172,7 +172,7 @@ def test_volcano_tasks_hosts_and_success_follow_task_names(tmp_path):
 
 
 def test_volcano_any_replica_of_several_is_refused(tmp_path):
-    message = errors_of(tmp_path, TWO_ROLES + "  success: {role: server, policy: AnyReplica}\n", ("volcano",))
+    message = errors_of(TWO_ROLES + "  success: {role: server, policy: AnyReplica}\n", ("volcano",))
     assert "spec.success.policy" in message and "target volcano" in message
 
 
@@ -192,7 +192,7 @@ def test_build_leaves_kubeflow_and_trainjob_out(tmp_path):
 
 
 def test_compose_records_the_success_rule(tmp_path):
-    plan = plan_of(tmp_path, TWO_ROLES + "  success: {role: client-a, policy: AnyReplica}\n")
+    plan = plan_of(TWO_ROLES + "  success: {role: client-a, policy: AnyReplica}\n")
     (compose,) = docs("compose", plan)
     policy = compose["x-trainspec"]["runPolicy"]["success"]
     assert policy == {"role": "client-a", "scope": "any", "index": 0}
@@ -216,7 +216,7 @@ spec:
 
 
 def test_volcano_mpi_keeps_the_upstream_task_names(tmp_path):
-    plan = plan_of(tmp_path, MPI)
+    plan = plan_of(MPI)
     topology, job = docs("volcano", plan)
     assert schemas.errors(job) == []
     assert [t["name"] for t in job["spec"]["tasks"]] == ["mpimaster", "mpiworker"]
@@ -233,32 +233,32 @@ def test_volcano_mpi_keeps_the_upstream_task_names(tmp_path):
 
 def test_volcano_tensorflow_plugin_names_the_tasks(tmp_path):
     text = (SPECS / "tf-ps.yaml").read_text().replace("    ps:\n", "    ps:\n      taskName: pserver\n", 1)
-    job = docs("volcano", plan_of(tmp_path, text, targets=("volcano",)))[1]
+    job = docs("volcano", plan_of(text, targets=("volcano",)))[1]
     assert "--ps=pserver" in job["spec"]["plugins"]["tensorflow"]
     assert "pserver" in [t["name"] for t in job["spec"]["tasks"]]
 
 
 def test_kubeflow_refuses_a_container_the_operator_would_not_find(tmp_path):
     text = (SPECS / "jax.yaml").read_text().replace("  roles:\n", "  containerName: jax-worker\n  roles:\n", 1)
-    message = errors_of(tmp_path, text, ("kubeflow",))
+    message = errors_of(text, ("kubeflow",))
     assert "spec.containerName" in message and "'jax'" in message and "target kubeflow" in message
     # the other targets keep the name
-    plan = plan_of(tmp_path, text, targets=("jobset", "k8s"))
+    plan = plan_of(text, targets=("jobset", "k8s"))
     js = docs("jobset", plan)[1]
     assert js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["name"] == \
         "jax-worker"
 
 
 def test_plain_kubernetes_warns_of_roles_left_running(tmp_path):
-    plan = plan_of(tmp_path, TWO_ROLES + "  success: {role: server}\n", targets=("k8s",))
+    plan = plan_of(TWO_ROLES + "  success: {role: server}\n", targets=("k8s",))
     (warning,) = plan.target_warnings["k8s"]
     assert "client-a replicas still running when all servers succeed" in str(warning)
-    assert not plan_of(tmp_path, TWO_ROLES, targets=("k8s",)).target_warnings  # every replica must finish
+    assert not plan_of(TWO_ROLES, targets=("k8s",)).target_warnings  # every replica must finish
 
 
 def test_trainjob_refuses_another_container_name(tmp_path):
     text = (SPECS / "jax.yaml").read_text().replace("  roles:\n", "  containerName: jax-worker\n  roles:\n", 1)
-    message = errors_of(tmp_path, text, ("trainjob",))
+    message = errors_of(text, ("trainjob",))
     assert "target trainjob" in message and "'node'" in message
 
 

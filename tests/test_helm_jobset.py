@@ -26,7 +26,7 @@ from trainspec.targets import load_plans  # noqa: E402
 from trainspec.targets.jobset import render as jobset  # noqa: E402
 
 import schemas  # noqa: E402
-from helpers import GOLDEN, SPECS  # noqa: E402
+from helpers import GOLDEN, SPECS, plan_text  # noqa: E402
 
 JOBSET = {"workload": "jobset"}
 
@@ -49,10 +49,8 @@ def with_jobset(values: dict | None = None) -> dict:
     return {**JOBSET, **(values or {})}
 
 
-def spec_plan(tmp_path: Path, body: str, name: str = "job.yaml"):
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(body))
-    (plan,) = load_plans(str(path))
+def spec_plan(body: str, name: str = "job.yaml"):
+    (plan,) = plan_text(textwrap.dedent(body), name=name)
     return plan
 
 
@@ -211,7 +209,7 @@ spec:
 
 
 def test_dollars_around_the_index_come_out_as_the_jobset_target_writes_them(tmp_path):
-    plan = spec_plan(tmp_path, ESCAPES_SPEC)
+    plan = spec_plan(ESCAPES_SPEC)
     chart = write_chart(plan, tmp_path / "chart")
     values = yaml.safe_load((chart / "values.yaml").read_text())
     shout = next(e for e in values["roles"]["ps"]["env"] if e["name"] == "SHOUT")["value"]
@@ -237,7 +235,7 @@ spec:
 
 
 def test_text_with_no_index_form_is_refused_as_the_jobset_target_refuses_it(tmp_path):
-    plan = spec_plan(tmp_path, PINNED_SPEC)
+    plan = spec_plan(PINNED_SPEC)
     with pytest.raises(SpecErrors, match="TRAINSPEC_INDEX"):
         jobset.render(plan)
     chart = write_chart(plan, tmp_path / "chart")
@@ -261,7 +259,7 @@ spec:
 
 
 def test_restart_always_is_refused(tmp_path):
-    plan = spec_plan(tmp_path, ALWAYS_SPEC)
+    plan = spec_plan(ALWAYS_SPEC)
     with pytest.raises(SpecErrors, match="Always"):
         jobset.render(plan)
     chart = write_chart(plan, tmp_path / "chart")
@@ -290,7 +288,7 @@ spec:
 def test_a_users_pod_ip_on_a_paddle_rendezvous_role_is_refused(tmp_path):
     """workload jobset names the rendezvous role's pods by their JobSet hosts in POD_IP: a user's POD_IP there
     is refused as by the jobset target, in the spec and as a value."""
-    plan = spec_plan(tmp_path, PADDLE_POD_IP_SPEC)
+    plan = spec_plan(PADDLE_POD_IP_SPEC)
     with pytest.raises(SpecErrors, match="POD_IP is paddle.distributed.launch's node address"):
         jobset.render(plan)
     chart = write_chart(plan, tmp_path / "chart")

@@ -34,6 +34,7 @@ from trainspec.compiler.templating import has_template
 from trainspec.targets import load_plans, render
 
 import fuzzing
+from helpers import plan_text
 from tools import compose_v2_binary, require
 
 HOSTILE = [
@@ -85,10 +86,8 @@ def _spec(value: str) -> dict:
     }
 
 
-def _plan(tmp_path, value: str):
-    path = tmp_path / "inj.json"
-    path.write_text(json.dumps(_spec(value)))
-    (plan,) = load_plans(str(path))
+def _plan(value: str):
+    (plan,) = plan_text(json.dumps(_spec(value)), name="inj.json")
     return plan
 
 
@@ -145,7 +144,7 @@ def _pods_k8s(docs: list[dict]):
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_k8s_target(value, tmp_path):
-    plan = _plan(tmp_path, value)
+    plan = _plan(value)
     files = render("k8s", plan)
     fuzzing.check_k8s(plan, files)
     docs = fuzzing.parse_all(files["k8s.yaml"])
@@ -155,7 +154,7 @@ def test_k8s_target(value, tmp_path):
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_kubeflow_target(value, tmp_path):
-    plan = _plan(tmp_path, value)
+    plan = _plan(value)
     files = render("kubeflow", plan)
     fuzzing.check_crd_target(plan, files, "kubeflow")
     job = next(d for d in fuzzing.parse_all(files["kubeflow.yaml"]) if d["kind"] == "PyTorchJob")
@@ -166,7 +165,7 @@ def test_kubeflow_target(value, tmp_path):
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_volcano_target(value, tmp_path):
-    plan = _plan(tmp_path, value)
+    plan = _plan(value)
     files = render("volcano", plan)
     fuzzing.check_crd_target(plan, files, "volcano")
     job = next(d for d in fuzzing.parse_all(files["volcano.yaml"]) if d["kind"] == "Job")
@@ -178,7 +177,7 @@ def test_volcano_target(value, tmp_path):
 @pytest.mark.parametrize("value", HOSTILE)
 def test_helm_target_rendered_by_helm(value, tmp_path):
     pytest.importorskip("helm_python.chart", reason="helm-python-sdk is not installed")
-    plan = _plan(tmp_path, value)
+    plan = _plan(value)
     files = render("helm", plan)
     fuzzing.check_helm_values(plan, files)
     fuzzing.write_files(str(tmp_path / "chart"), files)
@@ -219,7 +218,7 @@ def compose_expected(value: str, secret) -> dict:
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_compose_target_after_interpolation(value, tmp_path):
-    plan = _plan(tmp_path, value)
+    plan = _plan(value)
     files = render("compose", plan)
     doc = fuzzing.check_compose(plan, files)
     # No `$` escapes the `$$` escaping: the only interpolation is the secret's required variable.

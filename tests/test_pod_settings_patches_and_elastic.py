@@ -12,7 +12,7 @@ from trainspec.targets.k8s import render as k8s
 from trainspec.targets.kubeflow import render as kubeflow
 from trainspec.targets.volcano import render as volcano
 
-from helpers import SPECS, run_cli
+from helpers import SPECS, plan_text, run_cli
 
 BASE = """\
 apiVersion: trainspec/v1.1
@@ -249,17 +249,15 @@ def test_every_new_field_has_a_case():
     assert all(f in text for f in fields), [f for f in fields if f not in text]
 
 
-def _errors(tmp_path, text: str) -> list[str]:
-    spec = tmp_path / "job.yaml"
-    spec.write_text(text)
+def _errors(text: str) -> list[str]:
     with pytest.raises(SpecErrors) as info:
-        load_plans(str(spec))
+        plan_text(text)
     return [e.format() for e in info.value.errors]
 
 
 def test_env_field_ref_in_a_v1_world_is_one_clear_error(tmp_path):
     """Item 5: an unknown reference kind is one error, not four with misleading 'missing' ones."""
-    errors = _errors(tmp_path, job("  env: {X: {fieldRefs: {fieldPath: status.podIP}}}\n"))
+    errors = _errors(job("  env: {X: {fieldRefs: {fieldPath: status.podIP}}}\n"))
     assert len(errors) == 1, errors
     assert "did you mean 'fieldRef'" in errors[0]
 
@@ -267,7 +265,7 @@ def test_env_field_ref_in_a_v1_world_is_one_clear_error(tmp_path):
 def test_mxnet_block_hint_is_not_empty(tmp_path):
     text = BASE.replace("framework: pytorch", "framework: mxnet").replace(
         "    master:\n      replicas: 1\n", "    scheduler: {replicas: 1}\n    server: {replicas: 1}\n")
-    errors = _errors(tmp_path, job("  mxnet: {jobMode: MXTrain}\n", text))
+    errors = _errors(job("  mxnet: {jobMode: MXTrain}\n", text))
     assert len(errors) == 1, errors
     assert "allowed fields: ;" not in errors[0] and "this block takes no fields" in errors[0]
 
@@ -275,17 +273,17 @@ def test_mxnet_block_hint_is_not_empty(tmp_path):
 def test_replica_typo_reports_the_cause_only(tmp_path):
     text = BASE.replace("framework: pytorch", "framework: mxnet").replace(
         "    master:\n      replicas: 1\n", "    scheduler: {replicas: 1}\n    server: {replica: 2}\n")
-    errors = _errors(tmp_path, text)
+    errors = _errors(text)
     assert len(errors) == 1, errors
     assert "unknown field 'replica'" in errors[0] and "did you mean 'replicas'" in errors[0]
-    missing = _errors(tmp_path, text.replace("    server: {replica: 2}\n", ""))
+    missing = _errors(text.replace("    server: {replica: 2}\n", ""))
     assert any("an mxnet job needs a 'server' role" in e for e in missing), missing
 
 
 def test_a_broken_role_does_not_cascade_into_topology_errors(tmp_path):
     text = BASE.replace("framework: pytorch", "framework: tensorflow").replace(
         "    master:\n      replicas: 1\n", "    ps:\n      replicas: 1\n").replace("replicas: 2", "replica: 2")
-    errors = _errors(tmp_path, text)
+    errors = _errors(text)
     assert len(errors) == 1 and "did you mean 'replicas'" in errors[0], errors
 
 
@@ -296,10 +294,8 @@ def test_v11_fields_under_v1_are_accepted(tmp_path):
     assert all(role.pod.image_pull_policy == "Always" for role in plan.roles)
 
 
-def _plan(tmp_path, text: str):
-    spec = tmp_path / "job.yaml"
-    spec.write_text(text)
-    (plan,) = load_plans(str(spec))
+def _plan(text: str):
+    (plan,) = plan_text(text)
     return plan
 
 
@@ -334,7 +330,7 @@ def test_role_values_override_the_job_defaults(tmp_path, target):
                       "      securityContext: {capabilities: {add: [NET_ADMIN]}}\n"
                       "      priorityClassName: high\n"
                       "      imagePullPolicy: Never\n"))
-    pods = _pods(_plan(tmp_path, text), target)
+    pods = _pods(_plan(text), target)
     master, work = pods["master"], pods["worker"]
     assert master["spec"]["nodeSelector"] == {"pool": "gpu", "zone": "a"}
     assert work["spec"]["nodeSelector"] == {"pool": "gpu", "zone": "b"}  # maps merge per key
@@ -352,7 +348,7 @@ def test_kubeflow_patch_is_applied_and_still_valid(tmp_path):
 
     text = job("  patches:\n    kubeflow:\n      - {op: add, path: /spec/runPolicy/suspend, value: true}\n"
                "      - {op: replace, path: /spec/pytorchReplicaSpecs/Worker/replicas, value: 4}\n")
-    plan = _plan(tmp_path, text)
+    plan = _plan(text)
     docs = list(yaml.safe_load_all(kubeflow.render(plan)[kubeflow.FILE]))
     assert docs[-1]["spec"]["runPolicy"]["suspend"] is True
     assert docs[-1]["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 4
@@ -365,7 +361,7 @@ def test_k8s_patch_addresses_the_file_and_compose_the_document(tmp_path):
 
     text = job("  patches:\n    k8s:\n      - {op: add, path: /2/spec/template/spec/hostNetwork, value: true}\n"
                "    compose:\n      - {op: add, path: /services/master-0/init, value: true}\n")
-    plan = _plan(tmp_path, text)
+    plan = _plan(text)
     docs = list(yaml.safe_load_all(k8s.render(plan)[k8s.FILE]))
     assert docs[2]["kind"] == "Job" and docs[2]["spec"]["template"]["spec"]["hostNetwork"] is True
     for doc in docs:
@@ -390,16 +386,16 @@ def test_a_patch_that_does_not_apply_is_an_error_at_its_op(tmp_path):
 
 
 def test_mpi_worker_default_command_only_when_command_and_args_are_unset(tmp_path):
-    plan = _plan(tmp_path, MPI.replace("    worker:\n      replicas: 2\n",
+    plan = _plan(MPI.replace("    worker:\n      replicas: 2\n",
                                        "    worker:\n      replicas: 2\n      args: [-D]\n"))
     assert plan.role("worker").replicas[0].command is None  # the image's entry point, as mpi-operator does
     assert plan.role("worker").replicas[0].args == ("-D",)
-    plan = _plan(tmp_path, MPI)
+    plan = _plan(MPI)
     assert plan.role("worker").replicas[0].command == ("/usr/sbin/sshd", "-De")
 
 
 def test_ssh_auth_mount_path_reaches_every_target(tmp_path):
-    plan = _plan(tmp_path, job("  mpi: {sshAuthMountPath: /home/mpiuser/.ssh}\n", MPI))
+    plan = _plan(job("  mpi: {sshAuthMountPath: /home/mpiuser/.ssh}\n", MPI))
     text = {t: next(iter(m.render(plan).values())) for t, m in
             (("k8s", k8s), ("kubeflow", kubeflow), ("volcano", volcano), ("compose", compose))}
     assert "mountPath: /home/mpiuser/.ssh" in text["k8s"]
@@ -410,7 +406,7 @@ def test_ssh_auth_mount_path_reaches_every_target(tmp_path):
 
 
 def test_elastic_pytorch_env_and_policy(tmp_path):
-    plan = _plan(tmp_path, elastic("{minReplicas: 1, maxReplicas: 4, rdzvPort: 29400, maxRestarts: 2}"))
+    plan = _plan(elastic("{minReplicas: 1, maxReplicas: 4, rdzvPort: 29400, maxRestarts: 2}"))
     env = {v.name: v.value for v in plan.role("worker").replicas[1].env}
     assert env["PET_RDZV_ENDPOINT"] == "job-worker-0:29400"
     assert (env["PET_RDZV_BACKEND"], env["PET_NNODES"], env["PET_MAX_RESTARTS"]) == ("c10d", "1:4", "2")

@@ -17,8 +17,9 @@ import yaml
 
 from trainspec.compiler import SpecErrors
 from trainspec.compiler.model import Handler
-from trainspec.targets import load_plans
 from trainspec.targets.compose import render as compose
+
+from helpers import plan_text
 
 SPEC = """\
 apiVersion: trainspec/v1
@@ -39,38 +40,36 @@ HOSTILE_HOSTS = ["x; touch /tmp/pwned", "$(touch /tmp/pwned)", "`touch /tmp/pwne
                  "evil.example/x?", "user@evil.example", "localhost:22", "-x", "a\nb"]
 
 
-def _load(tmp_path, probe: str):
-    path = tmp_path / "spec.yaml"
-    path.write_text(SPEC.replace("PROBE", probe))
-    return load_plans(str(path))
+def _load(probe: str):
+    return plan_text(SPEC.replace("PROBE", probe), name="spec.yaml")
 
 
-def _error(tmp_path, probe: str) -> str:
+def _error(probe: str) -> str:
     with pytest.raises(SpecErrors) as info:
-        _load(tmp_path, probe)
+        _load(probe)
     return str(info.value)
 
 
 @pytest.mark.parametrize("host", HOSTILE_HOSTS)
 @pytest.mark.parametrize("kind", ["tcpSocket", "httpGet"])
-def test_bad_probe_host_is_a_spec_error_at_its_position(tmp_path, kind, host):
+def test_bad_probe_host_is_a_spec_error_at_its_position(kind, host):
     probe = f"{{{kind}: {{port: 8080, host: {json.dumps(host)}}}}}"
-    text = _error(tmp_path, probe)
+    text = _error(probe)
     assert f"spec.roles.master.probes.readiness.{kind}.host:" in text
     assert "is not a host name or IP address" in text
     column = len("        readiness: ") + probe.index("host: ") + len("host: ") + 1
-    assert text.startswith(f"{tmp_path / 'spec.yaml'}:12:{column}: ")
+    assert text.startswith(f"spec.yaml:12:{column}: ")
 
 
 @pytest.mark.parametrize("path", ["@evil.example/health", "health", "//x y", "/a\tb", "/a\x7f"])
-def test_bad_http_path_is_a_spec_error(tmp_path, path):
-    text = _error(tmp_path, f"{{httpGet: {{port: 8080, path: {json.dumps(path)}}}}}")
+def test_bad_http_path_is_a_spec_error(path):
+    text = _error(f"{{httpGet: {{port: 8080, path: {json.dumps(path)}}}}}")
     assert "spec.roles.master.probes.readiness.httpGet.path:" in text and "is not a URL path" in text
 
 
 @pytest.mark.parametrize("host", ["localhost", "db.example.com", "10.0.0.7", "::1", "fe80::1", "DB.Example.COM"])
 def test_good_probe_hosts_pass(tmp_path, host):
-    (plan,) = _load(tmp_path, f"{{tcpSocket: {{port: 8080, host: '{host}'}}}}")
+    (plan,) = _load(f"{{tcpSocket: {{port: 8080, host: '{host}'}}}}")
     assert plan.roles[0].probes.readiness.handler.tcp_socket["host"] == host
 
 
@@ -108,7 +107,7 @@ def _docker_sh(script: str) -> subprocess.CompletedProcess:
 @pytest.mark.docker
 @pytest.mark.parametrize("kind", ["tcp_socket", "http_get"])
 def test_unvalidated_hostile_host_runs_nothing_in_a_real_container(tmp_path, kind):
-    (plan,) = _load(tmp_path, "{tcpSocket: {port: 8080}}")
+    (plan,) = _load("{tcpSocket: {port: 8080}}")
     checks = []
     for host in ["x; touch /tmp/pwned", "$(touch /tmp/pwned)", "`touch /tmp/pwned`", "x' ; touch /tmp/pwned; '",
                  'x"); import os; os.system("touch /tmp/pwned"); ("']:
@@ -122,7 +121,7 @@ def test_unvalidated_hostile_host_runs_nothing_in_a_real_container(tmp_path, kin
 
 @pytest.mark.docker
 def test_probes_still_work_in_a_real_container(tmp_path):
-    (plan,) = _load(tmp_path, "{tcpSocket: {port: 8080}}")
+    (plan,) = _load("{tcpSocket: {port: 8080}}")
     tcp = _healthcheck_with(plan, Handler(tcp_socket={"port": 8080}))
     http = _healthcheck_with(plan, Handler(http_get={"port": 8080, "host": "127.0.0.1", "path": "/"}))
     bash_only = tcp.split(" || ", 1)[1]

@@ -7,8 +7,6 @@ error (a target's own limit).  Derandomized: the same examples every run."""
 
 from __future__ import annotations
 
-import tempfile
-
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,7 +14,9 @@ from hypothesis import strategies as st
 from trainspec.compiler import SpecErrors
 from trainspec.compiler.kube import parse_quantity
 from trainspec.compiler.model import ROLE_LIMITS
-from trainspec.targets import load_plans, render
+from trainspec.targets import render
+
+from helpers import plan_text
 
 TARGETS = ("k8s", "kubeflow", "volcano", "jobset", "trainjob", "compose", "helm")
 SUFFIXES = ("", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
@@ -47,9 +47,7 @@ def _spec(framework: str, roles: dict, resources: dict | None = None, env: dict 
 
 
 def _load(text: str, targets=None):
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as handle:
-        handle.write(text)
-    return load_plans(handle.name, targets=targets)
+    return plan_text(text, targets)
 
 
 @SETTINGS
