@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from trainspec.compiler.kinds import KUBEFLOW_JOBS
+from trainspec.compiler.kinds import OperatorKind, jobset, trainjob, volcano
+from trainspec.compiler.kinds.kubeflow import KUBEFLOW_JOBS
 
 
 class Kind(NamedTuple):
@@ -14,6 +15,11 @@ class Kind(NamedTuple):
     namespaced: bool
     provider: str  # what installs it ("" for built-in kinds)
     instead: str  # a target that runs the job without it ("" when none)
+
+
+def _operator(kind: OperatorKind, instead: str) -> Kind:
+    """An operator's kind as the cluster commands see it (its identity: compiler/kinds/)."""
+    return Kind(kind.api_version, kind.kind, kind.plural, kind.namespaced, kind.provider, instead)
 
 
 # A target that runs a Kubeflow job without its operator: jobset, except where its semantics need plain k8s.
@@ -28,14 +34,10 @@ KINDS: tuple[Kind, ...] = (
     Kind("v1", "Service", "services", True, "", ""),
     Kind("batch/v1", "Job", "jobs", True, "", ""),
     Kind("apps/v1", "Deployment", "deployments", True, "", ""),
-    *(Kind(k.api_version, k.kind, k.plural, True, k.provider, _INSTEAD.get(k.kind, "jobset")) for k in KUBEFLOW_JOBS),
-    Kind("batch.volcano.sh/v1alpha1", "Job", "jobs", True, "Volcano", "k8s"),
-    Kind("jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets", True, "JobSet (jobset.x-k8s.io)", "k8s"),
-    Kind("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes", True,
-         "Kubeflow Trainer v2", "jobset"),
-    Kind("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", False,
-         "Kubeflow Trainer v2", "jobset"),
-    Kind("trainer.kubeflow.org/v1alpha1", "TrainJob", "trainjobs", True, "Kubeflow Trainer v2", "jobset"),
+    *(_operator(k, _INSTEAD.get(k.kind, "jobset")) for k in KUBEFLOW_JOBS),
+    _operator(volcano.JOB, "k8s"),
+    _operator(jobset.JOBSET, "k8s"),
+    *(_operator(k, "jobset") for k in trainjob.KINDS),  # the runtimes, then the TrainJob
 )
 BY_KEY = {(k.api_version, k.kind): k for k in KINDS}
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainspec.compiler.errors import SpecError, SpecErrors, dotted
-from trainspec.compiler.kinds import KUBEFLOW_KIND_NAMES
+from trainspec.compiler.kinds import KINDS as KIND_REGISTRY
+from trainspec.compiler.kinds import kinds as registry_kinds
+from trainspec.compiler.kinds import source_of as kind_source
+from trainspec.compiler.kinds.kubeflow import KUBEFLOW_KIND_NAMES
 
 from .context import Context
 
@@ -42,27 +45,13 @@ LEGACY_V1 = "upgrade to kubeflow.org/v1 (training-operator v1.0+): the replica s
     "({field}), cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit move under spec.runPolicy"
 RAY_KINDS = ("RayJob", "RayCluster", "RayService")
 V12_FEATURES = {"framework generic", "taskName", "containerName", "success"}
-KNOWN_GROUPS = ("kubeflow.org", "batch.volcano.sh", "jobset.x-k8s.io", "trainer.kubeflow.org", "batch")
+KNOWN_GROUPS = tuple(dict.fromkeys(k.group for name in KIND_REGISTRY for k in registry_kinds(name)))
 
 
 def source_of(data) -> str | None:
-    """Which importer reads this document: kubeflow, volcano, trainjob, jobset, batch or openpai (None: not a job)."""
-    if not isinstance(data, dict):
-        return None
-    kind, api = data.get("kind"), str(data.get("apiVersion", ""))
-    if kind in KUBEFLOW_KINDS and api.startswith("kubeflow.org/"):
-        return "kubeflow"
-    if kind == "Job" and api.startswith("batch.volcano.sh/"):
-        return "volcano"
-    if kind == "TrainJob" and api.startswith("trainer.kubeflow.org/"):
-        return "trainjob"
-    if kind == "JobSet" and api.startswith("jobset.x-k8s.io/"):
-        return "jobset"
-    if kind == "Job" and api == "batch/v1":
-        return "batch"
-    if kind is None and "taskRoles" in data and ("jobName" in data or "protocolVersion" in data):
-        return "openpai"
-    return None
+    """Which importer reads this document: kubeflow, volcano, trainjob, jobset, batch or openpai (None: not a job).
+    The kinds registry decides (compiler/kinds/: each entry's `matches`); its names are the importers'."""
+    return kind_source(data)
 
 
 def _is_job(data) -> bool:

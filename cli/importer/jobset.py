@@ -10,12 +10,14 @@ backoffLimit, podFailurePolicy, several Jobs per replicatedJob...) is compared w
 
 from __future__ import annotations
 
+from trainspec.compiler.kinds.jobset import JOBSET
+
 from .assemble import assemble, metadata
 from .context import Context
 from .objects import diff_fields, diff_metadata
 from .pod import PodImporter, RoleDraft, pointer
 
-API = "jobset.x-k8s.io/v1alpha2"
+API = JOBSET.api_version
 SUCCESS = {"All": "AllReplicas", "Any": "AnyReplica"}
 
 

@@ -6,7 +6,7 @@ Patches address the compiled job object (`/spec/<x>ReplicaSpecs/<Type>/...`).
 
 from __future__ import annotations
 
-from trainspec.compiler.kinds import BY_KIND
+from trainspec.compiler.kinds.kubeflow import BY_KIND
 from trainspec.compiler.model import RDZV_BACKENDS
 
 from .assemble import assemble, metadata
@@ -24,7 +24,7 @@ ACCEPTED_TYPES = {
     "MPIJob": {"Launcher": "launcher", "Worker": "worker"},
 }
 # kind -> (apiVersion, framework, replica-specs field, {replica type: role}); the kind's own facts from
-# compiler/kinds.py
+# compiler/kinds/kubeflow.py
 KINDS = {kind: (BY_KIND[kind].api_version, BY_KIND[kind].framework, BY_KIND[kind].replica_specs, types)
          for kind, types in ACCEPTED_TYPES.items()}
 COMPILED_TYPE = {"ps": "PS"}

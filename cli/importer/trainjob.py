@@ -22,12 +22,13 @@ import copy
 import os
 
 from trainspec.compiler.errors import SpecError, SpecErrors
+from trainspec.compiler.kinds.trainjob import TRAINJOB
 
 from .assemble import assemble, metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft
 
-API = "trainer.kubeflow.org/v1alpha1"
+API = TRAINJOB.api_version
 RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
 FRAMEWORKS = {"torch": "pytorch", "xgboost": "xgboost", "jax": "jax"}
 TRAINER_KEYS = ("image", "command", "args", "env", "numNodes", "resourcesPerNode", "numProcPerNode")

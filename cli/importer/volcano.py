@@ -11,6 +11,7 @@ patched; every other policy, plugin argument and task field is.
 
 from __future__ import annotations
 
+from trainspec.compiler.kinds.volcano import JOB
 from trainspec.compiler.kube import PERMANENT_EXIT_CODES
 from trainspec.targets.volcano.checks import volcano_node_rank_split
 
@@ -31,9 +32,9 @@ EXIT_CODE_POLICIES = [{"exitCode": code, "action": "TerminateJob"} for code in P
 
 
 def import_job(ctx: Context, data: dict) -> dict:
-    if data.get("apiVersion") != "batch.volcano.sh/v1alpha1":
+    if data.get("apiVersion") != JOB.api_version:
         raise ctx.fail(("apiVersion",), f"Volcano Job {data.get('apiVersion')!r} is not supported",
-                       "'batch.volcano.sh/v1alpha1'")
+                       repr(JOB.api_version))
     spec: dict = data.get("spec") or {}
     tasks = spec.get("tasks")
     if not isinstance(tasks, list) or not tasks or not all(isinstance(t, dict) for t in tasks):

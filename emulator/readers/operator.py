@@ -13,25 +13,30 @@ from collections.abc import Callable
 from typing import Any
 
 from ...compiler.errors import UsageError
+from ...compiler.kinds import jobset as jobset_kinds
+from ...compiler.kinds import kubeflow as kubeflow_kinds
+from ...compiler.kinds import trainjob as trainer_kinds
+from ...compiler.kinds import volcano as volcano_kinds
 from ..model.job import JobModel
 from .controllers import Created, jobset, kind_of, kubeflow_v1, mpi_operator, trainjob, volcano_job
 from .positions import field_error
 
-KUBEFLOW_V1 = "kubeflow.org/v1"
+KUBEFLOW_V1 = kubeflow_kinds.KUBEFLOW_V1
 
 
 def controller(doc: Any) -> Callable[[dict, str], Created] | None:
-    """The controller that acts on this document, or None for an object it does not own."""
+    """The controller that acts on this document, or None for an object it does not own (the kinds'
+    identities: compiler/kinds/)."""
     api, kind = kind_of(doc)
     if api == KUBEFLOW_V1 and kind in kubeflow_v1.KINDS:
         return kubeflow_v1.create
-    if api.startswith("kubeflow.org/v2") and kind == "MPIJob":
+    if kubeflow_kinds.MPI_JOB.matches(doc) and api.startswith(f"{kubeflow_kinds.GROUP}/v2"):
         return mpi_operator.create
-    if api.startswith("batch.volcano.sh/") and kind == "Job":
+    if volcano_kinds.JOB.matches(doc):
         return volcano_job.create
-    if api.startswith("jobset.x-k8s.io/") and kind == "JobSet":
+    if jobset_kinds.JOBSET.matches(doc):
         return _jobset
-    if api.startswith("trainer.kubeflow.org/") and kind == "TrainJob":
+    if trainer_kinds.TRAINJOB.matches(doc):
         return _trainjob  # with its TrainingRuntime, found in the same file by created()
     return None
 
@@ -46,11 +51,11 @@ def _trainjob(doc: dict, source: str, docs: list[Any] | None = None) -> Created:
     ref = (doc.get("spec") or {}).get("runtimeRef") or {}
     name = ref.get("name")
     label = f"TrainJob {(doc.get('metadata') or {}).get('name')}"
-    if ref.get("kind", "ClusterTrainingRuntime") != "TrainingRuntime":
+    if ref.get("kind", trainer_kinds.CLUSTER_TRAINING_RUNTIME.kind) != trainer_kinds.TRAINING_RUNTIME.kind:
         raise field_error(source, doc, ("spec", "runtimeRef"), f"{name!r} is a ClusterTrainingRuntime",
                           hint="the emulator needs a TrainingRuntime in the same file (kind: TrainingRuntime)",
                           label=label)
-    runtime = next((d for d in docs or [] if kind_of(d)[1] == "TrainingRuntime"
+    runtime = next((d for d in docs or [] if trainer_kinds.TRAINING_RUNTIME.matches(d)
                     and (d.get("metadata") or {}).get("name") == name), None)
     if runtime is None:
         raise field_error(source, doc, ("spec", "runtimeRef", "name"), f"TrainingRuntime {name!r} is not in the file",

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from ...compiler.errors import UsageError
-from ...compiler.kinds import KUBEFLOW_JOBS
+from ...compiler.kinds import volcano
+from ...compiler.kinds.kubeflow import KUBEFLOW_JOBS
 from ...compiler.kube import parse_quantity
 from .positions import field_error
 
@@ -89,12 +90,13 @@ REPLICA_SPEC: dict = {"replicas": "replicas", "restartPolicy": "str", "template"
 MPI_JOB_FIELDS: dict[str, dict] = {"MPIJob": {"slotsPerWorker": "count", "sshAuthMountPath": "abspath"}}
 # Custom resources: where their pod templates and counts are.
 # Custom resources: where their pod templates and counts are. Kubeflow's jobs from the one kind table
-# (compiler/kinds.py: each kind's replica-specs field); the MPIJob's own fields beside it.
+# (compiler/kinds/kubeflow.py: each kind's replica-specs field); the MPIJob's own fields beside it.
+VOLCANO_JOB = f"{volcano.JOB.kind}.{volcano.GROUP}"  # its shape's key: a Job of Volcano's group, not batch/v1's
 OPERATOR_KINDS: dict[str, dict] = {
     **{k.kind: {"metadata": OBJECT_META, "spec": {k.replica_specs: ("map", REPLICA_SPEC), "runPolicy": "map",
                                                   **MPI_JOB_FIELDS.get(k.kind, {})}}
        for k in KUBEFLOW_JOBS},
-    "Job.batch.volcano.sh": {"metadata": OBJECT_META, "spec": {
+    VOLCANO_JOB: {"metadata": OBJECT_META, "spec": {
         "minAvailable": "bounded", "maxRetry": "count",
         "tasks": ("list", {"name": "str", "replicas": "replicas", "minAvailable": "bounded", "maxRetry": "count",
                            "template": POD_TEMPLATE, "policies": ("list", "map")}),
@@ -154,8 +156,7 @@ def check_documents(docs: list[Any], source: str) -> None:
         if not isinstance(doc, dict):
             continue
         kind = doc.get("kind")
-        api = str(doc.get("apiVersion") or "")
-        key = "Job.batch.volcano.sh" if kind == "Job" and api.startswith("batch.volcano.sh") else kind
+        key = VOLCANO_JOB if volcano.matches(doc) else kind
         shape = KINDS.get(str(key)) or OPERATOR_KINDS.get(str(key))
         if shape is None:
             continue

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...compiler.kinds import KUBEFLOW_KIND_NAMES
+from ...compiler.kinds.kubeflow import KUBEFLOW_KIND_NAMES
 from .positions import field_error
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

@@ -45,6 +45,7 @@ from trainspec.compiler.frameworks import (
     pytorch_elastic_env,
     tf_cluster,
 )
+from trainspec.compiler.kinds.jobset import JOBSET
 from trainspec.compiler.model import GENERIC
 from trainspec.compiler.plan import EnvVar, JobPlan, RolePlan
 from trainspec.compiler.schemes import NamingScheme
@@ -55,7 +56,7 @@ from ..yamlout import dump_all
 from .scheme import JOBSET_ONE_POD_JOBS, scheme_for
 
 FILE = "jobset.yaml"
-API_VERSION = "jobset.x-k8s.io/v1alpha2"
+API_VERSION = JOBSET.api_version
 PADDLE_NODE_VAR = "POD_IP"  # paddle.distributed.launch's node address (its --host)
 INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
@@ -362,7 +363,7 @@ def jobset(plan: JobPlan) -> dict:
     spec["replicatedJobs"] = replicated
     labels = common.job_labels(plan)
     labels.update(common.kueue_labels(settings.queue))
-    return {"apiVersion": API_VERSION, "kind": "JobSet",
+    return {"apiVersion": API_VERSION, "kind": JOBSET.kind,
             "metadata": common.metadata(plan, plan.name, labels), "spec": spec}
 
 

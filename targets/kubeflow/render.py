@@ -22,7 +22,7 @@ replica is index 0) we write it, in the operator's own format.
 from __future__ import annotations
 
 from trainspec.compiler.frameworks import tf_cluster, tf_config
-from trainspec.compiler.kinds import KUBEFLOW_JOBS
+from trainspec.compiler.kinds.kubeflow import KUBEFLOW_JOBS
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from .. import common
@@ -35,7 +35,7 @@ INDEX_LABEL = "training.kubeflow.org/replica-index"
 MXJOB_NOTE = ("MXJob is served only by Kubeflow training-operator <= 1.8 "
               "(MXNet support was removed in 1.9); use the volcano or k8s target on newer clusters.")
 
-# framework -> (kind, apiVersion, replica-specs field) and role -> replica type: compiler/kinds.py's table
+# framework -> (kind, apiVersion, replica-specs field) and role -> replica type: compiler/kinds/kubeflow.py's table
 KINDS = {k.framework: (k.kind, k.api_version, k.replica_specs) for k in KUBEFLOW_JOBS}
 REPLICA_TYPES = {k.framework: k.type_of_role for k in KUBEFLOW_JOBS}
 

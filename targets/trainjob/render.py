@@ -31,6 +31,7 @@ that fit.
 
 from __future__ import annotations
 
+from trainspec.compiler.kinds.trainjob import TRAINJOB
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from .. import common
@@ -41,7 +42,7 @@ from .runtimes import TRAINER_RUNTIMES, TrainerRuntime
 from .scheme import TRAINER_PORT, scheme_for
 
 FILE = "trainjob.yaml"
-API_VERSION = "trainer.kubeflow.org/v1alpha1"
+API_VERSION = TRAINJOB.api_version
 ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 CONTAINER = "node"

@@ -43,6 +43,7 @@ from trainspec.compiler.frameworks import (
     mpi_hostfile,
     tf_config,
 )
+from trainspec.compiler.kinds.volcano import JOB
 from trainspec.compiler.model import GENERIC
 from trainspec.compiler.plan import EnvVar, JobPlan, Restart, RolePlan
 
@@ -379,8 +380,8 @@ def job(plan: JobPlan, layout: _Layout) -> dict:
     body["tasks"] = [task(plan, role, index, name, replicas, layout)
                      for role, index, name, replicas in layout.tasks()]
     return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
+        "apiVersion": JOB.api_version,
+        "kind": JOB.kind,
         "metadata": common.metadata(plan, plan.name, common.job_labels(plan)),
         "spec": body,
     }

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 
-from ....compiler.kinds import BY_KIND
+from ....compiler.kinds.kubeflow import BY_KIND
 from .. import positions
 from . import (
     PERMANENT_EXIT_CODES,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 
+from ....compiler.kinds.jobset import JOBSET
 from .. import positions
 from . import Created, fail, meta
 from . import jobset as jobset_controller
@@ -164,7 +165,7 @@ def create(tj: dict, runtime: dict, source: str) -> Created:
             ports = main.setdefault("ports", [])
             if not any(p.get("containerPort") == PORT for p in ports):
                 ports.append({"containerPort": PORT, "protocol": "TCP"})
-    js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+    js = {"apiVersion": JOBSET.api_version, "kind": JOBSET.kind,
           "metadata": {"name": name, "namespace": ns, "labels": (template.get("metadata") or {}).get("labels") or {}},
           "spec": js_spec}
     made = jobset_controller.create(js, source, framework="mpi" if mpi is not None else None)

@@ -1,0 +1,17 @@
+"""JobSet (jobset.x-k8s.io/v1alpha2), as targets/jobset writes it and the importer, the emulator and
+Trainer v2's runtimes read it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import OperatorKind, matching
+
+GROUP = "jobset.x-k8s.io"
+API_VERSION = f"{GROUP}/v1alpha2"
+JOBSET = OperatorKind("JobSet", API_VERSION, "jobsets", provider="JobSet (jobset.x-k8s.io)")
+KINDS: tuple[OperatorKind, ...] = (JOBSET,)
+
+
+def matches(doc: Any) -> bool:
+    return matching(KINDS, doc)

@@ -1,0 +1,23 @@
+"""Kubeflow Trainer v2 (trainer.kubeflow.org/v1alpha1): the TrainJob and the runtimes it references.
+
+`matches` is the TrainJob's: a runtime is read with the TrainJob that names it, never alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import OperatorKind, matching
+
+GROUP = "trainer.kubeflow.org"
+API_VERSION = f"{GROUP}/v1alpha1"
+PROVIDER = "Kubeflow Trainer v2"
+TRAINING_RUNTIME = OperatorKind("TrainingRuntime", API_VERSION, "trainingruntimes", provider=PROVIDER)
+CLUSTER_TRAINING_RUNTIME = OperatorKind("ClusterTrainingRuntime", API_VERSION, "clustertrainingruntimes",
+                                        provider=PROVIDER, namespaced=False)
+TRAINJOB = OperatorKind("TrainJob", API_VERSION, "trainjobs", provider=PROVIDER)
+RUNTIMES: tuple[OperatorKind, ...] = (TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)
+KINDS: tuple[OperatorKind, ...] = (*RUNTIMES, TRAINJOB)
+
+
+def matches(doc: Any) -> bool:
+    return matching((TRAINJOB,), doc)
