@@ -202,6 +202,7 @@ def test_import_trainspec_loads_no_heavy_module():
     assert not [m for m in after_import if m.split(".")[0] in heavy]
     assert not [m for m in after_import if m.startswith("trainspec.")]  # only the package's own __init__
     assert not [m for m in after_compile if m.split(".")[0] in ("docker", "kubernetes", "ruamel", "requests")]
+    assert not [m for m in after_compile if m.startswith(("trainspec.emulator", "trainspec.localrun", "trainspec.cli"))]
 
 
 def test_the_api_is_typed():

@@ -75,6 +75,7 @@ def test_the_sdist_and_the_wheel_hold_every_file_of_the_tree(dists):
     expected = tree_files()
     assert set(expected.values()) - in_wheel == set(), "the wheel misses these files of the tree"
     assert in_wheel - set(expected.values()) == set(), "the wheel holds files that are not in the tree"
+    assert "trainspec/py.typed" in in_wheel  # the API's types reach its users (PEP 561)
     with tarfile.open(sdist) as tf:
         top = tf.getnames()[0].split("/")[0]
         in_sdist = {n.removeprefix(top + "/") for n in tf.getnames()}
