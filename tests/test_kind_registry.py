@@ -106,3 +106,30 @@ def test_a_kind_s_group_version_is_spelled_in_its_registry_module_only():
             if found:
                 outside[str(path.relative_to(ROOT))] = sorted(found)
     assert outside == {}
+
+
+# Modules that still spell a kind's API group or kind name themselves, and why they are not converted yet
+# (a ratchet: a new spelling elsewhere fails, and so does converting one of these without updating it).
+NOT_YET = {
+    # being edited on other branches (cluster commands; Trainer; Indexed Job): converted after they merge
+    "cli/cluster/commands.py", "cli/cluster/kinds.py", "cli/cluster/plan.py", "cli/cluster/status.py",
+    "cli/importer/trainjob.py", "targets/trainjob/render.py",
+    # per-kind behaviour tables (the importer's replica-type aliases, the controllers' ports and operator
+    # names): they move into the kinds' modules with the importers and controllers (issue 33 item 1)
+    "cli/importer/kubeflow.py", "emulator/readers/controllers/kubeflow_v1.py",
+}
+
+
+def test_a_kind_s_group_and_name_are_spelled_in_the_registry_only_but_for_the_listed_modules():
+    every = every_kind()
+    groups = {k.group for _, k in every if k.group not in ("", "batch")}
+    names = {k.kind for _, k in every if k.kind != "Job"}  # Job is Kubernetes' own word
+    outside = set()
+    for folder in ("cli", "compiler", "targets", "emulator"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if (ROOT / "compiler" / "kinds") in path.parents:
+                continue
+            strings = _strings(path)
+            if strings & names or {s.rstrip("/") for s in strings} & groups:
+                outside.add(str(path.relative_to(ROOT)))
+    assert outside == NOT_YET

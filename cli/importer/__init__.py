@@ -15,7 +15,9 @@ from trainspec.compiler.errors import SpecError, SpecErrors, dotted
 from trainspec.compiler.kinds import KINDS as KIND_REGISTRY
 from trainspec.compiler.kinds import kinds as registry_kinds
 from trainspec.compiler.kinds import source_of as kind_source
-from trainspec.compiler.kinds.kubeflow import KUBEFLOW_KIND_NAMES
+from trainspec.compiler.kinds.jobset import JOBSET
+from trainspec.compiler.kinds.kubeflow import GROUP as KUBEFLOW_GROUP
+from trainspec.compiler.kinds.kubeflow import KUBEFLOW_KIND_NAMES, MPI_JOB
 
 from .context import Context
 
@@ -35,7 +37,7 @@ class Imported:
 
 # Kinds a team may have that import cannot read: (group, kind) -> (message, hint).  `None` kind: any kind.
 LEGACY = {
-    ("kubeflow.org", "MPIJob"): (
+    (KUBEFLOW_GROUP, MPI_JOB.kind): (
         "is the retired mpi-operator API",
         "upgrade to kubeflow.org/v2beta1 (mpi-operator v0.4+): spec.mpiReplicaSpecs Launcher/Worker stay, "
         "slotsPerWorker replaces gpus/processingUnits, mpiImplementation and runPolicy are top-level; "
@@ -76,7 +78,7 @@ def _refused(doc, source: str) -> SpecErrors | None:
     if group != group.lower() and group.lower() in KNOWN_GROUPS:
         return error(f"API group {group!r} is mis-cased", f"{group.lower()}/{version}",
                      f"did you mean apiVersion: {group.lower()}/{version}?")
-    if group == "kubeflow.org" and isinstance(kind, str) and kind in KUBEFLOW_KINDS:
+    if group == KUBEFLOW_GROUP and isinstance(kind, str) and kind in KUBEFLOW_KINDS:
         from .kubeflow import KINDS
 
         want = KINDS[kind][0]
@@ -191,7 +193,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     if kind == "jobset":
         from . import jobset
 
-        after["jobset"] = ("JobSet", jobset.after_compile)
+        after["jobset"] = (JOBSET.kind, jobset.after_compile)
     if kind == "batch":
         from . import batch
 

@@ -15,7 +15,9 @@ from typing import Any, NamedTuple
 
 from ...compiler.errors import UsageError
 from ...compiler.kinds import volcano
-from ...compiler.kinds.kubeflow import KUBEFLOW_JOBS
+from ...compiler.kinds.jobset import JOBSET
+from ...compiler.kinds.kubeflow import KUBEFLOW_JOBS, MPI_JOB
+from ...compiler.kinds.trainjob import TRAINJOB
 from ...compiler.kube import parse_quantity
 from .positions import field_error
 
@@ -87,8 +89,7 @@ KINDS: dict[str, dict] = {
     "Service": {"metadata": OBJECT_META, "spec": {"selector": ("map", SCALAR), "clusterIP": "str"}},
 }
 REPLICA_SPEC: dict = {"replicas": "replicas", "restartPolicy": "str", "template": POD_TEMPLATE}
-MPI_JOB_FIELDS: dict[str, dict] = {"MPIJob": {"slotsPerWorker": "count", "sshAuthMountPath": "abspath"}}
-# Custom resources: where their pod templates and counts are.
+MPI_JOB_FIELDS: dict[str, dict] = {MPI_JOB.kind: {"slotsPerWorker": "count", "sshAuthMountPath": "abspath"}}
 # Custom resources: where their pod templates and counts are. Kubeflow's jobs from the one kind table
 # (compiler/kinds/kubeflow.py: each kind's replica-specs field); the MPIJob's own fields beside it.
 VOLCANO_JOB = f"{volcano.JOB.kind}.{volcano.GROUP}"  # its shape's key: a Job of Volcano's group, not batch/v1's
@@ -101,11 +102,11 @@ OPERATOR_KINDS: dict[str, dict] = {
         "tasks": ("list", {"name": "str", "replicas": "replicas", "minAvailable": "bounded", "maxRetry": "count",
                            "template": POD_TEMPLATE, "policies": ("list", "map")}),
         "policies": ("list", "map"), "plugins": ("map", ("list", SCALAR))}},
-    "JobSet": {"metadata": OBJECT_META, "spec": {
+    JOBSET.kind: {"metadata": OBJECT_META, "spec": {
         "replicatedJobs": ("list", {"name": "str", "replicas": "replicas",
                                     "template": {"metadata": OBJECT_META, "spec": JOB_SPEC}}),
         "failurePolicy": {"maxRestarts": "count", "rules": ("list", "map")}, "suspend": "bool"}},
-    "TrainJob": {"metadata": OBJECT_META, "spec": {
+    TRAINJOB.kind: {"metadata": OBJECT_META, "spec": {
         "trainer": {"numNodes": "replicas", "image": "image", "command": ("list", SCALAR), "args": ("list", SCALAR),
                     "env": ("list", {"name": "str", "value": SCALAR, "valueFrom": "map", REQUIRED: ("name",)})},
         "suspend": "bool"}},
@@ -174,7 +175,7 @@ def _pods(doc: dict, key: str, counts: list[int]) -> int:
     large before any pod is expanded; the run model's count is checked again (check_run_size)."""
     if key in ("ConfigMap", "Secret", "Service"):
         return 0
-    if key == "JobSet":
+    if key == JOBSET.kind:
         total = 0
         for rj in (doc.get("spec") or {}).get("replicatedJobs") or []:
             jspec = (rj.get("template") or {}).get("spec") or {}

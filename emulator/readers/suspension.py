@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...compiler.kinds import batch, jobset, trainjob
 from ...compiler.kinds.kubeflow import KUBEFLOW_KIND_NAMES
 from .positions import field_error
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 RUN_POLICY_KINDS = KUBEFLOW_KIND_NAMES
-SPEC_KINDS = ("Job", "JobSet", "TrainJob")
+SPEC_KINDS = (batch.JOB.kind, jobset.JOBSET.kind, trainjob.TRAINJOB.kind)
 
 
 def _suspend_field(doc: dict) -> str | None:
