@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from trainspec.api import Imported, Job, import_manifest, load, loads, validate
+    from trainspec.api import Job, import_manifest, load, loads, validate
     from trainspec.compiler.errors import Error, Problem, UsageError
     from trainspec.compiler.errors import SpecErrors as SpecError
+    from trainspec.importer import Imported
     from trainspec.localrun import LocalRun, ReplicaStatus, RunStatus, run
 
     TARGETS: tuple[str, ...]
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "load": ("trainspec.api", "load"), "loads": ("trainspec.api", "loads"),
     "validate": ("trainspec.api", "validate"), "import_manifest": ("trainspec.api", "import_manifest"),
-    "run": ("trainspec.localrun", "run"), "Job": ("trainspec.api", "Job"), "Imported": ("trainspec.api", "Imported"),
+    "run": ("trainspec.localrun", "run"), "Job": ("trainspec.api", "Job"),
+    "Imported": ("trainspec.importer", "Imported"),
     "LocalRun": ("trainspec.localrun", "LocalRun"), "RunStatus": ("trainspec.localrun", "RunStatus"),
     "ReplicaStatus": ("trainspec.localrun", "ReplicaStatus"), "Problem": ("trainspec.compiler.errors", "Problem"),
     "Error": ("trainspec.compiler.errors", "Error"), "SpecError": ("trainspec.compiler.errors", "SpecErrors"),

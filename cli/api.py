@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from trainspec.compiler.errors import Error, Problem, SpecError, SpecErrors, UsageError
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the alias costs start-up: the CLI imports this module to co
     from typing import TypeAlias
 
     from trainspec.compiler.plan import JobPlan
+    from trainspec.importer import Imported
 
     Source: TypeAlias = str | "os.PathLike[str]" | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
@@ -193,21 +194,12 @@ def check_target(name: str) -> None:
 
 # --- import ----------------------------------------------------------------------------------------
 
-class Imported(NamedTuple):
-    """A job imported from a manifest: the spec as data and as the YAML `trainspec import` writes."""
-
-    spec: dict[str, Any]
-    text: str
-    losses: tuple[Problem, ...]  # what would not survive (each an error under strict=True)
-    warnings: tuple[str, ...]  # the lines `trainspec import` prints on stderr
-    target: str  # the target whose output the manifest was (its patches address that target)
-
-
 def import_manifest(path: str | os.PathLike[str], *, strict: bool = False, job: str | None = None,
-                    runtime: str | None = None) -> Imported:
+                    runtime: str | os.PathLike[str] | None = None) -> Imported:
     """A Kubeflow v1 job, MPIJob, Volcano Job, JobSet, TrainJob, batch Job or OpenPAI config -> a spec,
-    as `trainspec import` does it.  `strict`: raise SpecError listing every field that would not survive;
-    `job`: which job of a file holding several; `runtime`: the file holding a TrainJob's runtime."""
+    as `trainspec import` does it (`Imported`: .spec, .text, .losses, .warnings, .target).  `strict`: raise
+    SpecError listing every field that would not survive; `job`: which job of a file holding several;
+    `runtime`: the file holding a TrainJob's runtime."""
     from trainspec.compiler.loader import read_text
     from trainspec.importer import import_text
 
@@ -215,9 +207,7 @@ def import_manifest(path: str | os.PathLike[str], *, strict: bool = False, job: 
     text = read_text(name)
     if not text.strip():
         raise SpecErrors([SpecError(name, 1, 1, "", "the manifest is empty", "a Kubeflow or Volcano job")])
-    result = import_text(text, name, job, strict, os.fspath(runtime) if runtime is not None else None)
-    return Imported(result.spec, result.text, result.lost, result.warnings, result.target)
+    return import_text(text, name, job, strict, os.fspath(runtime) if runtime is not None else None)
 
 
-__all__ = ["Error", "Imported", "Job", "Problem", "SpecErrors", "UsageError", "import_manifest", "load", "loads",
-           "validate"]
+__all__ = ["Error", "Job", "Problem", "SpecErrors", "UsageError", "import_manifest", "load", "loads", "validate"]

@@ -34,6 +34,11 @@ class Imported:
     lost: tuple[SpecError, ...] = ()  # what would not survive (the --strict errors)
     patched: tuple[tuple[str, int, int, str], ...] = ()  # (field path, line, column, why) carried as patches
 
+    @property
+    def losses(self) -> tuple[SpecError, ...]:
+        """The Python API's name for `lost` (`trainspec.import_manifest(...).losses`)."""
+        return self.lost
+
 
 # Kinds a team may have that import cannot read: (group, kind) -> (message, hint).  `None` kind: any kind.
 LEGACY = {
