@@ -51,7 +51,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY, "TARGETS"])
+    return sorted({*globals(), *_LAZY, "TARGETS"})
 
 
 __all__ = ["TARGETS", "Error", "Imported", "Job", "LocalRun", "Problem", "ReplicaStatus", "RunStatus", "SpecError",
