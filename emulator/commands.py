@@ -275,9 +275,13 @@ def _resolve(state: Path, name: str, docker_runs: dict | None = None, anywhere: 
     `logs`, `ps RUN`), the job's live runs in any folder (found by their labels) — if those
     are in one folder only, so the name is not ambiguous.  `down` stops nothing of another
     folder's by a job name alone: it names them and the option instead."""
-    from .host.state import find_runs
+    from .host.ownfs import Untrusted
 
-    recorded = find_runs(state)
+    recorded, refused = _recorded(state)
+    if name in refused:
+        raise Untrusted(f"run {name}: {refused[name]}",
+                        hint=f"remove {state / 'runs' / name} if you did not make it; trainspec acts only on the "
+                             "runs it recorded")
     ids = [s["run_id"] for s in recorded if s.get("run_id") == name]
     if ids or name in (docker_runs or {}):
         return ids or [name]
@@ -304,18 +308,38 @@ def _resolve(state: Path, name: str, docker_runs: dict | None = None, anywhere: 
                      "(see `trainspec ps -a`)")
 
 
+_WARNED: set[str] = set()
+
+
+def _recorded(state: Path) -> tuple[list[dict], dict[str, str]]:
+    """This folder's run records trainspec made (newest first), and the others (folder -> why), each
+    said once on stderr. A state folder (or its `runs`) that is a link is refused outright."""
+    from .host.ownfs import Untrusted
+    from .host.state import find_runs
+
+    refused: dict[str, str] = {}
+    runs = find_runs(state, refused)
+    if "runs" in refused:
+        raise Untrusted(refused["runs"].split("; hint: ")[0],
+                        hint="remove it (trainspec makes it again), or pass --state-dir with another folder")
+    for name, why in sorted(refused.items()):
+        if name not in _WARNED:
+            _WARNED.add(name)
+            print(neutralise(f"trainspec: ignoring {state / 'runs' / name}: {why}", False), file=sys.stderr)
+    return runs, refused
+
+
 def _engines(args, state: Path) -> list:
     """Clients of the engine chosen for this command and, unless --engine/$TRAINSPEC_ENGINE named one,
     of the engines this folder's runs were recorded on (a Podman run is found on Podman even where
     Docker is the default). The chosen engine's error when none answers."""
     from .adapters.choice import choose, recorded
     from .adapters.engines import connect
-    from .host.state import find_runs
 
     first = choose(getattr(args, "engine", None))
     wanted = [first]
     if not first.explicit:
-        for st in find_runs(state):
+        for st in _recorded(state)[0]:
             ch = recorded(st.get("engine"), st.get("engine_url"))
             if ch is not None and all(ch.url != w.url for w in wanted):
                 wanted.append(ch)
@@ -363,7 +387,7 @@ def _run_folder(state: Path, rid: str, live: dict) -> Path:
 
 def cmd_ps(args) -> int:
     from .console.table import age_text
-    from .host.state import find_runs, read_state, run_dir, supervisor_alive
+    from .host.state import read_state, run_dir, supervisor_alive
     from .model.status import Row
 
     state = _state(args)
@@ -389,7 +413,7 @@ def cmd_ps(args) -> int:
         for c in live.get(rid, {}).get("containers", []):
             print(neutralise(f"  container {c['name']}: {c['status']}", False))
         return 0
-    recorded = {s["run_id"]: s for s in find_runs(state)}
+    recorded = {s["run_id"]: s for s in _recorded(state)[0]}
     # Runs started from other folders are another project's: listed with --all only, but counted.
     here = [rid for rid, info in live.items() if _same_folder(info.get("state_dir"), state)]
     others = [rid for rid in live if rid not in here]
@@ -460,7 +484,12 @@ def cmd_logs(args) -> int:
             raise UsageError(f"run {rid} has no replica {args.replica!r} (replicas: {names})")
     console = Console([p.stem for p in files], sys.stdout, None if args.colour == "auto" else args.colour, live=False)
     single = len(files) == 1 and bool(args.replica)
-    readers = {p: LogReader(p) for p in files}
+    readers = {}
+    for p in files:
+        try:
+            readers[p] = LogReader(p)
+        except OSError as exc:  # a link (O_NOFOLLOW) or unreadable: not a log trainspec saved
+            print(neutralise(f"trainspec: skipping {p}: {exc.strerror}", False), file=sys.stderr)
 
     def show(lines) -> None:
         for t, name, line in lines:
@@ -483,7 +512,8 @@ def cmd_logs(args) -> int:
                 return 0
             for p in d.glob("*.log"):
                 if p not in readers and p.name != "supervisor.log" and (not args.replica or p.stem == args.replica):
-                    readers[p] = LogReader(p)
+                    with contextlib.suppress(OSError):
+                        readers[p] = LogReader(p)
             if not got:
                 time.sleep(0.3)
     except KeyboardInterrupt:
@@ -550,10 +580,10 @@ def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | N
     sup = info.get("supervisor") or (read_state(rdir) or {}).get("supervisor", "")
     if sup and supervisor_alive(sup):
         if grace is not None:
-            try:  # read by the supervisor's signal handler
-                (rdir / "stop-grace").write_text(f"{grace:g}\n")
-            except OSError:
-                pass
+            from .host.ownfs import write_own_file
+
+            with contextlib.suppress(OSError, UsageError):  # read by the supervisor's signal handler
+                write_own_file(rdir.parent.parent, ("runs", rdir.name), "stop-grace", f"{grace:g}\n".encode())
         pid = supervisor_pid(sup)
         try:
             if pid:
@@ -632,7 +662,13 @@ def _sweep_files(here: Path, runs: dict, args) -> int:
                 return not args.all
         return False
 
-    found = sweep(here, alive, dry_run=args.dry_run)
+    refused: dict[str, str] = {}
+    found = sweep(here, alive, dry_run=args.dry_run, refused=refused)
+    for name, why in sorted(refused.items()):
+        if name not in _WARNED:
+            _WARNED.add(name)
+            print(neutralise(f"trainspec: gc leaves alone what {here / 'runs' / name} names: {why}", False),
+                  file=sys.stderr)
     for rid, path in found:
         print(f"{'would remove' if args.dry_run else 'removed'} {rid}'s secret files folder {path}")
     return 0 if args.dry_run else len(found)

@@ -330,7 +330,7 @@ def remove_run(client: docker.DockerClient, run_id: str) -> tuple[int, int, int]
     files_dirs = {(c.get("Labels") or {}).get(LABEL) for c in api.containers(all=True, filters=_label_filter(run_id))}
     n_containers = remove_containers(client, run_id)
     for path in files_dirs - {None}:
-        remove(str(path))  # configMap/secret files on the tmpfs: gone with the containers
+        remove(str(path), run_id)  # configMap/secret files on the tmpfs (this run's only): gone with the containers
     n_networks = 0
     for net in api.networks(filters=_label_filter(run_id)):
         try:

@@ -18,6 +18,7 @@ from ...compiler.errors import UsageError, usage_text
 from ..adapters.choice import choose
 from ..host import gpus as gpu_mod
 from ..host.grants import parse_grants, split_mode
+from ..host.ownfs import check_state
 from ..host.paths import check_host_paths, make_dir_inside
 from ..model.job import JobModel
 from ..model.names import check_names
@@ -36,6 +37,7 @@ class Preflight:
 def check_input(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter) -> None:
     """What is checked (and mapped: --claim, --image, --cpu-only, --gpus-per-replica) before any engine
     contact. The CLI runs it before it even imports the engine (a refused input never loads `docker`)."""
+    check_state(state)  # a planted `.trainspec` link is refused before anything is made (ownfs.py)
     check_names(job)
     check_env_values(job)
     notes = map_claims(job, opts.claims, state)

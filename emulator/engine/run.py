@@ -21,7 +21,7 @@ from ..adapters import docker_engine as db
 from ..adapters.docker_events import Events
 from ..host.filesvol import RECORD as FILES_RECORD
 from ..host.filesvol import FilesDir
-from ..host.state import run_dir, state_dir, supervisor_id, write_state
+from ..host.state import make_run_dir, run_dir, state_dir, supervisor_id, write_state
 from ..model.job import Container, JobModel, Mount, Replica
 from ..model.masking import secret_mask
 from ..model.policy import FAILED, SUCCEEDED, Decision, decide, left_running
@@ -144,7 +144,7 @@ class Run:
         return restore
 
     def _setup(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        make_run_dir(self.state, self.run_id)  # never through a link a repository planted (ownfs.py)
         self._save_state()
         job = self.job
         n = len(job.replicas)
