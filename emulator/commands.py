@@ -163,6 +163,15 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="cap on terminationGracePeriodSeconds when stopping containers (default 10)")
     p.add_argument("--restart-backoff", type=float, default=1.0, metavar="SECONDS",
                    help="first restart delay, doubling up to 10s (the kubelet's is 10s up to 5m)")
+    p.add_argument("--pids-limit", metavar="N|none",
+                   help="the pids limit of every container whose file sets none (compose pids_limit); default "
+                        "4096, so a fork bomb stops inside its container; none: no limit")
+    p.add_argument("--memory-limit", metavar="SIZE|none",
+                   help="the memory limit of every container whose file sets none (e.g. 8Gi); default: 3/4 of "
+                        "the engine's memory; none: no limit")
+    p.add_argument("--publish-all-interfaces", action="store_true",
+                   help="publish host ports (compose ports, hostPort) on every interface when the file names "
+                        "no host IP; by default they are published on 127.0.0.1 only")
     p.add_argument("--state-dir", help="where volumes and run records go (default ./.trainspec)")
     _add_engine(p, "; the run's record names it, so ps, logs and down reach it again")
     p.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
@@ -203,6 +212,7 @@ def build_run(args, stream=None):
     against this host first, before the engine (and `docker`) is even imported."""
     from .console.table import job_console
     from .engine.preflight import check_input
+    from .model.limits import parse_memory_option, parse_pids_option
     from .model.status import RunOptions
     from .readers.dispatch import load
     from .readers.overrides import using
@@ -228,7 +238,10 @@ def build_run(args, stream=None):
         claims=getattr(args, "claim", None) or [], mount_host=getattr(args, "mount_host", None) or [],
         pull=getattr(args, "pull", False),
         gpus_per_replica=getattr(args, "gpus_per_replica", None), share_gpus=getattr(args, "share_gpus", False),
-        daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15), engine=getattr(args, "engine", None))
+        daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15), engine=getattr(args, "engine", None),
+        pids_limit=parse_pids_option(getattr(args, "pids_limit", None)),
+        memory_limit=parse_memory_option(getattr(args, "memory_limit", None)),
+        publish_address="" if getattr(args, "publish_all_interfaces", False) else "127.0.0.1")
     console = job_console(job, stream, opts.colour, opts.quiet)
     check_input(job, opts, state, console)
     from .engine.run import Run  # only past the input's checks: the engine's modules import the adapters

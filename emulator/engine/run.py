@@ -23,6 +23,7 @@ from ..host.filesvol import RECORD as FILES_RECORD
 from ..host.filesvol import FilesDir
 from ..host.state import make_run_dir, run_dir, state_dir, supervisor_id, write_state
 from ..model.job import Container, JobModel, Mount, Replica
+from ..model.limits import default_memory
 from ..model.masking import secret_mask
 from ..model.policy import FAILED, SUCCEEDED, Decision, decide, left_running
 from ..model.status import PENDING, RUNNING, Row, RunOptions, Status, read_stop_grace
@@ -53,6 +54,7 @@ class Run:
         self.ips: dict[str, str] = {}
         self.gateway = ""
         self.ncpu = 0
+        self.memory_default: int | None = None   # a container's memory limit when its file sets none (limits.py)
         self.supervisor = supervisor_id()
         self.started = time.time()
         self.decision: Decision | None = None
@@ -84,6 +86,7 @@ class Run:
     def prepare(self) -> None:
         checked = preflight(self.job, self.opts, self.state, self.reporter, input_checked=self.input_checked)
         self.client, self.ncpu, self.gpu_ids = checked.client, checked.ncpu, checked.gpu_ids
+        self.memory_default = default_memory(self.opts.memory_limit, checked.mem_total)
         self.prepared = True
 
     # ------------------------------------------------------------------

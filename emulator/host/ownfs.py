@@ -68,10 +68,10 @@ def state_root(state: Path | str) -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def own_dir_fd(state: Path | str, *parts: str, create: bool = True, fresh: bool = False) -> Iterator[int]:
+def own_dir_fd(state: Path | str, *parts: str, create: bool = True, mode: int = 0o700) -> Iterator[int]:
     """A descriptor for `state/parts...`, reached one component at a time without following a
-    link, each folder this user's; missing ones made (0700) when `create`. `fresh`: the last
-    one must be made now (a run's folder). Untrusted when a component is a link, not a folder,
+    link, each folder this user's; missing ones made when `create` (0700; `mode` below
+    `runs`/`volumes`). Untrusted when a component is a link, not a folder,
     or someone else's; FileNotFoundError when missing and not `create`."""
     parent, name = state_root(state)
     names = [name, *parts]
@@ -85,13 +85,10 @@ def own_dir_fd(state: Path | str, *parts: str, create: bool = True, fresh: bool 
     try:
         for i, n in enumerate(names):
             shown = os.path.join(shown, n)
-            last = i == len(names) - 1
             if create:
-                try:
-                    os.mkdir(n, 0o700, dir_fd=fd)
-                except FileExistsError:
-                    if last and fresh:
-                        raise _refuse(shown, f"{shown} exists already, yet this run has just been named") from None
+                # the state folder, `runs` and `volumes` are private; below them, `mode`
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(n, 0o700 if i < 2 else mode, dir_fd=fd)
             try:
                 nfd = os.open(n, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -108,9 +105,9 @@ def own_dir_fd(state: Path | str, *parts: str, create: bool = True, fresh: bool 
         os.close(fd)
 
 
-def own_dir(state: Path | str, *parts: str, create: bool = True, fresh: bool = False) -> Path:
+def own_dir(state: Path | str, *parts: str, create: bool = True, mode: int = 0o700) -> Path:
     """`state/parts...` checked (and made) as own_dir_fd does; the path, with no link in it."""
-    with own_dir_fd(state, *parts, create=create, fresh=fresh):
+    with own_dir_fd(state, *parts, create=create, mode=mode):
         parent, name = state_root(state)
         return Path(parent, name, *parts)
 
@@ -261,7 +258,7 @@ def verify(raw: bytes, what: str) -> dict:
         raise Untrusted(f"{what} is not a record trainspec wrote (not JSON)") from None
     if not isinstance(data, dict) or not isinstance(data.get(MAC_FIELD), str):
         raise Untrusted(f"{what} is not a record trainspec wrote (it has no signature: written by hand, committed "
-                        "to a repository, or by a trainspec before 0.x)")
+                        "to a repository, or by an older trainspec that did not sign its records)")
     try:
         expected = hmac.new(record_key(), _canonical(data), hashlib.sha256).hexdigest()
     except (ValueError, TypeError, RecursionError):

@@ -227,7 +227,8 @@ def make_dir_inside(root: str, path: str) -> None:
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
     if rel.startswith("..") or os.path.isabs(rel):
         raise UsageError(f"{path} is not inside {root}")
-    own_dir(state, top, *([] if rel == "." else rel.split("/")))
+    # 0755 below `volumes`: a container running as another user reads its claim (as before)
+    own_dir(state, top, *([] if rel == "." else rel.split("/")), mode=0o755)
 
 
 def resolve_bind(m: Mount, state: str, allow_host_path: bool) -> str:

@@ -57,7 +57,8 @@ def test_a_claim_folder_made_inside_is_what_docker_gets(tmp_path):
     make_dir_inside(str(state / "volumes"), str(state / "volumes" / "c" / "a"))
     m = Mount("/x", "bind", str(state / "volumes" / "c" / "a"), root=str(state / "volumes" / "c"))
     assert resolve_bind(m, str(state), allow_host_path=False) == str(state / "volumes" / "c" / "a")
-    assert oct((state / "volumes" / "c").stat().st_mode & 0o777) == "0o700"
+    assert oct((state / "volumes" / "c").stat().st_mode & 0o777) == "0o755"   # readable by a non-root user
+    assert oct((state / "volumes").stat().st_mode & 0o777) == "0o700" and oct(state.stat().st_mode & 0o777) == "0o700"
 
 
 def test_records_round_trip_and_planted_ones_are_refused(tmp_path):
