@@ -327,13 +327,13 @@ _WARNED: set[str] = set()
 def _recorded(state: Path) -> tuple[list[dict], dict[str, str]]:
     """This folder's run records trainspec made (newest first), and the others (folder -> why), each
     said once on stderr. A state folder (or its `runs`) that is a link is refused outright."""
-    from .host.ownfs import Untrusted
+    from .host.ownfs import FOLDER, Untrusted
     from .host.state import find_runs
 
     refused: dict[str, str] = {}
     runs = find_runs(state, refused)
-    if "runs" in refused:
-        raise Untrusted(refused["runs"].split("; hint: ")[0],
+    if FOLDER in refused:
+        raise Untrusted(refused[FOLDER].split("; hint: ")[0],
                         hint="remove it (trainspec makes it again), or pass --state-dir with another folder")
     for name, why in sorted(refused.items()):
         if name not in _WARNED:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from ...compiler.errors import UsageError
 from ..model.job import Mount
-from .ownfs import Untrusted, own_dir, own_dir_fd, read_own_file, sign, verify, write_own_file
+from .ownfs import FOLDER, Untrusted, own_dir, own_dir_fd, read_own_file, sign, verify, write_own_file
 
 RECORD = "files-dir"
 
@@ -234,7 +234,7 @@ def sweep(state: Path, alive: Callable[[str, str], bool], dry_run: bool = False,
         return out
     except Untrusted as exc:
         if refused is not None:
-            refused["runs"] = str(exc)
+            refused[FOLDER] = str(exc)
         return out
     for d in sorted(runs.iterdir()):
         try:

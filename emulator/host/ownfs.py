@@ -41,6 +41,11 @@ RECORD_LIMIT = 64 * 1024 * 1024
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
+# The key under which `refused` maps (find_runs, sweep) hold the state folder's own refusal:
+# no folder is named "" (a run folder named `runs` is just a run folder).
+FOLDER = ""
+
+
 class Untrusted(UsageError):
     """A path or record under the state folder that trainspec did not make."""
 

@@ -14,7 +14,7 @@ import socket
 import time
 from pathlib import Path
 
-from .ownfs import Untrusted, own_dir, read_own_file, sign, verify, write_own_file
+from .ownfs import FOLDER, Untrusted, own_dir, read_own_file, sign, verify, write_own_file
 
 
 def state_dir(explicit: str | None = None) -> Path:
@@ -110,7 +110,8 @@ def read_state(path: Path) -> dict | None:
 
 
 def find_runs(state: Path, refused: dict[str, str] | None = None) -> list[dict]:
-    """All recorded runs trainspec made, newest first; the others go to `refused` (folder name -> why)."""
+    """All recorded runs trainspec made, newest first; the others go to `refused` (folder name -> why;
+    FOLDER: the state folder or its `runs` itself)."""
     out: list[dict] = []
     try:
         runs = own_dir(state, "runs", create=False)
@@ -118,7 +119,7 @@ def find_runs(state: Path, refused: dict[str, str] | None = None) -> list[dict]:
         return out
     except Untrusted as exc:
         if refused is not None:
-            refused["runs"] = str(exc)
+            refused[FOLDER] = str(exc)
         return out
     for d in sorted(runs.iterdir()):
         try:
