@@ -236,6 +236,10 @@ def sweep(state: Path, alive: Callable[[str, str], bool], dry_run: bool = False,
         if refused is not None:
             refused[FOLDER] = str(exc)
         return out
+    except OSError as exc:  # e.g. another user's folder this user may not open
+        if refused is not None:
+            refused[FOLDER] = f"{state} cannot be read ({exc.strerror})"
+        return out
     for d in sorted(runs.iterdir()):
         try:
             path, supervisor = read_record(d)

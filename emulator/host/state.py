@@ -121,6 +121,10 @@ def find_runs(state: Path, refused: dict[str, str] | None = None) -> list[dict]:
         if refused is not None:
             refused[FOLDER] = str(exc)
         return out
+    except OSError as exc:  # e.g. another user's folder this user may not open
+        if refused is not None:
+            refused[FOLDER] = f"{state} cannot be read ({exc.strerror})"
+        return out
     for d in sorted(runs.iterdir()):
         try:
             st = load_state(d)

@@ -14,6 +14,7 @@ import pytest
 
 from trainspec.emulator.adapters.podman_engine import libpod_spec
 from trainspec.emulator.adapters.podman_init import is_static, podman_init, read_conf
+from trainspec.emulator.model.limits import DEFAULT_PIDS
 
 
 def _static_init() -> str:
@@ -105,7 +106,8 @@ def test_podman_runs_every_container_with_the_init_found(tmp_path, monkeypatch, 
         [c] = podman_client.containers.list(all=True, filters={"label": [
             "trainspec.dev/job=initcheck", f"trainspec.dev/state-dir={tmp_path / '.trainspec'}"]})
         inspect = podman_client.api.inspect_container(c.id)
-        assert inspect["HostConfig"]["Init"] is True and inspect["HostConfig"]["PidsLimit"] > 0
+        assert inspect["HostConfig"]["Init"] is True and inspect["HostConfig"]["PidsLimit"] == DEFAULT_PIDS
+        assert inspect["HostConfig"]["Memory"] > 0
     finally:  # not `trainspec down`: this process is the run's recorded supervisor, which `down` signals
         for c in podman_client.containers.list(all=True, filters={"label": "trainspec.dev/job=initcheck"}):
             c.remove(force=True)
