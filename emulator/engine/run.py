@@ -381,7 +381,7 @@ class Run:
         }
         try:
             write_state(self.dir, data)
-        except OSError:
+        except (OSError, UsageError):  # UsageError: the run's folder became a link (ownfs.py): never written through
             pass
 
     @staticmethod
