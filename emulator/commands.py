@@ -163,6 +163,15 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="cap on terminationGracePeriodSeconds when stopping containers (default 10)")
     p.add_argument("--restart-backoff", type=float, default=1.0, metavar="SECONDS",
                    help="first restart delay, doubling up to 10s (the kubelet's is 10s up to 5m)")
+    p.add_argument("--pids-limit", metavar="N|none",
+                   help="the pids limit of every container whose file sets none (compose pids_limit); default "
+                        "4096, so a fork bomb stops inside its container; none: no limit")
+    p.add_argument("--memory-limit", metavar="SIZE|none",
+                   help="the memory limit of every container whose file sets none (e.g. 8Gi); default: 3/4 of "
+                        "the engine's memory; none: no limit")
+    p.add_argument("--publish-all-interfaces", action="store_true",
+                   help="publish host ports (compose ports, hostPort) on every interface when the file names "
+                        "no host IP; by default they are published on 127.0.0.1 only")
     p.add_argument("--state-dir", help="where volumes and run records go (default ./.trainspec)")
     _add_engine(p, "; the run's record names it, so ps, logs and down reach it again")
     p.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
@@ -203,6 +212,7 @@ def build_run(args, stream=None):
     against this host first, before the engine (and `docker`) is even imported."""
     from .console.table import job_console
     from .engine.preflight import check_input
+    from .model.limits import parse_memory_option, parse_pids_option
     from .model.status import RunOptions
     from .readers.dispatch import load
     from .readers.overrides import using
@@ -228,7 +238,10 @@ def build_run(args, stream=None):
         claims=getattr(args, "claim", None) or [], mount_host=getattr(args, "mount_host", None) or [],
         pull=getattr(args, "pull", False),
         gpus_per_replica=getattr(args, "gpus_per_replica", None), share_gpus=getattr(args, "share_gpus", False),
-        daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15), engine=getattr(args, "engine", None))
+        daemon_wait=float(os.environ.get("TRAINSPEC_DAEMON_WAIT") or 15), engine=getattr(args, "engine", None),
+        pids_limit=parse_pids_option(getattr(args, "pids_limit", None)),
+        memory_limit=parse_memory_option(getattr(args, "memory_limit", None)),
+        publish_address="" if getattr(args, "publish_all_interfaces", False) else "127.0.0.1")
     console = job_console(job, stream, opts.colour, opts.quiet)
     check_input(job, opts, state, console)
     from .engine.run import Run  # only past the input's checks: the engine's modules import the adapters
@@ -275,9 +288,13 @@ def _resolve(state: Path, name: str, docker_runs: dict | None = None, anywhere: 
     `logs`, `ps RUN`), the job's live runs in any folder (found by their labels) — if those
     are in one folder only, so the name is not ambiguous.  `down` stops nothing of another
     folder's by a job name alone: it names them and the option instead."""
-    from .host.state import find_runs
+    from .host.ownfs import Untrusted
 
-    recorded = find_runs(state)
+    recorded, refused = _recorded(state)
+    if name in refused:
+        raise Untrusted(f"run {name}: {refused[name]}",
+                        hint=f"remove {state / 'runs' / name} if you did not make it; trainspec acts only on the "
+                             "runs it recorded")
     ids = [s["run_id"] for s in recorded if s.get("run_id") == name]
     if ids or name in (docker_runs or {}):
         return ids or [name]
@@ -304,18 +321,38 @@ def _resolve(state: Path, name: str, docker_runs: dict | None = None, anywhere: 
                      "(see `trainspec ps -a`)")
 
 
+_WARNED: set[str] = set()
+
+
+def _recorded(state: Path) -> tuple[list[dict], dict[str, str]]:
+    """This folder's run records trainspec made (newest first), and the others (folder -> why), each
+    said once on stderr. A state folder (or its `runs`) that is a link is refused outright."""
+    from .host.ownfs import FOLDER, Untrusted
+    from .host.state import find_runs
+
+    refused: dict[str, str] = {}
+    runs = find_runs(state, refused)
+    if FOLDER in refused:
+        raise Untrusted(refused[FOLDER].split("; hint: ")[0],
+                        hint="remove it (trainspec makes it again), or pass --state-dir with another folder")
+    for name, why in sorted(refused.items()):
+        if name not in _WARNED:
+            _WARNED.add(name)
+            print(neutralise(f"trainspec: ignoring {state / 'runs' / name}: {why}", False), file=sys.stderr)
+    return runs, refused
+
+
 def _engines(args, state: Path) -> list:
     """Clients of the engine chosen for this command and, unless --engine/$TRAINSPEC_ENGINE named one,
     of the engines this folder's runs were recorded on (a Podman run is found on Podman even where
     Docker is the default). The chosen engine's error when none answers."""
     from .adapters.choice import choose, recorded
     from .adapters.engines import connect
-    from .host.state import find_runs
 
     first = choose(getattr(args, "engine", None))
     wanted = [first]
     if not first.explicit:
-        for st in find_runs(state):
+        for st in _recorded(state)[0]:
             ch = recorded(st.get("engine"), st.get("engine_url"))
             if ch is not None and all(ch.url != w.url for w in wanted):
                 wanted.append(ch)
@@ -363,7 +400,7 @@ def _run_folder(state: Path, rid: str, live: dict) -> Path:
 
 def cmd_ps(args) -> int:
     from .console.table import age_text
-    from .host.state import find_runs, read_state, run_dir, supervisor_alive
+    from .host.state import read_state, run_dir, supervisor_alive
     from .model.status import Row
 
     state = _state(args)
@@ -389,7 +426,7 @@ def cmd_ps(args) -> int:
         for c in live.get(rid, {}).get("containers", []):
             print(neutralise(f"  container {c['name']}: {c['status']}", False))
         return 0
-    recorded = {s["run_id"]: s for s in find_runs(state)}
+    recorded = {s["run_id"]: s for s in _recorded(state)[0]}
     # Runs started from other folders are another project's: listed with --all only, but counted.
     here = [rid for rid, info in live.items() if _same_folder(info.get("state_dir"), state)]
     others = [rid for rid in live if rid not in here]
@@ -460,7 +497,12 @@ def cmd_logs(args) -> int:
             raise UsageError(f"run {rid} has no replica {args.replica!r} (replicas: {names})")
     console = Console([p.stem for p in files], sys.stdout, None if args.colour == "auto" else args.colour, live=False)
     single = len(files) == 1 and bool(args.replica)
-    readers = {p: LogReader(p) for p in files}
+    readers = {}
+    for p in files:
+        try:
+            readers[p] = LogReader(p)
+        except OSError as exc:  # a link (O_NOFOLLOW) or unreadable: not a log trainspec saved
+            print(neutralise(f"trainspec: skipping {p}: {exc.strerror}", False), file=sys.stderr)
 
     def show(lines) -> None:
         for t, name, line in lines:
@@ -483,7 +525,8 @@ def cmd_logs(args) -> int:
                 return 0
             for p in d.glob("*.log"):
                 if p not in readers and p.name != "supervisor.log" and (not args.replica or p.stem == args.replica):
-                    readers[p] = LogReader(p)
+                    with contextlib.suppress(OSError):
+                        readers[p] = LogReader(p)
             if not got:
                 time.sleep(0.3)
     except KeyboardInterrupt:
@@ -550,10 +593,10 @@ def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | N
     sup = info.get("supervisor") or (read_state(rdir) or {}).get("supervisor", "")
     if sup and supervisor_alive(sup):
         if grace is not None:
-            try:  # read by the supervisor's signal handler
-                (rdir / "stop-grace").write_text(f"{grace:g}\n")
-            except OSError:
-                pass
+            from .host.ownfs import write_own_file
+
+            with contextlib.suppress(OSError, UsageError):  # read by the supervisor's signal handler
+                write_own_file(rdir.parent.parent, ("runs", rdir.name), "stop-grace", f"{grace:g}\n".encode())
         pid = supervisor_pid(sup)
         try:
             if pid:
@@ -632,7 +675,13 @@ def _sweep_files(here: Path, runs: dict, args) -> int:
                 return not args.all
         return False
 
-    found = sweep(here, alive, dry_run=args.dry_run)
+    refused: dict[str, str] = {}
+    found = sweep(here, alive, dry_run=args.dry_run, refused=refused)
+    for name, why in sorted(refused.items()):
+        if name not in _WARNED:
+            _WARNED.add(name)
+            print(neutralise(f"trainspec: gc leaves alone what {here / 'runs' / name} names: {why}", False),
+                  file=sys.stderr)
     for rid, path in found:
         print(f"{'would remove' if args.dry_run else 'removed'} {rid}'s secret files folder {path}")
     return 0 if args.dry_run else len(found)

@@ -333,8 +333,11 @@ def test_ports_keep_host_ip_and_protocol():
     assert compose_port("22", "x") == Port(22)       # container port only: never published
     assert k8s_port({"containerPort": 53, "hostPort": 1053, "hostIP": "127.0.0.1", "protocol": "UDP"}, "x") == \
         Port(53, "UDP", 1053, "127.0.0.1")
-    assert bindings([Port(80, "UDP", 18081, "127.0.0.1"), Port(22), Port(8080, "TCP", 18080)]) == \
-        {"80/udp": ("127.0.0.1", 18081), "8080/tcp": 18080}
+    assert bindings([Port(80, "UDP", 18081, "127.0.0.1"), Port(22), Port(8080, "TCP", 18080)], "") == \
+        {"80/udp": ("127.0.0.1", 18081), "8080/tcp": 18080}   # --publish-all-interfaces
+    # no address named: loopback only (issue 32); a named one is kept, 0.0.0.0 included
+    assert bindings([Port(80, "TCP", 9), Port(81, "TCP", 10, "0.0.0.0")]) == \
+        {"80/tcp": ("127.0.0.1", 9), "81/tcp": ("0.0.0.0", 10)}
     for bad in ("8000-8010:8000-8010", "1.2.3.4.5:80:80", "x:80", "80/icmp", "70000:80"):
         with pytest.raises(UsageError):
             compose_port(bad, "x")

@@ -103,6 +103,10 @@ class DockerEngine(docker.DockerClient):
 
     # -- what differs between engines ------------------------------------------------
 
+    def init_problem(self) -> str | None:
+        """Docker ships its init (docker-init) with the daemon."""
+        return None
+
     def gpu_problem(self, info: dict, wanted: int) -> str | None:
         """Why this engine cannot hand GPUs to containers, or None."""
         if has_nvidia_runtime(info):
@@ -220,6 +224,7 @@ def _create_compat(client: DockerEngine, *, name: str, image: str, entrypoint: l
                      hostname: str, label_map: dict[str, str], network: str, ip: str, aliases: list[str],
                      extra_hosts: dict[str, str], binds: dict[str, dict], mounts: list[Any],
                      tmpfs: dict[str, str], nano_cpus: int | None, mem_limit: int | None,
+                     pids_limit: int | None,
                      gpu_ids: list[str] | None, port_bindings: dict[str, Any], dns: list[str] | None,
                      dns_opt: list[str] | None, user: str | None = None, read_only: bool = False,
                      security_opt: list[str] | None = None, cap_drop: list[str] | None = None,
@@ -228,7 +233,7 @@ def _create_compat(client: DockerEngine, *, name: str, image: str, entrypoint: l
     host_config = api.create_host_config(
         init=True,  # a Python PID 1 ignores SIGTERM: docker stop would wait the whole grace period
         binds=binds or None, mounts=mounts or None, tmpfs=tmpfs or None,
-        nano_cpus=nano_cpus, mem_limit=mem_limit,
+        nano_cpus=nano_cpus, mem_limit=mem_limit, pids_limit=pids_limit,
         **(client.gpu_options(gpu_ids) if gpu_ids else {}),
         extra_hosts=extra_hosts or None, dns=dns, dns_opt=dns_opt,
         port_bindings=port_bindings or None,
@@ -330,7 +335,7 @@ def remove_run(client: docker.DockerClient, run_id: str) -> tuple[int, int, int]
     files_dirs = {(c.get("Labels") or {}).get(LABEL) for c in api.containers(all=True, filters=_label_filter(run_id))}
     n_containers = remove_containers(client, run_id)
     for path in files_dirs - {None}:
-        remove(str(path))  # configMap/secret files on the tmpfs: gone with the containers
+        remove(str(path), run_id)  # configMap/secret files on the tmpfs (this run's only): gone with the containers
     n_networks = 0
     for net in api.networks(filters=_label_filter(run_id)):
         try:

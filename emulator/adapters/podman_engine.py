@@ -21,6 +21,7 @@ import docker.errors
 from ...compiler.errors import UsageError
 from .choice import EngineChoice
 from .docker_engine import DockerEngine, create_error_message, short
+from .podman_init import podman_init
 
 CDI_KIND = "nvidia.com/gpu"
 # Where Podman reads CDI specs (the CDI default; static then generated ones).
@@ -60,6 +61,7 @@ class PodmanEngine(DockerEngine):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self._local: dict[str, str] = {}  # image as the job names it -> as Podman stores it
+        self.init_path: str | None = None  # another init than Podman's own, for every container (podman_init.py)
 
     @classmethod
     def unreachable_message(cls, choice: EngineChoice, exc: BaseException) -> str:
@@ -78,6 +80,14 @@ class PodmanEngine(DockerEngine):
 
     def gpu_options(self, gpu_ids: list[str]) -> dict[str, Any]:
         return {"devices": cdi_names(gpu_ids)}
+
+    def init_problem(self) -> str | None:
+        """Podman's init, or another this host has (podman_init.py); what to install when there is none.
+        A remote Podman (ssh, tcp) has its own host's: its create says if one is missing."""
+        if not self.url.startswith("unix://"):
+            return None
+        self.init_path, problem = podman_init()
+        return problem or None
 
     def local_image(self, image: str) -> str | None:
         for candidate in (image, *self._short_name_forms(image)):
@@ -104,8 +114,8 @@ class PodmanEngine(DockerEngine):
 
     def create_container(self, **kw: Any) -> str:
         kw["image"] = self._local.get(kw["image"], kw["image"])
-        if kw.get("gpu_ids"):
-            return create_libpod(self, **kw)
+        if kw.get("gpu_ids") or self.init_path:  # CDI devices, an init path: fields of libpod's API only
+            return create_libpod(self, **kw, init_path=self.init_path)
         return super().create_container(**kw)
 
 
@@ -114,18 +124,20 @@ def create_libpod(client: PodmanEngine, *, name: str, image: str, entrypoint: li
                   hostname: str, label_map: dict[str, str], network: str, ip: str, aliases: list[str],
                   extra_hosts: dict[str, str], binds: dict[str, dict], mounts: list[Any],
                   tmpfs: dict[str, str], nano_cpus: int | None, mem_limit: int | None,
+                  pids_limit: int | None,
                   gpu_ids: list[str] | None, port_bindings: dict[str, Any], dns: list[str] | None,
                   dns_opt: list[str] | None, user: str | None = None, read_only: bool = False,
                   security_opt: list[str] | None = None, cap_drop: list[str] | None = None,
-                  group_add: list[str] | None = None) -> str:
+                  group_add: list[str] | None = None, init_path: str | None = None) -> str:
     """The same container as docker_engine._create_compat makes, through libpod's API: the one that
     takes CDI devices. The body is what `podman create` would send (specgen)."""
     spec = libpod_spec(name=name, image=image, entrypoint=entrypoint, cmd=cmd, env=env, working_dir=working_dir,
                        hostname=hostname, label_map=label_map, network=network, ip=ip, aliases=aliases,
                        extra_hosts=extra_hosts, binds=binds, mounts=mounts, tmpfs=tmpfs, nano_cpus=nano_cpus,
-                       mem_limit=mem_limit, gpu_ids=gpu_ids or [], port_bindings=port_bindings, dns=dns,
+                       mem_limit=mem_limit, pids_limit=pids_limit, gpu_ids=gpu_ids or [],
+                       port_bindings=port_bindings, dns=dns,
                        dns_opt=dns_opt, user=user, read_only=read_only, security_opt=security_opt,
-                       cap_drop=cap_drop, group_add=group_add)
+                       cap_drop=cap_drop, group_add=group_add, init_path=init_path)
     api = client.api
     try:
         response = api.post(f"{api.base_url}/{LIBPOD_API}/libpod/containers/create", json=spec)
@@ -148,9 +160,10 @@ def libpod_spec(*, name: str, image: str, entrypoint: list[str] | None, cmd: lis
                 env: dict[str, str], working_dir: str | None, hostname: str, label_map: dict[str, str],
                 network: str, ip: str, aliases: list[str], extra_hosts: dict[str, str], binds: dict[str, dict],
                 mounts: list[Any], tmpfs: dict[str, str], nano_cpus: int | None, mem_limit: int | None,
-                gpu_ids: list[str], port_bindings: dict[str, Any], dns: list[str] | None,
+                pids_limit: int | None, gpu_ids: list[str], port_bindings: dict[str, Any], dns: list[str] | None,
                 dns_opt: list[str] | None, user: str | None, read_only: bool, security_opt: list[str] | None,
-                cap_drop: list[str] | None, group_add: list[str] | None) -> dict[str, Any]:
+                cap_drop: list[str] | None, group_add: list[str] | None,
+                init_path: str | None = None) -> dict[str, Any]:
     """Podman's specgen for one container: the fields docker_engine._create_compat sets, in libpod's words."""
     if binds:
         raise ValueError("binds are passed as mounts")  # the emulator only uses the mount API
@@ -181,6 +194,8 @@ def libpod_spec(*, name: str, image: str, entrypoint: list[str] | None, cmd: lis
         resources["cpu"] = {"quota": nano_cpus // 10_000, "period": 100_000}  # 1e9 nano-CPUs = period
     if mem_limit:
         resources["memory"] = {"limit": int(mem_limit)}
+    if pids_limit:
+        resources["pids"] = {"limit": int(pids_limit)}
     spec: dict[str, Any] = {
         "name": name, "image": image, "env": env, "labels": label_map, "hostname": hostname[:63],
         "init": True,  # as with Docker: a Python PID 1 ignores SIGTERM
@@ -192,7 +207,8 @@ def libpod_spec(*, name: str, image: str, entrypoint: list[str] | None, cmd: lis
         "read_only_filesystem": bool(read_only),
         "no_new_privileges": "no-new-privileges" in (security_opt or []),
     }
-    optional = {"entrypoint": entrypoint, "command": cmd, "work_dir": working_dir, "dns_server": dns,
+    optional = {"init_path": init_path, "entrypoint": entrypoint, "command": cmd, "work_dir": working_dir,
+                "dns_server": dns,
                 "dns_option": dns_opt, "user": user, "cap_drop": cap_drop, "groups": group_add,
                 "resource_limits": resources}
     spec.update({k: v for k, v in optional.items() if v})

@@ -13,6 +13,7 @@ from ..adapters import docker_engine as db
 from ..host.filesvol import LABEL as FILES_LABEL
 from ..host.paths import resolve_bind
 from ..model.job import Container, Mount, Replica
+from ..model.limits import pids_for
 from ..model.ports import bindings as port_bindings
 from .context import RunContext
 from .podenv import command_and_args, container_env
@@ -54,7 +55,7 @@ def create_container(run: RunContext, r: Replica, c: Container, kind: str, empty
         cpu = Decimal(run.ncpu)  # Docker refuses a quota above the machine's CPUs
     suffix = "" if kind == "main" else f"-init-{c.name}"
     name = f"{run.run_id}-{r.role}-{r.index}{suffix}"
-    ports = port_bindings(c.ports) if kind == "main" else {}
+    ports = port_bindings(c.ports, run.opts.publish_address) if kind == "main" else {}
     dns, dns_opt = (["127.0.0.1"], ["timeout:1", "attempts:1"]) if run.opts.offline else (None, None)
     cid = db.create_container(
         run.client, name=name, image=c.image, entrypoint=command, cmd=args, env=env,
@@ -63,7 +64,8 @@ def create_container(run: RunContext, r: Replica, c: Container, kind: str, empty
                               **({FILES_LABEL: run.files.path} if run.files.path else {})),
         network=run.run_id, ip=ip, aliases=r.aliases, extra_hosts=run.extra_hosts, binds={},
         mounts=mounts, tmpfs=tmpfs,
-        nano_cpus=int(cpu * 10**9) if cpu else None, mem_limit=c.memory,
+        nano_cpus=int(cpu * 10**9) if cpu else None, mem_limit=c.memory or run.memory_default,
+        pids_limit=pids_for(c.pids, run.opts.pids_limit),
         gpu_ids=ids, port_bindings=ports, dns=dns, dns_opt=dns_opt,
         user=sec.user, read_only=sec.read_only_root, cap_drop=sec.cap_drop, group_add=sec.group_add,
         security_opt=["no-new-privileges"] if sec.no_new_privileges else None)

@@ -36,6 +36,7 @@ class RunContext(Protocol):
     ips: dict[str, str]
     gateway: str
     ncpu: int
+    memory_default: int | None
     job_restarts: int
     restarts_counted: int
     restarted: list[str]

@@ -21,8 +21,10 @@ def detach(args, run, background_reporter: Callable[[], Reporter]) -> int:
     replica has started (left Pending) — or with the run's error — told through a pipe.
     `background_reporter` makes the supervisor's reporter, once its output goes to supervisor.log.
     """
+    from ..host.state import make_run_dir
+
     run.prepare()
-    run.dir.mkdir(parents=True, exist_ok=True)
+    make_run_dir(run.state, run.run_id)
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -67,7 +69,7 @@ def _supervise_detached(run, notify_fd: int, background_reporter: Callable[[], R
     retitle(f"trainspec run supervisor {run.run_id}")  # the CLI's argv may hold --secret values
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
-    log = os.open(run.dir / "supervisor.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    log = os.open(run.dir / "supervisor.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(log, 1)

@@ -18,6 +18,7 @@ from ...compiler.errors import UsageError, usage_text
 from ..adapters.choice import choose
 from ..host import gpus as gpu_mod
 from ..host.grants import parse_grants, split_mode
+from ..host.ownfs import check_state
 from ..host.paths import check_host_paths, make_dir_inside
 from ..model.job import JobModel
 from ..model.names import check_names
@@ -30,12 +31,14 @@ class Preflight:
     """What the checks learnt that the run needs later."""
     client: Any
     ncpu: int = 0
+    mem_total: int = 0          # the engine's memory (docker info MemTotal): the default memory limit's base
     gpu_ids: dict[str, list[str]] = field(default_factory=dict)
 
 
 def check_input(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter) -> None:
     """What is checked (and mapped: --claim, --image, --cpu-only, --gpus-per-replica) before any engine
     contact. The CLI runs it before it even imports the engine (a refused input never loads `docker`)."""
+    check_state(state)  # a planted `.trainspec` link is refused before anything is made (ownfs.py)
     check_names(job)
     check_env_values(job)
     notes = map_claims(job, opts.claims, state)
@@ -70,7 +73,10 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter,
     wanted = gpu_mod.requested(job)
     client = connect(len(job.replicas), choose(opts.engine))
     info = client.info()
-    out = Preflight(client, ncpu=int(info.get("NCPU") or 0))
+    problem = client.init_problem()  # every container runs an init: said before any is made
+    if problem:
+        raise UsageError(problem)
+    out = Preflight(client, ncpu=int(info.get("NCPU") or 0), mem_total=int(info.get("MemTotal") or 0))
     if wanted:
         allowed = gpu_mod.parse_gpus_option(opts.gpus)
         if allowed == []:
@@ -109,7 +115,7 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter,
         raise UsageError(f"{len(problems)} things a cluster would have are missing:\n  - "
                          + "\n  - ".join(usage_text(message, hint=hint) for message, hint in problems))
     check_run_as_non_root(client, job)
-    check_host_ports(job)
+    check_host_ports(job, opts.publish_address)
     for r in job.replicas:
         for c in [*r.init_containers, r.main]:
             for m in c.mounts:
@@ -222,7 +228,7 @@ def missing_objects(job: JobModel) -> list[tuple[str, str]]:
     return out
 
 
-def check_host_ports(job: JobModel) -> None:
+def check_host_ports(job: JobModel, default_address: str = "127.0.0.1") -> None:
     from ..adapters.docker_engine import host_port_free
 
     seen: dict[tuple[int, str], str] = {}
@@ -235,9 +241,10 @@ def check_host_ports(job: JobModel) -> None:
             if key in seen:
                 raise UsageError(f"{r.display} and {seen[key]} both publish host port {shown}")
             seen[key] = r.display
-            if p.protocol != "SCTP" and not host_port_free(int(p.host), p.protocol, p.host_ip):
+            address = p.host_ip or default_address
+            if p.protocol != "SCTP" and not host_port_free(int(p.host), p.protocol, address):
                 raise UsageError(f"{r.display} publishes host port {shown}"
-                                 f"{' on ' + p.host_ip if p.host_ip else ''}, which is already in use")
+                                 f"{' on ' + address if address else ''}, which is already in use")
 
 
 def check_run_as_non_root(client: Any, job: JobModel) -> None:

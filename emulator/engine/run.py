@@ -21,8 +21,9 @@ from ..adapters import docker_engine as db
 from ..adapters.docker_events import Events
 from ..host.filesvol import RECORD as FILES_RECORD
 from ..host.filesvol import FilesDir
-from ..host.state import run_dir, state_dir, supervisor_id, write_state
+from ..host.state import make_run_dir, run_dir, state_dir, supervisor_id, write_state
 from ..model.job import Container, JobModel, Mount, Replica
+from ..model.limits import default_memory
 from ..model.masking import secret_mask
 from ..model.policy import FAILED, SUCCEEDED, Decision, decide, left_running
 from ..model.status import PENDING, RUNNING, Row, RunOptions, Status, read_stop_grace
@@ -53,6 +54,7 @@ class Run:
         self.ips: dict[str, str] = {}
         self.gateway = ""
         self.ncpu = 0
+        self.memory_default: int | None = None   # a container's memory limit when its file sets none (limits.py)
         self.supervisor = supervisor_id()
         self.started = time.time()
         self.decision: Decision | None = None
@@ -84,6 +86,7 @@ class Run:
     def prepare(self) -> None:
         checked = preflight(self.job, self.opts, self.state, self.reporter, input_checked=self.input_checked)
         self.client, self.ncpu, self.gpu_ids = checked.client, checked.ncpu, checked.gpu_ids
+        self.memory_default = default_memory(self.opts.memory_limit, checked.mem_total)
         self.prepared = True
 
     # ------------------------------------------------------------------
@@ -144,7 +147,7 @@ class Run:
         return restore
 
     def _setup(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        make_run_dir(self.state, self.run_id)  # never through a link a repository planted (ownfs.py)
         self._save_state()
         job = self.job
         n = len(job.replicas)
@@ -378,7 +381,7 @@ class Run:
         }
         try:
             write_state(self.dir, data)
-        except OSError:
+        except (OSError, UsageError):  # UsageError: the run's folder became a link (ownfs.py): never written through
             pass
 
     @staticmethod

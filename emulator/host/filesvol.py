@@ -25,11 +25,12 @@ for a `.ssh` folder): what `docker compose` bind-mounts from the host.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-import json
 import os
 import secrets
 import shutil
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from ...compiler.errors import UsageError
 from ..model.job import Mount
+from .ownfs import FOLDER, Untrusted, own_dir, own_dir_fd, read_own_file, sign, verify, write_own_file
 
 RECORD = "files-dir"
 
@@ -118,12 +120,12 @@ class FilesDir:
 
     def remove(self) -> None:
         if self.path is not None:
-            remove(self.path)
+            remove(self.path, self.run_id)
         if self.record:
-            try:
-                os.unlink(self.record)
-            except OSError:
-                pass
+            run = Path(self.record).parent
+            with contextlib.suppress(OSError, Untrusted), own_dir_fd(run.parent.parent, "runs", run.name,
+                                                                     create=False) as fd:
+                os.unlink(RECORD, dir_fd=fd)
 
 
 # The mount point's mode: the emptyDir that wraps the volume is made 0777 (empty_dir.go,
@@ -171,50 +173,93 @@ def _write(path: str, data: bytes, mode: int) -> None:
     os.chmod(path, mode & 0o777)
 
 
-def remove(path: str) -> None:
-    """Remove a run's files folder — only ever one this module made."""
-    if not path or not os.path.basename(path.rstrip("/")).startswith(PREFIX):
-        return
-    if _fstype(os.path.dirname(path.rstrip("/"))) not in _TMPFS:
+def owned_files_dir(path: str, run_id: str | None = None) -> str | None:
+    """Why `path` is not a files folder this user's run made (None: it is one): directly in a
+    tmpfs root, named PREFIX<run id>-<16 hex digits>, a real folder (not a link), this user's."""
+    name = os.path.basename(path.rstrip("/"))
+    parent = os.path.dirname(path.rstrip("/"))
+    if not name.startswith(PREFIX) or not os.path.isabs(path):
+        return f"{path} is not named {PREFIX}..."
+    rest = name[len(PREFIX):]
+    rid, _, token = rest.rpartition("-")
+    if len(token) != 16 or any(c not in "0123456789abcdef" for c in token) or (run_id is not None and rid != run_id):
+        return f"{path} is not the files folder of run {run_id or rid}"
+    if _fstype(parent) not in _TMPFS or os.path.realpath(parent) != os.path.normpath(parent):
+        return f"{path} is not directly in a tmpfs folder"
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None  # gone already: nothing will be removed
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{path} is a link or not a folder"
+    if st.st_uid != os.geteuid():
+        return f"{path} belongs to user {st.st_uid}, not to you"
+    return None
+
+
+def remove(path: str, run_id: str | None = None) -> None:
+    """Remove a run's files folder — only ever one this module made (owned_files_dir)."""
+    if not path or owned_files_dir(path, run_id) is not None:
         return
     shutil.rmtree(path, ignore_errors=True)
 
 
 def write_record(record: str, path: str, supervisor: str) -> None:
-    """The folder's path and its run's supervisor, written (and synced) before the folder exists."""
-    os.makedirs(os.path.dirname(record), exist_ok=True)
-    tmp = record + ".tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, json.dumps({"path": path, "supervisor": supervisor}).encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, record)
+    """The folder's path and its run's supervisor, signed and synced before the folder exists;
+    `record` is `<state>/runs/<run id>/files-dir`, written never through a link (ownfs.py)."""
+    folder = Path(record).parent
+    write_own_file(folder.parent.parent, ("runs", folder.name), RECORD,
+                   sign({"path": path, "supervisor": supervisor, "run_id": folder.name}))
 
 
-def sweep(state: Path, alive: Callable[[str, str], bool], dry_run: bool = False) -> list[tuple[str, str]]:
+def read_record(run: Path) -> tuple[str, str]:
+    """(folder, supervisor) from a run folder's record; Untrusted / FileNotFoundError otherwise."""
+    data = verify(read_own_file(run.parent.parent, ("runs", run.name), RECORD), str(run / RECORD))
+    path, supervisor = data.get("path"), data.get("supervisor", "")
+    if not isinstance(path, str) or not isinstance(supervisor, str) or data.get("run_id") != run.name:
+        raise Untrusted(f"{run / RECORD} is not a files-folder record of run {run.name}")
+    return path, supervisor
+
+
+def sweep(state: Path, alive: Callable[[str, str], bool], dry_run: bool = False,
+          refused: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """Files folders recorded under `state`'s runs whose run is not alive (`alive(run_id,
-    supervisor)`): removed (unless dry_run). Returns (run id, folder) for each."""
+    supervisor)`): removed (unless dry_run). Only records trainspec signed, naming a folder of
+    this user's run (owned_files_dir), count; the others go to `refused` (run folder -> why).
+    Returns (run id, folder) for each."""
     out: list[tuple[str, str]] = []
-    runs = state / "runs"
-    if not runs.is_dir():
+    try:
+        runs = own_dir(state, "runs", create=False)
+    except FileNotFoundError:
+        return out
+    except Untrusted as exc:
+        if refused is not None:
+            refused[FOLDER] = str(exc)
+        return out
+    except OSError as exc:  # e.g. another user's folder this user may not open
+        if refused is not None:
+            refused[FOLDER] = f"{state} cannot be read ({exc.strerror})"
         return out
     for d in sorted(runs.iterdir()):
-        record = d / RECORD
         try:
-            data = json.loads(record.read_text())
-            path, supervisor = str(data["path"]), str(data.get("supervisor", ""))
-        except (OSError, ValueError, KeyError, TypeError):
+            path, supervisor = read_record(d)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except (Untrusted, OSError) as exc:
+            if refused is not None:
+                refused[d.name] = str(exc)
+            continue
+        why = owned_files_dir(path, d.name)
+        if why:
+            if refused is not None:
+                refused[d.name] = f"{d / RECORD} names {why}"
             continue
         if alive(d.name, supervisor):
             continue
         if os.path.lexists(path):   # else removed already (the run's end, `down`): only the record is stale
             out.append((d.name, path))
         if not dry_run:
-            remove(path)
-            try:
-                record.unlink()
-            except OSError:
-                pass
+            remove(path, d.name)
+            with contextlib.suppress(OSError, Untrusted), own_dir_fd(state, "runs", d.name, create=False) as fd:
+                os.unlink(RECORD, dir_fd=fd)
     return out

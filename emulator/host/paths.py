@@ -9,9 +9,12 @@ Three layers, each general rather than case by case:
 - a denylist of host trees (system, credential and runtime-socket folders, every
   home's dot-files) and a walk for sockets and device nodes inside mounted folders,
   checked before anything is created (`check_host_paths`);
+- a claim's (or compose named volume's) folder is made and mounted only below the state
+  folder's `volumes`, reached without following any link (ownfs.py: a repository may
+  commit `.trainspec/volumes -> /`);
 - at the moment of mounting, every bind source is resolved to its final real path
-  (symlinks included) and checked again (`resolve_bind`): a claim's folder must stay
-  inside itself, a hostPath may not lead into the state folder (where the run's
+  (symlinks included) and checked again (`resolve_bind`): a claim's folder has no link on
+  its way, a hostPath may not lead into the state folder (where the run's
   containers write, and could plant a symlink), and the real path is what Docker
   gets — checked again right before the container starts.
 --allow-host-path lifts the denylist and the walk (never the need for a grant, nor the name and
@@ -30,6 +33,7 @@ from ...compiler.errors import UsageError
 from ..model.errors import FieldError
 from ..model.job import JobModel, Mount
 from .grants import OPTION, Grant, grant_for, not_granted, special_files
+from .ownfs import Untrusted, inside_state, own_dir
 
 # Mounting any of these (or anything inside them) hands a container the host: its
 # configuration and credentials, kernel interfaces, devices, programs, services'
@@ -215,38 +219,35 @@ def safe_subpath(sub: object, where: str, node: Any = None, field: tuple = ()) -
 
 
 def make_dir_inside(root: str, path: str) -> None:
-    """mkdir -p `path`, which must be inside `root` (the state folder's volumes), never
-    following a symlink on the way: a container may have planted one in a claim folder."""
-    root_real = os.path.realpath(root)
-    os.makedirs(root_real, exist_ok=True)
+    """mkdir -p `path`, which must be inside `root` (the state folder's `volumes`), never
+    following a symlink on the way — not in the state folder's own name, not in `volumes`
+    (a repository may commit `.trainspec/volumes -> /`), not in a claim folder (a container
+    may plant one there): ownfs.own_dir, one component at a time."""
+    state, top = os.path.split(os.path.abspath(root).rstrip("/"))
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
-    if rel == ".":
-        return
     if rel.startswith("..") or os.path.isabs(rel):
         raise UsageError(f"{path} is not inside {root}")
-    cur = root_real
-    for part in rel.split("/"):
-        cur = os.path.join(cur, part)
-        try:
-            st = os.lstat(cur)
-        except FileNotFoundError:
-            os.mkdir(cur, 0o755)
-            continue
-        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-            raise UsageError(f"{cur} is a symlink or not a folder; the emulator creates volume folders only "
-                             "inside its state folder and never through a link")
+    # 0755 below `volumes`: a container running as another user reads its claim (as before)
+    own_dir(state, top, *([] if rel == "." else rel.split("/")), mode=0o755)
 
 
 def resolve_bind(m: Mount, state: str, allow_host_path: bool) -> str:
     """The real path to hand Docker for a bind mount, checked as it is now (call it right
     before create and again right before start)."""
-    real = os.path.realpath(m.source)
     if m.root:
-        root = os.path.realpath(m.root)
-        if not _inside(real, root) or root == "/":
-            raise UsageError(f"volume folder {m.source} now leads to {real}, outside {root} (a symlink made "
-                             "by a container?); refusing to mount it")
-        return real
+        # A claim's (or named volume's) folder: below the state folder's `volumes`, with no link anywhere
+        # on the way (ownfs.py) — what is checked is what Docker gets.
+        parts = inside_state(state, m.source)
+        if not parts or parts[0] != "volumes" or len(parts) < 2:
+            raise UsageError(f"volume folder {m.source} is not inside the state folder's volumes ({state}/volumes)")
+        try:
+            return str(own_dir(state, *parts, create=False))
+        except Untrusted as exc:
+            raise UsageError(f"volume folder {m.source} leads outside {state}/volumes ({exc.message}); refusing "
+                             "to mount it", hint=exc.hint) from None
+        except FileNotFoundError:
+            raise UsageError(f"volume folder {m.source} is gone (removed while the run starts?)") from None
+    real = os.path.realpath(m.source)
     if m.host_path:
         grant = os.path.realpath(m.grant) if m.grant else ""
         if not grant or not _inside(real, grant):

@@ -8,6 +8,7 @@ engine's log pumps) and the reader (`trainspec logs`) are both here: one file fo
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -16,15 +17,20 @@ from typing import TextIO
 TS_SUFFIX = ".ts"
 
 
+def _nofollow(path: str, flags: int) -> int:
+    """open()'s opener: a saved log is never reached through a link (ownfs.py)."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o600)
+
+
 class TimedLog:
     """The writer a replica's log pumps share: each line to `<replica>.log`, its time to
     `<replica>.log.ts`; one lock, so the two files stay line for line."""
 
     def __init__(self, path: Path):
         self.lock = threading.Lock()
-        self.text: TextIO = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self.text: TextIO = open(path, "a", encoding="utf-8", opener=_nofollow)  # noqa: SIM115 - closed by close()
         try:
-            self.times: TextIO | None = open(str(path) + TS_SUFFIX, "a", encoding="ascii")  # noqa: SIM115
+            self.times: TextIO | None = open(str(path) + TS_SUFFIX, "a", encoding="ascii", opener=_nofollow)  # noqa: SIM115
         except OSError:
             self.times = None
 
@@ -52,9 +58,9 @@ class LogReader:
 
     def __init__(self, path: Path):
         self.name = path.stem
-        self.text = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by close()
+        self.text = open(path, encoding="utf-8", errors="replace", opener=_nofollow)  # noqa: SIM115 - closed by close()
         ts = Path(str(path) + TS_SUFFIX)
-        self.times = open(ts, encoding="ascii", errors="replace") if ts.exists() else None  # noqa: SIM115
+        self.times = open(ts, encoding="ascii", errors="replace", opener=_nofollow) if ts.exists() else None  # noqa: SIM115
 
     def read(self) -> list[tuple[float | None, str]]:
         """The complete lines written since the last call."""

@@ -1,17 +1,20 @@
 """Run records on disk: `.trainspec/runs/<run-id>/` (state.json + one log per replica).
 
-state.json never holds env values, so no secret reaches a saved file.
+state.json never holds env values, so no secret reaches a saved file. It is written
+and read through ownfs.py: never through a link, signed with this user's record key, so a
+record a repository committed (or a malformed one) is refused, never trusted or crashed on.
 Also how a run's supervising process is identified, so `gc` can tell a live
 run from what a killed CLI left behind.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import time
 from pathlib import Path
+
+from .ownfs import FOLDER, Untrusted, own_dir, read_own_file, sign, verify, write_own_file
 
 
 def state_dir(explicit: str | None = None) -> Path:
@@ -61,30 +64,77 @@ def supervisor_pid(ident: str) -> int | None:
         return None
 
 
+def make_run_dir(state: Path, run_id: str) -> Path:
+    """The run's folder, made now under the state folder, never through a link."""
+    return own_dir(state, "runs", run_id)
+
+
 def write_state(path: Path, data: dict) -> None:
-    path.mkdir(parents=True, exist_ok=True)
-    tmp = path / "state.json.tmp"
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-    os.replace(tmp, path / "state.json")
+    """`path` is a run folder (run_dir): state.json there, signed, never through a link."""
+    write_own_file(path.parent.parent, ("runs", path.name), "state.json", sign(data))
+
+
+def load_state(path: Path) -> dict | None:
+    """A run folder's record: None when there is none; Untrusted when trainspec did not write it
+    (a link on the way, no or a wrong signature, not a record's shape)."""
+    try:
+        raw = read_own_file(path.parent.parent, ("runs", path.name), "state.json")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Untrusted(f"{path / 'state.json'} cannot be read ({exc.strerror})") from None
+    data = verify(raw, str(path / "state.json"))
+    return _checked(data, path)
+
+
+def _checked(data: dict, path: Path) -> dict:
+    """The fields ps/logs/down/gc read, of the types they expect (a record of ours has them)."""
+    kinds = {"run_id": str, "job": str, "started": (int, float), "supervisor": str, "replicas": list}
+    for key, kind in kinds.items():
+        if not isinstance(data.get(key), kind):  # type: ignore[arg-type]
+            raise Untrusted(f"{path / 'state.json'}: {key} is missing or not a {getattr(kind, '__name__', 'number')}")
+    if data["run_id"] != path.name:
+        raise Untrusted(f"{path / 'state.json'} names run {data['run_id']!r}, not its folder's {path.name!r}")
+    for r in data["replicas"]:
+        if not isinstance(r, dict) or not isinstance(r.get("display"), str) or not isinstance(r.get("phase"), str):
+            raise Untrusted(f"{path / 'state.json'}: a replica entry is not a record's shape")
+    return data
 
 
 def read_state(path: Path) -> dict | None:
+    """A run folder's record, or None when there is none or it is not trainspec's (load_state says why)."""
     try:
-        return json.loads((path / "state.json").read_text())
-    except (OSError, ValueError):
+        return load_state(path)
+    except Untrusted:
         return None
 
 
-def find_runs(state: Path) -> list[dict]:
-    """All recorded runs, newest first."""
-    out = []
-    runs = state / "runs"
-    if runs.is_dir():
-        for d in runs.iterdir():
-            st = read_state(d)
-            if st:
-                st["_dir"] = str(d)
-                out.append(st)
+def find_runs(state: Path, refused: dict[str, str] | None = None) -> list[dict]:
+    """All recorded runs trainspec made, newest first; the others go to `refused` (folder name -> why;
+    FOLDER: the state folder or its `runs` itself)."""
+    out: list[dict] = []
+    try:
+        runs = own_dir(state, "runs", create=False)
+    except FileNotFoundError:
+        return out
+    except Untrusted as exc:
+        if refused is not None:
+            refused[FOLDER] = str(exc)
+        return out
+    except OSError as exc:  # e.g. another user's folder this user may not open
+        if refused is not None:
+            refused[FOLDER] = f"{state} cannot be read ({exc.strerror})"
+        return out
+    for d in sorted(runs.iterdir()):
+        try:
+            st = load_state(d)
+        except Untrusted as exc:
+            if refused is not None:
+                refused[d.name] = str(exc)
+            continue
+        if st:
+            st["_dir"] = str(d)
+            out.append(st)
     out.sort(key=lambda s: s.get("started", 0), reverse=True)
     return out
 

@@ -81,6 +81,7 @@ class Container:
     readiness: Probe | None = None
     startup: Probe | None = None
     expand: bool = True             # Kubernetes $(VAR) expansion (not for compose input)
+    pids: int | None = None         # compose pids_limit / deploy.resources.limits.pids (else the run's default)
     security: Security = field(default_factory=Security)   # user, read-only root, ... (security.py)
 
 

@@ -1,10 +1,12 @@
 """Container ports and what is published on the host: the address and protocol asked for, nothing more.
 
-A Kubernetes `hostPort` is published on its `hostIP` (default: every address) with its
-`protocol`; a compose `ports` entry on the address it names (`127.0.0.1:18081:80` stays on
-the loopback) and with its `/udp`. Ports without a host port are never published. Every
-field is checked when the input is read (a number in range, a protocol Docker knows, an IP
-address), so a malformed one is an error naming the field, not a crash at create.
+A Kubernetes `hostPort` is published on its `hostIP` with its `protocol`; a compose `ports`
+entry on the address it names (`0.0.0.0:18081:80`) and with its `/udp`. A port whose file names
+no address is published on 127.0.0.1 only (`run --publish-all-interfaces`: every address, as
+Docker and the kubelet do): a file someone else wrote does not open the machine to the network.
+Ports without a host port are never published. Every field is checked when the input is read
+(a number in range, a protocol Docker knows, an IP address), so a malformed one is an error
+naming the field, not a crash at create.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ class Port(NamedTuple):
     container: int
     protocol: str = "TCP"
     host: int | None = None
-    host_ip: str = ""          # "" : every address (Docker's and the kubelet's default)
+    host_ip: str = ""          # "" : none named: the run's publish address (loopback unless the user asks)
 
 
 class _At(NamedTuple):
@@ -108,11 +110,13 @@ def _int(value: Any, at: _At) -> Any:
     raise at.error((), f"port {value!r} is not a number")
 
 
-def bindings(ports: list[Port]) -> dict[str, tuple[str, int] | int]:
-    """Docker's port_bindings for the published ones: "80/udp" -> ("127.0.0.1", 18081)."""
+def bindings(ports: list[Port], default_address: str = "127.0.0.1") -> dict[str, tuple[str, int] | int]:
+    """Docker's port_bindings for the published ones: "80/udp" -> ("127.0.0.1", 18081); a port whose file
+    names no address is published on `default_address` ("": every address)."""
     out: dict[str, tuple[str, int] | int] = {}
     for p in ports:
         if p.host:
             key = f"{p.container}/{p.protocol.lower()}"
-            out[key] = (p.host_ip, p.host) if p.host_ip else p.host
+            address = p.host_ip or default_address
+            out[key] = (address, p.host) if address else p.host
     return out

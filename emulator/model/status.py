@@ -37,6 +37,12 @@ class RunOptions:
     gpus_per_replica: int | None = None  # --gpus-per-replica N: cap each replica's GPU request
     share_gpus: bool = False            # --share-gpus: replicas may share GPUs when there are too few
     engine: str | None = None           # --engine docker|podman (None: $TRAINSPEC_ENGINE, else found)
+    # Limits every container gets unless its file sets its own (limits.py): --pids-limit, --memory-limit;
+    # 0 means none (the user's explicit choice), None the documented default.
+    pids_limit: int | None = None
+    memory_limit: int | None = None
+    # Where a published port binds when the file names no host IP: loopback unless --publish-all-interfaces.
+    publish_address: str = "127.0.0.1"
 
 
 @dataclass

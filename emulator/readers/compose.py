@@ -268,6 +268,7 @@ class _Compose:
             memory = _mem(limits["memory"]) if "memory" in limits else None
         except (ValueError, ArithmeticError):
             raise self.fail(("services", name, "deploy", "resources", "limits"), f"cannot read {limits}") from None
+        pids = self._pids(svc, limits, name)
         published = _list(svc, "ports", name, self)
         ports = [compose_port(p, f"{self.path}: {where}.ports", published, i) for i, p in enumerate(published)]
         exposed = _list(svc, "expose", name, self)
@@ -290,7 +291,30 @@ class _Compose:
             mounts=mounts,
             post_start=self._hook(lifecycle.get("postStart")), pre_stop=self._hook(lifecycle.get("preStop")),
             readiness=self._healthcheck(svc.get("healthcheck")) if main else None,
-            expand=False, security=compose_security(svc, f"{self.path}: {where}"))
+            expand=False, security=compose_security(svc, f"{self.path}: {where}"), pids=pids)
+
+    def _pids(self, svc: dict, limits: dict, name: str) -> int | None:
+        """pids_limit / deploy.resources.limits.pids (docker compose refuses the two when they differ);
+        -1 or 0 (Docker's "unlimited") is not honoured: the run's default applies (model/limits.py),
+        said in a note (unhonoured.py) — only the user lifts it, with --pids-limit none."""
+        given = {key: value for key, value in (("pids_limit", svc.get("pids_limit")),
+                                               ("deploy.resources.limits.pids", limits.get("pids")))
+                 if value is not None}
+        at = ("services", name, "pids_limit") if "pids_limit" in given else \
+            ("services", name, "deploy", "resources", "limits", "pids")
+        values = set()
+        for value in given.values():
+            if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).lstrip("-").isdigit():
+                raise self.fail(at, f"is {value!r}", expected="a whole number of processes (-1: unlimited)")
+            values.add(int(value))
+        if len(values) > 1:
+            raise self.fail(at, f"pids_limit {given.get('pids_limit')} and deploy.resources.limits.pids "
+                            f"{given.get('deploy.resources.limits.pids')} differ",
+                            expected="one value (docker compose refuses distinct ones too)")
+        if not values:
+            return None
+        n = values.pop()
+        return n if n > 0 else None  # "unlimited": the run's default applies (unhonoured.py says so)
 
     @staticmethod
     def _words(value: Any) -> list[str] | None:
@@ -320,11 +344,11 @@ class _Compose:
             cmd = [str(t) for t in test[1:]]
         else:
             return None
-        period = _seconds(h.get("interval", "30s"))
+        period = _health_duration(h.get("interval"))
         # Docker does not count failures during start_period towards `retries` (unhealthy): as many more
         grace = math.ceil(_seconds(h.get("start_period", "0s")) / period) if period else 0
         return Probe("exec", command=cmd, initial_delay=0, period=period,
-                     timeout=_seconds(h.get("timeout", "30s")), failure_threshold=int(h.get("retries", 3)) + grace)
+                     timeout=_health_duration(h.get("timeout")), failure_threshold=int(h.get("retries", 3)) + grace)
 
     def _mount(self, v: Any, service: str, i: int) -> Mount:
         where, at = f"services.{service}", ("services", service, "volumes", i)
@@ -376,6 +400,21 @@ class _Compose:
 def _deps(svc: dict) -> dict:
     deps = svc.get("depends_on") or {}
     return deps if isinstance(deps, dict) else {d: {} for d in deps}
+
+
+# Docker's defaults for a healthcheck's interval and timeout (daemon/health.go defaultProbeInterval,
+# defaultProbeTimeout); 0 means "inherit" in the Engine API's HealthConfig, so Compose's 0 is these too.
+HEALTH_DEFAULT = 30.0
+HEALTH_MINIMUM = 0.001   # the daemon refuses an interval or timeout under 1 ms ("cannot be less than 1ms")
+
+
+def _health_duration(value: Any) -> float:
+    """A healthcheck interval or timeout: unset or 0 (or negative) is Docker's default, 30 s — never a
+    loop of `exec`s with no delay; under 1 ms is raised to 1 ms, as the daemon would refuse it."""
+    seconds = _seconds(value) if value is not None else 0.0
+    if seconds <= 0:
+        return HEALTH_DEFAULT
+    return max(seconds, HEALTH_MINIMUM)
 
 
 def _seconds(value: Any) -> float:

@@ -115,7 +115,7 @@ _SERVICE_REFUSED = {
     "secrets": "secrets are not provided by the emulator", "net": "it sets the network mode",
 }
 _SERVICE_NOTED = ("build", "extra_hosts", "dns", "dns_search", "dns_opt", "ulimits", "oom_kill_disable",
-                  "oom_score_adj", "mem_swappiness", "memswap_limit", "pids_limit", "storage_opt", "logging")
+                  "oom_score_adj", "mem_swappiness", "memswap_limit", "storage_opt", "logging")
 
 
 # Bind propagation other than private would share mounts between the host and the container.
@@ -156,6 +156,13 @@ def compose_fields(doc: dict, source: str) -> list[str]:
         for key in _SERVICE_NOTED:
             if svc.get(key) not in (None, [], {}, ""):
                 notes.append(f"{source}: services.{name}.{key} is not applied by the emulator")
+        limits = ((svc.get("deploy") or {}).get("resources") or {}).get("limits") or {} \
+            if isinstance(svc.get("deploy"), dict) else {}
+        for key, value in (("pids_limit", svc.get("pids_limit")),
+                           ("deploy.resources.limits.pids", limits.get("pids") if isinstance(limits, dict) else None)):
+            if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
+                notes.append(f"{source}: services.{name}.{key} {value} (unlimited) is not applied: the run's "
+                             "pids limit applies (--pids-limit; none lifts it)")
     return notes
 
 

@@ -95,3 +95,32 @@ def test_no_podman_socket_says_how_to_start_one(tmp_path):
     assert r.stderr.startswith(f"trainspec: error: cannot reach Podman at unix://{tmp_path}/none.sock")
     assert "podman system service --time=0 unix:///run/podman/podman.sock" in r.stderr
     assert "systemctl --user start podman.socket" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_podman_containers_get_the_limits_and_a_fork_beyond_them_fails(tmp_path, podman_client, podman_test_image,
+                                                                      leak_check):
+    """Issue 32 on Podman (its compatible API): compose pids_limit honoured, the default memory limit
+    set, and a fork beyond the limit fails inside the container."""
+    import yaml
+
+    fork = ("import os, sys, time\n"
+            "for i in range(200):\n"
+            "    try:\n"
+            "        pid = os.fork()\n"
+            "    except OSError:\n"
+            "        print('fork failed after', i, flush=True); sys.exit(0)\n"
+            "    if pid == 0:\n"
+            "        time.sleep(30); os._exit(0)\n"
+            "sys.exit(1)\n")
+    doc = {"x-trainspec": {"job": "plimits"},
+           "services": {"job": {"image": podman_test_image, "command": ["python", "-c", fork], "pids_limit": 30}}}
+    (tmp_path / "compose.yaml").write_text(yaml.safe_dump(doc))
+    r = trainspec("run", "compose.yaml", "--engine", "podman", "--offline", "--keep", cwd=tmp_path)
+    try:
+        assert r.returncode == 0 and "fork failed after" in r.stdout, r.stdout + r.stderr
+        [c] = podman_client.containers.list(all=True, filters={"label": [
+            "trainspec.dev/job=plimits", f"trainspec.dev/state-dir={tmp_path / '.trainspec'}"]})
+        host_config = podman_client.api.inspect_container(c.id)["HostConfig"]
+        assert host_config["PidsLimit"] == 30 and host_config["Memory"] > 0
+    finally:
+        trainspec("down", "plimits", "--engine", "podman", "-t", "0", cwd=tmp_path)

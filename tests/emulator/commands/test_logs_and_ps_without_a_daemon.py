@@ -3,11 +3,11 @@ stamped); `ps` says how to start the daemon without pointing at a repository scr
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
 from trainspec.emulator.host.savedlogs import TimedLog
+from trainspec.emulator.host.state import write_state
 
 from emuhelpers import trainspec
 
@@ -24,8 +24,8 @@ def _fake_run(tmp_path, job="demo", rid="demo-abc123"):
     # interleave: rewrite ps-0's times between worker-0's
     w0 = (d / "worker-0.log.ts").read_text().split()
     (d / "ps-0.log.ts").write_text(f"{float(w0[0]) + 0.001}\n{float(w0[1]) + 0.001}\n")
-    (d / "state.json").write_text(json.dumps({"run_id": rid, "job": job, "started": time.time(),
-                                              "finished": time.time(), "status": "Succeeded"}))
+    write_state(d, {"run_id": rid, "job": job, "started": time.time(), "finished": time.time(),
+                    "status": "Succeeded", "supervisor": "", "replicas": []})  # signed, as a run writes it
     return d
 
 
