@@ -10,10 +10,10 @@ import os
 from typing import NamedTuple
 
 from .errors import SpecError, SpecErrors
+from .limits import MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_FILE_BYTES, MAX_NODES
 
-MAX_FILE_BYTES = 16 * 1024 * 1024
-MAX_NODES = 1_000_000
-MAX_DEPTH = 64
+__all__ = ["MAX_DEPTH", "MAX_EXPANDED_BYTES", "MAX_FILE_BYTES", "MAX_NODES", "Document", "load_file",
+           "from_yaml_text", "read_text", "find_spec_files"]
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonnet")
 
@@ -92,6 +92,9 @@ def _yaml_module():
 
 
 def from_yaml_text(path: str, text: str) -> list[Document]:
+    if len(text) > MAX_FILE_BYTES:  # text made in memory (a chart's rendering, stdin): a file's bound
+        _fail(path, 1, 1, f"text is {len(text)} characters", f"at most {MAX_FILE_BYTES} bytes",
+              "a job spec or manifest is a few kilobytes")
     yaml = _yaml_module()
     loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     docs: list[Document] = []
@@ -118,6 +121,13 @@ def from_yaml_text(path: str, text: str) -> list[Document]:
     return docs
 
 
+def yaml_values(name: str, text: str) -> list:
+    """The values of every document of a YAML text (None documents left out), under the same bounds
+    as a spec (size, aliases by values and bytes, depth, tags): for YAML trainspec did not write, where
+    positions are not needed (a chart's rendered text, a compiled file `apply` or `diff` reads)."""
+    return [doc.data for doc in from_yaml_text(name, text)]
+
+
 class _Builder:
     """Turns a composed YAML node graph into Python data, recording positions."""
 
@@ -137,39 +147,64 @@ class _Builder:
         return node.start_mark.line + 1, node.start_mark.column + 1
 
     def refuse_bombs(self, root) -> None:
-        """Refuse a document whose aliases expand past MAX_NODES values before building any of it.
+        """Refuse a document whose aliases expand past MAX_NODES values or MAX_EXPANDED_BYTES of scalar
+        text, or that nests deeper than MAX_DEPTH, before building any of it.
 
         Aliases share their node, so the expanded size is counted once per distinct node: a
-        billion-laughs document is refused in the time it took to parse, not after building a
-        million values (the count in `build` stays as the backstop, for merge keys)."""
-        sizes: dict[int, int] = {}
+        billion-laughs document (or one long string aliased thousands of times) is refused in the
+        time it took to parse, not after building it (the count in `build` stays as the backstop,
+        for merge keys).  The walk is iterative: a 100,000-deep list is refused, not a RecursionError."""
         yaml = self.yaml
-
-        def size(node) -> int:
-            known = sizes.get(id(node))
-            if known is None:
-                if isinstance(node, yaml.MappingNode):
-                    known = 1 + sum(size(value) for _, value in node.value)
-                elif isinstance(node, yaml.SequenceNode):
-                    known = 1 + sum(size(item) for item in node.value)
-                else:
-                    known = 1
-                sizes[id(node)] = known
-            return known
-
-        if size(root) <= MAX_NODES:
+        mapping, sequence = yaml.MappingNode, yaml.SequenceNode
+        sizes: dict[int, tuple[int, int]] = {}  # node id -> (values, bytes) once expanded
+        stack: list[tuple[object, int, bool]] = [(root, 0, False)]
+        while stack:
+            node, depth, done = stack.pop()
+            key = id(node)
+            if key in sizes and not done:
+                continue
+            if isinstance(node, (mapping, sequence)):
+                children = [v for _, v in node.value] if isinstance(node, mapping) else node.value
+                if not done:
+                    if depth > MAX_DEPTH:
+                        line, column = self._here(node)
+                        _fail(self.file, line, column, f"nesting deeper than {MAX_DEPTH} levels",
+                              f"at most {MAX_DEPTH} levels")
+                    sizes[key] = (0, 0)  # a placeholder: a cycle cannot be composed, but stay finite
+                    stack.append((node, depth, True))
+                    stack.extend((child, depth + 1, False) for child in children if id(child) not in sizes)
+                    continue
+                keys = sum(len(k.value) for k, _ in node.value if isinstance(k.value, str)) \
+                    if isinstance(node, mapping) else 0
+                count, size = 1, keys
+                for child in children:
+                    c, b = sizes[id(child)]
+                    count, size = count + c, size + b
+                sizes[key] = (count, size)
+            else:
+                value = node.value
+                sizes[key] = (1, len(value) if isinstance(value, str) else 0)
+        count, size = sizes[id(root)]
+        if count <= MAX_NODES and size <= MAX_EXPANDED_BYTES:
             return
+        over = (lambda n: sizes[id(n)][0] > MAX_NODES) if count > MAX_NODES else \
+            (lambda n: sizes[id(n)][1] > MAX_EXPANDED_BYTES)
         node = root
         while True:  # down to the smallest value that is too big on its own: where the aliases multiply
-            children = [v for _, v in node.value] if isinstance(node, yaml.MappingNode) else \
-                node.value if isinstance(node, yaml.SequenceNode) else []
-            bigger = next((child for child in children if sizes[id(child)] > MAX_NODES), None)
+            children = [v for _, v in node.value] if isinstance(node, mapping) else \
+                node.value if isinstance(node, sequence) else []
+            bigger = next((child for child in children if over(child)), None)
             if bigger is None:
                 break
             node = bigger
         line, column = self._here(node)
-        _fail(self.file, line, column, f"document expands to more than {MAX_NODES} values",
-              "a spec of ordinary size", "aliases that refer to aliases multiply; write the values out")
+        if count > MAX_NODES:
+            _fail(self.file, line, column, f"document expands to more than {MAX_NODES} values",
+                  "a spec of ordinary size", "aliases that refer to aliases multiply; write the values out")
+        _fail(self.file, line, column,
+              f"document expands to {size} bytes of text once its aliases are expanded",
+              f"at most {MAX_EXPANDED_BYTES} bytes after expansion (as much as a file may hold)",
+              "each alias repeats its anchor's whole text; write a long value once")
 
     def build(self, node, path: tuple, depth: int):
         self.nodes += 1

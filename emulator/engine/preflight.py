@@ -22,6 +22,7 @@ from ..host.paths import check_host_paths, make_dir_inside
 from ..model.job import JobModel
 from ..model.names import check_names
 from ..model.status import RunOptions
+from .podenv import check_expansions
 from .reporter import Reporter
 
 
@@ -38,6 +39,7 @@ def check_input(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter
     contact. The CLI runs it before it even imports the engine (a refused input never loads `docker`)."""
     check_names(job)
     check_env_values(job)
+    check_expansions(job.replicas, job.namespace, job.name)
     notes = map_claims(job, opts.claims, state)
     notes += check_host_paths(job, str(state), allow=opts.allow_host_path, grants=parse_grants(opts.mount_host))
     for note in notes:
