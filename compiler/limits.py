@@ -30,7 +30,8 @@ table for every reader and writer; docs/reliability.md lists them with their val
 - what one compiled file may be (`MAX_OUTPUT_BYTES`, every target; estimated from the plan
   before rendering by `output_size`, and the writer stops at it as the backstop);
 - what one expansion may make, checked before it is made (`MAX_EXPANSION_BYTES`): the kubelet's
-  `$(VAR)` references, Compose interpolation, a JSON patch's `copy`/`add`;
+  `$(VAR)` references, Compose interpolation; what a spec's JSON patches add (`MAX_PATCH_BYTES`:
+  `add`, `replace`, and `copy`, which can double a document each time);
 - the emulator's bytes on the host: ConfigMap and Secret files on the tmpfs per run
   (`MAX_TMPFS_BYTES`), saved container output per replica (`MAX_SAVED_LOG_BYTES`);
 - git output `diff` reads (`MAX_GIT_TREE_BYTES` for `git ls-tree -r`, a file's `git show` as
@@ -49,7 +50,7 @@ MAX_EXPANDED_BYTES = MAX_FILE_BYTES  # scalar text of one document after aliases
 MAX_DEPTH = 64  # nesting of one document (YAML or JSON)
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # one compiled file, every target (compose's file limit since issue 15)
 MAX_EXPANSION_BYTES = 1024 * 1024  # one value made by `$(VAR)`, Compose interpolation; a patch's copied value
-MAX_PATCHED_BYTES = 64 * 1024 * 1024  # a target's objects after the spec's patches are applied
+MAX_PATCH_BYTES = 4 * 1024 * 1024  # what a spec's patches may add to one target's output, `copy` included
 MAX_TMPFS_BYTES = 64 * 1024 * 1024  # ConfigMap and Secret files one run writes to the host's /dev/shm
 MAX_SAVED_LOG_BYTES = 64 * 1024 * 1024  # one replica's saved output (the log and its timestamps)
 MAX_GIT_TREE_BYTES = 64 * 1024 * 1024  # `git ls-tree -r` of the revision `diff` compares
@@ -300,7 +301,7 @@ def _replica_text(replica) -> int:
     return text_bytes((replica.command, replica.args, replica.env), MAX_OUTPUT_BYTES)
 
 
-def output_estimate(plan, per_replica: bool) -> tuple[int, object]:
+def output_estimate(plan, per_replica: bool):
     """(bytes, the role that contributes most) of a target's file: one pod template per replica
     (`per_replica`: k8s's Job per replica, Volcano's task per replica) or per role, plus the topology once."""
     total = text_bytes(plan.topology, MAX_OUTPUT_BYTES)

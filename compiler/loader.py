@@ -157,7 +157,7 @@ class _Builder:
         yaml = self.yaml
         mapping, sequence = yaml.MappingNode, yaml.SequenceNode
         sizes: dict[int, tuple[int, int]] = {}  # node id -> (values, bytes) once expanded
-        stack: list[tuple[object, int, bool]] = [(root, 0, False)]
+        stack: list[tuple] = [(root, 0, False)]
         while stack:
             node, depth, done = stack.pop()
             key = id(node)

@@ -17,6 +17,7 @@ from typing import Any
 from ...compiler.errors import UsageError, usage_text
 from ..adapters.choice import choose
 from ..host import gpus as gpu_mod
+from ..host.filesvol import check_size as check_files_size
 from ..host.grants import parse_grants, split_mode
 from ..host.paths import check_host_paths, make_dir_inside
 from ..model.job import JobModel
@@ -40,6 +41,7 @@ def check_input(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter
     check_names(job)
     check_env_values(job)
     check_expansions(job.replicas, job.namespace, job.name)
+    check_files_size(job)
     notes = map_claims(job, opts.claims, state)
     notes += check_host_paths(job, str(state), allow=opts.allow_host_path, grants=parse_grants(opts.mount_host))
     for note in notes:
