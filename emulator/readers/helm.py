@@ -139,8 +139,11 @@ sys.stdout.write(json.dumps(out))
 def _limits() -> None:
     import resource
 
-    resource.setrlimit(resource.RLIMIT_AS, (RENDER_MEMORY, RENDER_MEMORY))
-    resource.setrlimit(resource.RLIMIT_CPU, (RENDER_CPU_SECONDS, RENDER_CPU_SECONDS))
+    # Never above the caller's own limits (a CI runner's `ulimit -v`): raising a hard limit fails.
+    for which, value in ((resource.RLIMIT_AS, RENDER_MEMORY), (resource.RLIMIT_CPU, RENDER_CPU_SECONDS)):
+        hard = resource.getrlimit(which)[1]
+        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (cap, cap))
 
 
 def _render_confined(copy: str, values: dict, namespace: str) -> dict:
