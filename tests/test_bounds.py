@@ -258,3 +258,14 @@ def test_configmap_files_on_the_hosts_tmpfs_are_bounded_before_the_run(tmp_path)
     path = tmp_path / "k8s.yaml"
     path.write_text(cm + "---\n" + yaml.safe_dump_all(docs, sort_keys=False))
     refused(cli("run", path, "--offline", cwd=tmp_path), "/dev/shm", str(limits.MAX_TMPFS_BYTES))
+
+
+def test_the_writer_stops_at_the_output_bound(monkeypatch):
+    # The backstop behind every target's estimate: the writer itself never makes a larger file.
+    from trainspec.targets import yamlout
+
+    monkeypatch.setattr(yamlout, "MAX_OUTPUT_BYTES", 100_000)
+    docs = [{"kind": "ConfigMap", "data": {"k": "v" * 1000}} for _ in range(200)]
+    with pytest.raises(limits.BoundExceeded, match="the compiled file would be over 100000 bytes"):
+        yamlout.dump_all(docs)
+    assert len(yamlout.dump_all(docs[:50])) < 100_000
