@@ -346,6 +346,7 @@ def _from_json_text(path: str, text: str, positions: bool) -> list[Document]:
         _fail(path, 1, 1, str(exc), "each key once per object", "remove one of them")
     except RecursionError:
         _fail(path, 1, 1, "nesting too deep", f"at most {MAX_DEPTH} levels")
+    _refuse_deep(path, data)
     items = data if isinstance(data, list) else [data]
     docs: list[Document] = []
     position_docs: list[Document] = []
@@ -367,6 +368,20 @@ def _from_json_text(path: str, text: str, positions: bool) -> list[Document]:
             doc.key_positions = position_docs[0].key_positions
         docs.append(doc)
     return docs
+
+
+def _refuse_deep(path: str, data) -> None:
+    """JSON (and Jsonnet's output) nested deeper than MAX_DEPTH, as YAML is: every later walk of the
+    data (validation, the emulator's copies of pod templates) may recurse. Iterative: any depth."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:  # as the YAML builder counts
+            _fail(path, 1, 1, f"nesting deeper than {MAX_DEPTH} levels", f"at most {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
 
 
 def _split_positions(doc: Document, count: int) -> list[tuple[dict, dict]]:

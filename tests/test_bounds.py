@@ -269,3 +269,16 @@ def test_the_writer_stops_at_the_output_bound(monkeypatch):
     with pytest.raises(limits.BoundExceeded, match="the compiled file would be over 100000 bytes"):
         yamlout.dump_all(docs)
     assert len(yamlout.dump_all(docs[:50])) < 100_000
+
+
+def test_json_nested_past_the_depth_bound_is_refused_as_yaml_is(tmp_path):
+    value: list = []
+    for _ in range(300):  # parses, but every later walk (validation, the emulator's copies) recurses
+        value = [value]
+    import json
+
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps({"apiVersion": "trainspec/v1", "kind": "TrainingJob",
+                                "metadata": {"name": "j", "annotations": {"a": value}},
+                                "spec": {"framework": "pytorch", "image": "b", "roles": {"master": {"replicas": 1}}}}))
+    refused(cli("validate", path, cwd=tmp_path), f"nesting deeper than {limits.MAX_DEPTH} levels")
