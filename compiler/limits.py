@@ -332,11 +332,13 @@ def output_size(plan, target: str, per_replica: bool) -> list[LimitProblem]:
     size, role = output_estimate(plan, per_replica)
     if size <= MAX_OUTPUT_BYTES or role is None:
         return []
-    copies = f"{role.count} copies (one per replica)" if per_replica else "one copy per role"
+    template = _role_static(plan, role) + _replica_text(role.replicas[-1])
+    copies = f"{role.count} times (once per replica)" if per_replica else "once"
     return [LimitProblem(
-        (("spec", "roles", role.name, "args"), ("spec", "args"), ("spec", "roles", role.name, "replicas")),
-        f"the {target} output would be over {size >> 20} MiB: the {role.name} pod template's text is written "
-        f"{copies}, over the {MAX_OUTPUT_BYTES >> 20} MiB trainspec writes in one compiled file",
+        (("spec", "roles", role.name, "args"), ("spec", "args"), ("spec", "roles", role.name, "command"),
+         ("spec", "command"), ("spec", "roles", role.name, "replicas")),
+        f"the {target} output would be over the {MAX_OUTPUT_BYTES >> 20} MiB trainspec writes in one compiled "
+        f"file: the {role.name} pod template, about {max(1, template >> 10)} KiB, is written {copies}",
         f"at most {MAX_OUTPUT_BYTES >> 20} MiB of output",
         "long values (a YAML alias repeats its anchor's whole text) belong in a file the job reads, a ConfigMap "
         "or the image; use fewer, larger replicas")]
