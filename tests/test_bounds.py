@@ -289,3 +289,21 @@ def test_json_nested_past_the_depth_bound_is_refused_as_yaml_is(tmp_path):
                                 "metadata": {"name": "j", "annotations": {"a": value}},
                                 "spec": {"framework": "pytorch", "image": "b", "roles": {"master": {"replicas": 1}}}}))
     refused(cli("validate", path, cwd=tmp_path), f"nesting deeper than {limits.MAX_DEPTH} levels")
+
+
+def test_a_restarts_files_replace_its_predecessors_on_the_tmpfs(monkeypatch):
+    from trainspec.emulator.host import filesvol
+    from trainspec.emulator.model.job import FileEntry, Mount
+
+    mount = Mount("/cfg", "files", source="configmap big", files=[FileEntry("k", b"x" * 30_000_000, 0o644)])
+    files = filesvol.FilesDir("bounds-test", kubelet=True)
+    try:
+        first = files.write("worker-0-main", mount)
+        second = files.write("worker-0-main", mount)  # the container restarted: its predecessor exited
+        assert not os.path.exists(first) and os.path.exists(second)
+        assert files.written == 30_000_000
+        files.write("worker-0-init", mount)  # another container: a second copy, 60 MB in all
+        with pytest.raises(Exception, match="/dev/shm"):
+            files.write("worker-1-main", mount)  # a third would pass 64 MiB
+    finally:
+        files.remove()

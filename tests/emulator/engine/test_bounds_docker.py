@@ -30,7 +30,7 @@ def _k8s(tmp_path: Path, edit_pod) -> Path:
 
 
 @pytest.mark.docker
-def test_a_restart_gets_fresh_files_and_its_predecessors_copy_is_removed(tmp_path, test_image, leak_check):
+def test_a_restart_gets_fresh_configmap_files_and_nothing_is_left(tmp_path, test_image, leak_check):
     def edit(pod):
         pod["restartPolicy"] = "OnFailure"
         pod.setdefault("volumes", []).extend([{"name": "cfg", "configMap": {"name": "cfg"}},
