@@ -214,7 +214,7 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
     return subprocess.run(["git", *args], cwd=repo, input=stdin, capture_output=True, check=True).stdout.decode().strip()
 
 
-def test_diff_of_a_git_bomb_is_refused_and_leaves_no_scratch(tmp_path):
+def _git_bomb(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q", ".")
@@ -226,10 +226,35 @@ def test_diff_of_a_git_bomb_is_refused_and_leaves_no_scratch(tmp_path):
     commit = _git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit-tree", top, "-m", "bomb")
     _git(repo, "update-ref", "HEAD", commit)
     (repo / "jobs").mkdir()
+    return repo
+
+
+def test_diff_of_a_git_bomb_is_refused_and_leaves_no_scratch(tmp_path):
+    repo = _git_bomb(tmp_path)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     err = refused(cli("diff", "HEAD:jobs", "jobs", cwd=repo, env={"TMPDIR": str(scratch)}), "HEAD:jobs")
     assert str(limits.MAX_GIT_TREE_BYTES) in err
+    assert list(scratch.iterdir()) == []
+
+
+def test_diff_stopped_by_sigterm_removes_its_scratch(tmp_path):
+    import signal
+
+    repo = _git_bomb(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    child = subprocess.Popen([sys.executable, "-m", "trainspec", "diff", "HEAD:jobs", "jobs"], cwd=repo,
+                             env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not list(scratch.iterdir()) and time.monotonic() < deadline:  # the listing has started
+        time.sleep(0.05)
+    assert list(scratch.iterdir()), "diff made no scratch folder"
+    child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 128 + signal.SIGTERM, err
+    assert b"Traceback" not in err
     assert list(scratch.iterdir()) == []
 
 
