@@ -66,10 +66,12 @@ def _short(value) -> str:
 
 def parse_objects(text: str, name: str = "<compiled file>") -> dict[str, dict]:
     """'Kind name' -> object for a Kubernetes multi-document file; 'service name' for a compose file."""
+    from trainspec.compiler.limits import MAX_OUTPUT_BYTES
     from trainspec.compiler.loader import yaml_values
 
     objects: dict[str, dict] = {}
-    for doc in yaml_values(name, text):  # the loader's bounds: a revision's file is someone else's text
+    # The loader's bounds (a revision's file is someone else's text), at the size a target may write.
+    for doc in yaml_values(name, text, MAX_OUTPUT_BYTES):
         if not isinstance(doc, dict):
             continue
         if "services" in doc and "kind" not in doc:
@@ -448,7 +450,7 @@ def git_revision_path(ref: str, scratch: str) -> str | None:
     import subprocess
 
     from trainspec.compiler import UsageError
-    from trainspec.compiler.limits import MAX_FILE_BYTES, MAX_GIT_TREE_BYTES
+    from trainspec.compiler.limits import MAX_GIT_TREE_BYTES, MAX_OUTPUT_BYTES
 
     rev, sep, path = ref.partition(":")
     if not sep or not rev or not path or not shutil.which("git"):
@@ -480,7 +482,7 @@ def git_revision_path(ref: str, scratch: str) -> str | None:
         os.makedirs(copy)
         copy = os.path.join(copy, os.path.basename(path.rstrip("/")))
         with open(copy, "wb") as handle:
-            handle.write(bounded_git(["cat-file", "blob", f"{rev}:{path}"], MAX_FILE_BYTES, ref, "the file"))
+            handle.write(bounded_git(["cat-file", "blob", f"{rev}:{path}"], MAX_OUTPUT_BYTES, ref, "the file"))
         return copy
     # A revision is someone else's: a tree of trees that share subtrees (a git bomb) lists billions of
     # entries from a few kilobytes. The listing, each file and their sum are read as bounded streams.
@@ -501,7 +503,7 @@ def git_revision_path(ref: str, scratch: str) -> str | None:
             continue  # git never stores such a name; never write outside scratch anyway
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "wb") as handle:
-            handle.write(bounded_git(["cat-file", "blob", sha], MAX_FILE_BYTES, f"{rev}:{path}/{name}", "the file"))
+            handle.write(bounded_git(["cat-file", "blob", sha], MAX_OUTPUT_BYTES, f"{rev}:{path}/{name}", "the file"))
     return copy
 
 

@@ -91,9 +91,11 @@ def _yaml_module():
     return yaml
 
 
-def from_yaml_text(path: str, text: str) -> list[Document]:
-    if len(text) > MAX_FILE_BYTES:  # text made in memory (a chart's rendering, stdin): a file's bound
-        _fail(path, 1, 1, f"text is {len(text)} characters", f"at most {MAX_FILE_BYTES} bytes",
+def from_yaml_text(path: str, text: str, max_bytes: int = MAX_FILE_BYTES) -> list[Document]:
+    """`max_bytes`: the text's bound and its scalars' after aliases (a file's, MAX_FILE_BYTES and
+    MAX_EXPANDED_BYTES; a compiled file `diff` compares may be as large as a target writes)."""
+    if len(text) > max_bytes:  # text made in memory (a chart's rendering, stdin): a file's bound
+        _fail(path, 1, 1, f"text is {len(text)} characters", f"at most {max_bytes} bytes",
               "a job spec or manifest is a few kilobytes")
     yaml = _yaml_module()
     loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -102,7 +104,7 @@ def from_yaml_text(path: str, text: str) -> list[Document]:
         for node in yaml.compose_all(text, Loader=loader_cls):
             if node is None:
                 continue
-            builder = _Builder(path, text)
+            builder = _Builder(path, text, max(max_bytes, MAX_EXPANDED_BYTES))
             builder.refuse_bombs(node)
             data = builder.build(node, (), 0)
             if data is None:
@@ -121,17 +123,17 @@ def from_yaml_text(path: str, text: str) -> list[Document]:
     return docs
 
 
-def yaml_values(name: str, text: str) -> list:
+def yaml_values(name: str, text: str, max_bytes: int = MAX_FILE_BYTES) -> list:
     """The values of every document of a YAML text (None documents left out), under the same bounds
     as a spec (size, aliases by values and bytes, depth, tags): for YAML trainspec did not write, where
     positions are not needed (a chart's rendered text, a compiled file `apply` or `diff` reads)."""
-    return [doc.data for doc in from_yaml_text(name, text)]
+    return [doc.data for doc in from_yaml_text(name, text, max_bytes)]
 
 
 class _Builder:
     """Turns a composed YAML node graph into Python data, recording positions."""
 
-    def __init__(self, file: str, text: str = ""):
+    def __init__(self, file: str, text: str = "", max_expanded: int = MAX_EXPANDED_BYTES):
         yaml = _yaml_module()
         self.file = file
         self.text = text
@@ -140,6 +142,7 @@ class _Builder:
         self.positions: dict[tuple, tuple[int, int]] = {}
         self.key_positions: dict[tuple, tuple[int, int]] = {}
         self.nodes = 0
+        self.max_expanded = max_expanded
         self.constructor = yaml.constructor.SafeConstructor()
         self.yaml = yaml
 
@@ -185,10 +188,10 @@ class _Builder:
                 value = node.value
                 sizes[key] = (1, len(value) if isinstance(value, str) else 0)
         count, size = sizes[id(root)]
-        if count <= MAX_NODES and size <= MAX_EXPANDED_BYTES:
+        if count <= MAX_NODES and size <= self.max_expanded:
             return
         over = (lambda n: sizes[id(n)][0] > MAX_NODES) if count > MAX_NODES else \
-            (lambda n: sizes[id(n)][1] > MAX_EXPANDED_BYTES)
+            (lambda n: sizes[id(n)][1] > self.max_expanded)
         node = root
         while True:  # down to the smallest value that is too big on its own: where the aliases multiply
             children = [v for _, v in node.value] if isinstance(node, mapping) else \
@@ -203,7 +206,7 @@ class _Builder:
                   "a spec of ordinary size", "aliases that refer to aliases multiply; write the values out")
         _fail(self.file, line, column,
               f"document expands to {size} bytes of text once its aliases are expanded",
-              f"at most {MAX_EXPANDED_BYTES} bytes after expansion (as much as a file may hold)",
+              f"at most {self.max_expanded} bytes after expansion (as much as a file may hold)",
               "each alias repeats its anchor's whole text; write a long value once")
 
     def build(self, node, path: tuple, depth: int):
