@@ -489,9 +489,28 @@ def _check(args, build, cache, keys, files, owned, orphans, current: dict) -> in
     return EXIT_FAILED
 
 
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
 def cmd_diff(args) -> int:
+    import signal
     import tempfile
 
+    def terminated(signum, frame):  # SIGTERM too leaves through the `with`, which removes the scratch folder
+        raise SystemExit(128 + signum)
+
+    before = signal.signal(signal.SIGTERM, terminated) if threading_main() else None
+    try:
+        return _diff(args, tempfile)
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _diff(args, tempfile) -> int:
     from trainspec.semdiff import diff_paths, git_revision_path, render_text
 
     with tempfile.TemporaryDirectory(prefix="trainspec-diff-") as scratch:

@@ -212,21 +212,27 @@ def is_chart(folder: str) -> bool:
     return os.path.isfile(os.path.join(folder, "Chart.yaml")) and os.path.isdir(os.path.join(folder, "templates"))
 
 
-def read_stdin_documents():
-    """The documents of a spec piped in; errors name the file `<stdin>`."""
+def read_stdin_text() -> str:
+    """Standard input as text, at most a spec file's size; errors name the file `<stdin>`."""
     from trainspec.compiler import SpecError, SpecErrors
-    from trainspec.compiler.loader import MAX_FILE_BYTES, from_text
+    from trainspec.compiler.loader import MAX_FILE_BYTES
 
     raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
         raise SpecErrors([SpecError(STDIN_NAME, 1, 1, "", "input is too large", f"at most {MAX_FILE_BYTES} bytes")])
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise SpecErrors([SpecError(STDIN_NAME, line, 1, "", f"byte 0x{raw[exc.start]:02x} is not UTF-8",
                                     "UTF-8 text")]) from None
-    return from_text(STDIN_NAME, text)
+
+
+def read_stdin_documents():
+    """The documents of a spec piped in; errors name the file `<stdin>`."""
+    from trainspec.compiler.loader import from_text
+
+    return from_text(STDIN_NAME, read_stdin_text())
 
 
 def walked_documents(path: str, options, warn) -> list:

@@ -64,13 +64,14 @@ def _short(value) -> str:
 
 # --- reading compiled files --------------------------------------------------------------------
 
-def parse_objects(text: str) -> dict[str, dict]:
+def parse_objects(text: str, name: str = "<compiled file>") -> dict[str, dict]:
     """'Kind name' -> object for a Kubernetes multi-document file; 'service name' for a compose file."""
-    from trainspec.compiler.pyyaml import yaml
+    from trainspec.compiler.limits import MAX_OUTPUT_BYTES
+    from trainspec.compiler.loader import yaml_values
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     objects: dict[str, dict] = {}
-    for doc in yaml.load_all(text, Loader=loader):
+    # The loader's bounds (a revision's file is someone else's text), at the size a target may write.
+    for doc in yaml_values(name, text, MAX_OUTPUT_BYTES):
         if not isinstance(doc, dict):
             continue
         if "services" in doc and "kind" not in doc:
@@ -244,7 +245,7 @@ def _role_counts(objects: dict[str, dict]) -> dict[str, int]:
 
 def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> list[Change]:
     """The changes from one compiled file to another, identical changes across replicas merged."""
-    old, new = parse_objects(old_text), parse_objects(new_text)
+    old, new = parse_objects(old_text, file or "<old>"), parse_objects(new_text, file or "<new>")
     if not old and not new:  # no objects to compare (a bare list or scalar): say only that it changed
         return [] if old_text == new_text else [Change(job, file, f"file {file or '(input)'}", "changed")]
     grouped: dict[tuple, Change] = {}
@@ -449,6 +450,7 @@ def git_revision_path(ref: str, scratch: str) -> str | None:
     import subprocess
 
     from trainspec.compiler import UsageError
+    from trainspec.compiler.limits import MAX_GIT_TREE_BYTES, MAX_OUTPUT_BYTES
 
     rev, sep, path = ref.partition(":")
     if not sep or not rev or not path or not shutil.which("git"):
@@ -480,22 +482,59 @@ def git_revision_path(ref: str, scratch: str) -> str | None:
         os.makedirs(copy)
         copy = os.path.join(copy, os.path.basename(path.rstrip("/")))
         with open(copy, "wb") as handle:
-            handle.write(git("cat-file", "blob", f"{rev}:{path}").stdout)
+            handle.write(bounded_git(["cat-file", "blob", f"{rev}:{path}"], MAX_OUTPUT_BYTES, ref, "the file"))
         return copy
-    listing = git("ls-tree", "-r", "-z", f"{rev}:{path}")
-    if listing.returncode != 0:
-        raise UsageError(f"{ref}: {listing.stderr.decode(errors='replace').strip()}")
+    # A revision is someone else's: a tree of trees that share subtrees (a git bomb) lists billions of
+    # entries from a few kilobytes. The listing, each file and their sum are read as bounded streams.
+    listing = bounded_git(["ls-tree", "-r", "-z", "-l", f"{rev}:{path}"], MAX_GIT_TREE_BYTES, ref,
+                          "the folder's listing (`git ls-tree -r`)")
     os.makedirs(copy)
-    entries = [entry.split(b"\t", 1) for entry in listing.stdout.split(b"\0") if entry]
-    blobs = [(meta.split()[2], name.decode()) for meta, name in entries if meta.split()[1] == b"blob"]
-    for sha, name in blobs:
+    entries = [entry.split(b"\t", 1) for entry in listing.split(b"\0") if entry]
+    blobs = [(meta.split(), name.decode(errors="replace")) for meta, name in entries if meta.split()[1] == b"blob"]
+    wanted = [(fields[2].decode(), name, int(fields[3]) if fields[3].isdigit() else 0) for fields, name in blobs]
+    total = sum(size for _, _, size in wanted)
+    if len(wanted) > MAX_GIT_FILES or total > MAX_GIT_TREE_BYTES:
+        raise UsageError(f"{ref}: the folder holds {len(wanted)} files of {total} bytes at {rev}; `diff` reads "
+                         f"at most {MAX_GIT_FILES} files and {MAX_GIT_TREE_BYTES} bytes from a revision",
+                         hint="compare a smaller folder, or one spec file")
+    for sha, name, _size in wanted:
         target = os.path.normpath(os.path.join(copy, name))
         if not target.startswith(copy + os.sep):
             continue  # git never stores such a name; never write outside scratch anyway
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "wb") as handle:
-            handle.write(git("cat-file", "blob", sha.decode()).stdout)
+            handle.write(bounded_git(["cat-file", "blob", sha], MAX_OUTPUT_BYTES, f"{rev}:{path}/{name}", "the file"))
     return copy
+
+
+MAX_GIT_FILES = 10_000  # files `diff` copies from one revision's folder
+
+
+def bounded_git(args: list[str], limit: int, ref: str, what: str) -> bytes:
+    """git's standard output, read as a stream of at most `limit` bytes: past it git is killed and the
+    answer is a UsageError (never a buffer of whatever git would print)."""
+    import subprocess
+
+    from trainspec.compiler import UsageError
+
+    child = subprocess.Popen(["git", *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stderr is not None
+    try:
+        data = child.stdout.read(limit + 1)
+        if len(data) > limit:
+            raise UsageError(f"{ref}: {what} at this revision is over {limit} bytes; `diff` reads at most that "
+                             "much from git", hint="compare a smaller folder, or one spec file")
+        error = child.stderr.read(64 * 1024)
+        if child.wait(timeout=60) != 0:
+            raise UsageError(f"{ref}: {error.decode(errors='replace').strip() or 'git failed'}")
+        return data
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.wait()
+        child.stdout.close()
+        child.stderr.close()
 
 
 def _read(path: str, name: str | None = None) -> str:

@@ -123,36 +123,45 @@ def parse_quantity(value: object) -> Decimal:
 _DOLLAR = re.compile(r"\$(?=[$(])")
 
 
-def expand_references(text: str, defined: Mapping[str, str]) -> str:
+def expand_references(text: str, defined: Mapping[str, str], limit: int | None = None) -> str:
     """The kubelet's `$(VAR)` expansion of command, args and env values.
 
     `$$` is an escaped `$`; `$(NAME)` becomes NAME's value when NAME is in
     `defined` (for env values: defined earlier in the list; for command and args:
     the container's whole environment), and is left as written otherwise; an
     unterminated `$(` and a `$` before any other character are kept.
+
+    The result is at most `limit` characters (default `limits.MAX_EXPANSION_BYTES`), checked before
+    each piece is added: a value that doubles itself through references (`A1=$(A0)$(A0)`, ...) is
+    `limits.BoundExceeded`, never gigabytes.
     """
+    if "$" not in text:
+        return text
+    from .limits import MAX_EXPANSION_BYTES, BoundExceeded
+
+    most = MAX_EXPANSION_BYTES if limit is None else limit
     out: list[str] = []
+    size = 0
     i, n = 0, len(text)
     while i < n:
-        ch = text[i]
-        if ch == "$" and i + 1 < n:
-            nxt = text[i + 1]
-            if nxt == "$":
-                out.append("$")
-                i += 2
-                continue
-            if nxt == "(":
-                close = text.find(")", i + 2)
-                if close != -1:
-                    name = text[i + 2:close]
-                    out.append(defined.get(name, text[i:close + 1]))
-                    i = close + 1
-                    continue
-            out.append(ch)
-            i += 1
-            continue
-        out.append(ch)
-        i += 1
+        dollar = text.find("$", i)
+        if dollar == -1 or dollar + 1 >= n:
+            piece, i = text[i:], n
+        elif text[dollar + 1] == "$":
+            piece, i = text[i:dollar + 1], dollar + 2
+        elif text[dollar + 1] == "(" and (close := text.find(")", dollar + 2)) != -1:
+            name = text[dollar + 2:close]
+            value = defined.get(name)
+            piece = text[i:dollar] + (text[dollar:close + 1] if value is None else value)
+            i = close + 1
+        else:
+            piece, i = text[i:dollar + 1], dollar + 1
+        size += len(piece)
+        if size > most:
+            raise BoundExceeded("a `$(VAR)` expansion", most,
+                                "a value whose references refer to references doubles each time; "
+                                "write the value out, or put large data in a file")
+        out.append(piece)
     return "".join(out)
 
 
@@ -163,9 +172,19 @@ def expand_env(pairs: Iterable[tuple[str, str, bool]]) -> dict[str, str]:
     used as they are), against the variables defined earlier; a later duplicate
     replaces an earlier one.
     """
+    from .limits import MAX_EXPANSION_BYTES, BoundExceeded
+
     env: dict[str, str] = {}
+    made = 0  # text the expansions made, all variables together: one bound for the whole environment
     for name, value, literal in pairs:
-        env[name] = expand_references(value, env) if literal and value else value
+        if literal and value and "$" in value:
+            try:
+                value = expand_references(value, env, MAX_EXPANSION_BYTES - made)
+            except BoundExceeded as exc:
+                raise BoundExceeded(f"the `$(VAR)` expansion of env {name} (with the values expanded before it)",
+                                    MAX_EXPANSION_BYTES, exc.hint) from None
+            made += len(value)
+        env[name] = value
     return env
 
 

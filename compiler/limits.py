@@ -19,9 +19,52 @@ validation (`load_plans`), so `validate`, every target and `trainspec run` refus
 No target is named here: each target's `TargetRules.limits` (targets/<name>/checks.py or its
 `__init__.py`) composes the checks that apply to its output, and adds its own (the compose
 file's size, the TrainJob CRD's limits, the Volcano Job's object size and schedulerName).
+
+Below those, trainspec's own bounds (issue 32: a small input must not make unbounded work), one
+table for every reader and writer; docs/reliability.md lists them with their values:
+
+- what one YAML or JSON text may be (`MAX_FILE_BYTES`), hold after its aliases are expanded
+  (`MAX_NODES` values, `MAX_EXPANDED_BYTES` of scalar text) and how deep it may nest
+  (`MAX_DEPTH`): specs, manifests (`import`, `run`, `apply`), compose files, values files and
+  the text a chart renders all go through compiler/loader.py;
+- what one compiled file may be (`MAX_OUTPUT_BYTES`, every target; estimated from the plan
+  before rendering by `output_size`, and the writer stops at it as the backstop);
+- what one expansion may make, checked before it is made (`MAX_EXPANSION_BYTES`): the kubelet's
+  `$(VAR)` references, Compose interpolation; what a spec's JSON patches add (`MAX_PATCH_BYTES`:
+  `add`, `replace`, and `copy`, which can double a document each time);
+- the emulator's bytes on the host: ConfigMap and Secret files on the tmpfs per run
+  (`MAX_TMPFS_BYTES`), saved container output per replica (`MAX_SAVED_LOG_BYTES`);
+- git output `diff` reads (`MAX_GIT_TREE_BYTES` for `git ls-tree -r`, a file's `git show` as
+  `MAX_FILE_BYTES`).
 """
 
 from typing import NamedTuple
+
+from .errors import UsageError
+
+# --- trainspec's own bounds (docs/reliability.md, "Bounds on every amplification") -----------------
+
+MAX_FILE_BYTES = 16 * 1024 * 1024  # one spec, manifest, compose or values file, or a chart's rendered text
+MAX_NODES = 1_000_000  # values in one YAML document after its aliases are expanded
+MAX_EXPANDED_BYTES = MAX_FILE_BYTES  # scalar text of one document after aliases: no more than a file may hold
+MAX_DEPTH = 64  # nesting of one document (YAML or JSON)
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024  # one compiled file, every target (compose's file limit since issue 15)
+MAX_EXPANSION_BYTES = 1024 * 1024  # one value made by `$(VAR)`, Compose interpolation; a patch's copied value
+MAX_PATCH_BYTES = 4 * 1024 * 1024  # what a spec's patches may add to one target's output, `copy` included
+MAX_TMPFS_BYTES = 64 * 1024 * 1024  # ConfigMap and Secret files one run writes to the host's /dev/shm
+MAX_SAVED_LOG_BYTES = 64 * 1024 * 1024  # one replica's saved output (the log and its timestamps)
+MAX_GIT_TREE_BYTES = 64 * 1024 * 1024  # `git ls-tree -r` of the revision `diff` compares
+
+
+class BoundExceeded(UsageError):
+    """A bound of this module reached while making something (exit 2, as any bad input): what was being
+    made, the bound, and what to do instead."""
+
+    def __init__(self, what: str, limit: int, hint: str = "", where: str = ""):
+        super().__init__(f"{what} would be over {limit} bytes", where=where,
+                         expected=f"at most {limit} bytes (docs/reliability.md, bounds)", hint=hint)
+        self.what = what
+        self.limit = limit
 
 MAX_ARG_STRLEN = 32 * 4096  # bytes, including the terminating NUL (linux/binfmts.h)
 CONFIG_MAP_MAX_BYTES = 1024 * 1024  # k8s.io/api core/v1 validation: sum of data values
@@ -217,3 +260,85 @@ def queue_label(plan) -> list[LimitProblem]:
         f"the queue {queue!r} becomes Kueue's label kueue.x-k8s.io/queue-name, and a label value "
         f"{label_value_problem(queue)}", "a queue name of at most 63 characters",
         "kubeflow and volcano carry the queue as a field, not a label; or use a shorter LocalQueue name")]
+
+
+# --- trainspec's own bound on every target's output ------------------------------------------------
+
+OUTPUT_POD_BYTES = 3072  # a pod template's own text in a target's file (k8s: its Job and Service), measured
+OUTPUT_STRING_BYTES = 8  # the indentation, dash and quotes around each string written
+
+
+def text_bytes(value, limit: int | None = None) -> int:
+    """About how many bytes `value` (strings, numbers, lists, tuples, NamedTuples, mappings) takes when
+    written, without writing it; stops counting past `limit`.  Iterative: any depth."""
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + OUTPUT_STRING_BYTES
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif item is not None:
+            total += OUTPUT_STRING_BYTES
+        if limit is not None and total > limit:
+            break
+    return total
+
+
+def _role_static(plan, role) -> int:
+    """One pod template's text that is the role's, not a replica's: containers, hooks, probes, volumes,
+    pod settings, resources, and the job's labels and annotations it carries."""
+    parts = (role.image, role.working_dir, role.resources, role.volumes, role.init_containers, role.lifecycle,
+             role.probes, role.pod, plan.labels, plan.annotations)
+    return OUTPUT_POD_BYTES + text_bytes(parts, MAX_OUTPUT_BYTES)
+
+
+def _replica_text(replica) -> int:
+    return text_bytes((replica.command, replica.args, replica.env), MAX_OUTPUT_BYTES)
+
+
+def output_estimate(plan, per_replica: bool):
+    """(bytes, the role that contributes most) of a target's file: one pod template per replica
+    (`per_replica`: k8s's Job per replica, Volcano's task per replica) or per role, plus the topology once."""
+    total = text_bytes(plan.topology, MAX_OUTPUT_BYTES)
+    biggest, most = None, -1
+    for role in plan.roles:
+        if not role.replicas:
+            continue
+        static = _role_static(plan, role)
+        if per_replica:
+            size = 0
+            for replica in role.replicas:
+                size += static + _replica_text(replica)
+                if size > MAX_OUTPUT_BYTES:
+                    break
+        else:
+            size = static + max(_replica_text(role.replicas[0]), _replica_text(role.replicas[-1]))
+        total += size
+        if size > most:
+            biggest, most = role, size
+        if total > MAX_OUTPUT_BYTES:
+            break
+    return total, biggest
+
+
+def output_size(plan, target: str, per_replica: bool) -> list[LimitProblem]:
+    """A target's file over MAX_OUTPUT_BYTES, estimated from the plan before anything is rendered: a few
+    kilobytes of spec (one long value aliased many times, thousands of replicas) must not make gigabytes."""
+    size, role = output_estimate(plan, per_replica)
+    if size <= MAX_OUTPUT_BYTES or role is None:
+        return []
+    template = _role_static(plan, role) + _replica_text(role.replicas[-1])
+    copies = f"{role.count} times (once per replica)" if per_replica else "once"
+    return [LimitProblem(
+        (("spec", "roles", role.name, "args"), ("spec", "args"), ("spec", "roles", role.name, "command"),
+         ("spec", "command"), ("spec", "roles", role.name, "replicas")),
+        f"the {target} output would be over the {MAX_OUTPUT_BYTES >> 20} MiB trainspec writes in one compiled "
+        f"file: the {role.name} pod template, about {max(1, template >> 10)} KiB, is written {copies}",
+        f"at most {MAX_OUTPUT_BYTES >> 20} MiB of output",
+        "long values (a YAML alias repeats its anchor's whole text) belong in a file the job reads, a ConfigMap "
+        "or the image; use fewer, larger replicas")]

@@ -10,10 +10,10 @@ import os
 from typing import NamedTuple
 
 from .errors import SpecError, SpecErrors
+from .limits import MAX_DEPTH, MAX_EXPANDED_BYTES, MAX_FILE_BYTES, MAX_NODES
 
-MAX_FILE_BYTES = 16 * 1024 * 1024
-MAX_NODES = 1_000_000
-MAX_DEPTH = 64
+__all__ = ["MAX_DEPTH", "MAX_EXPANDED_BYTES", "MAX_FILE_BYTES", "MAX_NODES", "Document", "load_file",
+           "from_yaml_text", "read_text", "find_spec_files"]
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".json", ".jsonnet")
 
@@ -111,7 +111,12 @@ def _yaml_module():
     return yaml
 
 
-def from_yaml_text(path: str, text: str) -> list[Document]:
+def from_yaml_text(path: str, text: str, max_bytes: int = MAX_FILE_BYTES) -> list[Document]:
+    """`max_bytes`: the text's bound and its scalars' after aliases (a file's, MAX_FILE_BYTES and
+    MAX_EXPANDED_BYTES; a compiled file `diff` compares may be as large as a target writes)."""
+    if len(text) > max_bytes:  # text made in memory (a chart's rendering, stdin): a file's bound
+        _fail(path, 1, 1, f"text is {len(text)} characters", f"at most {max_bytes} bytes",
+              "a job spec or manifest is a few kilobytes")
     yaml = _yaml_module()
     loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     docs: list[Document] = []
@@ -119,7 +124,7 @@ def from_yaml_text(path: str, text: str) -> list[Document]:
         for node in yaml.compose_all(text, Loader=loader_cls):
             if node is None:
                 continue
-            builder = _Builder(path, text)
+            builder = _Builder(path, text, max(max_bytes, MAX_EXPANDED_BYTES))
             builder.refuse_bombs(node)
             data = builder.build(node, (), 0)
             if data is None:
@@ -138,10 +143,17 @@ def from_yaml_text(path: str, text: str) -> list[Document]:
     return docs
 
 
+def yaml_values(name: str, text: str, max_bytes: int = MAX_FILE_BYTES) -> list:
+    """The values of every document of a YAML text (None documents left out), under the same bounds
+    as a spec (size, aliases by values and bytes, depth, tags): for YAML trainspec did not write, where
+    positions are not needed (a chart's rendered text, a compiled file `apply` or `diff` reads)."""
+    return [doc.data for doc in from_yaml_text(name, text, max_bytes)]
+
+
 class _Builder:
     """Turns a composed YAML node graph into Python data, recording positions."""
 
-    def __init__(self, file: str, text: str = ""):
+    def __init__(self, file: str, text: str = "", max_expanded: int = MAX_EXPANDED_BYTES):
         yaml = _yaml_module()
         self.file = file
         self.text = text
@@ -150,6 +162,7 @@ class _Builder:
         self.positions: dict[tuple, tuple[int, int]] = {}
         self.key_positions: dict[tuple, tuple[int, int]] = {}
         self.nodes = 0
+        self.max_expanded = max_expanded
         self.constructor = yaml.constructor.SafeConstructor()
         self.yaml = yaml
 
@@ -157,39 +170,64 @@ class _Builder:
         return node.start_mark.line + 1, node.start_mark.column + 1
 
     def refuse_bombs(self, root) -> None:
-        """Refuse a document whose aliases expand past MAX_NODES values before building any of it.
+        """Refuse a document whose aliases expand past MAX_NODES values or MAX_EXPANDED_BYTES of scalar
+        text, or that nests deeper than MAX_DEPTH, before building any of it.
 
         Aliases share their node, so the expanded size is counted once per distinct node: a
-        billion-laughs document is refused in the time it took to parse, not after building a
-        million values (the count in `build` stays as the backstop, for merge keys)."""
-        sizes: dict[int, int] = {}
+        billion-laughs document (or one long string aliased thousands of times) is refused in the
+        time it took to parse, not after building it (the count in `build` stays as the backstop,
+        for merge keys).  The walk is iterative: a 100,000-deep list is refused, not a RecursionError."""
         yaml = self.yaml
-
-        def size(node) -> int:
-            known = sizes.get(id(node))
-            if known is None:
-                if isinstance(node, yaml.MappingNode):
-                    known = 1 + sum(size(value) for _, value in node.value)
-                elif isinstance(node, yaml.SequenceNode):
-                    known = 1 + sum(size(item) for item in node.value)
-                else:
-                    known = 1
-                sizes[id(node)] = known
-            return known
-
-        if size(root) <= MAX_NODES:
+        mapping, sequence = yaml.MappingNode, yaml.SequenceNode
+        sizes: dict[int, tuple[int, int]] = {}  # node id -> (values, bytes) once expanded
+        stack: list[tuple] = [(root, 0, False)]
+        while stack:
+            node, depth, done = stack.pop()
+            key = id(node)
+            if key in sizes and not done:
+                continue
+            if isinstance(node, (mapping, sequence)):
+                children = [v for _, v in node.value] if isinstance(node, mapping) else node.value
+                if not done:
+                    if depth > MAX_DEPTH:
+                        line, column = self._here(node)
+                        _fail(self.file, line, column, f"nesting deeper than {MAX_DEPTH} levels",
+                              f"at most {MAX_DEPTH} levels")
+                    sizes[key] = (0, 0)  # a placeholder: a cycle cannot be composed, but stay finite
+                    stack.append((node, depth, True))
+                    stack.extend((child, depth + 1, False) for child in children if id(child) not in sizes)
+                    continue
+                keys = sum(len(k.value) for k, _ in node.value if isinstance(k.value, str)) \
+                    if isinstance(node, mapping) else 0
+                count, size = 1, keys
+                for child in children:
+                    c, b = sizes[id(child)]
+                    count, size = count + c, size + b
+                sizes[key] = (count, size)
+            else:
+                value = node.value
+                sizes[key] = (1, len(value) if isinstance(value, str) else 0)
+        count, size = sizes[id(root)]
+        if count <= MAX_NODES and size <= self.max_expanded:
             return
+        over = (lambda n: sizes[id(n)][0] > MAX_NODES) if count > MAX_NODES else \
+            (lambda n: sizes[id(n)][1] > self.max_expanded)
         node = root
         while True:  # down to the smallest value that is too big on its own: where the aliases multiply
-            children = [v for _, v in node.value] if isinstance(node, yaml.MappingNode) else \
-                node.value if isinstance(node, yaml.SequenceNode) else []
-            bigger = next((child for child in children if sizes[id(child)] > MAX_NODES), None)
+            children = [v for _, v in node.value] if isinstance(node, mapping) else \
+                node.value if isinstance(node, sequence) else []
+            bigger = next((child for child in children if over(child)), None)
             if bigger is None:
                 break
             node = bigger
         line, column = self._here(node)
-        _fail(self.file, line, column, f"document expands to more than {MAX_NODES} values",
-              "a spec of ordinary size", "aliases that refer to aliases multiply; write the values out")
+        if count > MAX_NODES:
+            _fail(self.file, line, column, f"document expands to more than {MAX_NODES} values",
+                  "a spec of ordinary size", "aliases that refer to aliases multiply; write the values out")
+        _fail(self.file, line, column,
+              f"document expands to {size} bytes of text once its aliases are expanded",
+              f"at most {self.max_expanded} bytes after expansion (as much as a file may hold)",
+              "each alias repeats its anchor's whole text; write a long value once")
 
     def build(self, node, path: tuple, depth: int):
         self.nodes += 1
@@ -331,6 +369,7 @@ def _from_json_text(path: str, text: str, positions: bool) -> list[Document]:
         _fail(path, 1, 1, str(exc), "each key once per object", "remove one of them")
     except RecursionError:
         _fail(path, 1, 1, "nesting too deep", f"at most {MAX_DEPTH} levels")
+    _refuse_deep(path, data)
     items = data if isinstance(data, list) else [data]
     docs: list[Document] = []
     position_docs: list[Document] = []
@@ -352,6 +391,20 @@ def _from_json_text(path: str, text: str, positions: bool) -> list[Document]:
             doc.key_positions = position_docs[0].key_positions
         docs.append(doc)
     return docs
+
+
+def _refuse_deep(path: str, data) -> None:
+    """JSON (and Jsonnet's output) nested deeper than MAX_DEPTH, as YAML is: every later walk of the
+    data (validation, the emulator's copies of pod templates) may recurse. Iterative: any depth."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:  # as the YAML builder counts
+            _fail(path, 1, 1, f"nesting deeper than {MAX_DEPTH} levels", f"at most {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
 
 
 def _split_positions(doc: Document, count: int) -> list[tuple[dict, dict]]:

@@ -10,6 +10,7 @@ apply is a spec error at the op's own line and column (the planner kept them).
 from __future__ import annotations
 
 from trainspec.compiler.errors import SpecError, SpecErrors
+from trainspec.compiler.limits import MAX_PATCH_BYTES, text_bytes
 from trainspec.compiler.plan import JobPlan
 
 
@@ -26,9 +27,15 @@ def apply(plan: JobPlan, target: str, docs, whole_file: bool = False):
     doc = docs if whole else docs[-1]
     where = "the file's objects" if whole and isinstance(docs, list) else \
         ("the compose document" if whole else "the job object")
+    added = 0  # bytes the ops add, checked before each is applied: a `copy` into itself doubles the document
     for op in ops:
         name = f"{op.op.get('op')} {op.op.get('path')}"
         try:
+            added += _adds(doc, op.op, jsonpointer)
+            if added > MAX_PATCH_BYTES:
+                raise _error(plan, target, op, f"patch op '{name}' would make the patches add over "
+                             f"{MAX_PATCH_BYTES} bytes to {where} (compiler/limits.py MAX_PATCH_BYTES)",
+                             hint="a patch adds what no field covers; a `copy` of a value into itself doubles it")
             doc = jsonpatch.apply_patch(doc, [op.op])
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException, TypeError, ValueError,
                 KeyError, IndexError) as exc:
@@ -56,10 +63,20 @@ def check(plan: JobPlan) -> list[SpecError]:
     return found
 
 
-def _error(plan: JobPlan, target: str, op, message: str) -> SpecErrors:
+def _adds(doc, op: dict, jsonpointer) -> int:
+    """About how many bytes `op` adds, counted without making it (`copy`: the value at `from`)."""
+    kind = op.get("op")
+    if kind in ("add", "replace"):
+        return text_bytes(op.get("value"), MAX_PATCH_BYTES + 1)
+    if kind == "copy":
+        return text_bytes(jsonpointer.resolve_pointer(doc, op.get("from")), MAX_PATCH_BYTES + 1)
+    return 0
+
+
+def _error(plan: JobPlan, target: str, op, message: str, hint: str = "") -> SpecErrors:
     return SpecErrors([SpecError(plan.source, op.line, op.column, _dotted(op.path), f"target {target}: {message}",
                                  "an operation that applies to the compiled output",
-                                 f"compile with --target {target} to see it")])
+                                 hint or f"compile with --target {target} to see it")])
 
 
 def _dotted(path: tuple) -> str:

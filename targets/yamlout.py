@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..compiler.limits import MAX_OUTPUT_BYTES, BoundExceeded
 from ..compiler.pyyaml import yaml
 
 _BASE = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -275,11 +276,20 @@ def _emit_document(out: list[str], document) -> None:
 
 
 def dump_all(documents: list, header: str = "") -> str:
+    """The documents as one YAML text; stops with BoundExceeded past MAX_OUTPUT_BYTES (the backstop of
+    every target's `output_size` estimate: nothing on the compile path makes a larger file)."""
     out: list[str] = [header]
+    size, counted = 0, 0
     try:
         for document in documents:
             out.append("---\n")
             _emit_document(out, document)
+            size += sum(len(piece) for piece in out[counted:])
+            counted = len(out)
+            if size > MAX_OUTPUT_BYTES:
+                raise BoundExceeded("the compiled file", MAX_OUTPUT_BYTES,
+                                    "long values repeated per replica belong in a file the job reads; "
+                                    "use fewer, larger replicas")
     except _Fallback:
         return header + reference_dump_all(documents)
     return "".join(out)

@@ -428,7 +428,7 @@ def test_client_dry_run_needs_no_cluster(tmp_path):
     (("apply", "specs/tf-ps.yaml", "--target", "compose"), "--target compose: apply puts Kubernetes objects"),
     (("apply", "golden/tf-ps/k8s.yaml", "--target", "k8s"), "is compiled output, not a spec"),
     (("apply", "no-such.yaml"), "no-such.yaml: no such file or folder"),
-    (("apply", "BINARY"), "not UTF-8 text"),
+    (("apply", "BINARY"), "is not UTF-8"),
 ])
 def test_bad_apply_input_is_one_line_exit_2(tmp_path, args, message):
     from helpers import ROOT

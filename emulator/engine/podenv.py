@@ -51,3 +51,17 @@ def command_and_args(c: Container, env: dict[str, str]) -> tuple[list[str] | Non
 
 def _expand(words: list[str] | None, env: dict[str, str]) -> list[str] | None:
     return None if words is None else [expand_references(w, env) for w in words]
+
+
+def check_expansions(replicas: list[Replica], namespace: str, source: str) -> None:
+    """Every container's `$(VAR)` expansion made once while the file is read, before anything starts:
+    past compiler/limits.py's MAX_EXPANSION_BYTES it is a UsageError naming the container (exit 2)."""
+    from ...compiler.limits import BoundExceeded
+
+    for r in replicas:
+        for c in [*r.init_containers, r.main]:
+            try:
+                command_and_args(c, container_env(c, r, namespace, "255.255.255.255", "255.255.255.255"))
+            except BoundExceeded as exc:
+                raise BoundExceeded(f"{r.display} ({c.name}): {exc.what}", exc.limit, exc.hint,
+                                    where=source) from None

@@ -17,12 +17,14 @@ from typing import Any
 from ...compiler.errors import UsageError, usage_text
 from ..adapters.choice import choose
 from ..host import gpus as gpu_mod
+from ..host.filesvol import check_size as check_files_size
 from ..host.grants import parse_grants, split_mode
 from ..host.ownfs import check_state
 from ..host.paths import check_host_paths, make_dir_inside
 from ..model.job import JobModel
 from ..model.names import check_names
 from ..model.status import RunOptions
+from .podenv import check_expansions
 from .reporter import Reporter
 
 
@@ -41,6 +43,8 @@ def check_input(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter
     check_state(state)  # a planted `.trainspec` link is refused before anything is made (ownfs.py)
     check_names(job)
     check_env_values(job)
+    check_expansions(job.replicas, job.namespace, job.name)
+    check_files_size(job)
     notes = map_claims(job, opts.claims, state)
     notes += check_host_paths(job, str(state), allow=opts.allow_host_path, grants=parse_grants(opts.mount_host))
     for note in notes:

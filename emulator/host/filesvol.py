@@ -37,7 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...compiler.errors import UsageError
-from ..model.job import Mount
+from ...compiler.limits import MAX_TMPFS_BYTES
+from ..model.job import JobModel, Mount
 from .ownfs import FOLDER, Untrusted, own_dir, own_dir_fd, read_own_file, sign, verify, write_own_file
 
 RECORD = "files-dir"
@@ -87,6 +88,8 @@ class FilesDir:
         self.record = record     # where the folder's path is written before it is made (gc's way to it)
         self.supervisor = supervisor or (lambda: "")
         self._lock = threading.Lock()  # replicas' runners create containers at once: one folder, one record
+        self._latest: dict[str, tuple[str, int]] = {}  # label -> (its folder, bytes): a restart replaces it
+        self.written = 0  # bytes on the tmpfs now (MAX_TMPFS_BYTES)
 
     def ensure(self) -> str:
         with self._lock:
@@ -103,8 +106,23 @@ class FilesDir:
         return self.path
 
     def write(self, label: str, m: Mount) -> str:
-        """Write one mount's files; the host path to bind (a folder, or one file)."""
+        """Write one mount's files; the host path to bind (a folder, or one file). The container created
+        before under `label` (a restart's predecessor, exited) no longer needs its files: they go, so a
+        run's bytes on the tmpfs stay what its containers hold (checked before the run by check_size)."""
+        size = mount_bytes(m)
+        with self._lock:
+            before = self._latest.get(f"{label}\0{m.target}")
+            freed = before[1] if before else 0
+            if self.written - freed + size > MAX_TMPFS_BYTES:
+                raise UsageError(f"{label}: the ConfigMap and Secret files of this run would take over "
+                                 f"{MAX_TMPFS_BYTES} bytes of the host's memory (/dev/shm)",
+                                 expected=f"at most {MAX_TMPFS_BYTES} bytes (compiler/limits.py MAX_TMPFS_BYTES)")
+            if before:
+                remove_inside(self.path, before[0])
+            self.written += size - freed
         dest = os.path.join(self.ensure(), f"{label}-{next(self._seq)}")
+        with self._lock:
+            self._latest[f"{label}\0{m.target}"] = (dest, size)
         if m.single_file:
             data, mode = (m.files[0].data, m.files[0].mode) if m.files else (b"", 0o644)
             _write(dest, data, mode)
@@ -155,6 +173,49 @@ def _atomic_layout(dest: str, m: Mount) -> str:
         os.symlink(f"..data/{top}", os.path.join(dest, top))
     os.chmod(dest, SECRET_DIR_MODE if m.secret else CONFIGMAP_DIR_MODE)
     return dest
+
+
+def mount_bytes(m: Mount) -> int:
+    """The bytes a files mount writes to the tmpfs (a subPath mount: its one file)."""
+    if m.single_file:
+        return len(m.files[0].data) if m.files else 0
+    return sum(len(f.data) for f in m.files)
+
+
+def check_size(job: JobModel) -> None:
+    """Before anything starts: every container's ConfigMap and Secret files together within
+    MAX_TMPFS_BYTES (they are written to the host's /dev/shm, memory outside any container's limit:
+    a 1 MB ConfigMap mounted by every container of every replica is that many copies)."""
+    total, biggest, where = 0, 0, ""
+    for r in job.replicas:
+        for c in [*r.init_containers, r.main]:
+            for m in c.mounts:
+                if m.kind != "files":
+                    continue
+                size = mount_bytes(m)
+                total += size
+                if size > biggest:
+                    biggest, where = size, f"{m.source or 'a volume'} at {m.target} in {r.display} ({c.name})"
+    if total > MAX_TMPFS_BYTES:
+        raise UsageError(f"the run's ConfigMap and Secret files would take {total} bytes of the host's memory "
+                         f"(/dev/shm: every mount of every container is its own copy; the largest, {where}, "
+                         f"is {biggest} bytes)", expected=f"at most {MAX_TMPFS_BYTES} bytes "
+                         "(compiler/limits.py MAX_TMPFS_BYTES)",
+                         hint="mount large data from a claim (--claim) or bake it into the image; "
+                         "mount a ConfigMap in fewer containers or with `items` that pick the keys needed")
+
+
+def remove_inside(root: str | None, path: str) -> None:
+    """Remove one folder or file this module wrote under the run's folder `root` (never anything else)."""
+    if not root or os.path.dirname(path) != root:
+        return
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def _relative(m: Mount, path: str) -> str:

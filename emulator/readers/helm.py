@@ -17,9 +17,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
-
 from ...compiler.errors import UsageError
+from ...compiler.loader import yaml_values
 
 EXTRA_HINT = "pip install 'trainspec[helm]'"
 _INDEX = re.compile(r"^(?P<key>[^\[\]]*)\[(?P<i>\d+)\]$")
@@ -107,10 +106,9 @@ def render(path: str, values_files: Iterable[str] = (), set_options: Iterable[st
     for name, text in sorted(manifests.items()):
         if not name.endswith((".yaml", ".yml")):
             continue  # NOTES.txt
-        try:
-            docs += [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
-        except yaml.YAMLError as exc:
-            raise UsageError(f"{path}: {name} rendered to invalid YAML: {exc}") from None
+        # The chart's own text: the loader's bounds (aliases by values and bytes, depth, size), so the
+        # objects are trees of bounded size that any walk (the secret scan) visits in linear time.
+        docs += [d for d in yaml_values(f"{path}/{name} (rendered)", text) if isinstance(d, dict)]
     if not docs:
         raise UsageError(f"{path}: the chart rendered no objects with these values")
     return docs
@@ -141,8 +139,11 @@ sys.stdout.write(json.dumps(out))
 def _limits() -> None:
     import resource
 
-    resource.setrlimit(resource.RLIMIT_AS, (RENDER_MEMORY, RENDER_MEMORY))
-    resource.setrlimit(resource.RLIMIT_CPU, (RENDER_CPU_SECONDS, RENDER_CPU_SECONDS))
+    # Never above the caller's own limits (a CI runner's `ulimit -v`): raising a hard limit fails.
+    for which, value in ((resource.RLIMIT_AS, RENDER_MEMORY), (resource.RLIMIT_CPU, RENDER_CPU_SECONDS)):
+        hard = resource.getrlimit(which)[1]
+        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (cap, cap))
 
 
 def _render_confined(copy: str, values: dict, namespace: str) -> dict:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ...compiler.errors import UsageError, dotted
+from ...compiler.limits import MAX_EXPANDED_BYTES, MAX_EXPANSION_BYTES
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPS = (":-", ":?", ":+", "-", "?", "+")
@@ -36,9 +37,31 @@ class InterpolationError(UsageError):
     field: tuple = ()
 
 
+class _Bounded(list):
+    """An interpolation's pieces, refused past MAX_EXPANSION_BYTES before the text is joined."""
+
+    def __init__(self, where: str):
+        super().__init__()
+        self.where, self.size = where, 0
+
+    def append(self, piece: str) -> None:
+        self.size += len(piece)
+        if self.size > MAX_EXPANSION_BYTES:
+            raise InterpolationError(f"interpolation makes over {MAX_EXPANSION_BYTES} characters of one value",
+                                     where=self.where, expected=f"at most {MAX_EXPANSION_BYTES} characters "
+                                     "(compiler/limits.py MAX_EXPANSION_BYTES)",
+                                     hint="a variable repeated in a value repeats its whole text; put large "
+                                     "data in a file")
+        super().append(piece)
+
+
 def interpolate(value: str, env: Mapping[str, str] | None = None, where: str = "") -> str:
+    """`value` interpolated; at most MAX_EXPANSION_BYTES characters, checked as each piece is added
+    (`$A$A$A...` with a long A would otherwise make gigabytes from a short line)."""
     env = {} if env is None else env  # never os.environ by default: only what the user passed
-    out: list[str] = []
+    if "$" not in value:
+        return value
+    out: list[str] = _Bounded(where)
     i, n = 0, len(value)
     while i < n:
         j = value.find("$", i)
@@ -109,12 +132,24 @@ def _braced(body: str, env: Mapping[str, str], where: str) -> str:
     return str(val)
 
 
-def interpolate_tree(doc: Any, env: Mapping[str, str], path: tuple = ()) -> Any:
-    """Every string in a parsed compose file, interpolated (keys are left as written)."""
+def interpolate_tree(doc: Any, env: Mapping[str, str], path: tuple = (), made: list[int] | None = None) -> Any:
+    """Every string in a parsed compose file, interpolated (keys are left as written). All the
+    strings interpolation changes, together, at most MAX_EXPANDED_BYTES (what a file may expand to):
+    a value aliased thousands of times is interpolated once per alias."""
+    made = [0] if made is None else made
     if isinstance(doc, str):
         where = dotted(path) or "<top>"
         try:
-            return interpolate(doc, env, where)
+            text = interpolate(doc, env, where)
+            if text is not doc:
+                made[0] += len(text)
+                if made[0] > MAX_EXPANDED_BYTES:
+                    raise InterpolationError(
+                        f"interpolation makes over {MAX_EXPANDED_BYTES} characters in the file's values together",
+                        where=where, expected=f"at most {MAX_EXPANDED_BYTES} characters (as much as a file may "
+                        "hold; compiler/limits.py MAX_EXPANDED_BYTES)",
+                        hint="each alias of an interpolated value is interpolated again; write a long value once")
+            return text
         except RecursionError:
             error = InterpolationError("interpolation nested too deeply", where=where)
         except InterpolationError as exc:
@@ -122,9 +157,9 @@ def interpolate_tree(doc: Any, env: Mapping[str, str], path: tuple = ()) -> Any:
         error.field = path
         raise error from None
     if isinstance(doc, dict):
-        return {k: interpolate_tree(v, env, path + (k,)) for k, v in doc.items()}
+        return {k: interpolate_tree(v, env, path + (k,), made) for k, v in doc.items()}
     if isinstance(doc, list):
-        return [interpolate_tree(v, env, path + (i,)) for i, v in enumerate(doc)]
+        return [interpolate_tree(v, env, path + (i,), made) for i, v in enumerate(doc)]
     return doc
 
 

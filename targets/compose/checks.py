@@ -4,10 +4,10 @@ Every service carries the topology values literally, so compose.yaml grows with 
 replica count; past COMPOSE_MAX_BYTES it is refused before it is rendered (estimated from the plan).
 """
 
-from trainspec.compiler.limits import LimitProblem, largest_role
+from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem, largest_role, output_size
 from trainspec.compiler.plan import JobPlan, resolved_env
 
-COMPOSE_MAX_BYTES = 64 * 1024 * 1024  # documented in docs/targets-helm-compose.md
+COMPOSE_MAX_BYTES = MAX_OUTPUT_BYTES  # every target's bound (compiler/limits.py); docs/targets-helm-compose.md
 COMPOSE_SERVICE_BYTES = 1536  # a service without its environment (image, labels, network, healthcheck ...)
 
 
@@ -43,4 +43,6 @@ def file_size(plan: JobPlan) -> list[LimitProblem]:
 
 
 def limits(plan: JobPlan) -> list[LimitProblem]:
-    return file_size(plan)  # no Kubernetes object: none of the API server's limits
+    # No Kubernetes object: none of the API server's limits. The topology, written literally per service,
+    # is file_size's; the pod templates' own text, per service, is every target's output_size.
+    return file_size(plan) or output_size(plan, "compose", per_replica=True)

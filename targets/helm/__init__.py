@@ -6,9 +6,8 @@ whose rule code chart_rules.py generates from the compiler's tables and the jobs
 pod_values.py the spec v1.1 pod knobs.  It warns as the k8s target does (the same objects).
 """
 
-from trainspec.compiler.limits import kubernetes_limits
 from trainspec.compiler.target_rules import TargetRules
 
-from ..k8s.checks import plain_kubernetes_caveat
+from ..k8s.checks import helm_limits, plain_kubernetes_caveat
 
-RULES = TargetRules("helm", warnings=plain_kubernetes_caveat, limits=kubernetes_limits)
+RULES = TargetRules("helm", warnings=plain_kubernetes_caveat, limits=helm_limits)

@@ -4,10 +4,9 @@ render.py writes them (imported only to render); checks.py is what JobSet refuse
 the controller's host names.
 """
 
-from trainspec.compiler.limits import kubernetes_limits
 from trainspec.compiler.target_rules import TargetRules
 
-from .checks import check
+from .checks import check, limits
 from .scheme import scheme_for
 
-RULES = TargetRules("jobset", scheme_for, check, limits=kubernetes_limits)
+RULES = TargetRules("jobset", scheme_for, check, limits=limits)

@@ -1,6 +1,7 @@
 """What the jobset target cannot express: Job pods that restart Always, pod names past a DNS label,
 frameworks whose controller variables it does not write, per-replica text one template cannot hold."""
 
+from trainspec.compiler.limits import LimitProblem, kubernetes_limits, output_size
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.target_rules import Problem
 
@@ -56,3 +57,8 @@ def _paddle_node_name(plan: JobPlan) -> list[Problem]:
                     f"{role.name} 0 finds itself in PADDLE_MASTER (one pod template serves all {role.count})",
                     "no POD_IP in the rendezvous role's env",
                     "leave POD_IP out, or use the kubeflow or volcano target (there PADDLE_MASTER carries the pod IP)")]
+
+
+def limits(plan: JobPlan) -> list[LimitProblem]:
+    """The API server's limits, and the file's size (one replicatedJob per role)."""
+    return kubernetes_limits(plan) + output_size(plan, "jobset", per_replica=False)

@@ -4,9 +4,8 @@ render.py writes them (`render(plan)`, imported only to render); checks.py says 
 cluster leaves running.  Its hosts are the per-replica Services (the compiler's base scheme).
 """
 
-from trainspec.compiler.limits import kubernetes_limits
 from trainspec.compiler.target_rules import TargetRules
 
-from .checks import plain_kubernetes_caveat
+from .checks import limits, plain_kubernetes_caveat
 
-RULES = TargetRules("k8s", warnings=plain_kubernetes_caveat, limits=kubernetes_limits)
+RULES = TargetRules("k8s", warnings=plain_kubernetes_caveat, limits=limits)

@@ -3,8 +3,19 @@
 The helm target writes the same objects and warns the same (targets/helm/__init__.py).
 """
 
+from trainspec.compiler.limits import LimitProblem, kubernetes_limits, output_size
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.target_rules import Problem
+
+
+def limits(plan: JobPlan) -> list[LimitProblem]:
+    """The API server's limits, and the file's size: a Job and a Service per replica (helm's too)."""
+    return kubernetes_limits(plan) + output_size(plan, "k8s", per_replica=True)
+
+
+def helm_limits(plan: JobPlan) -> list[LimitProblem]:
+    """As k8s (the chart renders the same objects; its values may list per-replica text)."""
+    return kubernetes_limits(plan) + output_size(plan, "helm", per_replica=True)
 
 
 def lingering_roles(plan: JobPlan) -> list[str]:

@@ -1,7 +1,7 @@
 """What the kubeflow target cannot express: the operators' own rules on names, restarts and pod templates."""
 
 from trainspec.compiler.frameworks import CONTAINER_NAME
-from trainspec.compiler.limits import HOST_LISTS, LimitProblem, annotations_size, config_map_size
+from trainspec.compiler.limits import HOST_LISTS, LimitProblem, annotations_size, config_map_size, output_size
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.target_rules import Problem
 
@@ -44,4 +44,4 @@ def check(plan: JobPlan) -> list[Problem]:
 
 def limits(plan: JobPlan) -> list[LimitProblem]:
     """The operators create the pods: the topology ConfigMap holds the host lists only, and the queue is a field."""
-    return config_map_size(plan, HOST_LISTS) + annotations_size(plan)
+    return config_map_size(plan, HOST_LISTS) + annotations_size(plan) + output_size(plan, "kubeflow", per_replica=False)

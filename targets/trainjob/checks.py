@@ -2,7 +2,7 @@
 cannot carry, and the warning for MPI's SSH key under root."""
 
 from trainspec.compiler.frameworks import CONTAINER_NAME
-from trainspec.compiler.limits import LimitProblem, kubernetes_limits
+from trainspec.compiler.limits import LimitProblem, kubernetes_limits, output_size
 from trainspec.compiler.plan import JobPlan, Rendered, RolePlan
 from trainspec.compiler.target_rules import Problem
 
@@ -170,4 +170,4 @@ def crd_limits(plan: JobPlan) -> list[LimitProblem]:
 
 
 def limits(plan: JobPlan) -> list[LimitProblem]:
-    return kubernetes_limits(plan) + crd_limits(plan)
+    return kubernetes_limits(plan) + crd_limits(plan) + output_size(plan, "trainjob", per_replica=False)

@@ -6,7 +6,14 @@ grows the object with the replica count (`object_size`, kube_rules' request-size
 """
 
 
-from trainspec.compiler.limits import HOST_LISTS, LimitProblem, annotations_size, config_map_size, largest_role
+from trainspec.compiler.limits import (
+    HOST_LISTS,
+    LimitProblem,
+    annotations_size,
+    config_map_size,
+    largest_role,
+    output_size,
+)
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.target_rules import Problem
 
@@ -140,6 +147,7 @@ def object_size(plan: JobPlan) -> list[LimitProblem]:
 
 def limits(plan: JobPlan) -> list[LimitProblem]:
     """The host lists' ConfigMap and annotations (the queue is a field), the CRD's schedulerName, the size."""
-    return config_map_size(plan, HOST_LISTS) + annotations_size(plan) + scheduler_name(plan) + object_size(plan)
+    return (config_map_size(plan, HOST_LISTS) + annotations_size(plan) + scheduler_name(plan) + object_size(plan)
+            + output_size(plan, "volcano", per_replica=task_per_replica(plan)))
 
 

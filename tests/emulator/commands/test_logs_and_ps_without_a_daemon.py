@@ -19,11 +19,11 @@ def _fake_run(tmp_path, job="demo", rid="demo-abc123"):
         log = TimedLog(d / f"{name}.log")
         for line in lines:
             log.write(line + "\n")
-            time.sleep(0.01)  # distinct times; the order is what is checked, not the time
+            time.sleep(0.03)  # distinct times (a record per line: more than TIME_RESOLUTION apart)
         log.close()
-    # interleave: rewrite ps-0's times between worker-0's
-    w0 = (d / "worker-0.log.ts").read_text().split()
-    (d / "ps-0.log.ts").write_text(f"{float(w0[0]) + 0.001}\n{float(w0[1]) + 0.001}\n")
+    # interleave: rewrite ps-0's times between worker-0's (records `LINE TIME`, savedlogs.py)
+    w0 = dict(line.split() for line in (d / "worker-0.log.ts").read_text().splitlines())
+    (d / "ps-0.log.ts").write_text(f"0 {float(w0['0']) + 0.001}\n1 {float(w0['1']) + 0.001}\n")
     write_state(d, {"run_id": rid, "job": job, "started": time.time(), "finished": time.time(),
                     "status": "Succeeded", "supervisor": "", "replicas": []})  # signed, as a run writes it
     return d
