@@ -23,7 +23,7 @@ from .model import DEFAULT_PORT, GENERIC, ConfigMapRef, JobSpec, PodSettings, Ro
 from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role
 from .schemes import BASE, SERVICE, NamingScheme
-from .target_rules import TargetRules
+from .target_rules import Problem, TargetRules
 from .templating import Templates
 
 __all__ = ["JobContext", "build_plan", "role_sources", "schemes_of"]
@@ -83,7 +83,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink, rules: tuple[TargetRules, ...],
         targets=tuple(r.name for r in rules) if named else None,
         image_pull_secrets=spec.image_pull_secrets, pod=spec.pod, elastic=spec.elastic,
         mpi_ssh_path=spec.ssh_auth_mount_path,
-        patches=spec.patches)
+        patches=spec.patches, trainjob=spec.trainjob)
     return _with_target_problems(plan, sink, scheme_sinks, rules)
 
 
@@ -113,7 +113,7 @@ def _with_target_problems(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str
             targets.setdefault(target.name, _sink_like(sink)).errors.extend(scheme_sink.errors)
     for target in rules:
         target_sink = targets.setdefault(target.name, _sink_like(sink))
-        for problem in target.checks(plan):
+        for problem in runtime_needed(plan, target) + list(target.checks(plan)):
             target_sink.add(problem.path, problem.message, problem.expected, problem.hint)
             if problem.unsupported:
                 unsupported.setdefault(target.name, problem.message)
@@ -129,6 +129,20 @@ def _with_target_problems(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str
     errors = {target: tuple(SpecErrors(target_sink.errors).errors)
               for target, target_sink in targets.items() if target_sink.errors}
     return plan._replace(target_errors=errors, target_warnings=warnings, unsupported=unsupported)
+
+
+def runtime_needed(plan: JobPlan, target: TargetRules) -> list[Problem]:
+    """A spec on a cluster's Trainer runtime (spec.trainjob, v1.3) has its pods in that runtime: a target
+    that cannot name the runtime (every one but trainjob) would need the runtime's definition."""
+    if plan.trainjob is None or target.cluster_runtime:
+        return []
+    ref = plan.trainjob
+    return [Problem(("spec", "trainjob", "runtime"),
+                    f"the job runs on the cluster's {ref.kind} {ref.name!r}, whose pod template target "
+                    f"{target.name} needs and the spec does not hold",
+                    "target trainjob, or the runtime's definition",
+                    "compile with --target trainjob (a TrainJob naming the runtime); the runtime's YAML is "
+                    f"`kubectl get {ref.kind.lower()} {ref.name} -o yaml`", unsupported=True)]
 
 
 def _restart(spec: JobSpec, role: RoleSpec) -> tuple[Restart, tuple]:
