@@ -192,6 +192,8 @@ MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
               of="trainjobRuntime"),
         Field("initializer", "object", "Trainer's initializer (dataset, model), carried as written",
               of="trainjobInitializer"),
+        Field("numNodesFromRuntime", "boolean", "leave trainer.numNodes out: the runtime's mlPolicy.numNodes "
+              "decides (the replicas are then what trainspec checks the spec with)"),
         Field("numProcPerNode", "integer", "trainer.numProcPerNode: processes per node (a pytorch job may say "
               "spec.pytorch.nprocPerNode instead)", minimum=1, maximum=INT32_MAX),
         Field("runtimePatches", "list", "Trainer's runtimePatches ({manager, trainingRuntimeSpec}), carried as "

@@ -198,6 +198,7 @@ class TrainJobOnRuntime(NamedTuple):
     runtime_ref: dict  # {name, kind?, apiGroup?}, as written
     fields: dict  # TrainJob spec key -> value, as written
     num_proc_per_node: int | None = None
+    nodes_from_runtime: bool = False  # trainer.numNodes left out: the runtime's mlPolicy.numNodes decides
 
     @property
     def name(self) -> str:

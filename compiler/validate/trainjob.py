@@ -76,8 +76,10 @@ def trainjob(r: Reader, value) -> TrainJobOnRuntime | None:
                 continue
             fields[key] = dict(items)
     nproc = opt_int(r, body, "numProcPerNode", path, *TRAINJOB.bounds("numProcPerNode"))
+    from_runtime = r.boolean(body["numNodesFromRuntime"], path + ("numNodesFromRuntime",)) \
+        if body.get("numNodesFromRuntime") is not None else False
     if name is None:
         return None
     out_ref = {k: v for k, v in ref.items() if k in RUNTIME.names and isinstance(v, str)}  # as written
     ordered = {k: fields[k] for k in CARRIED if k in fields}
-    return TrainJobOnRuntime(out_ref, ordered, nproc)
+    return TrainJobOnRuntime(out_ref, ordered, nproc, bool(from_runtime))

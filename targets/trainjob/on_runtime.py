@@ -122,7 +122,8 @@ def trainer_fields(plan: JobPlan) -> dict:
         out["args"] = arg
     if env:
         out["env"] = env
-    out["numNodes"] = num_nodes(plan)
+    if plan.trainjob is None or not plan.trainjob.nodes_from_runtime:
+        out["numNodes"] = num_nodes(plan)
     resources = common.resources(role.resources, plan.accelerator)
     if resources:
         out["resourcesPerNode"] = resources
