@@ -89,6 +89,7 @@ class _Validator:
         self.source = source
         self.written_roles: set[str] = set()
         self.framework: str | None = None
+        self.on_runtime = False  # v1.3 spec.trainjob: the pods are a Trainer runtime's, the spec overrides them
 
     # --- top level -------------------------------------------------------------------
     def job(self, data) -> JobSpec | None:
@@ -180,6 +181,7 @@ class _Validator:
 
     def job_spec(self, spec: dict, name, namespace, labels, annotations) -> JobSpec | None:
         r = self.r
+        self.on_runtime = spec.get("trainjob") is not None
         framework = None
         if spec.get("framework") is not None:
             framework = r.choice(spec["framework"], ("spec", "framework"), F.SPEC.enum("framework"))

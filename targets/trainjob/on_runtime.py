@@ -140,7 +140,10 @@ def train_job(plan: JobPlan) -> dict:
     from .render import API_VERSION
 
     assert plan.trainjob is not None
-    spec: dict = {"runtimeRef": dict(plan.trainjob.runtime_ref), "trainer": trainer_fields(plan)}
+    spec: dict = {"runtimeRef": dict(plan.trainjob.runtime_ref)}
+    trainer = trainer_fields(plan)
+    if trainer:  # none: the runtime's pods as they are
+        spec["trainer"] = trainer
     carried = plan.trainjob.fields
     for key in ("labels", "annotations", "podTemplateOverrides", "initializer", "runtimePatches"):
         if key in carried:
