@@ -21,7 +21,7 @@ import os
 
 from trainspec.compiler.errors import SpecError, SpecErrors
 
-from .assemble import assemble, metadata
+from .assemble import metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft
 
@@ -99,7 +99,7 @@ def import_job(ctx: Context, data: dict, docs: list, runtime_file: str | None) -
             ctx.lose(("spec", "trainer", "resourcesPerNode"), "resourcesPerNode has fields other than requests "
                      "and limits (claims), which the spec's resources do not have")
         else:  # as written (requests and limits apart): trainer.resourcesPerNode comes back the same
-            role["resources"] = {k: {n: str(q) for n, q in res[k].items()} for k in ("requests", "limits")
+            role["resources"] = {k: dict(res[k]) for k in ("requests", "limits")
                                  if isinstance(res.get(k), dict) and res[k]}
     nodes = trainer.get("numNodes")
     if nodes is None:
