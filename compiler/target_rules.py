@@ -40,3 +40,5 @@ class TargetRules(NamedTuple):
     limits: Callable[["JobPlan"], list["LimitProblem"]] = no_problems  # limits its output would break
     # v1.3: the target can name a Trainer runtime the cluster has (spec.trainjob) instead of writing its pods
     cluster_runtime: bool = False
+    # v1.3: given the runtime's definition (--runtime), the target writes what the Trainer controller makes of it
+    expands_runtime: bool = False

@@ -70,7 +70,8 @@ GENERIC_CHANGE = ("the target runs the job with its own controller: env injectio
                   "behaviour follow {target}, not the source's operator")
 
 
-def run(manifest: str, job: str | None, target: str, strict: bool, output: str, runtime: str | None = None) -> int:
+def run(manifest: str, job: str | None, target: str, strict: bool, output: str,
+        runtime: list[str] | None = None) -> int:
     from trainspec.compiler import UsageError
     from trainspec.output import write_atomic
     from trainspec.targets import TARGETS

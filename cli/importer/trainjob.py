@@ -10,14 +10,13 @@ podTemplateOverrides) as written; activeDeadlineSeconds and the Kueue queue labe
 not the runtime's definition is at hand.  The framework is `generic`: what the runtime's ML policy
 injects is the runtime's, not the spec's.
 
-`find_runtime` looks a runtime up (this file, `--runtime FILE|DIR`, Kubeflow's shipped runtimes in
-the reference data) for the commands that need its pods.
+With `--runtime FILE|DIR` the TrainJob's runtime must be among them (or in MANIFEST): what the
+spec then compiles to (jobset) and runs on is that runtime (compiler/runtimes.py).
 """
 
 from __future__ import annotations
 
 import copy
-import os
 
 from trainspec.compiler.errors import SpecError, SpecErrors
 
@@ -36,43 +35,24 @@ ROLE = "node"  # Trainer's name for the trainer Job and its container
 NO_ACCELERATOR = "-"  # resources come as written (requests and limits apart), never as resources.gpu
 
 
-def reference_runtimes() -> str | None:
-    base = os.environ.get("TRAINSPEC_REFERENCE") or os.path.join(
-        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "..", "shared", "reference")
-    path = os.path.join(base, "crds", "trainer", "runtimes")
-    return path if os.path.isdir(path) else None
+def check_runtime_given(ctx: Context, ref: dict, docs: list, runtime_paths: list[str]) -> None:
+    """With --runtime, the TrainJob's runtime is among the files given (or in MANIFEST): the spec then
+    compiles to jobset and runs with the same --runtime.  Bad runtime files fail at their line:column."""
+    from trainspec.compiler.runtimes import find, how_to_give, load_runtimes, ref_of
+
+    if not runtime_paths:
+        return
+    given = load_runtimes(runtime_paths)
+    kind, name = ref_of(ref)
+    here = [d.data for d in docs if d is not None and isinstance(d.data, dict) and d.data.get("kind") == kind
+            and (d.data.get("metadata") or {}).get("name") == name]
+    if find(given, ref) is None and not here:
+        have = ", ".join(f"{r.kind} {r.name}" for r in given) or "none"
+        raise ctx.fail(("spec", "runtimeRef"), f"runtime {kind} {name!r} is not in MANIFEST or the --runtime "
+                       f"files ({have})", f"a {kind} named {name!r}", how_to_give(kind, name))
 
 
-def find_runtime(ctx: Context, ref: dict, docs: list, runtime_file: str | None) -> dict:
-    from trainspec.compiler.loader import from_yaml_text
-
-    name, kind = ref.get("name"), ref.get("kind") or "ClusterTrainingRuntime"
-    where = [("this file", [d for d in docs if d is not None])]
-    if runtime_file:
-        from .reading import read_manifest
-
-        text, source = read_manifest(runtime_file)
-        where.append((source, from_yaml_text(source, text)))
-    shipped = reference_runtimes()
-    if shipped and kind == "ClusterTrainingRuntime" and not runtime_file:
-        for file in sorted(os.listdir(shipped)):
-            if file.endswith(".yaml"):
-                path = os.path.join(shipped, file)
-                with open(path, encoding="utf-8") as handle:
-                    where.append((path, from_yaml_text(path, handle.read())))
-    for _, found in where:
-        for doc in found:
-            d = doc.data
-            if isinstance(d, dict) and d.get("kind") == kind and (d.get("metadata") or {}).get("name") == name:
-                return d
-    looked = ", ".join(w for w, _ in where)
-    raise ctx.fail(("spec", "runtimeRef"), f"runtime {kind} {name!r} not found (looked in {looked})",
-                   f"a {kind} named {name!r}",
-                   "give it with --runtime FILE (Kubeflow ships its runtimes in kubeflow/trainer "
-                   "manifests/base/runtimes/)" if not runtime_file else "check the runtime's name and kind")
-
-
-def import_job(ctx: Context, data: dict, docs: list, runtime_file: str | None) -> dict:
+def import_job(ctx: Context, data: dict, docs: list, runtime_paths: list[str] | None = None) -> dict:
     """The TrainJob as a spec v1.3 job on its runtime (spec.trainjob): lossless whether or not the runtime's
     definition is at hand, since the spec names the runtime as the TrainJob does."""
     if data.get("apiVersion") != API:
@@ -81,6 +61,7 @@ def import_job(ctx: Context, data: dict, docs: list, runtime_file: str | None) -
     ref = spec.get("runtimeRef")
     if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
         raise ctx.fail(("spec", "runtimeRef"), "a TrainJob without runtimeRef.name", "runtimeRef: {name: ...}")
+    check_runtime_given(ctx, ref, docs, list(runtime_paths or ()))
     for key in ref:
         if key not in ("name", "kind", "apiGroup"):
             ctx.lose(("spec", "runtimeRef", key), f"runtimeRef.{key} has no spec field")
@@ -143,4 +124,4 @@ def import_job(ctx: Context, data: dict, docs: list, runtime_file: str | None) -
             "spec": out_spec}
 
 
-__all__ = ["import_job", "find_runtime", "SpecError", "SpecErrors"]
+__all__ = ["import_job", "SpecError", "SpecErrors"]

@@ -10,4 +10,4 @@ from trainspec.compiler.target_rules import TargetRules
 from .checks import check
 from .scheme import scheme_for
 
-RULES = TargetRules("jobset", scheme_for, check, limits=kubernetes_limits)
+RULES = TargetRules("jobset", scheme_for, check, limits=kubernetes_limits, expands_runtime=True)

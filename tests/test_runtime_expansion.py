@@ -1,0 +1,175 @@
+"""--runtime FILE|DIR: a spec v1.3 job on a Trainer runtime compiles to the JobSet the Trainer controller
+creates (compiler/runtimes.py, kubeflow/trainer pkg/runtime/framework/plugins/{jobset,torch,mpi,jax,xgboost}),
+valid against the JobSet CRD and the Job schema; bad or missing runtimes are errors at their place."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from trainspec.compiler.runtimes import COMPLETION_INDEX, expand
+
+import schemas
+from helpers import SPECS, run_cli
+
+DATA = Path(__file__).resolve().parent / "data"
+RUNTIME = DATA / "runtimes" / "torch-distributed.yaml"
+K8S_VERSION = "1.33"
+
+
+def _compile(spec: Path, *extra: str) -> list[dict]:
+    r = run_cli("compile", str(spec), "--target", "jobset", *extra)
+    assert r.returncode == 0, r.stderr
+    return [d for d in yaml.safe_load_all(r.stdout) if d]
+
+
+def _env(container: dict) -> dict:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
+
+
+def test_a_spec_on_torch_distributed_compiles_to_the_controllers_jobset():
+    docs = _compile(SPECS / "torch-on-runtime.yaml", "--runtime", str(RUNTIME))
+    assert [d["kind"] for d in docs] == ["JobSet"]
+    js = docs[0]
+    assert schemas.errors(js) == []
+    [rjob] = js["spec"]["replicatedJobs"]
+    assert rjob["replicas"] == 1 and rjob["template"]["spec"]["parallelism"] == 3  # master + 2 workers = numNodes
+    assert rjob["template"]["spec"]["completions"] == 3
+    kubernetes_validate.validate({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x-node-0"},
+                                  "spec": rjob["template"]["spec"]}, K8S_VERSION, strict=True)
+    pod = rjob["template"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"node-type": "training"}  # the spec's runtimePatches, laid over the runtime
+    [node] = pod["containers"]
+    assert node["name"] == "node" and node["image"] == "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+    assert node["command"][0] == "torchrun"
+    assert node["resources"]["requests"] == {"cpu": "2", "memory": "4Gi"}
+    env = _env(node)
+    assert list(env)[:1] == ["NCCL_DEBUG"]  # the TrainJob env, then PET_* (torch.go UpsertEnvVars order)
+    assert env["PET_NNODES"] == "3" and env["PET_NPROC_PER_NODE"] == "1"
+    assert env["PET_NODE_RANK"] == {"fieldRef": {"fieldPath": COMPLETION_INDEX}}
+    assert env["PET_MASTER_ADDR"] == "torch-on-runtime-node-0-0.torch-on-runtime" and env["PET_MASTER_PORT"] == "29500"
+    assert {"containerPort": 29500, "protocol": "TCP"} in node["ports"]
+    assert js["metadata"]["labels"]["trainspec.dev/job"] == "torch-on-runtime"  # ps/down find it
+    assert js["spec"]["suspend"] is True  # the TrainJob's suspend
+
+
+def test_a_runtime_folder_and_the_same_bytes_twice():
+    first = run_cli("compile", str(SPECS / "torch-on-runtime.yaml"), "-t", "jobset", "--runtime", str(RUNTIME.parent))
+    second = run_cli("compile", str(SPECS / "torch-on-runtime.yaml"), "-t", "jobset", "--runtime", str(RUNTIME))
+    assert first.returncode == 0 and first.stdout == second.stdout
+
+
+def test_nproc_auto_is_the_cpus_per_node_without_gpus(tmp_path):
+    """torch.go: numProcPerNode "auto" with no GPU in resourcesPerNode is max(1, CPU requests)."""
+    tj = {"metadata": {"name": "t"}, "spec": {"trainer": {"numNodes": 2, "resourcesPerNode": {
+        "requests": {"cpu": "3"}}}}}
+    made = expand(tj, yaml.safe_load(RUNTIME.read_text()))
+    node = made.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert _env(node)["PET_NPROC_PER_NODE"] == "3"
+    tj["spec"]["trainer"]["resourcesPerNode"] = {"limits": {"nvidia.com/gpu": 2}}
+    node = expand(tj, yaml.safe_load(RUNTIME.read_text())).jobset["spec"]["replicatedJobs"][0]["template"]["spec"][
+        "template"]["spec"]["containers"][0]
+    assert _env(node)["PET_NPROC_PER_NODE"] == "auto"
+
+
+MPI_RUNTIME = textwrap.dedent("""\
+    apiVersion: trainer.kubeflow.org/v1alpha1
+    kind: ClusterTrainingRuntime
+    metadata: {name: deepspeed-distributed}
+    spec:
+      mlPolicy:
+        numNodes: 1
+        mpi: {mpiImplementation: DeepSpeed, numProcPerNode: 1, sshAuthMountPath: /home/mpiuser/.ssh, runLauncherAsNode: true}
+      template:
+        spec:
+          replicatedJobs:
+            - name: launcher
+              template:
+                metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+                spec:
+                  template:
+                    spec:
+                      containers: [{name: node, image: deepspeed:latest}]
+            - name: node
+              template:
+                spec:
+                  template:
+                    spec:
+                      containers: [{name: node, image: deepspeed:latest, command: [/usr/sbin/sshd, -De]}]
+    """)
+
+
+def test_mpi_runtime_hostfile_and_launcher_worker_split():
+    """mpi.go: runLauncherAsNode puts the launcher first in the hostfile and the node Job has numNodes - 1."""
+    tj = {"metadata": {"name": "ds", "namespace": "ml"},
+          "spec": {"trainer": {"numNodes": 3, "numProcPerNode": 2, "env": [{"name": "A", "value": "1"}]}}}
+    made = expand(tj, yaml.safe_load(MPI_RUNTIME))
+    rjobs = {r["name"]: r for r in made.jobset["spec"]["replicatedJobs"]}
+    assert rjobs["node"]["template"]["spec"]["parallelism"] == 2
+    [cm] = made.objects
+    assert cm["metadata"] == {"name": "ds-mpi-hostfile", "namespace": "ml"}
+    assert cm["data"]["hostfile"] == ("ds-launcher-0-0.ds slots=2\nds-node-0-0.ds slots=2\nds-node-0-1.ds slots=2\n")
+    launcher = rjobs["launcher"]["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert list(_env(launcher)) == ["OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
+                                    "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args", "A"]
+    assert {"name": "mpi-ssh-auth", "mountPath": "/home/mpiuser/.ssh"} in launcher["volumeMounts"]
+    assert made.ssh_secret == "ds-mpi-ssh-auth" and made.mpi
+
+
+@pytest.mark.parametrize("policy, names", [
+    ({"jax": {}}, ["JAX_NUM_PROCESSES", "JAX_PROCESS_ID", "JAX_COORDINATOR_ADDRESS", "A"]),
+    ({"xgboost": {}}, ["A", "DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER"]),
+])
+def test_jax_and_xgboost_policies(policy, names):
+    runtime = yaml.safe_load(RUNTIME.read_text())
+    runtime["spec"]["mlPolicy"] = {"numNodes": 2, **policy}
+    made = expand({"metadata": {"name": "j"}, "spec": {"trainer": {"env": [{"name": "A", "value": "1"}]}}}, runtime)
+    node = made.jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert list(_env(node)) == names
+    env = _env(node)
+    assert env.get("JAX_COORDINATOR_ADDRESS", "j-node-0-0.j:29500") == "j-node-0-0.j:29500"
+    assert env.get("DMLC_NUM_WORKER", "2") == "2"
+
+
+def test_a_bad_runtime_file_is_an_error_at_its_line_and_nothing_is_written(tmp_path):
+    out = tmp_path / "out.yaml"
+    r = run_cli("compile", str(SPECS / "torch-on-runtime.yaml"), "-t", "jobset", "--runtime",
+                str(DATA / "bad-runtimes" / "bad-no-trainer.yaml"), "-o", str(out))
+    assert r.returncode == 2 and not out.exists()
+    assert re.search(r"bad-no-trainer\.yaml:10:7: spec\.template\.spec\.replicatedJobs: no replicatedJob's Job "
+                     r"template is labelled trainer\.kubeflow\.org/trainjob-ancestor-step: trainer", r.stderr), r.stderr
+    r = run_cli("validate", str(SPECS / "torch-on-runtime.yaml"), "--runtime", str(DATA / "bad-runtimes"))
+    assert r.returncode == 2 and "bad-no-trainer.yaml:10:7:" in r.stderr
+
+
+def test_a_runtime_not_among_those_given_is_named(tmp_path):
+    other = tmp_path / "rt.yaml"
+    doc = yaml.safe_load(RUNTIME.read_text())
+    doc["metadata"]["name"] = "mpi-distributed"
+    other.write_text(yaml.safe_dump(doc))
+    r = run_cli("validate", str(SPECS / "torch-on-runtime.yaml"), "--runtime", str(other))
+    assert r.returncode == 2
+    assert re.search(r"torch-on-runtime\.yaml:\d+:\d+: spec\.trainjob\.runtime: ClusterTrainingRuntime "
+                     r"'torch-distributed' is not among the --runtime files' runtimes \(ClusterTrainingRuntime "
+                     r"mpi-distributed\)", r.stderr), r.stderr
+
+
+def test_without_the_runtime_jobset_and_k8s_say_how_to_give_it():
+    for target in ("jobset", "k8s"):
+        r = run_cli("compile", str(SPECS / "torch-on-runtime.yaml"), "-t", target)
+        assert r.returncode == 2
+        assert "--runtime FILE|DIR" in r.stderr and "kubectl get clustertrainingruntime torch-distributed" in r.stderr
+
+
+def test_build_with_the_runtime_writes_the_jobset(tmp_path):
+    r = run_cli("build", str(SPECS / "torch-on-runtime.yaml"), "-o", str(tmp_path), "-t", "jobset", "-t", "trainjob",
+                "--runtime", str(RUNTIME), "--no-cache")
+    assert r.returncode == 0, r.stderr
+    js = yaml.safe_load((tmp_path / "torch-on-runtime" / "jobset.yaml").read_text())
+    assert js["kind"] == "JobSet" and js["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 3
+    assert (tmp_path / "torch-on-runtime" / "trainjob.yaml").exists()
