@@ -429,6 +429,10 @@ def _build_locked(args, out: str, specs, targets) -> int:
     from trainspec.output import remove_jobs, write_atomic, write_files, writing
 
     options = json.dumps(spec_options(args), sort_keys=True)
+    if getattr(args, "runtime", None):  # the runtimes' contents are input too: an edited runtime is recompiled
+        from trainspec.build import files_digest
+
+        options += "|" + files_digest(args.runtime)
     with locked(out, exclusive=not args.check):
         skip = not args.target  # over all targets, skip those that cannot run a job; a target named must fit
         build, cache, keys = run_build(specs, out, targets,

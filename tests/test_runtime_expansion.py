@@ -173,3 +173,17 @@ def test_build_with_the_runtime_writes_the_jobset(tmp_path):
     js = yaml.safe_load((tmp_path / "torch-on-runtime" / "jobset.yaml").read_text())
     assert js["kind"] == "JobSet" and js["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 3
     assert (tmp_path / "torch-on-runtime" / "trainjob.yaml").exists()
+
+
+def test_an_edited_runtime_is_recompiled_by_build(tmp_path):
+    runtime = tmp_path / "rt.yaml"
+    runtime.write_text(RUNTIME.read_text())
+    out = tmp_path / "out"
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = ("build", str(SPECS / "torch-on-runtime.yaml"), "-o", str(out), "-t", "jobset", "--runtime", str(runtime))
+    assert run_cli(*args, env=env).returncode == 0
+    runtime.write_text(RUNTIME.read_text().replace("numNodes: 1", "numNodes: 1\n    mpi: {}").replace(
+        "    torch: {}\n", ""))
+    r = run_cli(*args, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "OMPI_MCA_orte_default_hostfile" in (out / "torch-on-runtime" / "jobset.yaml").read_text()
