@@ -187,3 +187,49 @@ def test_an_edited_runtime_is_recompiled_by_build(tmp_path):
     r = run_cli(*args, env=env)
     assert r.returncode == 0, r.stderr
     assert "OMPI_MCA_orte_default_hostfile" in (out / "torch-on-runtime" / "jobset.yaml").read_text()
+
+
+def test_migrate_a_pytorchjob_onto_torch_distributed_says_what_the_runtime_changes(tmp_path):
+    manifest = Path(__file__).resolve().parent / "import_manifests" / "pytorch-ddp-v1.yaml"
+    out = tmp_path / "tj.yaml"
+    r = run_cli("migrate", str(manifest), "--to", "trainjob", "--runtime", str(RUNTIME), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    [tj] = [d for d in yaml.safe_load_all(out.read_text()) if d]  # the TrainJob only: the runtime is the cluster's
+    assert tj["kind"] == "TrainJob" and tj["spec"]["runtimeRef"] == {"name": "torch-distributed",
+                                                                    "kind": "ClusterTrainingRuntime"}
+    assert tj["spec"]["trainer"]["numNodes"] == 4 and tj["spec"]["trainer"]["numProcPerNode"] == 2
+    changes = [line for line in r.stderr.splitlines() if line.startswith("trainspec: changes on trainjob:")]
+    assert any("MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE" in c and "PET_NNODES=4, PET_NPROC_PER_NODE=2, "
+               "PET_NODE_RANK (the Job completion index), PET_MASTER_ADDR=resnet-ddp-node-0-0.resnet-ddp, "
+               "PET_MASTER_PORT=29500" in c for c in changes), r.stderr
+    assert any("container `node`" in c and "4 nodes" in c for c in changes), r.stderr
+    assert any("torchrun reads PET_" in c for c in changes), r.stderr
+    lost = [line for line in r.stderr.splitlines() if line.startswith("trainspec: lost:")]
+    assert any("spec.volumes" in line for line in lost) and any("workingDir" in line for line in lost)
+    strict = run_cli("migrate", str(manifest), "--to", "trainjob", "--runtime", str(RUNTIME), "--strict",
+                     "-o", str(tmp_path / "strict.yaml"))
+    assert strict.returncode == 2 and not (tmp_path / "strict.yaml").exists()
+
+
+def test_migrate_a_script_without_torchrun_is_told_it_loses_rank(tmp_path):
+    manifest = tmp_path / "pj.yaml"
+    manifest.write_text(textwrap.dedent("""\
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {name: plain}
+        spec:
+          pytorchReplicaSpecs:
+            Master:
+              replicas: 1
+              template:
+                spec:
+                  containers: [{name: pytorch, image: img:1, command: [python3, train.py]}]
+            Worker:
+              replicas: 1
+              template:
+                spec:
+                  containers: [{name: pytorch, image: img:1, command: [python3, train.py]}]
+        """))
+    r = run_cli("migrate", str(manifest), "--to", "trainjob", "--runtime", str(RUNTIME))
+    assert r.returncode == 0, r.stderr
+    assert "the command is not torchrun" in r.stderr and "PET_NNODES=2" in r.stderr
