@@ -163,8 +163,8 @@ def runtime_needed(plan: JobPlan, target: TargetRules) -> list[Problem]:
                         "runtime)", unsupported=True)]
     return [Problem(("spec", "trainjob", "runtime"),
                     f"the job runs on the cluster's {kind} {name!r}, whose pod template target {target.name} "
-                    "cannot hold", "target trainjob, or jobset with the runtime's definition",
-                    f"compile with --target trainjob (a TrainJob naming the runtime), or --target jobset and "
+                    "cannot hold", "target trainjob, or jobset or k8s with the runtime's definition",
+                    f"compile with --target trainjob (a TrainJob naming the runtime), or --target jobset or k8s and "
                     f"{how_to_give(kind, name)}", unsupported=True)]
 
 

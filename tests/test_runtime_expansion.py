@@ -233,3 +233,21 @@ def test_migrate_a_script_without_torchrun_is_told_it_loses_rank(tmp_path):
     r = run_cli("migrate", str(manifest), "--to", "trainjob", "--runtime", str(RUNTIME))
     assert r.returncode == 0, r.stderr
     assert "the command is not torchrun" in r.stderr and "PET_NNODES=2" in r.stderr
+
+
+def test_k8s_with_the_runtime_writes_the_jobset_controllers_jobs_and_service():
+    r = run_cli("compile", str(SPECS / "torch-on-runtime.yaml"), "--target", "k8s", "--runtime", str(RUNTIME))
+    assert r.returncode == 0, r.stderr
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    assert [d["kind"] for d in docs] == ["Service", "Job"]
+    for doc in docs:
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+    service, job = docs
+    assert service["metadata"]["name"] == "torch-on-runtime" and service["spec"]["clusterIP"] == "None"
+    assert job["metadata"]["name"] == "torch-on-runtime-node-0"  # JobSet's <js>-<rjob>-<j>
+    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["parallelism"] == 3
+    pod = job["spec"]["template"]
+    assert pod["spec"]["subdomain"] == "torch-on-runtime"
+    assert pod["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] == "torch-on-runtime"
+    assert service["spec"]["selector"] == {"jobset.sigs.k8s.io/jobset-name": "torch-on-runtime"}
+    assert _env(pod["spec"]["containers"][0])["PET_MASTER_ADDR"] == "torch-on-runtime-node-0-0.torch-on-runtime"

@@ -16,11 +16,9 @@ JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax", 
 
 def check(plan: JobPlan) -> list[Problem]:
     if plan.trainjob is not None and plan.runtime is not None:  # v1.3 with --runtime: the TrainJob, expanded
-        from ..trainjob.on_runtime import checks as on_runtime_checks
+        from ..trainjob.on_runtime import expanded_checks
 
-        return [p._replace(message=p.message.replace("target trainjob:", "target jobset (the TrainJob on its "
-                                                                          "runtime):", 1))
-                for p in on_runtime_checks(plan)]
+        return expanded_checks(plan, "jobset")
     if plan.framework not in JOBSET_FRAMEWORKS:
         return [Problem(("spec", "framework"),
                         f"target jobset: trainspec does not yet write the {plan.framework} controller's variables "

@@ -7,6 +7,7 @@ cluster leaves running.  Its hosts are the per-replica Services (the compiler's 
 from trainspec.compiler.limits import kubernetes_limits
 from trainspec.compiler.target_rules import TargetRules
 
-from .checks import plain_kubernetes_caveat
+from .checks import plain_kubernetes_caveat, runtime_checks
 
-RULES = TargetRules("k8s", warnings=plain_kubernetes_caveat, limits=kubernetes_limits)
+RULES = TargetRules("k8s", checks=runtime_checks, warnings=plain_kubernetes_caveat, limits=kubernetes_limits,
+                    expands_runtime=True)

@@ -97,6 +97,13 @@ def checks(plan: JobPlan) -> list[Problem]:
     return out
 
 
+def expanded_checks(plan: JobPlan, target: str) -> list[Problem]:
+    """A target that writes what the Trainer controller makes of the TrainJob (jobset, k8s with --runtime)
+    can carry no more than that TrainJob: the same problems, named for that target."""
+    return [p._replace(message=p.message.replace("target trainjob:", f"target {target} (the TrainJob on its "
+                                                                      "runtime):", 1)) for p in checks(plan)]
+
+
 def _cannot(path: tuple, what: str, why: str = "") -> Problem:
     return Problem(path, f"target trainjob: a TrainJob on the cluster's runtime cannot carry {what} "
                    f"(Trainer's `trainer` has image, command, args, env, numNodes, numProcPerNode, "

@@ -71,3 +71,14 @@ def test_a_bad_runtime_file_is_an_error_at_its_line(tmp_path):
     assert r.returncode == 2
     assert re.search(rf"{re.escape(str(bad))}:\d+:\d+: spec\.template\.spec\.replicatedJobs: no replicatedJob", r.stderr), r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_the_k8s_form_runs_with_the_same_variables(test_image, tmp_path):
+    """--target k8s --runtime: the JobSet controller's Jobs and Service, run as a plain cluster would."""
+    out = tmp_path / "k8s.yaml"
+    r = trainspec("compile", SPEC, "--target", "k8s", "--runtime", RUNTIME, "-o", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = trainspec("run", out, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = re.sub(r"^node-0-(\d) \|", r"node-\1 |", r.stdout + r.stderr, flags=re.M)  # pods of Job pet-node-0
+    _check_nodes(text)
