@@ -251,3 +251,21 @@ def test_k8s_with_the_runtime_writes_the_jobset_controllers_jobs_and_service():
     assert pod["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] == "torch-on-runtime"
     assert service["spec"]["selector"] == {"jobset.sigs.k8s.io/jobset-name": "torch-on-runtime"}
     assert _env(pod["spec"]["containers"][0])["PET_MASTER_ADDR"] == "torch-on-runtime-node-0-0.torch-on-runtime"
+
+
+def test_import_with_runtime_files_checks_them_and_the_spec_expands_on_them(tmp_path):
+    manifest = Path(__file__).resolve().parent / "import_manifests" / "trainjobs" / "01-multi-node.yaml"
+    bad = run_cli("import", str(manifest), "--runtime", str(DATA / "bad-runtimes"))
+    assert bad.returncode == 2 and "bad-no-trainer.yaml:10:7: spec.template.spec.replicatedJobs" in bad.stderr
+    other = tmp_path / "other.yaml"
+    other.write_text(RUNTIME.read_text().replace("name: torch-distributed", "name: other"))
+    missing = run_cli("import", str(manifest), "--runtime", str(other))
+    assert missing.returncode == 2
+    assert re.search(r"01-multi-node\.yaml:8:3: spec\.runtimeRef: runtime ClusterTrainingRuntime 'torch-distributed' "
+                     r"is not in MANIFEST or the --runtime files \(ClusterTrainingRuntime other\)", missing.stderr)
+    spec = tmp_path / "spec.yaml"
+    r = run_cli("import", str(manifest), "--strict", "--runtime", str(RUNTIME), "-o", str(spec))
+    assert r.returncode == 0, r.stderr
+    [js] = _compile(spec, "--runtime", str(RUNTIME))
+    node = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+    assert _env(node)["PET_NNODES"] == "3" and js["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 3
