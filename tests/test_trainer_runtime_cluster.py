@@ -96,3 +96,13 @@ def test_with_the_runtime_installed_the_server_check_passes(cluster, tmp_path):
         assert "TrainJob.trainer.kubeflow.org ml/torch-on-runtime: accepted (dry run: server)" in r.stdout
     finally:
         _delete_runtime(cluster)
+
+
+@pytest.mark.parametrize("target", ["jobset", "k8s"])
+def test_the_expanded_runtime_passes_the_server_check(cluster, target):
+    """--runtime: the JobSet the Trainer controller would make (jobset), or the JobSet controller's Jobs and
+    Service (k8s), as the real API server validates them."""
+    r = cli("apply", str(SPECS / "torch-on-runtime.yaml"), "--target", target, "--runtime", RUNTIME_FILE,
+            "--dry-run=server")
+    assert r.returncode == 0, r.stderr
+    assert "accepted (dry run: server)" in r.stdout and "Traceback" not in r.stderr
