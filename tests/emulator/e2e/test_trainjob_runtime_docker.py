@@ -82,3 +82,53 @@ def test_the_k8s_form_runs_with_the_same_variables(test_image, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     text = re.sub(r"^node-0-(\d) \|", r"node-\1 |", r.stdout + r.stderr, flags=re.M)  # pods of Job pet-node-0
     _check_nodes(text)
+
+
+MPI_RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: mpi-distributed}
+spec:
+  mlPolicy:
+    numNodes: 1
+    mpi: {mpiImplementation: OpenMPI, numProcPerNode: 1, sshAuthMountPath: /root/.ssh}
+  template:
+    spec:
+      replicatedJobs:
+        - name: launcher
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                spec:
+                  containers: [{name: node, image: trainspec-test:py3}]
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  containers: [{name: node, image: trainspec-test:py3, command: [sleep, "1"]}]
+"""
+MPI_TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: mp}
+spec:
+  runtimeRef: {name: mpi-distributed}
+  trainer:
+    numNodes: 2
+    command: [sh, -c, "cat /etc/mpi/hostfile; ls /root/.ssh; env | grep OMPI_ | sort"]
+"""
+
+
+def test_a_trainjob_on_a_given_mpi_cluster_runtime_gets_the_hostfile_and_key(test_image, tmp_path):
+    """mpi.go: the hostfile ConfigMap at /etc/mpi/hostfile, the ssh key Secret (made fresh for the run) at
+    sshAuthMountPath, OMPI_MCA_* on the launcher."""
+    (tmp_path / "rt.yaml").write_text(MPI_RUNTIME)
+    (tmp_path / "tj.yaml").write_text(MPI_TRAINJOB)
+    r = trainspec("run", "tj.yaml", "--runtime", "rt.yaml", cwd=tmp_path)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "launcher-0 | mp-node-0-0.mp slots=1" in out and "launcher-0 | mp-node-0-1.mp slots=1" in out
+    assert "launcher-0 | authorized_keys" in out and "launcher-0 | id_rsa" in out
+    assert "launcher-0 | OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile" in out
