@@ -50,6 +50,20 @@ def tool_digest() -> str:
     return h.hexdigest()
 
 
+def files_digest(paths: list[str]) -> str:
+    """The bytes of these files and of the files in these folders (sorted), for the cache's salt."""
+    parts: list[bytes] = []
+    for path in paths:
+        names = [os.path.join(path, f) for f in sorted(os.listdir(path))] if os.path.isdir(path) else [path]
+        for name in names:
+            try:
+                with open(name, "rb") as handle:
+                    parts.append(name.encode() + b"\0" + handle.read())
+            except OSError:
+                parts.append(name.encode() + b"\0?")  # unreadable: loading says so
+    return _digest(b"\0\0".join(parts))
+
+
 def cache_path(out_dir: str) -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     key = _digest(os.path.realpath(out_dir).encode())[:24]

@@ -86,6 +86,15 @@ def add_spec_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kube-version", metavar="X.Y", type=_kube_version, default=None,
                         help="the Kubernetes version whose API-server rules apply: 1.30..1.36 (default: 1.30, "
                              "the oldest supported; docs/validation.md)")
+    add_runtime_option(parser)
+
+
+def add_runtime_option(parser: argparse.ArgumentParser, what: str = "a spec on a Trainer runtime (spec.trainjob)"
+                       ) -> None:
+    """--runtime FILE|DIR (repeatable): Kubeflow Trainer runtimes' definitions, for `what`."""
+    parser.add_argument("--runtime", metavar="FILE|DIR", action="append", default=[],
+                        help=f"a TrainingRuntime/ClusterTrainingRuntime file or a folder of them, for {what} "
+                             "(`kubectl get clustertrainingruntime NAME -o yaml > runtime.yaml`; repeatable)")
 
 
 def _kube_version(text: str) -> str:
@@ -219,7 +228,7 @@ def build_parser(command: str | None = None, cluster: bool = False) -> argparse.
     p.add_argument("manifest", metavar="MANIFEST")
     p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
     p.add_argument("--strict", action="store_true", help="fail (exit 2) on any field that would not survive")
-    p.add_argument("--runtime", metavar="FILE", help="the TrainingRuntime a TrainJob references, if not in MANIFEST")
+    add_runtime_option(p, "a TrainJob whose runtime is not in MANIFEST")
     p.add_argument("-o", "--output", metavar="SPEC", default="-", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_import)
 
@@ -233,7 +242,7 @@ def build_parser(command: str | None = None, cluster: bool = False) -> argparse.
     p.add_argument("--to", required=True, metavar="TARGET", help="the target to compile to")
     p.add_argument("--job", metavar="NAME", help="the job to import from a file holding several")
     p.add_argument("--strict", action="store_true", help="fail (exit 2) when anything is lost")
-    p.add_argument("--runtime", metavar="FILE", help="the TrainingRuntime a TrainJob references, if not in MANIFEST")
+    add_runtime_option(p, "a TrainJob whose runtime is not in MANIFEST")
     p.add_argument("-o", "--output", metavar="PATH", default="-", help="file to write (default: stdout)")
     p.set_defaults(func=lambda args: __import__("trainspec.importer.migrate", fromlist=["run"]).run(
         args.manifest, args.job, args.to, args.strict, args.output, args.runtime))
@@ -414,6 +423,10 @@ def _build_locked(args, out: str, specs, targets) -> int:
     from trainspec.output import remove_jobs, write_atomic, write_files, writing
 
     options = json.dumps(spec_options(args), sort_keys=True)
+    if getattr(args, "runtime", None):  # the runtimes' contents are input too: an edited runtime is recompiled
+        from trainspec.build import files_digest
+
+        options += "|" + files_digest(args.runtime)
     with locked(out, exclusive=not args.check):
         skip = not args.target  # over all targets, skip those that cannot run a job; a target named must fit
         build, cache, keys = run_build(specs, out, targets,
@@ -595,6 +608,10 @@ def _main(argv: list[str] | None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if getattr(args, "command", None) == "run" and getattr(args, "runtime", None):
+        from trainspec.on_runtime import spec_objects  # a spec on a Trainer runtime runs as its JobSet
+
+        args.spec_on_runtime = lambda path, runtimes, job: spec_objects(path, runtimes, job, args)
     try:
         return args.func(args)
     except BrokenPipeError:

@@ -10,6 +10,8 @@ def spec_options(args) -> dict:
     options = {"tla": dict(args.tla), "ext_vars": dict(args.ext_var), "jpath": list(args.jpath)}
     if getattr(args, "kube_version", None):  # absent: the default version (and the build cache keys as before)
         options["kube_version"] = args.kube_version
+    if getattr(args, "runtime", None):  # --runtime FILE|DIR: the Trainer runtimes a v1.3 spec names
+        options["runtimes"] = tuple(args.runtime)
     return options
 
 

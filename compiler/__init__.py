@@ -30,7 +30,8 @@ def __getattr__(name: str):
 
 def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tla: dict[str, str] | None = None,
                ext_vars: dict[str, str] | None = None, jpath: list[str] | None = None, documents: list | None = None,
-               skip_unsupported: bool = False, kube_version: str | None = None) -> list[JobPlan]:
+               skip_unsupported: bool = False, kube_version: str | None = None,
+               runtimes: tuple[str, ...] = (), runtime_rules: tuple[TargetRules, ...] = ()) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
 
     `rules`: the targets to plan for (their naming schemes, checks, warnings, limits:
@@ -42,6 +43,9 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
     `skip_unsupported`: do not raise the problems of a target that cannot run a job at all
     (`JobPlan.unsupported`); the caller leaves that target out for the job (`build`).
     `kube_version`: "1.30".."1.36", the API server whose rules apply (default: the oldest supported).
+    `runtimes`: `--runtime FILE|DIR`, the Trainer runtimes a spec v1.3 job on a runtime may name
+    (compiler/runtimes.py): read and checked once, attached to the plans that name them.
+    `runtime_rules`: targets planned for too for a job on a runtime (the TrainJob an expansion starts from).
     """
     from .errors import SpecError, SpecErrors, UsageError
     from .kube_rules import DEFAULT_KUBE_VERSION, parse_version
@@ -56,6 +60,11 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
         raise UsageError(str(exc)) from None
     options = JsonnetOptions(tuple(sorted((tla or {}).items())), tuple(sorted((ext_vars or {}).items())),
                              tuple(jpath or ()))
+    given: tuple = ()
+    if runtimes:
+        from .runtimes import load_runtimes
+
+        given = load_runtimes(runtimes)
     docs = load_file(path, options) if documents is None else documents
     if not docs:
         raise SpecErrors([SpecError(path, 1, 1, "", "no job in this file", "a TrainingJob document")])
@@ -73,7 +82,8 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
                 sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file ({where})",
                          "one document per job name", "rename one of them")
             names.setdefault(spec.name, sink.position(("metadata", "name")) + (number,))
-            plan = build_plan(spec, sink, rules, named) if not sink.errors else None
+            plan = build_plan(spec, sink, rules + runtime_rules if spec.trainjob is not None else rules, named, given,
+                              bool(runtimes)) if not sink.errors else None
             if plan is not None:
                 plan = plan._replace(kube_version=version)
                 report_limits(plan, sink)  # Linux's per-string limit, which no target can get past

@@ -41,9 +41,9 @@ from .model import (
     TF_SUCCESS_POLICIES,
 )
 
-API_VERSION = "trainspec/v1.2"
-# v1.1 and v1.2 are additive: their fields are accepted under every version
-API_VERSIONS = ("trainspec/v1", "trainspec/v1.1", "trainspec/v1.2")
+API_VERSION = "trainspec/v1.3"
+# v1.1, v1.2 and v1.3 are additive: their fields are accepted under every version
+API_VERSIONS = ("trainspec/v1", "trainspec/v1.1", "trainspec/v1.2", "trainspec/v1.3")
 KIND = "TrainingJob"
 INT32_MAX = 2**31 - 1
 ABSOLUTE_PATH = "^/"
@@ -135,8 +135,9 @@ _RESTART = Field("restartPolicy", "string", "Never | OnFailure | Always | ExitCo
                  enum=RESTART_POLICIES)
 
 MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
-    Mapping("TrainingJob", "A trainspec distributed-training job (spec v1.2).", (
-        Field("apiVersion", "string", "trainspec/v1.2 (or trainspec/v1.1, trainspec/v1)", required=True,
+    Mapping("TrainingJob", "A trainspec distributed-training job (spec v1.3).", (
+        Field("apiVersion", "string", "trainspec/v1.3 (or trainspec/v1.2, trainspec/v1.1, trainspec/v1)",
+              required=True,
               enum=API_VERSIONS),
         Field("kind", "string", "always TrainingJob", required=True, enum=(KIND,)),
         Field("metadata", "object", "name, namespace, labels, annotations", required=True, of="metadata"),
@@ -182,6 +183,41 @@ MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
         Field("containerName", "string", _CONTAINER_NAME, pattern=DNS1123_LABEL.pattern, max_length=63),
         Field("success", "object", "which role decides success (only in a generic job; default: every replica "
               "of every role)", of="success"),
+        Field("trainjob", "object", "v1.3: run on a Kubeflow Trainer runtime the cluster already has (the trainjob "
+              "target writes only the TrainJob)", of="trainjob"),
+    )),
+    Mapping("trainjob", "v1.3: the Kubeflow Trainer v2 runtime the job runs on, and the TrainJob fields trainer "
+            "cannot carry.", (
+        Field("runtime", "object", "the ClusterTrainingRuntime or TrainingRuntime (runtimeRef)", required=True,
+              of="trainjobRuntime"),
+        Field("initializer", "object", "Trainer's initializer (dataset, model), carried as written",
+              of="trainjobInitializer"),
+        Field("numNodesFromRuntime", "boolean", "leave trainer.numNodes out: the runtime's mlPolicy.numNodes "
+              "decides (the replicas are then what trainspec checks the spec with)"),
+        Field("numProcPerNode", "integer", "trainer.numProcPerNode: processes per node (a pytorch job may say "
+              "spec.pytorch.nprocPerNode instead)", minimum=1, maximum=INT32_MAX),
+        Field("runtimePatches", "list", "Trainer's runtimePatches ({manager, trainingRuntimeSpec}), carried as "
+              "written: what trainer cannot carry (scheduling, volumes, sidecars)", of="object"),
+        Field("suspend", "boolean", "create the TrainJob suspended (Kueue unsuspends it on admission)"),
+        Field("managedBy", "string", "the TrainJob's controller",
+              enum=("trainer.kubeflow.org/trainjob-controller", "kueue.x-k8s.io/multikueue")),
+        Field("podTemplateOverrides", "list", "Trainer v2.1's podTemplateOverrides, carried as written (removed "
+              "in Trainer v2.2: use runtimePatches)", of="object"),
+        Field("labels", "map", "Trainer v2.0/v2.1's TrainJob spec.labels (removed in v2.2)", of="string",
+              empty=True),
+        Field("annotations", "map", "Trainer v2.0/v2.1's TrainJob spec.annotations (removed in v2.2)",
+              of="string", empty=True),
+    )),
+    Mapping("trainjobRuntime", "A Trainer runtime by name (TrainJob runtimeRef).", (
+        Field("name", "string", "the runtime's name", required=True, pattern=DNS1123_SUBDOMAIN.pattern,
+              max_length=253),
+        Field("kind", "string", "ClusterTrainingRuntime (default) or TrainingRuntime (in the job's namespace)",
+              enum=("ClusterTrainingRuntime", "TrainingRuntime")),
+        Field("apiGroup", "string", "trainer.kubeflow.org (the default)", enum=("trainer.kubeflow.org",)),
+    )),
+    Mapping("trainjobInitializer", "Trainer's initializer: the dataset and model steps of the runtime.", (
+        Field("dataset", "object", "storageUri, env, secretRef (passed through)"),
+        Field("model", "object", "storageUri, env, secretRef (passed through)"),
     )),
     Mapping("success", "framework: generic: the role whose replicas decide the job's success.", (
         Field("role", "string", "a role of the job", required=True, pattern=DNS1123_LABEL.pattern, max_length=63),

@@ -186,6 +186,29 @@ class GenericSuccess(NamedTuple):
     policy: str = "AllReplicas"  # AllReplicas | AnyReplica
 
 
+class TrainJobOnRuntime(NamedTuple):
+    """spec.trainjob (v1.3): the job runs on a Kubeflow Trainer runtime the cluster already has.
+
+    `runtime_ref` and `fields` are written into the TrainJob as the spec has them (`fields`: the
+    TrainJob spec keys trainspec does not decide itself, in the CRD's order: initializer,
+    runtimePatches, suspend, managedBy and Trainer v2.0/v2.1's labels, annotations,
+    podTemplateOverrides), so an imported TrainJob compiles back to itself.
+    """
+
+    runtime_ref: dict  # {name, kind?, apiGroup?}, as written
+    fields: dict  # TrainJob spec key -> value, as written
+    num_proc_per_node: int | None = None
+    nodes_from_runtime: bool = False  # trainer.numNodes left out: the runtime's mlPolicy.numNodes decides
+
+    @property
+    def name(self) -> str:
+        return str(self.runtime_ref["name"])
+
+    @property
+    def kind(self) -> str:
+        return str(self.runtime_ref.get("kind") or "ClusterTrainingRuntime")
+
+
 class RoleSpec(NamedTuple):
     name: str
     replicas: int
@@ -239,6 +262,7 @@ class JobSpec(NamedTuple):
     patches: dict[str, tuple[PatchOp, ...]] = {}  # noqa: RUF012 (never mutated)
     container_name: str | None = None  # v1.2: every role's main container name (None: the framework's)
     success: GenericSuccess | None = None  # v1.2, generic only (None: every replica of every role)
+    trainjob: TrainJobOnRuntime | None = None  # v1.3: runs on a Trainer runtime the cluster has
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)

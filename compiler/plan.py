@@ -36,6 +36,7 @@ from .model import (
     Resources,
     Scheduling,
     SecretRef,
+    TrainJobOnRuntime,
     Volume,
     by_type,
 )
@@ -325,6 +326,10 @@ class JobPlan(NamedTuple):
     mpi_ssh_path: str = "/root/.ssh"  # mpi.sshAuthMountPath
     patches: dict[str, tuple[PatchOp, ...]] = {}  # target -> RFC 6902 ops, positioned
     kube_version: tuple[int, int] = (1, 30)  # the API server whose rules apply (compiler/kube_rules.py)
+    trainjob: TrainJobOnRuntime | None = None  # v1.3: the Trainer runtime the job runs on, as written
+    # v1.3: that runtime's definition (a TrainingRuntime/ClusterTrainingRuntime as data), when given with
+    # --runtime: targets that expand it (jobset) write what the Trainer controller would create
+    runtime: dict | None = None
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)

@@ -22,20 +22,24 @@ from .frameworks import (
 from .model import DEFAULT_PORT, GENERIC, ConfigMapRef, JobSpec, PodSettings, RoleSpec, SecretRef
 from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role
+from .runtimes import Runtime, how_to_give, ref_of
+from .runtimes import find as find_runtime
 from .schemes import BASE, SERVICE, NamingScheme
-from .target_rules import TargetRules
+from .target_rules import Problem, TargetRules
 from .templating import Templates
 
 __all__ = ["JobContext", "build_plan", "role_sources", "schemes_of"]
 
 
 def build_plan(spec: JobSpec, sink: ErrorSink, rules: tuple[TargetRules, ...],
-               named: bool = True) -> JobPlan | None:
+               named: bool = True, runtimes: tuple[Runtime, ...] = (), runtime_given: bool = False) -> JobPlan | None:
     """The plan, or None with the problems in `sink`.
 
     `rules`: the targets to plan for (their naming schemes, checks, warnings and limits), handed in by
     the caller (trainspec.targets: the compiler imports no target).  `named`: the user named them
     (`plan.targets` records them, and `plan.check` refuses any other); else they are every target.
+    `runtimes`: the Trainer runtimes given with --runtime (`runtime_given`: the option was used): a
+    v1.3 job on a runtime gets its definition (`plan.runtime`), or an error when it is not among them.
     """
     framework = spec.framework
     job = spec.name
@@ -83,7 +87,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink, rules: tuple[TargetRules, ...],
         targets=tuple(r.name for r in rules) if named else None,
         image_pull_secrets=spec.image_pull_secrets, pod=spec.pod, elastic=spec.elastic,
         mpi_ssh_path=spec.ssh_auth_mount_path,
-        patches=spec.patches)
+        patches=spec.patches, trainjob=spec.trainjob, runtime=_runtime_of(spec, sink, runtimes, runtime_given))
     return _with_target_problems(plan, sink, scheme_sinks, rules)
 
 
@@ -113,7 +117,7 @@ def _with_target_problems(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str
             targets.setdefault(target.name, _sink_like(sink)).errors.extend(scheme_sink.errors)
     for target in rules:
         target_sink = targets.setdefault(target.name, _sink_like(sink))
-        for problem in target.checks(plan):
+        for problem in runtime_needed(plan, target) + list(target.checks(plan)):
             target_sink.add(problem.path, problem.message, problem.expected, problem.hint)
             if problem.unsupported:
                 unsupported.setdefault(target.name, problem.message)
@@ -129,6 +133,39 @@ def _with_target_problems(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str
     errors = {target: tuple(SpecErrors(target_sink.errors).errors)
               for target, target_sink in targets.items() if target_sink.errors}
     return plan._replace(target_errors=errors, target_warnings=warnings, unsupported=unsupported)
+
+
+def _runtime_of(spec: JobSpec, sink: ErrorSink, runtimes: tuple[Runtime, ...], given: bool) -> dict | None:
+    if spec.trainjob is None or not given:
+        return None
+    found = find_runtime(runtimes, spec.trainjob.runtime_ref)
+    if found is None:
+        kind, name = ref_of(spec.trainjob.runtime_ref)
+        have = ", ".join(f"{r.kind} {r.name}" for r in runtimes) or "none"
+        sink.add(("spec", "trainjob", "runtime"), f"{kind} {name!r} is not among the --runtime files' runtimes "
+                 f"({have})", f"a {kind} named {name!r}", how_to_give(kind, name))
+        return None
+    return found.data
+
+
+def runtime_needed(plan: JobPlan, target: TargetRules) -> list[Problem]:
+    """A spec on a cluster's Trainer runtime (spec.trainjob, v1.3) has its pods in that runtime: a target
+    that cannot name the runtime (every one but trainjob) needs the runtime's definition (--runtime),
+    and expands it as the Trainer controller does (jobset) or cannot write the job at all."""
+    if plan.trainjob is None or target.cluster_runtime or (target.expands_runtime and plan.runtime is not None):
+        return []
+    kind, name = ref_of(plan.trainjob.runtime_ref)
+    if target.expands_runtime:
+        return [Problem(("spec", "trainjob", "runtime"),
+                        f"the job runs on the cluster's {kind} {name!r}, whose definition target {target.name} "
+                        "needs to write what the Trainer controller makes of it", f"the {kind} {name!r}",
+                        f"{how_to_give(kind, name)}; or compile with --target trainjob (a TrainJob naming the "
+                        "runtime)", unsupported=True)]
+    return [Problem(("spec", "trainjob", "runtime"),
+                    f"the job runs on the cluster's {kind} {name!r}, whose pod template target {target.name} "
+                    "cannot hold", "target trainjob, or jobset or k8s with the runtime's definition",
+                    f"compile with --target trainjob (a TrainJob naming the runtime), or --target jobset or k8s and "
+                    f"{how_to_give(kind, name)}", unsupported=True)]
 
 
 def _restart(spec: JobSpec, role: RoleSpec) -> tuple[Restart, tuple]:

@@ -38,3 +38,7 @@ class TargetRules(NamedTuple):
     checks: Callable[["JobPlan"], list[Problem]] = no_problems  # what it cannot express: errors
     warnings: Callable[["JobPlan"], list[Problem]] = no_problems  # valid output the user should know about
     limits: Callable[["JobPlan"], list["LimitProblem"]] = no_problems  # limits its output would break
+    # v1.3: the target can name a Trainer runtime the cluster has (spec.trainjob) instead of writing its pods
+    cluster_runtime: bool = False
+    # v1.3: given the runtime's definition (--runtime), the target writes what the Trainer controller makes of it
+    expands_runtime: bool = False

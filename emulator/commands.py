@@ -118,6 +118,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="a spec (.yaml/.json/.jsonnet); a k8s, compose, kubeflow, volcano, jobset or trainjob file; "
                         "or a Helm chart folder")
     p.add_argument("--job", help="which job, when the file holds several")
+    p.add_argument("--runtime", metavar="FILE|DIR", action="append", default=[],
+                   help="a Kubeflow Trainer TrainingRuntime/ClusterTrainingRuntime file or folder, for a TrainJob or "
+                        "a spec on a runtime (spec.trainjob): the pods the Trainer controller would make of it "
+                        "(`kubectl get clustertrainingruntime NAME -o yaml > runtime.yaml`; repeatable)")
     p.add_argument("--gpus", help="GPUs the run may use: all (default), none, or ids like 0,1,2")
     p.add_argument("--cpu-only", action="store_true", help="drop GPU requests: a CPU dry-run")
     p.add_argument("--offline", action="store_true",
@@ -228,7 +232,9 @@ def build_run(args, stream=None):
                    state_dir=str(state), check_missing=False,  # preflight reports them, with images
                    start_order=getattr(args, "start_order", False), set_options=sets,
                    values_files=getattr(args, "values_files", []), namespace=getattr(args, "namespace", None),
-                   env_files=getattr(args, "env_files", []), env_options=getattr(args, "env_vars", []))
+                   env_files=getattr(args, "env_files", []), env_options=getattr(args, "env_vars", []),
+                   runtimes=getattr(args, "runtime", None) or (),
+                   spec_on_runtime=getattr(args, "spec_on_runtime", None))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,

@@ -51,7 +51,7 @@ def render(target: str, plan: JobPlan) -> dict[str, str]:
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
                jpath: list[str] | None = None, targets: tuple[str, ...] | None = None,
                documents: list | None = None, skip_unsupported: bool = False,
-               kube_version: str | None = None) -> list[JobPlan]:
+               kube_version: str | None = None, runtimes: tuple[str, ...] = ()) -> list[JobPlan]:
     """Every job in one spec file, validated and planned for `targets`; raises SpecErrors with all problems.
 
     `targets`: plan for those targets only (their naming schemes and checks) and raise what they
@@ -61,9 +61,16 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     from trainspec.compiler import load_plans as plan_file
 
     names = tuple(TARGETS) if targets is None else targets
+    extra: tuple = ()
+    if runtimes and "trainjob" not in names and any(rules(name).expands_runtime for name in names):
+        # expanding a v1.3 job's runtime starts from the TrainJob the trainjob target writes: its host names
+        # (scheme) for the jobs on a runtime, not its checks (the expanding target runs them: expanded_checks)
+        from trainspec.compiler.target_rules import no_problems
+
+        extra = (rules("trainjob")._replace(checks=no_problems, warnings=no_problems, limits=no_problems),)
     return plan_file(path, tuple(rules(name) for name in names), named=targets is not None, tla=tla,
                      ext_vars=ext_vars, jpath=jpath, documents=documents, skip_unsupported=skip_unsupported,
-                     kube_version=kube_version)
+                     kube_version=kube_version, runtimes=runtimes, runtime_rules=extra)
 
 
 def unsupported(target: str, plan: JobPlan) -> str | None:

@@ -3,8 +3,8 @@
 For each manifest: `import --strict`; refused -> "refused" (with the first reason); accepted ->
 compile to the source's target and compare with the source (`semantic_diff` for Kubeflow and
 Volcano jobs, `exact_diff` for JobSets and batch Jobs): "same" or "DIFFERENT".  OpenPAI has no
-same-kind target to compare with ("no target", accepted or refused); a TrainJob is refused by --strict
-(the trainjob target writes its own runtime).  A document that is not YAML, or names an API version
+same-kind target to compare with ("no target", accepted or refused); a TrainJob names its runtime
+(spec v1.3) and is compared with `exact_diff`, as JobSets are.  A document that is not YAML, or names an API version
 the reference CRDs do not serve, is "invalid": the API server would reject the source itself.
 In scope: same + refused + DIFFERENT.
 
@@ -44,14 +44,39 @@ def classify(path: Path) -> tuple[str, str]:
     files = compile_text(result.text, result.target)
     out = [d for t in files.values() for d in yaml.safe_load_all(t) if isinstance(d, dict)]
     src = [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
-    if result.target in ("jobset", "k8s"):
-        kind = "JobSet" if result.target == "jobset" else "Job"
+    if result.target in ("jobset", "k8s", "trainjob"):
+        kind = {"jobset": "JobSet", "k8s": "Job", "trainjob": "TrainJob"}[result.target]
         a, b = [d for d in src if d.get("kind") == kind], [d for d in out if d.get("kind") == kind]
+        if kind == "TrainJob":  # trainspec's own labels and the namespace it writes out are not the job's
+            b = [_without_own(d, a[0] if a else {}) for d in b]
+            a, b = [_quantities_as_text(d) for d in a], [_quantities_as_text(d) for d in b]
         diffs = ["number of objects"] if len(a) != len(b) else [x for s, o in zip(a, b) for x in exact_diff(s, o)]
     else:
         framework = result.spec["spec"]["framework"] if result.target == "volcano" else None
         diffs = semantic_diff(job_object(src), job_object(out), {}, framework)
     return ("same", "") if not diffs else ("DIFFERENT", "; ".join(diffs[:3]))
+
+
+def _quantities_as_text(job: dict) -> dict:
+    """`nvidia.com/gpu: 1` and `"1"` are one quantity to the API server (the compiler writes text)."""
+    job = yaml.safe_load(yaml.safe_dump(job))
+    res = (job.get("spec", {}).get("trainer") or {}).get("resourcesPerNode") or {}
+    for key in ("requests", "limits"):
+        if isinstance(res.get(key), dict):
+            res[key] = {n: str(q) for n, q in res[key].items()}
+    return job
+
+
+def _without_own(job: dict, source: dict) -> dict:
+    job = yaml.safe_load(yaml.safe_dump(job))
+    meta = job["metadata"]
+    labels = {k: v for k, v in (meta.pop("labels", None) or {}).items()
+              if not k.startswith(("app.kubernetes.io/", "trainspec.dev/"))}
+    if labels:
+        meta["labels"] = labels
+    if "namespace" not in (source.get("metadata") or {}) and meta.get("namespace") == "default":
+        meta.pop("namespace")
+    return job
 
 
 def main(folder: str) -> int:

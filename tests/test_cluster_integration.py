@@ -77,7 +77,23 @@ def cluster():
         c.request("PATCH", f"/api/v1/namespaces/{ns}", {"fieldManager": "trainspec-tests"},
                   {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                   content_type="application/apply-patch+yaml")
+    # the ClusterTrainingRuntime specs/torch-on-runtime.yaml names (apply refuses a TrainJob on a missing one),
+    # removed after only when this module installed it
+    runtime_path = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-distributed"
+    try:
+        c.request("GET", runtime_path)
+        installed = False
+    except Exception:
+        c.request("PATCH", runtime_path, {"fieldManager": "trainspec-tests"},
+                  yaml.safe_load((Path(__file__).parent / "data" / "runtimes" / "torch-distributed.yaml").read_text()),
+                  content_type="application/apply-patch+yaml")
+        installed = True
     yield c
+    if installed:
+        try:
+            c.request("DELETE", runtime_path)
+        except Exception:
+            pass
     try:
         c.request("DELETE", "/apis/scheduling.volcano.sh/v1beta1/queues/research", None,
                   {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"})

@@ -201,9 +201,10 @@ CASES = {
                                    "spec.roles.train.resources": {"cpu": "4", "memory": "8192Mi", "gpu": 1},
                                    "spec.success": {"role": "train"}, "spec.restartPolicy": "Never"},
                                   gated="framework generic", no_round_trip="no trainspec target writes OpenPAI"),
-    "trainjob-torch.yaml": Case({"spec.framework": "pytorch", "spec.roles.master.replicas": 1,
-                                 "spec.roles.worker.replicas": 1, "spec.command": ["torchrun", "/workspace/mnist.py"]},
-                                expect_lost=1),
+    "trainjob-torch.yaml": Case({"spec.framework": "generic", "spec.roles.node.replicas": 2,
+                                 "spec.trainjob.runtime": {"name": "torch-distributed"},
+                                 "spec.command": ["torchrun", "/workspace/mnist.py"]},
+                                gated="trainjob.runtime (spec v1.3)"),
     "tf-unmapped.yaml": Case({"spec.scheduling": {"minAvailable": 3}, "spec.patches.kubeflow.0":
                               {"op": "add", "path": "/spec/enableDynamicWorker", "value": True}},
                              gated="patches (spec v1.1)"),
@@ -247,7 +248,8 @@ def test_import_writes_the_expected_spec(name):
     for path, value in CASES[name].expect.items():
         assert lookup(spec, path) == value, path
     # v1.1 / v1.2 only when the spec needs it
-    assert spec["apiVersion"] in (("trainspec/v1.1", "trainspec/v1.2") if CASES[name].gated else ("trainspec/v1",))
+    assert spec["apiVersion"] in (("trainspec/v1.1", "trainspec/v1.2", "trainspec/v1.3") if CASES[name].gated
+                                  else ("trainspec/v1",))
     assert len(result.lost) == CASES[name].expect_lost, result.lost
 
 
@@ -535,55 +537,34 @@ def test_every_import_validates(name, tmp_path):
 
 # --- TrainJob -----------------------------------------------------------------------------------
 
-def test_trainjob_with_a_shipped_runtime(tmp_path):
-    from helpers import reference_dir
-
-    reference_dir()  # skips on a fresh clone without the shipped runtimes
+def test_trainjob_names_its_runtime_with_or_without_its_file(tmp_path):
+    """Spec v1.3: the spec names the runtime, as the TrainJob does; nothing of the runtime is needed or lost
+    (tests/test_trainjob_on_runtime.py compiles real TrainJobs back)."""
+    empty = tmp_path / "noref"
+    empty.mkdir()
     out = tmp_path / "spec.yaml"
-    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), "--strict", "-o", str(out))
-    assert run.returncode == 2 and "writes its own TrainingRuntime 'pytorch-mnist' instead of referencing " \
-        "ClusterTrainingRuntime 'torch-distributed'" in run.stderr and not out.exists()
-    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), "-o", str(out))
-    assert run.returncode == 0 and run.stderr.count("NOT IMPORTED (lost)") == 1, run.stderr
+    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), "--strict", "-o", str(out),
+                  env={"TRAINSPEC_REFERENCE": str(empty)})
+    assert run.returncode == 0, run.stderr
     spec = yaml.safe_load(out.read_text())
-    assert spec["spec"]["framework"] == "pytorch" and spec["spec"]["roles"]["worker"]["replicas"] == 1
-    assert spec["spec"]["env"] == {"EPOCHS": "3"} and spec["spec"]["roles"]["master"]["resources"] == {"gpu": 1}
+    assert spec["spec"]["trainjob"] == {"runtime": {"name": "torch-distributed"}}
+    assert spec["spec"]["env"] == {"EPOCHS": "3"}
+    assert spec["spec"]["roles"]["node"] == {"replicas": 2, "resources": {"limits": {"nvidia.com/gpu": 1}}}
     run = run_cli("compile", str(out), "--target", "trainjob")
     assert run.returncode == 0, run.stderr
-    job = [d for d in yaml.safe_load_all(run.stdout) if d and d["kind"] == "TrainJob"][0]
+    (job,) = [d for d in yaml.safe_load_all(run.stdout) if d]
     assert job["spec"]["trainer"]["numNodes"] == 2 and job["spec"]["trainer"]["image"].endswith("pytorch-mnist:v1")
 
 
-def test_trainjob_runtime_from_the_same_file_or_runtime_option(tmp_path, monkeypatch):
-    runtime = tmp_path / "rt.yaml"
-    runtime.write_text("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\n"
-                       "metadata: {name: torch-distributed}\nspec:\n  mlPolicy: {numNodes: 1, torch: {}}\n"
-                       "  template:\n    spec:\n      replicatedJobs:\n        - name: node\n          template:\n"
-                       "            spec:\n              template:\n                spec:\n                  containers:"
-                       "\n                    - {name: node, image: pytorch/pytorch:2}\n")
-    empty = tmp_path / "noref"
-    empty.mkdir()
-    env = {"TRAINSPEC_REFERENCE": str(empty)}
-    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), env=env)
-    assert run.returncode == 2 and "runtime ClusterTrainingRuntime 'torch-distributed' not found" in run.stderr
-    assert "--runtime FILE" in run.stderr and "Traceback" not in run.stderr
-    run = run_cli("import", str(HERE / "trainjob-torch.yaml"), "--runtime", str(runtime), env=env)
-    assert run.returncode == 0, run.stderr
-    both = tmp_path / "both.yaml"
-    both.write_text((HERE / "trainjob-torch.yaml").read_text() + "---\n" + runtime.read_text())
-    run = run_cli("import", str(both), env=env)
-    assert run.returncode == 0, run.stderr
-    assert yaml.safe_load(run.stdout)["spec"]["framework"] == "pytorch"
-
-
-def test_trainjob_mpi_runtime_is_refused_with_the_reason():
-    from helpers import reference_dir
-
-    reference_dir()
-    text = (HERE / "trainjob-torch.yaml").read_text().replace("torch-distributed", "deepspeed-distributed")
+def test_trainjob_fields_of_older_trainer_are_carried_and_unknown_ones_refused(tmp_path):
+    text = (HERE / "trainjob-torch.yaml").read_text().replace(
+        "  trainer:\n", "  podTemplateOverrides:\n    - targetJobs: [{name: node}]\n      spec: {nodeSelector: {a: b}}\n"
+        "  trainer:\n", 1)
+    result = import_text(text, "m.yaml", strict=True)
+    assert result.spec["spec"]["trainjob"]["podTemplateOverrides"][0]["spec"] == {"nodeSelector": {"a": "b"}}
     with pytest.raises(SpecErrors) as info:
-        import_text(text, "m.yaml")
-    assert "mlPolicy mpi" in info.value.errors[0].format() and "launcher + node" in info.value.errors[0].format()
+        import_text(text.replace("  trainer:\n", "  somethingNew: 1\n  trainer:\n", 1), "m.yaml", strict=True)
+    assert "somethingNew has no spec field" in info.value.errors[0].format()
 
 
 # --- OpenPAI ------------------------------------------------------------------------------------

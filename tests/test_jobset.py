@@ -22,8 +22,16 @@ def _framework(path) -> str:
     return yaml.safe_load(path.read_text())["spec"]["framework"]
 
 
+def _on_runtime(path) -> bool:
+    """A v1.3 job on a Trainer runtime: the jobset target writes it only with --runtime
+    (tests/test_runtime_expansion.py)."""
+    import yaml
+
+    return "trainjob" in yaml.safe_load(path.read_text())["spec"]
+
+
 ALL_EXAMPLES = sorted(SPECS.glob("*.yaml"))
-EXAMPLES = [p.name for p in ALL_EXAMPLES if _framework(p) in JOBSET_FRAMEWORKS]
+EXAMPLES = [p.name for p in ALL_EXAMPLES if _framework(p) in JOBSET_FRAMEWORKS and not _on_runtime(p)]
 K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (CONVENTIONS-V2 §2)
 
 

@@ -152,8 +152,9 @@ def test_same_spec_same_bytes_across_processes(tmp_path):
     outputs = []
     for seed in ("0", "12345"):
         out = tmp_path / f"out{seed}"
-        result = run_cli("build", str(SPECS), "-o", str(out), "--target", "k8s",
-                         env={"PYTHONHASHSEED": seed})
+        # --runtime: specs/torch-on-runtime.yaml names a Trainer runtime, whose definition the k8s target needs
+        result = run_cli("build", str(SPECS), "-o", str(out), "--target", "k8s", "--runtime",
+                         str(SPECS.parent / "tests" / "data" / "runtimes"), env={"PYTHONHASHSEED": seed})
         assert result.returncode == 0, result.stderr
         outputs.append({p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()})
     assert outputs[0] == outputs[1] and outputs[0]

@@ -55,6 +55,8 @@ def register(subparsers) -> None:
                    help="take over fields another field manager owns (kubectl's --force-conflicts; off by default)")
     p.add_argument("--secret", action="append", default=[], metavar="NAME=PATH|NAME:KEY=@FILE|NAME:KEY=@env:VAR",
                    help="create a Secret from memory (as `run --secret`); never written to disk")
+    p.add_argument("--runtime", metavar="FILE|DIR", action="append", default=[], help="Trainer runtime files for a "
+                   "spec on a runtime (spec.trainjob) applied as --target jobset (the JobSet Trainer would make)")
     add_connection_options(p)
     for name in ("tla", "ext_var", "jpath"):
         p.set_defaults(**{name: []})
@@ -206,6 +208,7 @@ def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]]) -> boo
     """Apply one job; True when something failed (already reported on stderr)."""
     from . import plan as P
     from .discovery import missing_message
+    from .trainer_runtimes import missing_runtimes
 
     dry = args.dry_run == "server"
     namespace = cluster.namespace
@@ -242,6 +245,7 @@ def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]]) -> boo
             if dry:
                 unchecked.add(ns)
     problems += _queue_problems(cluster, objects)
+    problems += missing_runtimes(cluster, objects)  # the Trainer runtimes its TrainJobs name
     if problems:
         for line in problems:
             print(f"trainspec: error: {b.origin}: job {b.job}: {line}", file=sys.stderr)

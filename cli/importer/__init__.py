@@ -142,7 +142,7 @@ def select(docs, source: str, job: str | None):
 
 
 def import_text(text: str, source: str, job: str | None = None, strict: bool = False,
-                runtime: str | None = None) -> Imported:
+                runtime: list[str] | None = None) -> Imported:
     import yaml
 
     from trainspec.compiler.loader import from_yaml_text

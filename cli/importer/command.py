@@ -9,7 +9,7 @@ from trainspec.compiler.errors import SpecError, SpecErrors
 from .reading import read_manifest
 
 
-def run(manifest: str, job: str | None, strict: bool, output: str, runtime: str | None = None) -> int:
+def run(manifest: str, job: str | None, strict: bool, output: str, runtime: list[str] | None = None) -> int:
     from trainspec.output import write_atomic
 
     from . import import_text

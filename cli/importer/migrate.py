@@ -70,7 +70,8 @@ GENERIC_CHANGE = ("the target runs the job with its own controller: env injectio
                   "behaviour follow {target}, not the source's operator")
 
 
-def run(manifest: str, job: str | None, target: str, strict: bool, output: str, runtime: str | None = None) -> int:
+def run(manifest: str, job: str | None, target: str, strict: bool, output: str,
+        runtime: list[str] | None = None) -> int:
     from trainspec.compiler import UsageError
     from trainspec.output import write_atomic
     from trainspec.targets import TARGETS
@@ -97,7 +98,14 @@ def run(manifest: str, job: str | None, target: str, strict: bool, output: str, 
     changes = [] if target == imported.target else \
         list(CHANGES.get((imported.target, target), (GENERIC_CHANGE.format(target=target),)))
     changes += _unprovided(imported.spec["spec"], target)
-    files = compile_text(spec_text, target, f"{source} (imported)")
+    if runtime and target == "trainjob" and "trainjob" not in imported.spec["spec"]:
+        from .on_runtime import on_runtime  # a TrainJob on the given runtime, and what the runtime changes
+
+        _, spec_text, more_lost, runtime_changes, files = on_runtime(imported.spec, runtime, source, compile_text)
+        lost += more_lost
+        changes = [c for c in changes if not c.startswith("env:")] + runtime_changes
+    else:
+        files = compile_text(spec_text, target, f"{source} (imported)")
     if strict and (lost or changes):
         raise SpecErrors(lost + [SpecError(source, 1, 1, "", f"on {target}: {c}", "", "") for c in changes])
     for error in lost:

@@ -1,30 +1,27 @@
-"""Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1) + the runtime it references -> spec.
+"""Kubeflow Trainer v2 TrainJob (trainer.kubeflow.org/v1alpha1) -> a spec v1.3 job on its runtime.
 
-The runtime is found, in order: a TrainingRuntime / ClusterTrainingRuntime of that name in the
-same file, in `--runtime FILE`, or among Kubeflow's shipped runtimes (`crds/trainer/runtimes/`
-of the reference data: $TRAINSPEC_REFERENCE, else ../shared/reference beside the repository).
-Trainer builds one JobSet from the two: the runtime's `node` pod template with the TrainJob's
-`trainer` (image, command, args, env, resourcesPerNode, numNodes, numProcPerNode) laid over it.
-That merged pod is what import reads, as one role set per `mlPolicy`:
+The spec names the runtime as the TrainJob does (spec.trainjob.runtime) and carries everything else
+of the TrainJob: `trainer`'s image, command, args and env as the spec's own, numNodes as the one
+role `node`'s replicas (or `numNodesFromRuntime` when the TrainJob leaves it to the runtime),
+resourcesPerNode as that role's requests and limits as written, numProcPerNode, and initializer,
+runtimePatches, suspend, managedBy (and Trainer v2.0/v2.1's labels, annotations,
+podTemplateOverrides) as written; activeDeadlineSeconds and the Kueue queue label as the spec's.
+`compile --target trainjob` writes the same TrainJob back (plus trainspec's own labels), whether or
+not the runtime's definition is at hand.  The framework is `generic`: what the runtime's ML policy
+injects is the runtime's, not the spec's.
 
-- torch:   rank 0 -> role master, the other numNodes-1 -> worker (framework pytorch);
-- xgboost: the same, framework xgboost;  jax: numNodes workers (framework jax).
-- mpi (a `launcher` + `node` runtime) and flux are refused: their launcher/node split has no
-  lossless spec form yet.
-
-The `trainjob` target compiles to a TrainJob with its own TrainingRuntime, so nothing is carried
-as a patch here: every field import does not map is a loss (a --strict error).
+With `--runtime FILE|DIR` the TrainJob's runtime must be among them (or in MANIFEST): what the
+spec then compiles to (jobset) and runs on is that runtime (compiler/runtimes.py).
 """
 
 from __future__ import annotations
 
 import copy
-import os
 
 from trainspec.compiler.errors import SpecError, SpecErrors
 from trainspec.compiler.kinds.trainjob import TRAINJOB
 
-from .assemble import assemble, metadata
+from .assemble import metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft
 
@@ -32,118 +29,100 @@ API = TRAINJOB.api_version
 RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
 FRAMEWORKS = {"torch": "pytorch", "xgboost": "xgboost", "jax": "jax"}
 TRAINER_KEYS = ("image", "command", "args", "env", "numNodes", "resourcesPerNode", "numProcPerNode")
+# TrainJob spec keys the spec carries as written (spec.trainjob), Trainer v2.0/v2.1's included
+CARRIED = ("initializer", "runtimePatches", "suspend", "managedBy", "labels", "annotations", "podTemplateOverrides")
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+ROLE = "node"  # Trainer's name for the trainer Job and its container
+NO_ACCELERATOR = "-"  # resources come as written (requests and limits apart), never as resources.gpu
 
 
-def reference_runtimes() -> str | None:
-    base = os.environ.get("TRAINSPEC_REFERENCE") or os.path.join(
-        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "..", "shared", "reference")
-    path = os.path.join(base, "crds", "trainer", "runtimes")
-    return path if os.path.isdir(path) else None
+def check_runtime_given(ctx: Context, ref: dict, docs: list, runtime_paths: list[str]) -> None:
+    """With --runtime, the TrainJob's runtime is among the files given (or in MANIFEST): the spec then
+    compiles to jobset and runs with the same --runtime.  Bad runtime files fail at their line:column."""
+    from trainspec.compiler.runtimes import find, how_to_give, load_runtimes, ref_of
+
+    if not runtime_paths:
+        return
+    given = load_runtimes(runtime_paths)
+    kind, name = ref_of(ref)
+    here = [d.data for d in docs if d is not None and isinstance(d.data, dict) and d.data.get("kind") == kind
+            and (d.data.get("metadata") or {}).get("name") == name]
+    if find(given, ref) is None and not here:
+        have = ", ".join(f"{r.kind} {r.name}" for r in given) or "none"
+        raise ctx.fail(("spec", "runtimeRef"), f"runtime {kind} {name!r} is not in MANIFEST or the --runtime "
+                       f"files ({have})", f"a {kind} named {name!r}", how_to_give(kind, name))
 
 
-def find_runtime(ctx: Context, ref: dict, docs: list, runtime_file: str | None) -> dict:
-    from trainspec.compiler.loader import from_yaml_text
-
-    name, kind = ref.get("name"), ref.get("kind") or "ClusterTrainingRuntime"
-    where = [("this file", [d for d in docs if d is not None])]
-    if runtime_file:
-        from .reading import read_manifest
-
-        text, source = read_manifest(runtime_file)
-        where.append((source, from_yaml_text(source, text)))
-    shipped = reference_runtimes()
-    if shipped and kind == "ClusterTrainingRuntime" and not runtime_file:
-        for file in sorted(os.listdir(shipped)):
-            if file.endswith(".yaml"):
-                path = os.path.join(shipped, file)
-                with open(path, encoding="utf-8") as handle:
-                    where.append((path, from_yaml_text(path, handle.read())))
-    for _, found in where:
-        for doc in found:
-            d = doc.data
-            if isinstance(d, dict) and d.get("kind") == kind and (d.get("metadata") or {}).get("name") == name:
-                return d
-    looked = ", ".join(w for w, _ in where)
-    raise ctx.fail(("spec", "runtimeRef"), f"runtime {kind} {name!r} not found (looked in {looked})",
-                   f"a {kind} named {name!r}",
-                   "give it with --runtime FILE (Kubeflow ships its runtimes in kubeflow/trainer "
-                   "manifests/base/runtimes/)" if not runtime_file else "check the runtime's name and kind")
-
-
-def import_job(ctx: Context, data: dict, docs: list, runtime_file: str | None) -> dict:
+def import_job(ctx: Context, data: dict, docs: list, runtime_paths: list[str] | None = None) -> dict:
+    """The TrainJob as a spec v1.3 job on its runtime (spec.trainjob): lossless whether or not the runtime's
+    definition is at hand, since the spec names the runtime as the TrainJob does."""
     if data.get("apiVersion") != API:
         raise ctx.fail(("apiVersion",), f"TrainJob {data.get('apiVersion')!r} is not supported", API)
     spec: dict = data["spec"] if isinstance(data.get("spec"), dict) else {}
     ref = spec.get("runtimeRef")
     if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
         raise ctx.fail(("spec", "runtimeRef"), "a TrainJob without runtimeRef.name", "runtimeRef: {name: ...}")
-    runtime = find_runtime(ctx, ref, docs, runtime_file)
-    rspec: dict = runtime["spec"] if isinstance(runtime.get("spec"), dict) else {}
-    ml: dict = rspec["mlPolicy"] if isinstance(rspec.get("mlPolicy"), dict) else {}
-    policy: str = next((k for k in ml if k != "numNodes"), "")
-    if policy not in FRAMEWORKS:
-        raise ctx.fail(("spec", "runtimeRef"), f"runtime {ref['name']!r} has mlPolicy {policy or 'none'}, which "
-                       "import does not read", "a torch, xgboost or jax runtime",
-                       "an mpi runtime's launcher + node split has no lossless spec form yet; write the spec by hand")
-    framework = FRAMEWORKS[policy]
-    # The trainjob target compiles a spec to a TrainJob and a TrainingRuntime of its own (named after the job,
-    # its pods carrying trainspec's env): the TrainJob that comes back does not reference this runtime.
-    ctx.lose(("spec", "runtimeRef"), f"the trainjob target writes its own TrainingRuntime {data['metadata']['name']!r} "
-             f"instead of referencing {runtime.get('kind')} {ref['name']!r}; `trainspec migrate --to jobset` or "
-             "another target runs the same pods")
-    jobs = ((rspec.get("template") or {}).get("spec") or {}).get("replicatedJobs") or []
-    node = next((j for j in jobs if isinstance(j, dict) and j.get("name") == "node"), None)
-    if node is None or len(jobs) != 1:
-        raise ctx.fail(("spec", "runtimeRef"), f"runtime {ref['name']!r} is not one `node` replicatedJob",
-                       "replicatedJobs: [node]")
+    check_runtime_given(ctx, ref, docs, list(runtime_paths or ()))
+    for key in ref:
+        if key not in ("name", "kind", "apiGroup"):
+            ctx.lose(("spec", "runtimeRef", key), f"runtimeRef.{key} has no spec field")
     trainer: dict = spec["trainer"] if isinstance(spec.get("trainer"), dict) else {}
-    for key in spec:
-        if key not in ("runtimeRef", "trainer"):
-            ctx.lose(("spec", key), f"TrainJob {key} has no spec field")
+    role: dict = {}
+    body: dict = {}
+    on_runtime: dict = {"runtime": {k: v for k, v in ref.items() if k in ("name", "kind", "apiGroup")}}
+    importer = PodImporter(ctx, "generic", ROLE, NO_ACCELERATOR)
+    draft = RoleDraft(body={})
+    container = {k: trainer[k] for k in ("image", "command", "args", "env") if k in trainer}
+    importer.container(container, ("spec", "trainer"), "/spec/trainer", draft)
+    body.update(draft.body)
+    if "resourcesPerNode" in trainer:
+        res = trainer["resourcesPerNode"]
+        if not isinstance(res, dict) or set(res) - {"requests", "limits"}:
+            ctx.lose(("spec", "trainer", "resourcesPerNode"), "resourcesPerNode has fields other than requests "
+                     "and limits (claims), which the spec's resources do not have")
+        else:  # as written (requests and limits apart): trainer.resourcesPerNode comes back the same
+            role["resources"] = {k: dict(res[k]) for k in ("requests", "limits")
+                                 if isinstance(res.get(k), dict) and res[k]}
+    nodes = trainer.get("numNodes")
+    if nodes is None:
+        on_runtime["numNodesFromRuntime"] = True  # the runtime's mlPolicy.numNodes decides, as in the TrainJob
+        nodes = 1
+    if not isinstance(nodes, int) or nodes < 1:
+        raise ctx.fail(("spec", "trainer", "numNodes"), "is not a positive integer", "numNodes >= 1")
+    if trainer.get("numProcPerNode") is not None:
+        nproc = trainer["numProcPerNode"]
+        if isinstance(nproc, int):
+            on_runtime["numProcPerNode"] = nproc
+        else:  # "auto" and friends (IntOrString before Trainer v2.2.0)
+            ctx.lose(("spec", "trainer", "numProcPerNode"), f"numProcPerNode {nproc!r} is not an integer "
+                     "(Trainer v2.2.0 and later take only one)")
     for key in trainer:
         if key not in TRAINER_KEYS:
             ctx.lose(("spec", "trainer", key), f"trainer.{key} has no spec field")
-    pod = copy.deepcopy(((node.get("template") or {}).get("spec") or {}).get("template") or {})
-    containers = (pod.get("spec") or {}).get("containers") or []
-    main: dict | None = next((c for c in containers if isinstance(c, dict) and c.get("name") == "node"), None)
-    if main is None:
-        raise ctx.fail(("spec", "runtimeRef"), f"runtime {ref['name']!r} has no container named node",
-                       "the trainer container `node`")
-    for key in ("image", "command", "args"):
-        if key in trainer:
-            main[key] = trainer[key]
-    if trainer.get("env"):
-        main["env"] = list(main.get("env") or []) + list(trainer["env"])
-    if trainer.get("resourcesPerNode"):
-        main["resources"] = trainer["resourcesPerNode"]
-    main["name"] = framework  # the trainjob target names it `node` itself
-    nodes = trainer.get("numNodes", ml.get("numNodes", 1))
-    if not isinstance(nodes, int) or nodes < 1:
-        raise ctx.fail(("spec", "trainer", "numNodes"), "is not a positive integer", "numNodes >= 1")
-    block: dict = {}
-    nproc = trainer.get("numProcPerNode", (ml.get(policy) or {}).get("numProcPerNode"))
-    if nproc is not None and framework == "pytorch":
-        block["nprocPerNode"] = str(nproc)
-    elif nproc is not None:
-        ctx.lose(("spec", "trainer", "numProcPerNode"), f"numProcPerNode has no {framework} spec field")
-    for key in (ml.get(policy) or {}):
-        if key != "numProcPerNode":
-            ctx.lose(("spec", "runtimeRef"), f"runtime mlPolicy.{policy}.{key} has no spec field")
-    for key in rspec:
-        if key not in ("mlPolicy", "template"):
-            ctx.lose(("spec", "runtimeRef"), f"runtime spec.{key} has no spec field")
-
-    roles = ["worker"] if framework == "jax" else (["master", "worker"] if nodes > 1 else ["master"])
-    counts = {"worker": nodes} if framework == "jax" else {"master": 1, "worker": nodes - 1}
-    drafts: dict[str, RoleDraft] = {}
-    for role in roles:
-        importer = PodImporter(ctx, framework, role, None)
-        drafts[role] = importer.template(copy.deepcopy(pod), ("spec", "trainer"), "/spec/trainer")
-    job: dict = {framework: block} if block else {}
-    out_meta = metadata(data.get("metadata"), ctx)
-    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": out_meta,
-            "spec": assemble(ctx, framework, data.get("metadata"), drafts, {r: "/spec/trainer" for r in roles}, job,
-                             {r: None for r in roles}, {r: counts[r] for r in roles})}
+    for key in CARRIED:
+        if key in spec:
+            on_runtime[key] = copy.deepcopy(spec[key])
+    for key in spec:
+        if key not in ("runtimeRef", "trainer", "activeDeadlineSeconds", *CARRIED):
+            ctx.lose(("spec", key), f"TrainJob {key} has no spec field")
+    if "activeDeadlineSeconds" in spec:
+        body["activeDeadlineSeconds"] = spec["activeDeadlineSeconds"]
+    meta = dict(data.get("metadata") or {})
+    labels = dict(meta.get("labels") or {})
+    queue = labels.pop(QUEUE_LABEL, None)
+    if isinstance(queue, str):
+        body["scheduling"] = {"queue": queue}
+        meta["labels"] = labels
+    for doc in docs:
+        d = doc.data if doc is not None else None
+        if isinstance(d, dict) and d.get("kind") in RUNTIME_KINDS and (d.get("metadata") or {}).get("name") == \
+                ref["name"]:
+            ctx.comment(("spec", "trainjob", "runtime"), f"the {d['kind']} in the same file is not part of the "
+                        "spec: apply it as it is, or give it with --runtime")
+    out_spec: dict = {"framework": "generic", **body, "trainjob": on_runtime,
+                      "roles": {ROLE: {"replicas": nodes, **role}}}
+    return {"apiVersion": "trainspec/v1.3", "kind": "TrainingJob", "metadata": metadata(meta, ctx),
+            "spec": out_spec}
 
 
-__all__ = ["import_job", "find_runtime", "SpecError", "SpecErrors"]
+__all__ = ["import_job", "SpecError", "SpecErrors"]

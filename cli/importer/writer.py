@@ -9,6 +9,9 @@ from .context import Context
 FLOW_MAPS = ("resources", "source", "scheduling", "secretKeyRef", "configMapKeyRef", "fieldRef", "resourceFieldRef",
              "requests", "limits", "tcpSocket", "httpGet", "nodeSelector", "podLabels", "podAnnotations", "elastic")
 FLOW_KEYS = ("command", "args", "imagePullSecrets", "exec", "resources", "source")
+# YAML 1.1 booleans that ruamel (YAML 1.2) writes plain; the spec loader reads YAML 1.1 and would take them
+# as booleans (`lmp -k on`), so they are quoted
+YAML11_BOOLS = frozenset("y Y yes Yes YES n N no No NO on On ON off Off OFF".split())
 
 
 def _node(value, key=None):
@@ -32,6 +35,10 @@ def _node(value, key=None):
         from ruamel.yaml.scalarstring import LiteralScalarString
 
         return LiteralScalarString(value)  # scripts read better as a block
+    if isinstance(value, str) and value in YAML11_BOOLS:
+        from ruamel.yaml.scalarstring import SingleQuotedScalarString
+
+        return SingleQuotedScalarString(value)
     return value
 
 

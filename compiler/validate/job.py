@@ -44,6 +44,7 @@ from . import patches as patch_rules
 from . import pod
 from . import probes as parts
 from . import scheduling as scheduling_rules
+from . import trainjob as trainjob_rules
 
 # Allowed and required keys, enums and bounds come from the field table (compiler/fields.py),
 # which `trainspec schema` also writes as JSON Schema.
@@ -88,6 +89,7 @@ class _Validator:
         self.source = source
         self.written_roles: set[str] = set()
         self.framework: str | None = None
+        self.on_runtime = False  # v1.3 spec.trainjob: the pods are a Trainer runtime's, the spec overrides them
 
     # --- top level -------------------------------------------------------------------
     def job(self, data) -> JobSpec | None:
@@ -179,6 +181,7 @@ class _Validator:
 
     def job_spec(self, spec: dict, name, namespace, labels, annotations) -> JobSpec | None:
         r = self.r
+        self.on_runtime = spec.get("trainjob") is not None
         framework = None
         if spec.get("framework") is not None:
             framework = r.choice(spec["framework"], ("spec", "framework"), F.SPEC.enum("framework"))
@@ -244,13 +247,17 @@ class _Validator:
                 pod.pod_conflicts(r, framework, volumes, role.name, role.volumes, bool(role.resources.shm), ssh_path)
                 self.container_conflicts(role, container_name)
             self.task_names(roles)
-            if image is None:
+            if image is None and spec.get("trainjob") is None:  # v1.3: a Trainer runtime has its image
                 for role in roles:
                     if role.image is None:
                         r.error(("spec", "roles", role.name), f"role {role.name!r} has no image",
                                 "spec.image or spec.roles.<role>.image")
         if name and roles:
             self.name_lengths(name, roles)
+        on_runtime = trainjob_rules.trainjob(r, spec.get("trainjob"))
+        if on_runtime is not None and on_runtime.num_proc_per_node is not None and nproc is not None:
+            r.error(("spec", "trainjob", "numProcPerNode"), "set twice (spec.pytorch.nprocPerNode too)",
+                    "one of them", "keep spec.pytorch.nprocPerNode", at_key=True)
         if name is None or framework is None:
             return None
         return JobSpec(
@@ -261,7 +268,7 @@ class _Validator:
             scheduling=scheduling, port=port, success_policy=success_policy, nproc_per_node=nproc,
             slots_per_worker=slots, mpi_implementation=implementation, roles=tuple(roles), pod=pod_settings,
             image_pull_secrets=pull_secrets, elastic=elastic, ssh_auth_mount_path=ssh_path, patches=patches,
-            container_name=container_name, success=success)
+            container_name=container_name, success=success, trainjob=on_runtime)
 
     # --- roles -----------------------------------------------------------------------
     def roles(self, value, framework: str | None, accelerator: str = "nvidia.com/gpu") -> list[RoleSpec]:

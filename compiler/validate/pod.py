@@ -175,7 +175,9 @@ def resource_maps(v, body: dict, path: tuple, cpu, memory, gpu: int, accelerator
                 "e.g. resources.memory: 1Gi")
     for name, request in maps["requests"].items():
         limit = maps["limits"].get(name)
-        if _fixed(name) and (limit is None or parse_quantity(request) != parse_quantity(limit)):
+        # on a Trainer runtime (v1.3) resourcesPerNode is merged into the runtime's resources, which may hold the limit
+        unlimited = limit is None and not v.on_runtime
+        if _fixed(name) and (unlimited or limit is not None and parse_quantity(request) != parse_quantity(limit)):
             # the API server: extended resources and hugepages cannot be overcommitted
             r.error(path + ("requests", name), f"{name} cannot be overcommitted: its request needs an equal limit",
                     f"limits.{name}: {request}", "or set only limits (the request defaults to it)")

@@ -9,7 +9,7 @@ run's containers).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -85,13 +85,17 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
          configmap_options: Iterable[str] = (), state_dir: str = ".trainspec",
          set_options: Iterable[str] = (), values_files: Iterable[str] = (), start_order: bool = False,
          check_missing: bool = True, namespace: str | None = None, env_files: Iterable[str] = (),
-         env_options: Iterable[str] = ()) -> JobModel:
+         env_options: Iterable[str] = (), runtimes: Iterable[str] = (),
+         spec_on_runtime: Callable[[str, tuple[str, ...], str | None], list[dict]] | None = None) -> JobModel:
     """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
     the plan's start order names, as the compose and jobset targets do; by default a spec runs
     like its k8s output, every replica at once. `set_options` are a chart's `--set` values (a
     spec's are applied by overrides.using); `check_missing`: raise for missing Secrets and
     ConfigMaps (`trainspec run` reports them in preflight instead, with missing images).
-    `namespace`: a chart's release namespace (`helm install -n`); other inputs carry their own."""
+    `namespace`: a chart's release namespace (`helm install -n`); other inputs carry their own.
+    `runtimes`: --runtime FILE|DIR, Kubeflow Trainer runtimes for a TrainJob or a spec v1.3 job on a
+    runtime; `spec_on_runtime(path, runtimes, job)`: the objects the Trainer controller creates for such
+    a spec (the JobSet), handed in by the CLI, which may render a target (the emulator never does)."""
     from . import helm
 
     secrets = parse_key_options(secret_options, "--secret")
@@ -123,6 +127,17 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
                          "(k8s.yaml: all at once; compose.yaml: depends_on)")
     spec = is_spec(path, docs)
+    runtimes = tuple(runtimes)
+    given: tuple = ()
+    if runtimes:
+        from ...compiler.runtimes import load_runtimes
+
+        given = load_runtimes(runtimes)
+        documents = documents + [r.document for r in given]  # errors about a runtime: at its line:column
+    if spec and docs and any(isinstance(d, dict) and isinstance(d.get("spec"), dict) and "trainjob" in d["spec"]
+                             for d in docs):
+        docs = _on_runtime(path, docs, runtimes, job, spec_on_runtime)
+        spec = False
     with reading(documents):  # errors about the file's fields at their line:column (positions.py)
         variables = None
         if docs and is_compose(docs):  # interpolated first, as Compose does: the checks see the values given
@@ -132,7 +147,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         notes = _check(docs, shown) if docs and not spec else []
         try:
             model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir,
-                          start_order, variables)
+                          start_order, variables, given)
         except FieldError as exc:  # a model check (security, ports) about a field of the file: at its line
             raise located(exc) from None
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
@@ -162,12 +177,12 @@ def _check(docs: list[Any], shown: str) -> list[str]:
 
 
 def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, job, secrets, configmaps,
-          state_dir: str, start_order: bool, variables: dict[str, str] | None) -> JobModel:
+          state_dir: str, start_order: bool, variables: dict[str, str] | None, runtimes: tuple = ()) -> JobModel:
     """`variables`: a compose file's, which `docs` is already interpolated with."""
     from . import operator, suspension
 
     if docs and operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
-        model = operator.from_operator(docs, shown, state_dir, job, secrets, configmaps)
+        model = operator.from_operator(docs, shown, state_dir, job, secrets, configmaps, runtimes)
         model.notes += suspension.check(docs, shown)
         return model
     if is_spec(path, docs):
@@ -191,6 +206,22 @@ def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, j
                          configmaps=configmaps)
         model.notes += suspension.check(objects, shown)
     return model
+
+
+def _on_runtime(path: str, docs: list[Any], runtimes: tuple[str, ...], job: str | None,
+                spec_on_runtime: Callable[[str, tuple[str, ...], str | None], list[dict]] | None) -> list[Any]:
+    """A spec v1.3 job on a Trainer runtime runs as the JobSet the Trainer controller makes of its TrainJob
+    and the runtime (given with --runtime): those objects, read as a jobset file is."""
+    from ...compiler.runtimes import how_to_give, ref_of
+
+    if not runtimes or spec_on_runtime is None:
+        ref = next(d["spec"]["trainjob"].get("runtime") or {} for d in docs if isinstance(d, dict)
+                   and isinstance(d.get("spec"), dict) and isinstance(d["spec"].get("trainjob"), dict))
+        kind, name = ref_of(ref if isinstance(ref, dict) else {})
+        raise UsageError(f"the job runs on the cluster's {kind} {name!r}: its pods are that runtime's, "
+                         "which the emulator needs", where=path, path="spec.trainjob.runtime",
+                         hint=how_to_give(kind, name))
+    return spec_on_runtime(path, runtimes, job)
 
 
 def missing_objects_error(model: JobModel) -> None:

@@ -17,6 +17,7 @@ from ...compiler.kinds import jobset as jobset_kinds
 from ...compiler.kinds import kubeflow as kubeflow_kinds
 from ...compiler.kinds import trainjob as trainer_kinds
 from ...compiler.kinds import volcano as volcano_kinds
+from ...compiler.runtimes import Runtime, find, how_to_give, ref_of
 from ..model.job import JobModel
 from .controllers import Created, jobset, kind_of, kubeflow_v1, mpi_operator, trainjob, volcano_job
 from .positions import field_error
@@ -47,19 +48,20 @@ def _jobset(doc: dict, source: str) -> Created:
     return jobset.create(doc, source, framework="mpi" if "launcher" in rjobs else None)
 
 
-def _trainjob(doc: dict, source: str, docs: list[Any] | None = None) -> Created:
+def _trainjob(doc: dict, source: str, docs: list[Any] | None = None, runtimes: tuple[Runtime, ...] = ()) -> Created:
+    """The TrainJob on its runtime: one in the same file, or given with --runtime."""
     ref = (doc.get("spec") or {}).get("runtimeRef") or {}
-    name = ref.get("name")
+    kind, name = ref_of(ref)
     label = f"TrainJob {(doc.get('metadata') or {}).get('name')}"
-    if ref.get("kind", trainer_kinds.CLUSTER_TRAINING_RUNTIME.kind) != trainer_kinds.TRAINING_RUNTIME.kind:
-        raise field_error(source, doc, ("spec", "runtimeRef"), f"{name!r} is a ClusterTrainingRuntime",
-                          hint="the emulator needs a TrainingRuntime in the same file (kind: TrainingRuntime)",
-                          label=label)
-    runtime = next((d for d in docs or [] if trainer_kinds.TRAINING_RUNTIME.matches(d)
+    runtime = next((d for d in docs or [] if kind_of(d)[1] == kind
                     and (d.get("metadata") or {}).get("name") == name), None)
     if runtime is None:
-        raise field_error(source, doc, ("spec", "runtimeRef", "name"), f"TrainingRuntime {name!r} is not in the file",
-                          label=label)
+        given = find(runtimes, ref)
+        runtime = given.data if given is not None else None
+    if runtime is None:
+        raise field_error(source, doc, ("spec", "runtimeRef", "name"),
+                          f"{kind} {name!r} is not in the file" + (" nor in the --runtime files" if runtimes else ""),
+                          hint=how_to_give(kind, name), label=label)
     return trainjob.create(doc, runtime, source)
 
 
@@ -67,7 +69,8 @@ def is_operator_input(docs: list[Any]) -> bool:
     return any(controller(d) is not None for d in docs)
 
 
-def created(docs: list[Any], source: str, job: str | None = None) -> tuple[Created, list[dict]]:
+def created(docs: list[Any], source: str, job: str | None = None,
+            runtimes: tuple[Runtime, ...] = ()) -> tuple[Created, list[dict]]:
     """The one custom resource's Created, and the file's other objects (ConfigMaps, Secrets...)."""
     owned = [d for d in docs if controller(d) is not None]
     if job is not None:
@@ -83,7 +86,7 @@ def created(docs: list[Any], source: str, job: str | None = None) -> tuple[Creat
     others = [d for d in docs if isinstance(d, dict) and controller(d) is None
               and d.get("kind") in ("ConfigMap", "Secret", "Service")]
     try:
-        made = _trainjob(doc, source, docs) if make is _trainjob else make(doc, source)
+        made = _trainjob(doc, source, docs, runtimes) if make is _trainjob else make(doc, source)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         # A field of the wrong shape (a list where a map goes, "two" replicas): what the API server's
         # schema would refuse. Said as a usage error, with the object, never a traceback.
@@ -95,11 +98,12 @@ def created(docs: list[Any], source: str, job: str | None = None) -> tuple[Creat
 
 def from_operator(docs: list[Any], source: str, state_dir: str = ".trainspec", job: str | None = None,
                   secrets: dict[str, dict[str, bytes]] | None = None,
-                  configmaps: dict[str, dict[str, bytes]] | None = None) -> JobModel:
+                  configmaps: dict[str, dict[str, bytes]] | None = None,
+                  runtimes: tuple[Runtime, ...] = ()) -> JobModel:
     from .k8s import from_k8s
     from .secrets import add_ssh_secrets, ssh_keypair
 
-    made, others = created(docs, source, job)
+    made, others = created(docs, source, job, runtimes)
     objects = made.objects + others
     secrets = dict(secrets or {})
     for name in made.ssh_secrets:

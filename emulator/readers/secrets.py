@@ -110,12 +110,13 @@ def referenced_secrets(obj: Any, out: set[str]) -> None:
 
 
 def add_ssh_secrets(objects: list[dict], secrets: dict[str, dict[str, bytes]]) -> None:
-    """Make `<job>-ssh` for MPI jobs that reference it without shipping it."""
+    """Make `<job>-ssh` for MPI jobs that reference it without shipping it, and `<tj>-mpi-ssh-auth`, which
+    Trainer's MPI plugin creates for a TrainJob (compiler/runtimes.py: a runtime's expansion mounts it)."""
     present = {(o.get("metadata") or {}).get("name") for o in objects if o.get("kind") == "Secret"}
     referenced: set[str] = set()
     referenced_secrets(objects, referenced)
     for name in sorted(referenced):
-        if name.endswith("-ssh") and name not in present and name not in secrets:
+        if name.endswith(("-ssh", "-mpi-ssh-auth")) and name not in present and name not in secrets:
             secrets[name] = ssh_keypair()
 
 

@@ -9,4 +9,4 @@ from trainspec.compiler.target_rules import TargetRules
 from .checks import check, limits
 from .scheme import scheme_for
 
-RULES = TargetRules("jobset", scheme_for, check, limits=limits)
+RULES = TargetRules("jobset", scheme_for, check, limits=limits, expands_runtime=True)

@@ -16,6 +16,10 @@ JOBSET_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "jax", 
 
 
 def check(plan: JobPlan) -> list[Problem]:
+    if plan.trainjob is not None and plan.runtime is not None:  # v1.3 with --runtime: the TrainJob, expanded
+        from ..trainjob.on_runtime import expanded_checks
+
+        return expanded_checks(plan, "jobset")
     if plan.framework not in JOBSET_FRAMEWORKS:
         return [Problem(("spec", "framework"),
                         f"target jobset: trainspec does not yet write the {plan.framework} controller's variables "

@@ -76,6 +76,8 @@ START_ORDER = {
 
 def render(plan: JobPlan) -> dict[str, str]:
     plan.check("jobset")
+    if plan.trainjob is not None and plan.runtime is not None:
+        return {FILE: dump_all(on_runtime_objects(plan), common.header(plan))}
     return {FILE: dump_all(common.patched(plan, "jobset", objects(plan)), common.header(plan))}
 
 
@@ -369,3 +371,20 @@ def jobset(plan: JobPlan) -> dict:
 
 def objects(plan: JobPlan) -> list[dict]:
     return [topology_config_map(plan, settings_of(plan)), jobset(plan)]
+
+
+def on_runtime_objects(plan: JobPlan) -> list[dict]:
+    """A v1.3 job on a Trainer runtime, given the runtime's definition (--runtime): the JobSet (and the
+    MPI hostfile ConfigMap) the Trainer controller creates for the TrainJob the trainjob target writes
+    (compiler/runtimes.py `expand`, with its sources).  The MPI ssh Secret is not written: it holds keys."""
+    from trainspec.compiler.runtimes import expand
+
+    from ..trainjob.on_runtime import train_job
+
+    assert plan.runtime is not None
+    tj = train_job(plan)
+    made = expand(tj, plan.runtime)
+    # trainspec's own labels too (the controller's JobSet has the runtime's): `ps`, `down` find the job by them
+    labels = {**tj["metadata"].get("labels", {}), **made.jobset["metadata"].get("labels", {})}
+    made.jobset["metadata"]["labels"] = labels
+    return [made.jobset, *made.objects]

@@ -6,6 +6,7 @@ cluster leaves running.  Its hosts are the per-replica Services (the compiler's 
 
 from trainspec.compiler.target_rules import TargetRules
 
-from .checks import limits, plain_kubernetes_caveat
+from .checks import limits, plain_kubernetes_caveat, runtime_checks
 
-RULES = TargetRules("k8s", warnings=plain_kubernetes_caveat, limits=limits)
+RULES = TargetRules("k8s", checks=runtime_checks, warnings=plain_kubernetes_caveat, limits=limits,
+                    expands_runtime=True)

@@ -45,3 +45,12 @@ def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
                     f"{plan.success.text}: they keep running, and holding their resources, forever",
                     "spec.activeDeadlineSeconds, or a target whose controller ends the job",
                     "compile for jobset, kubeflow or volcano, or set activeDeadlineSeconds")]
+
+
+def runtime_checks(plan: JobPlan) -> list[Problem]:
+    """A v1.3 job on a Trainer runtime given with --runtime: what its TrainJob cannot carry (on_runtime)."""
+    if plan.trainjob is None or plan.runtime is None:
+        return []
+    from ..trainjob.on_runtime import expanded_checks
+
+    return expanded_checks(plan, "k8s")

@@ -20,6 +20,13 @@ FILE = "k8s.yaml"
 
 
 def render(plan: JobPlan) -> dict[str, str]:
+    if plan.trainjob is not None and plan.runtime is not None:  # v1.3 on a runtime, given with --runtime
+        from .on_runtime import objects as on_runtime
+
+        plan.check("k8s")
+        return {FILE: dump_all(on_runtime(plan), common.header(plan, "a Trainer runtime's JobSet as plain Jobs: "
+                                                                     "no JobSet controller applies its failure "
+                                                                     "and success policies"))}
     docs = common.patched(plan, "k8s", objects(plan), whole_file=True)  # a patch addresses the file's objects
     return {FILE: dump_all(docs, common.header(plan, lingering_note(plan)))}
 

@@ -10,4 +10,4 @@ from trainspec.compiler.target_rules import TargetRules
 from .checks import check, limits, trainer_mpi_root_key
 from .scheme import scheme_for
 
-RULES = TargetRules("trainjob", scheme_for, check, trainer_mpi_root_key, limits)
+RULES = TargetRules("trainjob", scheme_for, check, trainer_mpi_root_key, limits, cluster_runtime=True)

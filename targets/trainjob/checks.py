@@ -77,6 +77,10 @@ def _shared_nodes(plan: JobPlan) -> list[Problem]:
 
 
 def check(plan: JobPlan) -> list[Problem]:
+    if plan.trainjob is not None:  # v1.3: on the cluster's runtime, a TrainJob only
+        from .on_runtime import checks
+
+        return checks(plan)
     if plan.framework == "generic":
         return generic_refused(plan, "trainjob", "Kubeflow Trainer v2 has no runtime for framework: generic")
     if plan.elastic is not None:
@@ -134,7 +138,7 @@ def trainer_mpi_root_key(plan: JobPlan) -> list[Problem]:
     mpirun's ssh to the workers fails when the pods run as root (a non-root user in the fsGroup reads it).
     The spec has no pod securityContext yet, so every MPI job is warned (once it has one, warn only when
     runAsUser is unset or 0)."""
-    if plan.framework != "mpi":
+    if plan.framework != "mpi" or plan.trainjob is not None:  # the cluster's runtime decides its user
         return []
     return [Problem(("spec", "framework"),
                     "Trainer's MPI plugin mounts the SSH private key id_rsa with mode 0640, "

@@ -222,6 +222,10 @@ def topology_config_map(plan: JobPlan) -> dict:
 
 
 def objects(plan: JobPlan) -> list[dict]:
+    if plan.trainjob is not None:  # v1.3: the cluster's runtime holds the pods; the TrainJob names it
+        from . import on_runtime
+
+        return [on_runtime.train_job(plan)]
     settings = settings_of(plan)
     runtime = RUNTIMES[plan.framework]
     build = _mpi if plan.framework == "mpi" else _nodes

@@ -1,0 +1,47 @@
+"""`apply`: the Kubeflow Trainer runtimes the job's TrainJobs name must be on the cluster.
+
+A TrainJob whose runtime is missing is refused by Trainer's validating webhook (kubeflow/trainer
+pkg/webhooks/trainjob_webhook.go: the runtime is looked up to validate the job) and, without the
+webhook, never starts (the controller cannot build its JobSet).  A bare API server has neither, and a
+`--dry-run=server` would pass; so the runtime is read (GET) first, and a missing one is named with
+what to do.  A runtime applied in the same run (a TrainingRuntime in the file) counts as present.
+"""
+
+from __future__ import annotations
+
+from trainspec.compiler.runtimes import API_GROUP, KINDS, ref_of
+
+from . import kinds
+from .errors import ApiFailure, ClusterError, describe
+
+PLURALS = {"ClusterTrainingRuntime": "clustertrainingruntimes", "TrainingRuntime": "trainingruntimes"}
+
+
+def missing_runtimes(cluster, objects: list[dict]) -> list[str]:
+    """One line per TrainJob of `objects` whose runtime the cluster does not have."""
+    applied = {(o.get("kind"), (o.get("metadata") or {}).get("namespace") if o.get("kind") == "TrainingRuntime"
+                else None, (o.get("metadata") or {}).get("name")) for o in objects if o.get("kind") in KINDS}
+    out = []
+    for obj in objects:
+        if obj.get("kind") != "TrainJob":
+            continue
+        ref = (obj.get("spec") or {}).get("runtimeRef") or {}
+        kind, name = ref_of(ref)
+        if kind not in PLURALS or not ref.get("name"):
+            continue  # the server's schema refuses it
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or cluster.namespace if kind == "TrainingRuntime" else None
+        if (kind, namespace, name) in applied:
+            continue
+        api_version = f"{ref.get('apiGroup') or API_GROUP}/{kinds.group_version(obj)}"
+        where = f" in namespace {namespace}" if namespace else ""
+        try:
+            cluster.request("GET", kinds.resource_path(api_version, PLURALS[kind], namespace, name))
+        except ApiFailure as exc:
+            if exc.status.code == 404:
+                out.append(f"TrainJob {meta.get('name')} runs on {kind} {name!r}, which the cluster does not have"
+                           f"{where}: install the runtime (`kubectl apply -f runtime.yaml`; Kubeflow ships its own "
+                           f"in kubeflow/trainer manifests/base/runtimes/), or name one it has (spec.trainjob.runtime)")
+            elif exc.status.code != 403:  # may not read runtimes: the admission will tell
+                raise ClusterError(describe(exc.status, f"{kind} {name}")) from None
+    return out
