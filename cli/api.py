@@ -61,7 +61,7 @@ def _documents(source: Source) -> tuple[str, list | None]:
 def plan_source(source: Source, *, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False,
                 documents: list | None = None, tla: Mapping[str, str] | None = None,
                 ext_vars: Mapping[str, str] | None = None, jpath: Sequence[str] | None = None,
-                kube_version: str | None = None) -> list[JobPlan]:
+                kube_version: str | None = None, runtimes: Sequence[str] = ()) -> list[JobPlan]:
     """Every job of `source` planned for `targets` (None: every target, their problems left to each
     render); raises SpecErrors with every problem.  What the CLI's validate/compile/build and `load` call."""
     from trainspec.targets import load_plans
@@ -70,6 +70,8 @@ def plan_source(source: Source, *, targets: tuple[str, ...] | None = None, skip_
     options: dict[str, Any] = {"tla": dict(tla or {}), "ext_vars": dict(ext_vars or {}), "jpath": list(jpath or ())}
     if kube_version:
         options["kube_version"] = kube_version
+    if runtimes:
+        options["runtimes"] = tuple(str(r) for r in runtimes)
     try:
         return load_plans(name, targets=targets, skip_unsupported=skip_unsupported,
                           documents=docs if documents is None else documents, **options)
@@ -85,15 +87,17 @@ def plan_source(source: Source, *, targets: tuple[str, ...] | None = None, skip_
 
 
 def load(source: Source, *, tla: Mapping[str, str] | None = None, ext_vars: Mapping[str, str] | None = None,
-         jpath: Sequence[str] | None = None, kube_version: str | None = None) -> list[Job]:
+         jpath: Sequence[str] | None = None, kube_version: str | None = None,
+         runtimes: Sequence[str | os.PathLike[str]] = ()) -> list[Job]:
     """Every job of a spec: a file's path (YAML, JSON or Jsonnet), a mapping, or a list of mappings.
 
     `tla`, `ext_vars`, `jpath`: Jsonnet's top-level arguments, external variables and import folders
-    (`--tla`, `--ext-var`, `-J`); `kube_version`: the API server whose rules apply ("1.30".."1.36").
+    (`--tla`, `--ext-var`, `-J`); `kube_version`: the API server whose rules apply ("1.30".."1.36");
+    `runtimes`: files or folders of Trainer runtimes a v1.3 spec names (`--runtime`).
     Raises `SpecError` (with `.problems`) when the spec is invalid.
     """
     return [Job(plan) for plan in plan_source(source, tla=tla, ext_vars=ext_vars, jpath=jpath,
-                                              kube_version=kube_version)]
+                                              kube_version=kube_version, runtimes=tuple(map(str, runtimes)))]
 
 
 def loads(text: str, *, name: str = TEXT_NAME, kube_version: str | None = None) -> list[Job]:
@@ -114,10 +118,12 @@ def spec_problems(plans: Sequence[JobPlan]) -> list[Problem]:
 
 
 def validate(source: Source, *, tla: Mapping[str, str] | None = None, ext_vars: Mapping[str, str] | None = None,
-             jpath: Sequence[str] | None = None, kube_version: str | None = None) -> list[Problem]:
+             jpath: Sequence[str] | None = None, kube_version: str | None = None,
+             runtimes: Sequence[str | os.PathLike[str]] = ()) -> list[Problem]:
     """Every problem `trainspec validate` reports for `source` (sorted by position); [] when it is valid."""
     try:
-        plans = plan_source(source, tla=tla, ext_vars=ext_vars, jpath=jpath, kube_version=kube_version)
+        plans = plan_source(source, tla=tla, ext_vars=ext_vars, jpath=jpath, kube_version=kube_version,
+                            runtimes=tuple(map(str, runtimes)))
         problems = spec_problems(plans)
         if problems:
             raise SpecErrors(problems)  # sorted and made unique as the CLI prints them

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from .errors import SpecError, SpecErrors, UsageError, dotted
+from .kinds.jobset import JOBSET
 from .loader import Document
 
 API_GROUP = "trainer.kubeflow.org"
@@ -378,7 +379,7 @@ def expand(tj: dict, runtime: dict, copy: Callable[[Any], Any] = _copy.deepcopy)
         js_meta["labels"] = dict(tmeta["labels"])
     if tmeta.get("annotations"):
         js_meta["annotations"] = dict(tmeta["annotations"])
-    js = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": js_meta, "spec": js_spec}
+    js = {"apiVersion": JOBSET.api_version, "kind": JOBSET.kind, "metadata": js_meta, "spec": js_spec}
     if spec.get("suspend") is not None:
         js_spec["suspend"] = spec["suspend"]
     return Expanded(js, extra, mpi is not None, ssh_secret)

@@ -45,6 +45,10 @@ def rules(name: str) -> TargetRules:
 
 
 def render(target: str, plan: JobPlan) -> dict[str, str]:
+    """`target`'s files for `plan`; SpecErrors (positioned) when the target cannot express the job.
+    The check is here, once, so no renderer can write a job its target refused."""
+    if plan.targets is None or target in plan.targets:
+        plan.check(target)
     return importlib.import_module(TARGETS[target] + ".render").render(plan)
 
 

@@ -114,6 +114,10 @@ NOT_YET = {
     # being edited on other branches (cluster commands; Trainer; Indexed Job): converted after they merge
     "cli/cluster/commands.py", "cli/cluster/kinds.py", "cli/cluster/plan.py", "cli/cluster/status.py",
     "cli/importer/trainjob.py", "targets/trainjob/render.py",
+    # spec v1.3's Trainer runtimes (issue 30), merged in the same round: the runtime kinds' names in the
+    # spec's field table, the runtime expansion, its import, target and cluster check
+    "compiler/fields.py", "compiler/model.py", "compiler/runtimes.py", "cli/cluster/trainer_runtimes.py",
+    "cli/importer/on_runtime.py", "targets/trainjob/on_runtime.py",
     # per-kind behaviour tables (the importer's replica-type aliases, the controllers' ports and operator
     # names): they move into the kinds' modules with the importers and controllers (issue 33 item 1)
     "cli/importer/kubeflow.py", "emulator/readers/controllers/kubeflow_v1.py",
