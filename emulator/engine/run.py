@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...compiler.errors import UsageError
-from ..adapters import docker_engine as db
+from ..adapters.base import ContainerEngine, EngineError, labels, short
 from ..adapters.docker_events import Events
 from ..host.filesvol import RECORD as FILES_RECORD
 from ..host.filesvol import FilesDir
@@ -47,7 +47,7 @@ class Run:
         self.status = {r.name: Status() for r in job.replicas}
         self.interrupted: str | None = None
         self.fatal: Exception | None = None
-        self.client: Any = None
+        self.client: ContainerEngine | Any = None  # the engine's adapter, once connected (preflight)
         self.events: Events | None = None
         self.runners: dict[str, PodRunner] = {}
         self.gpu_ids: dict[str, list[str]] = {}
@@ -101,9 +101,9 @@ class Run:
                 self._wait()
             except KeyboardInterrupt:
                 self.interrupted = self.interrupted or "SIGINT"
-            except db.ENGINE_ERRORS as exc:
+            except EngineError as exc:
                 # e.g. the network cannot be created because the daemon just went away
-                self.set_fatal(UsageError(f"{self._engine('title')} error: {db.short(exc)}"))
+                self.set_fatal(UsageError(f"{self._engine('title')} error: {short(exc)}"))
             finally:
                 self._shutdown()
         finally:
@@ -152,7 +152,8 @@ class Run:
         job = self.job
         n = len(job.replicas)
         net_labels = self.labels()
-        self.network, subnet = db.create_network(self.client, self.run_id, net_labels, self.opts.offline, n)
+        subnet = self.client.create_network(self.run_id, net_labels, self.opts.offline, n)
+        self.network = self.run_id
         hosts = list(subnet.hosts())
         self.gateway = str(hosts[0])
         for r, ip in zip(job.replicas, hosts[1:]):
@@ -192,11 +193,11 @@ class Run:
         if self.events is not None:
             self.events.close()
         if self.client is not None:
-            db.remove_run(self.client, self.run_id)
+            self.client.remove_run(self.run_id)
         self.files.remove()
 
     def labels(self, **extra: str) -> dict[str, str]:
-        return db.labels(self.run_id, self.job.name, self.supervisor, str(self.state), **extra)
+        return labels(self.run_id, self.job.name, self.supervisor, str(self.state), **extra)
 
     def start_runners(self) -> None:
         for r in self.job.replicas:
@@ -305,16 +306,16 @@ class Run:
         said = False
         while True:
             try:
-                db.remove_run(self.client, self.run_id)
+                self.client.remove_run(self.run_id)
                 return
-            except db.ENGINE_ERRORS as exc:
-                unreachable = db.unreachable(exc) or not self.daemon_answers()
+            except EngineError as exc:
+                unreachable = exc.unreachable or not self.daemon_answers()
                 if unreachable and not self.daemon_lost and not self.interrupted:
                     # It went away as the run ended — a daemon that shuts down stops every container
                     # first, so the exits that decided the job were probably its doing.
-                    self.lose_daemon(f"it stopped answering as the run ended: {db.short(exc)}")
+                    self.lose_daemon(f"it stopped answering as the run ended: {short(exc)}")
                 if time.time() >= deadline or not unreachable or self.hurry:  # a second Ctrl-C: no waiting
-                    self.reporter.note(f"could not remove the run's containers ({db.short(exc)}); "
+                    self.reporter.note(f"could not remove the run's containers ({short(exc)}); "
                                        f"run `trainspec gc` once {self._engine('daemon')} answers again")
                     return
                 if not said:
