@@ -260,7 +260,7 @@ class DockerAPIEngine:
                 ports=[(int(k.split("/")[0]), k.split("/")[1]) for k in spec.ports] or None, user=spec.user or None,
             )
         except docker.errors.APIError as exc:
-            if exc.status_code == 409:
+            if name_taken(exc):
                 raise UsageError(already_exists(spec.name)) from None
             raise UsageError(create_error_message(spec.name, exc)) from None
         return str(created["Id"])
@@ -445,6 +445,11 @@ def host_networks() -> list[ipaddress.IPv4Network]:
 def device_requests(gpu_ids: Sequence[str]) -> list[DeviceRequest]:
     # Explicit ids, not a count: replicas get disjoint GPUs.
     return [DeviceRequest(driver="nvidia", device_ids=list(gpu_ids), capabilities=[["gpu"]])]
+
+
+def name_taken(exc: docker.errors.APIError) -> bool:
+    """The create failed because the name is taken: Docker says 409, Podman (either API) may say 500."""
+    return exc.status_code == 409 or "already in use" in short(exc)
 
 
 def already_exists(name: str) -> str:

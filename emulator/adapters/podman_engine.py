@@ -26,7 +26,7 @@ import docker.errors
 from ...compiler.errors import UsageError
 from .base import ContainerSpec
 from .choice import EngineChoice
-from .docker_api import DockerAPIEngine, already_exists, create_error_message, short, translated
+from .docker_api import DockerAPIEngine, already_exists, create_error_message, name_taken, short, translated
 from .podman_init import podman_init
 
 CDI_KIND = "nvidia.com/gpu"
@@ -137,7 +137,7 @@ class PodmanEngine(DockerAPIEngine):
             return str(response.json()["Id"])
         except docker.errors.APIError as exc:
             text = short(exc)
-            if exc.status_code == 409 or "already in use" in text:
+            if name_taken(exc):
                 raise UsageError(already_exists(spec.name)) from None
             if "CDI" in text:
                 raise UsageError(f"cannot create container {spec.name}: Podman cannot resolve its GPUs "

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..adapters.base import ContainerEngine
 from ..adapters.docker_events import Events
 from ..host.filesvol import FilesDir
 from ..model.job import Container, JobModel, Mount, Replica
@@ -29,7 +30,7 @@ class RunContext(Protocol):
     status: dict[str, Status]
     interrupted: str | None
     fatal: Exception | None
-    client: Any
+    client: ContainerEngine  # the engine's adapter (adapters/base.py): every engine call goes through it
     events: Events | None
     runners: dict[str, Any]  # replica name -> pods.PodRunner (pods.py imports this module)
     gpu_ids: dict[str, list[str]]

@@ -47,7 +47,8 @@ class Run:
         self.status = {r.name: Status() for r in job.replicas}
         self.interrupted: str | None = None
         self.fatal: Exception | None = None
-        self.client: ContainerEngine | Any = None  # the engine's adapter, once connected (preflight)
+        # The engine's adapter, set by prepare() (preflight connects) before anything calls it.
+        self.client: ContainerEngine = None  # type: ignore[assignment]
         self.events: Events | None = None
         self.runners: dict[str, PodRunner] = {}
         self.gpu_ids: dict[str, list[str]] = {}
