@@ -106,3 +106,23 @@ def test_one_spec_makes_the_same_container_on_each_engine(engine, tmp_path):
         adapter.close()
     left = engine.client.containers.list(all=True, filters={"label": f"{RUN_ID}={run_id}"})
     assert not left and not engine.client.networks.list(filters={"label": f"{STATE_DIR}={state}"})
+
+
+@pytest.mark.parametrize("adapter_name", ["docker", "podman"])
+def test_an_engine_that_does_not_answer_is_an_unreachable_engine_error(tmp_path, adapter_name):
+    """The client's connection failure comes out of the adapter as the emulator's own error, marked
+    unreachable (what the engine layer reads as a lost daemon), never as a docker or requests type."""
+    import docker
+
+    from trainspec.emulator.adapters.base import EngineError
+    from trainspec.emulator.adapters.engines import ADAPTERS
+
+    url = f"unix://{tmp_path / 'nothing.sock'}"  # no engine listens here
+    adapter = ADAPTERS[adapter_name](docker.DockerClient(base_url=url, version="1.41", timeout=5), url)
+    for call in (adapter.ping, adapter.list_runs, lambda: adapter.container_state("c1"),
+                 lambda: list(adapter.logs("c1"))):
+        with pytest.raises(EngineError) as caught:
+            call()
+        assert caught.value.unreachable and type(caught.value).__module__.endswith("adapters.base")
+    assert adapter.exec("c1", ["true"], 5)[0] is None  # a failed probe or hook, said, never raised
+    adapter.close()
