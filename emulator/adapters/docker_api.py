@@ -94,11 +94,12 @@ class _Events:
 
 
 class DockerAPIEngine:
-    """The Docker API's operations over one connection (docker-py's low-level client, never handed out)."""
+    """The Docker API's operations over one connection (docker-py's low-level client, never handed out).
+    Not an engine itself: DockerEngine and PodmanEngine name theirs, and say how to reach and fill it."""
 
-    name = "docker"
-    title = "Docker"
-    daemon = "the Docker daemon"  # as messages name what answers on the socket
+    name = ""
+    title = "the container engine"
+    daemon = "the container engine"  # as messages name what answers on the socket
 
     def __init__(self, client: docker.DockerClient, url: str):
         self._client = client
