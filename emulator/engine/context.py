@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..adapters.base import ContainerEngine
-from ..adapters.docker_events import Events
 from ..host.filesvol import FilesDir
 from ..model.job import Container, JobModel, Mount, Replica
 from ..model.status import RunOptions, Status
+from .events import Events
 from .reporter import Reporter
 
 

@@ -20,7 +20,6 @@ import traceback
 from ...compiler.errors import UsageError
 from ...compiler.kube import is_permanent_exit
 from ..adapters.base import EngineError, short
-from ..adapters.docker_events import Events
 from ..host.savedlogs import TimedLog
 from ..model.job import Container, Replica
 from ..model.policy import FAILED, SUCCEEDED
@@ -28,6 +27,7 @@ from ..model.status import INIT, PENDING, RUNNING, TERMINATED
 from . import jobcount
 from .containers import recheck_binds
 from .context import RunContext
+from .events import Events
 from .logpump import IDLE_LIMIT, LogPump
 from .probes import ProbeLoop, check_once
 

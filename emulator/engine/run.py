@@ -18,7 +18,6 @@ from typing import Any
 
 from ...compiler.errors import UsageError
 from ..adapters.base import ContainerEngine, EngineError, labels, short
-from ..adapters.docker_events import Events
 from ..host.filesvol import RECORD as FILES_RECORD
 from ..host.filesvol import FilesDir
 from ..host.state import make_run_dir, run_dir, state_dir, supervisor_id, write_state
@@ -29,6 +28,7 @@ from ..model.policy import FAILED, SUCCEEDED, Decision, decide, left_running
 from ..model.status import PENDING, RUNNING, Row, RunOptions, Status, read_stop_grace
 from . import restarts, startorder
 from .containers import create_container, emptydir_volumes
+from .events import Events
 from .pods import PodRunner
 from .preflight import preflight
 from .reporter import Reporter

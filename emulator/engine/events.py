@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from .base import ContainerEngine, EventStream, short
+from ..adapters.base import ContainerEngine, EventStream, short
 
 
 class Events(threading.Thread):
