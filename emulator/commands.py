@@ -378,13 +378,11 @@ def _engines(args, state: Path) -> list:
 
 
 def _list_runs(clients: list) -> dict:
-    """run id -> its containers, networks and volumes (docker_engine.list_runs) on each engine, and
+    """run id -> its containers, networks and volumes (ContainerEngine.list_runs) on each engine, and
     `client`: the engine it is on."""
-    from .adapters import docker_engine as db
-
     live: dict = {}
     for client in clients:
-        for rid, info in db.list_runs(client).items():
+        for rid, info in client.list_runs().items():
             live.setdefault(rid, {**info, "client": client})
     return live
 
@@ -590,7 +588,6 @@ def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | N
     import signal
     from concurrent.futures import ThreadPoolExecutor
 
-    from .adapters import docker_engine as db
     from .host.state import read_state, run_dir, supervisor_alive, supervisor_pid
 
     info = info or {"containers": [], "networks": 0, "volumes": 0}
@@ -613,7 +610,7 @@ def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | N
             # Nothing to wait for: force-remove (kill + remove, one call each, in parallel) while
             # the supervisor winds down; it finds them gone. What it might still create is
             # removed by label below, once it has exited.
-            db.remove_containers(client, rid)
+            client.remove_containers(rid)
         # its containers' grace periods (at most the run's --grace, 10 s by default) plus removal
         deadline = time.monotonic() + (grace if grace is not None else 30) + 20
         while supervisor_alive(sup) and time.monotonic() < deadline:
@@ -622,8 +619,8 @@ def _down_one(client, state: Path, rid: str, info: dict | None, grace: float | N
         # No supervisor (killed, or --keep): stop with the grace period, then remove.
         cids = [c["id"] for c in info["containers"] if c["state"] == "running"]
         with ThreadPoolExecutor(max_workers=max(1, min(len(cids), 32))) as pool:
-            list(pool.map(lambda cid: _quiet(client.api.stop, cid, timeout=int(grace)), cids))
-    c, n, v = db.remove_run(client, rid)
+            list(pool.map(lambda cid: _quiet(client.stop, cid, int(grace)), cids))
+    c, n, v = client.remove_run(rid)
     # The supervisor may have removed them itself: report what the run had.
     return max(c, len(info["containers"])), max(n, info["networks"]), max(v, info["volumes"])
 
@@ -634,7 +631,6 @@ def _quiet(fn, *a, **kw) -> None:
 
 
 def cmd_gc(args) -> int:
-    from .adapters import docker_engine as db
     from .host.state import read_state, run_dir, supervisor_alive
 
     here = _state(args)
@@ -654,7 +650,7 @@ def cmd_gc(args) -> int:
             print(f"would remove {rid}: {len(info['containers'])} container(s), {info['networks']} network(s), "
                   f"{info['volumes']} volume(s)")
             continue
-        c, n, v = db.remove_run(info["client"], rid)
+        c, n, v = info["client"].remove_run(rid)
         removed += 1
         print(f"{rid}: removed {c} container(s), {n} network(s), {v} volume(s)")
     removed += _sweep_files(here, runs, args)

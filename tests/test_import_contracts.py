@@ -52,6 +52,26 @@ def test_the_contracts_can_fail(tmp_path):
     assert "trainspec.emulator.model.job -> trainspec.emulator.engine.run" in r.stdout
 
 
+def test_docker_outside_the_adapters_breaks_a_contract(tmp_path):
+    """An engine module that imports docker itself (even inside a function) breaks the adapters' contract:
+    only emulator/adapters may speak to the engine's client."""
+    spec = importlib.util.spec_from_file_location("lint_imports", SCRIPT)
+    assert spec and spec.loader
+    lint = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lint)
+    lint.lay_out(tmp_path)
+    pods = tmp_path / "trainspec" / "emulator" / "engine" / "pods.py"
+    pods.write_text(pods.read_text() + "\n\ndef _direct():\n    import docker.errors  # noqa: F401\n")
+    lint_bin = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    r = subprocess.run([lint_bin, str(ROOT / "pyproject.toml"), "--no-cache"], cwd=tmp_path, capture_output=True,
+                       text=True, check=False, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                       timeout=300)
+    assert r.returncode == 1, r.stdout[-3000:]
+    out = " ".join(r.stdout.split())  # the report wraps long contract names
+    assert "Only the emulator's engine adapters import docker (and requests, its transport) BROKEN" in out, out[-3000:]
+    assert "trainspec.emulator.engine.pods -> docker" in out
+
+
 def test_no_emulator_module_uses_another_modules_private_names():
     """What import-linter cannot check: a name with a leading underscore stays in its module. An emulator
     module neither imports one from another (`from .x import _y`) nor reaches one through a module it

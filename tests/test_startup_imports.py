@@ -175,7 +175,7 @@ def test_a_run_refused_before_any_engine_contact_never_imports_docker(refusal, t
         expected = "refusing to mount host system paths"
     modules, code, stderr = probed("run", str(path), "--state-dir", str(tmp_path / "state"), "--engine", "docker")
     assert code == 2 and expected in stderr and "Traceback" not in stderr, stderr
-    for package in ("docker", "requests", "trainspec.emulator.adapters.docker_engine", "trainspec.emulator.engine.run"):
+    for package in ("docker", "requests", "trainspec.emulator.adapters.docker_api", "trainspec.emulator.engine.run"):
         assert not loaded(modules, package), f"a run refused for {refusal} imports {loaded(modules, package)}"
     assert "trainspec.emulator.readers.dispatch" in modules  # it did read the input
     assert not (tmp_path / "state" / "runs").exists()

@@ -1,5 +1,5 @@
-"""Container-engine adapters, the only modules that import docker or requests (a contract in pyproject.toml):
-choice.py picks the engine (options, environment, sockets), base.py is the interface the engine layer
-sees, docker_engine.py drives Docker (and holds the Docker-API operations both engines serve),
-podman_engine.py drives Podman through its Docker-compatible socket, engines.py connects, and
-docker_events.py follows an engine's event stream."""
+"""Container-engine adapters, the only modules that import docker or requests (contracts in pyproject.toml):
+base.py is the one seam the modules above see (ContainerSpec, the ContainerEngine interface, EngineError),
+choice.py picks the engine (options, environment, sockets), engines.py connects, docker_api.py is the
+Docker API both engines serve (the shared implementation), docker_engine.py (Docker) and
+podman_engine.py (Podman) are sibling adapters over it."""

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from .base import ContainerEngine, EngineError
 from .choice import EngineChoice, choose
+from .docker_api import DockerAPIEngine
 from .docker_engine import DockerEngine
 from .podman_engine import PodmanEngine
 
-ADAPTERS: dict[str, type[DockerEngine]] = {"docker": DockerEngine, "podman": PodmanEngine}
+ADAPTERS: dict[str, type[DockerAPIEngine]] = {"docker": DockerEngine, "podman": PodmanEngine}
 
 
-def connect(replicas: int = 8, choice: EngineChoice | None = None) -> DockerEngine:
-    """A client of the chosen engine that answers, or a UsageError saying how to start it."""
+def connect(replicas: int = 8, choice: EngineChoice | None = None) -> ContainerEngine:
+    """An adapter of the chosen engine that answers, or a UsageError saying how to start it."""
     choice = choice or choose()
     client = ADAPTERS[choice.name].open(choice, replicas)
     if choice.probe and is_podman(client):
@@ -21,9 +23,9 @@ def connect(replicas: int = 8, choice: EngineChoice | None = None) -> DockerEngi
     return client
 
 
-def is_podman(client: DockerEngine) -> bool:
+def is_podman(client: DockerAPIEngine) -> bool:
     try:
         components = client.version().get("Components") or []
-    except Exception:  # noqa: BLE001 - an engine that cannot say is taken for what was chosen
+    except EngineError:  # an engine that cannot say is taken for what was chosen
         return False
     return any("podman" in str(c.get("Name", "")).lower() for c in components)

@@ -1,4 +1,4 @@
-"""From a replica's container in the run model to a created (not started) Docker container.
+"""From a replica's container in the run model to a ContainerSpec, created (not started) by the engine's adapter.
 
 Env, command, mounts, limits, GPUs, the run's network address and hosts file,
 configMap/secret files; and the per-pod emptyDir volumes.
@@ -9,7 +9,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ...compiler.errors import UsageError
-from ..adapters import docker_engine as db
+from ..adapters.base import CONTAINER, REPLICA, ContainerSpec
+from ..adapters.base import Mount as EngineMount
 from ..host.filesvol import LABEL as FILES_LABEL
 from ..host.paths import resolve_bind
 from ..model.job import Container, Mount, Replica
@@ -31,7 +32,7 @@ def create_container(run: RunContext, r: Replica, c: Container, kind: str, empty
         # A replica without GPUs sees none, even where nvidia is the default runtime.
         env.setdefault("NVIDIA_VISIBLE_DEVICES", "void")
     command, args = command_and_args(c, env)
-    mounts: list[db.Mount] = []
+    mounts: list[EngineMount] = []
     checked: list[tuple[Mount, str]] = []
     tmpfs: dict[str, str] = {}
     for m in c.mounts:
@@ -40,13 +41,13 @@ def create_container(run: RunContext, r: Replica, c: Container, kind: str, empty
             # the mount API, which refuses a missing source instead of creating it as root.
             real = resolve_bind(m, str(run.state), run.opts.allow_host_path)
             checked.append((m, real))
-            mounts.append(db.mount(m.target, real, type="bind", read_only=m.read_only))
+            mounts.append(EngineMount(m.target, real, "bind", m.read_only))
         elif m.kind == "emptydir":
-            mounts.append(db.mount(m.target, emptydirs[m.source], type="volume", read_only=m.read_only))
+            mounts.append(EngineMount(m.target, emptydirs[m.source], "volume", m.read_only))
         elif m.kind == "files":
             # configMap/secret files on a tmpfs, bound read-only: never on the host's disk
             host = run.files.write(f"{r.display}-{c.name}", m)
-            mounts.append(db.mount(m.target, host, type="bind", read_only=True))
+            mounts.append(EngineMount(m.target, host, "bind", True))
         elif m.kind == "tmpfs":
             tmpfs[m.target] = f"size={m.size}" if m.size else ""
     sec = c.security
@@ -57,18 +58,20 @@ def create_container(run: RunContext, r: Replica, c: Container, kind: str, empty
     name = f"{run.run_id}-{r.role}-{r.index}{suffix}"
     ports = port_bindings(c.ports, run.opts.publish_address) if kind == "main" else {}
     dns, dns_opt = (["127.0.0.1"], ["timeout:1", "attempts:1"]) if run.opts.offline else (None, None)
-    cid = db.create_container(
-        run.client, name=name, image=c.image, entrypoint=command, cmd=args, env=env,
+    spec = ContainerSpec(
+        name=name, image=c.image, entrypoint=command, command=args, env=env,
         working_dir=c.working_dir, hostname=r.hostname,
-        label_map=run.labels(**{db.REPLICA: r.display, db.CONTAINER: c.name},
-                              **({FILES_LABEL: run.files.path} if run.files.path else {})),
-        network=run.run_id, ip=ip, aliases=r.aliases, extra_hosts=run.extra_hosts, binds={},
-        mounts=mounts, tmpfs=tmpfs,
-        nano_cpus=int(cpu * 10**9) if cpu else None, mem_limit=c.memory or run.memory_default,
-        pids_limit=pids_for(c.pids, run.opts.pids_limit),
-        gpu_ids=ids, port_bindings=ports, dns=dns, dns_opt=dns_opt,
-        user=sec.user, read_only=sec.read_only_root, cap_drop=sec.cap_drop, group_add=sec.group_add,
-        security_opt=["no-new-privileges"] if sec.no_new_privileges else None)
+        labels=run.labels(**{REPLICA: r.display, CONTAINER: c.name},
+                          **({FILES_LABEL: run.files.path} if run.files.path else {})),
+        network=run.run_id, ip=ip, aliases=tuple(r.aliases), extra_hosts=dict(run.extra_hosts),
+        mounts=tuple(mounts), tmpfs=tmpfs,
+        nano_cpus=int(cpu * 10**9) if cpu else None, memory=c.memory or run.memory_default,
+        pids=pids_for(c.pids, run.opts.pids_limit),
+        gpu_ids=tuple(ids or ()), ports=ports, dns=dns, dns_options=dns_opt,
+        user=sec.user, read_only=sec.read_only_root, cap_drop=tuple(sec.cap_drop or ()),
+        group_add=tuple(sec.group_add or ()),
+        security_opt=("no-new-privileges",) if sec.no_new_privileges else ())
+    cid = run.client.create_container(spec)
     run.bind_sources[cid] = checked
     return cid
 
@@ -79,7 +82,7 @@ def emptydir_volumes(run: RunContext, r: Replica, attempt: int) -> dict[str, str
         for m in c.mounts:
             if m.kind == "emptydir" and m.source not in out:
                 name = f"{run.run_id}-{r.role}-{r.index}-{m.source}-{attempt}"
-                run.client.api.create_volume(name, labels=run.labels(**{db.REPLICA: r.display}))
+                run.client.create_volume(name, run.labels(**{REPLICA: r.display}))
                 out[m.source] = name
     return out
 

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..adapters.docker_events import Events
+from ..adapters.base import ContainerEngine
 from ..host.filesvol import FilesDir
 from ..model.job import Container, JobModel, Mount, Replica
 from ..model.status import RunOptions, Status
+from .events import Events
 from .reporter import Reporter
 
 
@@ -29,7 +30,7 @@ class RunContext(Protocol):
     status: dict[str, Status]
     interrupted: str | None
     fatal: Exception | None
-    client: Any
+    client: ContainerEngine  # the engine's adapter (adapters/base.py): every engine call goes through it
     events: Events | None
     runners: dict[str, Any]  # replica name -> pods.PodRunner (pods.py imports this module)
     gpu_ids: dict[str, list[str]]

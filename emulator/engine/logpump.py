@@ -13,8 +13,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
 
+from ..adapters.base import ContainerEngine
 from ..host.savedlogs import TimedLog
 from .reporter import Reporter
 
@@ -24,8 +25,8 @@ CONTINUED = " [trainspec: line continues]"
 
 
 class LogPump(threading.Thread):
-    def __init__(self, client: Any, cid: str, label: str, reporter: Reporter, log_file: TimedLog | TextIO | None,
-                 mask: Callable[[str], str]):
+    def __init__(self, client: ContainerEngine, cid: str, label: str, reporter: Reporter,
+                 log_file: TimedLog | TextIO | None, mask: Callable[[str], str]):
         super().__init__(name=f"logs-{label}", daemon=True)
         self.client = client
         self.cid = cid
@@ -43,8 +44,7 @@ class LogPump(threading.Thread):
         pending: list[bytes] = []
         pending_len = 0
         try:
-            stream = self.client.api.logs(self.cid, stream=True, follow=True, stdout=True, stderr=True)
-            for chunk in stream:
+            for chunk in self.client.logs(self.cid):
                 self.last_progress = time.monotonic()
                 start = 0
                 while True:

@@ -19,8 +19,7 @@ import traceback
 
 from ...compiler.errors import UsageError
 from ...compiler.kube import is_permanent_exit
-from ..adapters import docker_engine as db
-from ..adapters.docker_events import Events
+from ..adapters.base import EngineError, short
 from ..host.savedlogs import TimedLog
 from ..model.job import Container, Replica
 from ..model.policy import FAILED, SUCCEEDED
@@ -28,6 +27,7 @@ from ..model.status import INIT, PENDING, RUNNING, TERMINATED
 from . import jobcount
 from .containers import recheck_binds
 from .context import RunContext
+from .events import Events
 from .logpump import IDLE_LIMIT, LogPump
 from .probes import ProbeLoop, check_once
 
@@ -97,17 +97,17 @@ class PodRunner(threading.Thread):
             if cid is None or self.events.exit_code(cid) is not None:
                 return  # nothing to stop: it exited on its own, which is not the run's doing
             self.kill_reason = self.kill_reason or reason
-        api = self.run_.client.api
+        client = self.run_.client
         grace = min(self.r.grace, self.run_.opts.max_grace)
         if self.r.main.pre_stop and self.events.exit_code(cid) is None and grace > 0 \
                 and not self.run_.daemon_lost:
-            db.exec_in(self.run_.client, cid, self.r.main.pre_stop, grace)
+            client.exec(cid, self.r.main.pre_stop, grace)
             grace = min(self.r.grace, self.run_.opts.max_grace)  # `down -t 0` while the hook ran
         with contextlib.suppress(Exception):  # gone already, or the daemon went away: nothing to stop
             if grace <= 0:
-                api.kill(cid)  # no grace period: what `docker stop -t 0` does, without its wait
+                client.kill(cid)  # no grace period: what `docker stop -t 0` does, without its wait
             else:
-                api.stop(cid, timeout=int(grace))
+                client.stop(cid, int(grace))
 
     # -- the pod's life -------------------------------------------------
     def run(self) -> None:
@@ -122,16 +122,16 @@ class PodRunner(threading.Thread):
             self.run_.set_fatal(exc)
             self.started.set()
             self.run_.set_status(self.r, phase=FAILED, reason=str(exc))
-        except db.ENGINE_ERRORS as exc:
+        except EngineError as exc:
             # The daemon went away or refused something mid-run: say so, without a traceback.
-            if db.unreachable(exc) or not self.run_.daemon_answers():
-                self.run_.lose_daemon(db.short(exc))
+            if exc.unreachable or not self.run_.daemon_answers():
+                self.run_.lose_daemon(short(exc))
             else:
-                err = UsageError(f"{self.r.display}: {self.run_.client.title} error: {db.short(exc)[:300]}")
+                err = UsageError(f"{self.r.display}: {self.run_.client.title} error: {short(exc)[:300]}")
                 err.docker_error = True
                 self.run_.set_fatal(err)
             self.started.set()
-            self.run_.set_status(self.r, phase=FAILED, reason=f"{self.run_.client.title} error: {db.short(exc)}")
+            self.run_.set_status(self.r, phase=FAILED, reason=f"{self.run_.client.title} error: {short(exc)}")
         except Exception as exc:  # noqa: BLE001 - report, never hang the run
             self.run_.set_fatal(RuntimeError(f"{self.r.display}: {traceback.format_exc()}"))
             self.started.set()
@@ -283,13 +283,13 @@ class PodRunner(threading.Thread):
         return action
 
     def _run_container(self, c: Container, kind: str, emptydirs: dict[str, str]) -> int | None:
-        run, api = self.run_, self.run_.client.api
+        run, client = self.run_, self.run_.client
         with self.lock:
             old, self.cid = self.cid, None
         if old:  # the kubelet starts a fresh container; the name and address are reused
             try:
-                api.remove_container(old, force=True)
-            except db.APIError:
+                client.remove_container(old)
+            except EngineError:
                 pass
         if self.stop_ev.is_set():
             return None
@@ -304,10 +304,7 @@ class PodRunner(threading.Thread):
             return None
         label = self.r.display if kind == "main" else f"{self.r.display}:{c.name}"
         recheck_binds(run, cid)
-        try:
-            api.start(cid)
-        except db.APIError as exc:
-            raise UsageError(db.start_error_message(f"{label} ({c.image})", exc)) from None
+        client.start(cid, f"{label} ({c.image})")  # a UsageError saying why it cannot
         self.started.set()
         if kind == "main":
             self.main_started = True
@@ -324,10 +321,10 @@ class PodRunner(threading.Thread):
             run.set_status(self.r, phase=RUNNING, reason="", exit_code=None,
                            ready=c.readiness is None, unhealthy=False, container=cid[:12])
             if c.post_start:
-                code, out = db.exec_in(run.client, cid, c.post_start, max(self.r.grace, 30))
+                code, out = client.exec(cid, c.post_start, max(self.r.grace, 30))
                 if code != 0 and not self.stop_ev.is_set() and self.events.exit_code(cid) is None:
                     self.kill_reason = f"postStart hook failed ({out.strip()[:200] or code})"
-                    api.kill(cid) if self.events.exit_code(cid) is None else None
+                    client.kill(cid) if self.events.exit_code(cid) is None else None
             self._start_probes(c, cid, probe_stop)
         code = self._wait_exit(cid, waiter)
         probe_stop.set()
@@ -337,7 +334,7 @@ class PodRunner(threading.Thread):
         return code
 
     def _wait_exit(self, cid: str, waiter: threading.Event) -> int | None:
-        api = self.run_.client.api
+        client = self.run_.client
         polls = 0
         while not waiter.wait(1.0):
             if self.abandoned and self.stop_ev.is_set():
@@ -346,9 +343,8 @@ class PodRunner(threading.Thread):
                 return None  # the run ends with the daemon error; exits can no longer be trusted
             polls += 1
             if polls % 5 == 0:  # in case the event stream broke: ask directly
-                try:
-                    state = api.inspect_container(cid)["State"]
-                except db.NotFound:
+                state = client.container_state(cid)
+                if state is None:
                     return 137
                 if state.get("Status") in ("exited", "dead"):
                     return int(state.get("ExitCode", -1))
@@ -361,7 +357,7 @@ class PodRunner(threading.Thread):
         ports: dict[str, int] = {}
 
         def check(probe):
-            return lambda: check_once(probe, ip, ports, lambda cmd, t: db.exec_in(run.client, cid, cmd, t))
+            return lambda: check_once(probe, ip, ports, lambda cmd, t: run.client.exec(cid, cmd, t))
 
         started = threading.Event()
         if c.startup is None:
@@ -397,10 +393,10 @@ class PodRunner(threading.Thread):
         self.run_.reporter.note(f"{self.r.display}: {reason}; killing the container")
         grace = min(self.r.grace, self.run_.opts.max_grace)
         if self.r.main.pre_stop:
-            db.exec_in(self.run_.client, cid, self.r.main.pre_stop, max(grace, 1))
+            self.run_.client.exec(cid, self.r.main.pre_stop, max(grace, 1))
         try:
-            self.run_.client.api.stop(cid, timeout=int(grace))
-        except db.APIError:
+            self.run_.client.stop(cid, int(grace))
+        except EngineError:
             pass
 
     def logs_moving(self) -> bool:

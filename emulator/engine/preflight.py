@@ -10,11 +10,12 @@ is a UsageError before any container exists.
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ...compiler.errors import UsageError, usage_text
+from ..adapters.base import ContainerEngine, EngineError, missing_images, short
 from ..adapters.choice import choose
 from ..host import gpus as gpu_mod
 from ..host.filesvol import check_size as check_files_size
@@ -31,7 +32,7 @@ from .reporter import Reporter
 @dataclass
 class Preflight:
     """What the checks learnt that the run needs later."""
-    client: Any
+    client: ContainerEngine
     ncpu: int = 0
     mem_total: int = 0          # the engine's memory (docker info MemTotal): the default memory limit's base
     gpu_ids: dict[str, list[str]] = field(default_factory=dict)
@@ -71,7 +72,6 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter,
     if not input_checked:
         check_input(job, opts, state, reporter)
     # Only now, connecting, are the engine's adapters (and with them `docker`) imported.
-    from ..adapters import docker_engine as db
     from ..adapters.engines import connect
 
     wanted = gpu_mod.requested(job)
@@ -103,7 +103,7 @@ def preflight(job: JobModel, opts: RunOptions, state: Path, reporter: Reporter,
     if biggest is not None and out.ncpu and biggest > out.ncpu:
         reporter.note(f"CPU limits above this machine's {out.ncpu} CPUs (up to {biggest:g}) are capped "
                       f"at {out.ncpu}")
-    missing = db.missing_images(client, job.images())
+    missing = missing_images(client, job.images())
     if missing and opts.pull:
         missing = pull_images(client, missing, reporter)
     problems = missing_objects(job)
@@ -205,16 +205,14 @@ def map_claims(job: JobModel, claims: list[str], state: Path) -> list[str]:
     return notes
 
 
-def pull_images(client: Any, images: list[str], reporter: Reporter) -> list[str]:
+def pull_images(client: ContainerEngine, images: list[str], reporter: Reporter) -> list[str]:
     """--pull: pull each missing image; the ones that could not be pulled (said why)."""
-    from ..adapters.docker_engine import short
-
     still: list[str] = []
     for image in images:
         reporter.note(f"--pull: pulling {image} ...")
         try:
-            client.images.pull(image)
-        except Exception as exc:  # noqa: BLE001 - any failure: say it, list the image as missing
+            client.pull_image(image)
+        except EngineError as exc:  # any failure: say it, list the image as missing
             reporter.note(f"--pull: could not pull {image}: {short(exc)[:300]}")
             still.append(image)
     return still
@@ -233,8 +231,6 @@ def missing_objects(job: JobModel) -> list[tuple[str, str]]:
 
 
 def check_host_ports(job: JobModel, default_address: str = "127.0.0.1") -> None:
-    from ..adapters.docker_engine import host_port_free
-
     seen: dict[tuple[int, str], str] = {}
     for r in job.replicas:
         for p in r.main.ports:
@@ -251,13 +247,13 @@ def check_host_ports(job: JobModel, default_address: str = "127.0.0.1") -> None:
                                  f"{' on ' + address if address else ''}, which is already in use")
 
 
-def check_run_as_non_root(client: Any, job: JobModel) -> None:
+def check_run_as_non_root(client: ContainerEngine, job: JobModel) -> None:
     """runAsNonRoot without runAsUser: the kubelet checks the image's user; so does the emulator."""
     for r in job.replicas:
         for c in [*r.init_containers, r.main]:
             if not c.security.run_as_non_root or c.security.user is not None:
                 continue
-            user = str((client.api.inspect_image(c.image).get("Config") or {}).get("User") or "")
+            user = client.image_user(c.image)
             uid = user.split(":", 1)[0]
             if uid in ("", "root", "0"):
                 raise UsageError(f"runAsNonRoot is true but image {c.image} runs as root (the kubelet refuses to "
@@ -266,3 +262,16 @@ def check_run_as_non_root(client: Any, job: JobModel) -> None:
                 raise UsageError(f"runAsNonRoot is true but image {c.image} has the non-numeric user {uid!r}, which "
                                  "cannot be verified (the kubelet refuses it too)", where=f"{r.display} ({c.name})",
                                  hint="set runAsUser")
+
+
+def host_port_free(port: int, protocol: str = "TCP", host_ip: str = "") -> bool:
+    ip = host_ip or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in ip else socket.AF_INET
+    kind = socket.SOCK_DGRAM if protocol == "UDP" else socket.SOCK_STREAM
+    try:
+        with socket.socket(family, kind) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((ip, port))
+            return True
+    except OSError:
+        return False

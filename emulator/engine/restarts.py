@@ -32,12 +32,11 @@ starts: Recreate behaves as BlockingRecreate does on a cluster.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
 from dataclasses import dataclass
 
-from ..adapters import docker_engine as db
+from ..adapters.base import EngineError, short
 from ..model.job import FAIL, JOB, NONE, POD, RESTART, RESTART_UNCOUNTED, JobRestart, Replica, RestartRule
 from ..model.policy import FAILED, Decision
 from ..model.status import PENDING, Status
@@ -173,17 +172,10 @@ def restart(run: RunContext, why: str, counted: bool, scope: list[Replica], what
 
 def _remove_pod(run: RunContext, r: Replica) -> None:
     """One old pod's containers and emptyDir volumes, by their labels (the run's network stays)."""
-    api = run.client.api
-    labels = {"label": [f"{db.RUN_ID}={run.run_id}", f"{db.REPLICA}={r.display}"]}
     try:
-        for c in api.containers(all=True, filters=labels):
-            with contextlib.suppress(db.NotFound):
-                api.remove_container(c["Id"], force=True, v=True)
-        for vol in (api.volumes(filters=labels) or {}).get("Volumes") or []:
-            with contextlib.suppress(db.NotFound):
-                api.remove_volume(vol["Name"], force=True)
-    except db.APIError as exc:
-        run.reporter.note(f"restart: could not remove every old container of {r.display} ({db.short(exc)}); "
+        run.client.remove_replica(run.run_id, r.display)
+    except EngineError as exc:
+        run.reporter.note(f"restart: could not remove every old container of {r.display} ({short(exc)}); "
                           "continuing")
 
 

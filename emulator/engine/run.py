@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ...compiler.errors import UsageError
-from ..adapters import docker_engine as db
-from ..adapters.docker_events import Events
+from ..adapters.base import ContainerEngine, EngineError, labels, short
 from ..host.filesvol import RECORD as FILES_RECORD
 from ..host.filesvol import FilesDir
 from ..host.state import make_run_dir, run_dir, state_dir, supervisor_id, write_state
@@ -29,6 +28,7 @@ from ..model.policy import FAILED, SUCCEEDED, Decision, decide, left_running
 from ..model.status import PENDING, RUNNING, Row, RunOptions, Status, read_stop_grace
 from . import restarts, startorder
 from .containers import create_container, emptydir_volumes
+from .events import Events
 from .pods import PodRunner
 from .preflight import preflight
 from .reporter import Reporter
@@ -47,7 +47,8 @@ class Run:
         self.status = {r.name: Status() for r in job.replicas}
         self.interrupted: str | None = None
         self.fatal: Exception | None = None
-        self.client: Any = None
+        # The engine's adapter, set by prepare() (preflight connects) before anything calls it.
+        self.client: ContainerEngine = None  # type: ignore[assignment]
         self.events: Events | None = None
         self.runners: dict[str, PodRunner] = {}
         self.gpu_ids: dict[str, list[str]] = {}
@@ -101,9 +102,9 @@ class Run:
                 self._wait()
             except KeyboardInterrupt:
                 self.interrupted = self.interrupted or "SIGINT"
-            except db.ENGINE_ERRORS as exc:
+            except EngineError as exc:
                 # e.g. the network cannot be created because the daemon just went away
-                self.set_fatal(UsageError(f"{self._engine('title')} error: {db.short(exc)}"))
+                self.set_fatal(UsageError(f"{self._engine('title')} error: {short(exc)}"))
             finally:
                 self._shutdown()
         finally:
@@ -152,7 +153,8 @@ class Run:
         job = self.job
         n = len(job.replicas)
         net_labels = self.labels()
-        self.network, subnet = db.create_network(self.client, self.run_id, net_labels, self.opts.offline, n)
+        subnet = self.client.create_network(self.run_id, net_labels, self.opts.offline, n)
+        self.network = self.run_id
         hosts = list(subnet.hosts())
         self.gateway = str(hosts[0])
         for r, ip in zip(job.replicas, hosts[1:]):
@@ -192,11 +194,11 @@ class Run:
         if self.events is not None:
             self.events.close()
         if self.client is not None:
-            db.remove_run(self.client, self.run_id)
+            self.client.remove_run(self.run_id)
         self.files.remove()
 
     def labels(self, **extra: str) -> dict[str, str]:
-        return db.labels(self.run_id, self.job.name, self.supervisor, str(self.state), **extra)
+        return labels(self.run_id, self.job.name, self.supervisor, str(self.state), **extra)
 
     def start_runners(self) -> None:
         for r in self.job.replicas:
@@ -305,16 +307,16 @@ class Run:
         said = False
         while True:
             try:
-                db.remove_run(self.client, self.run_id)
+                self.client.remove_run(self.run_id)
                 return
-            except db.ENGINE_ERRORS as exc:
-                unreachable = db.unreachable(exc) or not self.daemon_answers()
+            except EngineError as exc:
+                unreachable = exc.unreachable or not self.daemon_answers()
                 if unreachable and not self.daemon_lost and not self.interrupted:
                     # It went away as the run ended — a daemon that shuts down stops every container
                     # first, so the exits that decided the job were probably its doing.
-                    self.lose_daemon(f"it stopped answering as the run ended: {db.short(exc)}")
+                    self.lose_daemon(f"it stopped answering as the run ended: {short(exc)}")
                 if time.time() >= deadline or not unreachable or self.hurry:  # a second Ctrl-C: no waiting
-                    self.reporter.note(f"could not remove the run's containers ({db.short(exc)}); "
+                    self.reporter.note(f"could not remove the run's containers ({short(exc)}); "
                                        f"run `trainspec gc` once {self._engine('daemon')} answers again")
                     return
                 if not said:

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from trainspec.emulator.adapters.base import ContainerSpec
 from trainspec.emulator.adapters.podman_engine import libpod_spec
 from trainspec.emulator.adapters.podman_init import is_static, podman_init, read_conf
 from trainspec.emulator.model.limits import DEFAULT_PIDS
@@ -66,11 +67,8 @@ def test_no_init_at_all_says_what_to_install(tmp_path, monkeypatch):
 
 
 def test_the_init_path_reaches_libpods_create():
-    spec = libpod_spec(name="n", image="i", entrypoint=None, cmd=["true"], env={}, working_dir=None,
-                       hostname="h", label_map={}, network="net", ip="10.0.0.2", aliases=[], extra_hosts={},
-                       binds={}, mounts=[], tmpfs={}, nano_cpus=None, mem_limit=2**28, pids_limit=99,
-                       gpu_ids=[], port_bindings={}, dns=None, dns_opt=None, user=None, read_only=False,
-                       security_opt=None, cap_drop=None, group_add=None, init_path="/usr/bin/tini-static")
+    spec = libpod_spec(ContainerSpec(name="n", image="i", network="net", ip="10.0.0.2", hostname="h",
+                                     command=["true"], memory=2**28, pids=99), "/usr/bin/tini-static")
     assert spec["init"] is True and spec["init_path"] == "/usr/bin/tini-static"
     assert spec["resource_limits"] == {"memory": {"limit": 2**28}, "pids": {"limit": 99}}
 

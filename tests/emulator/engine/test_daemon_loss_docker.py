@@ -85,9 +85,9 @@ class PrivateDaemon:
 
 
 def _free_subnet() -> ipaddress.IPv4Network:
-    from trainspec.emulator.adapters.docker_engine import _host_networks
+    from trainspec.emulator.adapters.docker_api import host_networks
 
-    taken = _host_networks()
+    taken = host_networks()
     for third in range(0, 256):
         net = ipaddress.IPv4Network(f"10.197.{(os.getpid() + third) % 256}.0/24")
         if not any(net.overlaps(t) for t in taken):

@@ -14,8 +14,8 @@ from trainspec.emulator.model.status import Row
 def test_a_replica_that_exited_on_its_own_is_not_stopped_by_the_run():
     exited: dict[str, int] = {"c1": 1}
     stops: list[str] = []
-    api = SimpleNamespace(stop=lambda cid, timeout: stops.append(cid), kill=lambda cid: stops.append(cid))
-    run = SimpleNamespace(events=SimpleNamespace(exit_code=exited.get), client=SimpleNamespace(api=api),
+    client = SimpleNamespace(stop=lambda cid, timeout: stops.append(cid), kill=lambda cid: stops.append(cid))
+    run = SimpleNamespace(events=SimpleNamespace(exit_code=exited.get), client=client,
                           opts=SimpleNamespace(max_grace=5), daemon_lost=None)
     replica = SimpleNamespace(display="worker-1", grace=5, main=SimpleNamespace(pre_stop=None))
     pr = PodRunner.__new__(PodRunner)
@@ -51,7 +51,7 @@ def test_the_log_pump_reports_every_line_and_saves_it_with_its_time(tmp_path, mo
     a newline: each reaches the reporter (masked) and the saved log, in order."""
     monkeypatch.setattr("trainspec.emulator.engine.logpump.MAX_LINE", 8)
     chunks = [b"one\ntw", b"o s3cr3t\n", b"0123456789ab", b"cd\nlast"]
-    client = SimpleNamespace(api=SimpleNamespace(logs=lambda cid, **kw: iter(chunks)))
+    client = SimpleNamespace(logs=lambda cid: iter(chunks))  # ContainerEngine.logs: the followed stream
     reporter = Recorder()
     saved = TimedLog(tmp_path / "worker-0.log")
     pump = LogPump(client, "c1", "worker-0:setup", reporter, saved, lambda t: t.replace("s3cr3t", "******"))

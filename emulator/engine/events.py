@@ -1,18 +1,17 @@
-"""The daemon's event stream for one run: how the emulator sees exits and OOM kills."""
+"""The engine's event stream for one run (ContainerEngine.events): how the emulator sees exits and OOM kills."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any
 
-from . import docker_engine as db
+from ..adapters.base import ContainerEngine, EventStream, short
 
 
 class Events(threading.Thread):
     """The daemon's event stream for this run's containers: how exits are seen."""
 
-    def __init__(self, client: Any, run_id: str, on_lost=None):
+    def __init__(self, client: ContainerEngine, run_id: str, on_lost=None):
         super().__init__(name="events", daemon=True)
         self.client = client
         self.run_id = run_id
@@ -23,12 +22,11 @@ class Events(threading.Thread):
         self.oom: set[str] = set()
         self.waiters: dict[str, threading.Event] = {}
         self.ready = threading.Event()
-        self.stream: Any = None
+        self.stream: EventStream | None = None
 
     def run(self) -> None:
         try:
-            self.stream = self.client.api.events(decode=True, filters={
-                "type": "container", "label": f"{db.RUN_ID}={self.run_id}", "event": ["die", "oom"]})
+            self.stream = self.client.events(self.run_id)
             self.ready.set()
             for ev in self.stream:
                 cid = str(ev.get("id") or (ev.get("Actor") or {}).get("ID") or "")
@@ -44,7 +42,7 @@ class Events(threading.Thread):
                             w.set()
             lost = "the daemon closed its event stream"
         except Exception as exc:  # noqa: BLE001 - closed at shutdown; waiters also poll
-            lost = db.short(exc)
+            lost = short(exc)
         finally:
             self.ready.set()
         # The stream only ends when we close it, or when the daemon stops or restarts.
