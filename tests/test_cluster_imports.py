@@ -46,5 +46,5 @@ def test_commands_that_need_no_cluster_do_not_import_the_client(args):
     assert "kubernetes" not in modules
 
 
-# Only cli/cluster/client.py imports kubernetes: a contract in pyproject.toml [tool.importlinter]
+# Only cluster/client.py imports kubernetes: a contract in pyproject.toml [tool.importlinter]
 # (tests/test_import_contracts.py).
