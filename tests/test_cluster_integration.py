@@ -122,20 +122,110 @@ def test_a_mutated_spec_is_rejected_at_its_line(cluster, tmp_path):
     assert "spec.tfReplicaSpecs.Worker.replicas" in line and "Traceback" not in result.stderr
 
 
-def test_apply_prune_and_down_leave_exactly_the_right_objects(cluster, tmp_path):
-    assert cli("apply", str(SPECS / "tf-ps.yaml")).returncode == 0
-    before = labelled(cluster, "tf-ps")
-    assert "Job/tf-ps-worker-2" in before and "Service/tf-ps-worker-2" in before
-    spec = tmp_path / "tf-ps.yaml"
-    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 2"))
-    result = cli("apply", str(spec), "--prune")
+def versions(cluster, job: str, namespace: str = "ml") -> dict[str, str]:
+    """kind/name -> resourceVersion of the job's objects: what changed on the server, and what did not."""
+    from trainspec.cluster.kinds import OWNED_KINDS, resource_path
+
+    out = {}
+    for kind in OWNED_KINDS:
+        try:
+            items = cluster.request("GET", resource_path(kind.api_version, kind.plural, namespace),
+                                    {"labelSelector": f"trainspec.dev/job={job}"})["items"]
+        except Exception:
+            continue  # not served
+        out.update({f"{kind.kind}/{i['metadata']['name']}": i["metadata"]["resourceVersion"] for i in items})
+    return out
+
+
+def compiled_names(spec: Path) -> list[str]:
+    """kind/name of every object the k8s target writes for `spec`: what the cluster must hold after apply."""
+    result = run_cli("compile", str(spec), "--target", "k8s")
     assert result.returncode == 0, result.stderr
-    assert sorted(set(before) - set(labelled(cluster, "tf-ps"))) == ["Job/tf-ps-worker-2", "Service/tf-ps-worker-2"]
-    ps = cli("ps", "--cluster", "tf-ps", "-n", "ml")
-    assert ps.returncode == 0 and "worker-1" in ps.stdout and "worker-2" not in ps.stdout
-    result = cli("down", "--cluster", "tf-ps", "-n", "ml", "--wait", "--timeout", "120")
+    return sorted(f"{d['kind']}/{d['metadata']['name']}" for d in yaml.safe_load_all(result.stdout) if d)
+
+
+def test_apply_prune_and_down_leave_exactly_the_right_objects(cluster, tmp_path):
+    try:
+        assert cli("apply", str(SPECS / "tf-ps.yaml")).returncode == 0
+        before = labelled(cluster, "tf-ps")
+        assert "Job/tf-ps-worker-2" in before and "Service/tf-ps-worker-2" in before
+        spec = tmp_path / "tf-ps.yaml"
+        spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 2"))
+        result = cli("apply", str(spec), "--prune", "--force")  # the Jobs' templates change: re-created
+        assert result.returncode == 0, result.stderr
+        assert sorted(set(before) - set(labelled(cluster, "tf-ps"))) == ["Job/tf-ps-worker-2",
+                                                                         "Service/tf-ps-worker-2"]
+        ps = cli("ps", "--cluster", "tf-ps", "-n", "ml")
+        assert ps.returncode == 0 and "worker-1" in ps.stdout and "worker-2" not in ps.stdout
+    finally:
+        result = cli("down", "--cluster", "tf-ps", "-n", "ml", "--wait", "--timeout", "120")
     assert result.returncode == 0, result.stderr
     assert labelled(cluster, "tf-ps") == []
+
+
+def test_shrink_reapply_force_prune_ps_logs_down_on_k8s(cluster, tmp_path):
+    """The issue's path: apply, re-apply unchanged, shrink 3 workers -> 1 and re-apply (refused: a few lines
+    naming --force, nothing changed), --force --prune (exactly the new job's objects), ps, logs, down."""
+    try:
+        result = cli("apply", str(SPECS / "tf-ps.yaml"))
+        assert result.returncode == 0, result.stderr
+        first = versions(cluster, "tf-ps")
+        assert sorted(first) == compiled_names(SPECS / "tf-ps.yaml")
+
+        result = cli("apply", str(SPECS / "tf-ps.yaml"))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[-1] == "job tf-ps: unchanged: the cluster already runs this job as written"
+        assert versions(cluster, "tf-ps") == first  # the server wrote nothing
+
+        spec = tmp_path / "tf-ps.yaml"
+        spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 1"))
+        result = cli("apply", str(spec), "--prune")
+        assert result.returncode == 2
+        lines = [line for line in result.stderr.splitlines() if "warning:" not in line]
+        assert 2 <= len(lines) <= 4 and all(len(line) < 300 for line in lines), result.stderr
+        assert len(result.stderr) < 2000 and "PodTemplateSpec" not in result.stderr and "Traceback" not in result.stderr
+        assert lines[0].startswith(f"{spec}:") and "spec.template cannot change" in lines[0]
+        assert "apply --force" in lines[-1] and "nothing was changed" in lines[-1]
+        assert versions(cluster, "tf-ps") == first
+
+        result = cli("apply", str(spec), "--prune", "--force")
+        assert result.returncode == 0, result.stderr
+        assert "re-created" in result.stdout and "Job.batch ml/tf-ps-worker-2: pruned" in result.stdout
+        assert labelled(cluster, "tf-ps") == compiled_names(spec)
+
+        ps = cli("ps", "--cluster", "tf-ps", "-n", "ml", "--format", "json")
+        assert ps.returncode == 0, ps.stderr
+        import json
+
+        names = [r["name"] for r in json.loads(ps.stdout)["replicas"]]
+        assert "worker-0" in names and "worker-1" not in names and "ps-1" in names
+        logs = cli("logs", "--cluster", "tf-ps", "-n", "ml")  # no pods on a server without controllers
+        assert logs.returncode == 0 and logs.stdout == "" and "Traceback" not in logs.stderr
+        again = cli("apply", str(spec), "--prune")
+        assert again.returncode == 0 and "unchanged" in again.stdout.splitlines()[-1], again.stderr
+    finally:
+        result = cli("down", "--cluster", "tf-ps", "-n", "ml", "--wait", "--timeout", "120")
+    assert result.returncode == 0, result.stderr
+    assert labelled(cluster, "tf-ps") == []
+    assert "nothing to remove" in cli("down", "--cluster", "tf-ps", "-n", "ml").stdout
+
+
+def test_objects_a_training_job_is_not_made_of_are_refused_by_a_real_server_too(cluster, tmp_path):
+    docs = [d for d in yaml.safe_load_all((GOLDEN / "tf-ps" / "k8s.yaml").read_text()) if d]
+    docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                 "metadata": {"name": "trainspec-it-admin", "labels": {"trainspec.dev/job": "tf-ps"}},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                 "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "ml"}]})
+    path = tmp_path / "k8s.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = cli("apply", str(path), "--dry-run=server")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "ClusterRoleBinding.rbac.authorization.k8s.io trainspec-it-admin: refused" in result.stderr
+    # allowed by name: a dry run the server checks; discovery puts it at the cluster-wide path, no namespace
+    result = cli("apply", str(path), "--dry-run=server", "--allow-kind", "ClusterRoleBinding")
+    assert result.returncode == 0, result.stderr
+    assert "ClusterRoleBinding.rbac.authorization.k8s.io trainspec-it-admin: accepted (dry run: server)" \
+        in result.stdout.splitlines()
 
 
 def test_a_conflict_with_another_manager_is_one_line(cluster, tmp_path):

@@ -312,14 +312,19 @@ def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]], allowe
         plural, is_namespaced = served.plural(str(obj["apiVersion"]), str(obj["kind"])) or ("", True)
         return _apply_one(cluster, obj, plural, is_namespaced, dry_run, args.force_conflicts)
 
-    # First every object as a dry run (the server's whole validation, stored nothing): a rejection, or a field
-    # the server will not change in place, is reported before anything changes, not after half the job.
+    # The objects already on the cluster first, as a dry run (the server's whole update validation, nothing
+    # stored): a field it will not change in place, or another rejection of the update, is reported before
+    # anything changes, not after half the job. New objects are not checked ahead: one may need an earlier one
+    # to exist (a TrainJob its runtime, for Trainer's webhook), which a dry run does not store. With
+    # --dry-run=server this is the whole run, every object.
     failures: list[str] = []
     stuck: list[tuple[dict, tuple[str, ...]]] = []  # (object, its immutable fields)
     answers: dict = {}
     for obj in objects:
         if obj["metadata"].get("namespace") in unchecked:
             print(f"{_what(obj)}: not checked: its namespace does not exist yet (dry run)", file=sys.stderr)
+            continue
+        if not dry and P.key(obj) not in live:
             continue
         try:
             answers[P.key(obj)] = send(obj, True)
@@ -332,7 +337,7 @@ def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]], allowe
             else:
                 failures += _rejection_lines(b, obj, exc.status)
     if failures:
-        return fail(failures)  # nothing was changed: the real requests come after every dry run passed
+        return fail(failures)  # nothing was changed: the real requests come after the dry runs passed
     if stuck and not args.force:
         return fail(_immutable_lines(b, stuck, dry))
     suffix = " (dry run: server)" if dry else ""
