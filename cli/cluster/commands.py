@@ -764,6 +764,10 @@ def cmd_logs(args) -> int:
         if not names:
             raise UsageError(f"job {args.job} has no replica {args.replica!r} with a pod "
                              f"(replicas: {', '.join(sorted(chosen)) or 'none yet'})")
+    if not names:  # the job is there, its pods are not (yet: pending admission, or no controller runs)
+        print(f"trainspec: {args.job}: no pods yet, so no logs (`trainspec ps --cluster {args.job}` shows why)",
+              file=sys.stderr)
+        return 0
     console = Console(names, sys.stdout, None if args.colour == "auto" else args.colour, live=False)
     single = len(names) == 1 and bool(args.replica)
 
