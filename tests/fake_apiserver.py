@@ -318,13 +318,13 @@ class FakeApiServer:
 # pkg/apis/core/validation validateServiceClusterIPsRelatedFields).
 _IMMUTABLE_FIELDS = {("batch/v1", "Job"): (("spec", "selector"), ("spec", "completionMode"), ("spec", "template")),
                      ("v1", "Service"): (("spec", "clusterIP"),)}
-_GO_TYPES = {"template": "core.PodTemplateSpec", "selector": "&v1.LabelSelector", "completionMode": "&core.CompletionMode"}
 
 
 def _immutable(version: str, kind: str, old: dict, new: dict) -> tuple[int, object] | None:
     """The 422 a real server gives when an update changes an immutable field (StatusError of
-    field.Invalid(path, newValue, "field is immutable")): the message and each cause echo the new value in Go
-    syntax, thousands of bytes for a pod template, which the CLI must cut to the reason."""
+    field.Invalid(path, newValue, "field is immutable")): the message and each cause echo the new value (a
+    kube-apiserver v1.36 writes it as JSON: 2 KB for a small pod template, 5 KB for a real one), which the CLI
+    must cut to the reason."""
     causes = []
     for path in _IMMUTABLE_FIELDS.get((version, kind), ()):
         before, after = _get(old, path), _get(new, path)
@@ -337,7 +337,7 @@ def _immutable(version: str, kind: str, old: dict, new: dict) -> tuple[int, obje
             causes.append({"reason": "FieldValueInvalid", "message": f"Invalid value: {value}: {text}",
                            "field": "spec.clusterIPs[0]"})
             continue
-        dump = _GO_TYPES.get(path[-1], "interface {}") + "{" + _go_dump(after) + "}"
+        dump = json.dumps(after, separators=(",", ":"))  # v1.36 prints the new value as JSON
         causes.append({"reason": "FieldValueInvalid", "message": f"Invalid value: {dump}: field is immutable",
                        "field": ".".join(path)})
     if not causes:
@@ -351,16 +351,6 @@ def _immutable(version: str, kind: str, old: dict, new: dict) -> tuple[int, obje
     return 422, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
                  "reason": "Invalid", "details": {"name": name, "group": group, "kind": kind, "causes": causes},
                  "code": 422}
-
-
-def _go_dump(value: object) -> str:
-    """Roughly Go's %#v of a value (field names capitalised, nested structs): what the real message looks like."""
-    if isinstance(value, dict):
-        return ", ".join(f"{k[:1].upper()}{k[1:]}:" + ("{" + _go_dump(v) + "}" if isinstance(v, (dict, list))
-                                                         else _go_dump(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return ", ".join("{" + _go_dump(v) + "}" if isinstance(v, (dict, list)) else _go_dump(v) for v in value)
-    return json.dumps(value)
 
 
 def _get(obj: dict, path: tuple) -> object:
