@@ -145,40 +145,48 @@ def compiled_names(spec: Path) -> list[str]:
 
 
 def test_apply_prune_and_down_leave_exactly_the_right_objects(cluster, tmp_path):
+    job = "tf-ps-it-prune"  # this test's own: the server may be shared with other runs that apply tf-ps
+    three = tmp_path / "three.yaml"
+    three.write_text((SPECS / "tf-ps.yaml").read_text().replace("name: tf-ps\n", f"name: {job}\n", 1))
     try:
-        assert cli("apply", str(SPECS / "tf-ps.yaml")).returncode == 0
-        before = labelled(cluster, "tf-ps")
-        assert "Job/tf-ps-worker-2" in before and "Service/tf-ps-worker-2" in before
-        spec = tmp_path / "tf-ps.yaml"
-        spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 2"))
+        assert cli("apply", str(three)).returncode == 0
+        before = labelled(cluster, job)
+        assert f"Job/{job}-worker-2" in before and f"Service/{job}-worker-2" in before
+        spec = tmp_path / "two.yaml"
+        spec.write_text(three.read_text().replace("replicas: 3", "replicas: 2"))
         result = cli("apply", str(spec), "--prune", "--force")  # the Jobs' templates change: re-created
         assert result.returncode == 0, result.stderr
-        assert sorted(set(before) - set(labelled(cluster, "tf-ps"))) == ["Job/tf-ps-worker-2",
-                                                                         "Service/tf-ps-worker-2"]
-        ps = cli("ps", "--cluster", "tf-ps", "-n", "ml")
+        assert sorted(set(before) - set(labelled(cluster, job))) == [f"Job/{job}-worker-2", f"Service/{job}-worker-2"]
+        ps = cli("ps", "--cluster", job, "-n", "ml")
         assert ps.returncode == 0 and "worker-1" in ps.stdout and "worker-2" not in ps.stdout
     finally:
-        result = cli("down", "--cluster", "tf-ps", "-n", "ml", "--wait", "--timeout", "120")
+        result = cli("down", "--cluster", job, "-n", "ml", "--wait", "--timeout", "120")
     assert result.returncode == 0, result.stderr
-    assert labelled(cluster, "tf-ps") == []
+    assert labelled(cluster, job) == []
+
+
+JOB = "tf-ps-it-shrink"
 
 
 def test_shrink_reapply_force_prune_ps_logs_down_on_k8s(cluster, tmp_path):
     """The issue's path: apply, re-apply unchanged, shrink 3 workers -> 1 and re-apply (refused: a few lines
     naming --force, nothing changed), --force --prune (exactly the new job's objects), ps, logs, down."""
+    # a job name of this test's own: the API server may be shared with other test runs that apply tf-ps
+    three = tmp_path / "three.yaml"
+    three.write_text((SPECS / "tf-ps.yaml").read_text().replace("name: tf-ps\n", f"name: {JOB}\n", 1))
     try:
-        result = cli("apply", str(SPECS / "tf-ps.yaml"))
+        result = cli("apply", str(three))
         assert result.returncode == 0, result.stderr
-        first = versions(cluster, "tf-ps")
-        assert sorted(first) == compiled_names(SPECS / "tf-ps.yaml")
+        first = versions(cluster, JOB)
+        assert sorted(first) == compiled_names(three)
 
-        result = cli("apply", str(SPECS / "tf-ps.yaml"))
+        result = cli("apply", str(three))
         assert result.returncode == 0, result.stderr
-        assert result.stdout.splitlines()[-1] == "job tf-ps: unchanged: the cluster already runs this job as written"
-        assert versions(cluster, "tf-ps") == first  # the server wrote nothing
+        assert result.stdout.splitlines()[-1] == f"job {JOB}: unchanged: the cluster already runs this job as written"
+        assert versions(cluster, JOB) == first  # the server wrote nothing
 
         spec = tmp_path / "tf-ps.yaml"
-        spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 1"))
+        spec.write_text(three.read_text().replace("replicas: 3", "replicas: 1"))
         result = cli("apply", str(spec), "--prune")
         assert result.returncode == 2
         lines = [line for line in result.stderr.splitlines() if "warning:" not in line]
@@ -186,28 +194,28 @@ def test_shrink_reapply_force_prune_ps_logs_down_on_k8s(cluster, tmp_path):
         assert len(result.stderr) < 2000 and "TF_CONFIG" not in result.stderr and "Traceback" not in result.stderr
         assert lines[0].startswith(f"{spec}:") and "spec.template cannot change" in lines[0]
         assert "apply --force" in lines[-1] and "nothing was changed" in lines[-1]
-        assert versions(cluster, "tf-ps") == first
+        assert versions(cluster, JOB) == first
 
         result = cli("apply", str(spec), "--prune", "--force")
         assert result.returncode == 0, result.stderr
-        assert "re-created" in result.stdout and "Job.batch ml/tf-ps-worker-2: pruned" in result.stdout
-        assert labelled(cluster, "tf-ps") == compiled_names(spec)
+        assert "re-created" in result.stdout and f"Job.batch ml/{JOB}-worker-2: pruned" in result.stdout
+        assert labelled(cluster, JOB) == compiled_names(spec)
 
-        ps = cli("ps", "--cluster", "tf-ps", "-n", "ml", "--format", "json")
+        ps = cli("ps", "--cluster", JOB, "-n", "ml", "--format", "json")
         assert ps.returncode == 0, ps.stderr
         import json
 
         names = [r["name"] for r in json.loads(ps.stdout)["replicas"]]
         assert "worker-0" in names and "worker-1" not in names and "ps-1" in names
-        logs = cli("logs", "--cluster", "tf-ps", "-n", "ml")  # no pods on a server without controllers
+        logs = cli("logs", "--cluster", JOB, "-n", "ml")  # no pods on a server without controllers
         assert logs.returncode == 0 and logs.stdout == "" and "no pods yet" in logs.stderr
         again = cli("apply", str(spec), "--prune")
         assert again.returncode == 0 and "unchanged" in again.stdout.splitlines()[-1], again.stderr
     finally:
-        result = cli("down", "--cluster", "tf-ps", "-n", "ml", "--wait", "--timeout", "120")
+        result = cli("down", "--cluster", JOB, "-n", "ml", "--wait", "--timeout", "120")
     assert result.returncode == 0, result.stderr
-    assert labelled(cluster, "tf-ps") == []
-    assert "nothing to remove" in cli("down", "--cluster", "tf-ps", "-n", "ml").stdout
+    assert labelled(cluster, JOB) == []
+    assert "nothing to remove" in cli("down", "--cluster", JOB, "-n", "ml").stdout
 
 
 def test_objects_a_training_job_is_not_made_of_are_refused_by_a_real_server_too(cluster, tmp_path):
