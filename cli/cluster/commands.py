@@ -519,51 +519,45 @@ def _preferred_version(cluster, group: str, fallback: str) -> str:
     return str(version) if version else fallback
 
 
+def _field_position(b, obj: dict, field_text: str) -> str | None:
+    """`file:line:column: spec.field` of what wrote a field of a sent object: the spec.patches op that wrote it,
+    else the spec field (the role's, else the job's); in a compiled file the field's own line."""
+    from .errors import Located, locate, parse_field_path, patch_for, spec_candidates
+
+    field = parse_field_path(field_text)
+    where = None
+    if b.from_spec:
+        op = patch_for(b.patches, field)
+        where = Located(b.origin, op.line, op.column, f"spec.patches.{b.target}") if op is not None \
+            else locate(b.origin, b.positions, spec_candidates(obj, field))
+    elif b.file_positions:  # a compiled file: the rejected field's own line in it
+        meta = obj.get("metadata") or {}
+        mine = b.file_positions.get((str(obj.get("kind")), str(meta.get("name"))), {})
+        found = locate(b.origin, mine, [field])
+        where = found._replace(path=field_text.lstrip(".")) if found is not None and field else None
+    return None if where is None else f"{where.file}:{where.line}:{where.column}: {where.path}"
+
+
 def _rejection_lines(b, obj: dict, status) -> list[str]:
-    """A rejection as lines: each cause at the spec's file:line:column and field where it can be found."""
-    from .errors import (
-        REASON_WIDTH,
-        TYPED_PATCH,
-        cut_reason,
-        locate,
-        message_causes,
-        parse_field_path,
-        patch_for,
-        real_causes,
-        spec_candidates,
-    )
+    """A rejection in at most two lines: the first cause at the file:line:column and field that wrote it, with
+    the server's reason cut to the reason; the other causes of the same object by field on a second line."""
+    from .errors import REASON_WIDTH, TYPED_PATCH, cut_reason, message_causes, real_causes
 
     what = _what(obj)
     if status.code not in (400, 422) and status.reason not in ("Invalid", "BadRequest") \
             and "denied the request" not in status.message and TYPED_PATCH not in status.message \
             and "strict decoding error" not in status.message:
-        return [f"trainspec: error: {b.origin}: {describe(status, what)}"]  # forbidden, conflict...: one line
+        # forbidden, conflict, too large...: one line, at the first field the server named (a conflict's)
+        field = next((c.field for c in status.causes if c.field), "")
+        where = _field_position(b, obj, field) if field else None
+        return [f"{where or 'trainspec: error: ' + b.origin}: {describe(status, what)}"]
     causes = real_causes(status) or message_causes(status.message)
     if not causes:
         return [f"trainspec: error: {b.origin}: {describe(status, what)}"]
-    lines = []
-    for cause in causes[:1]:
-        field = parse_field_path(cause.field)
-        text = f"the server rejected {what}: {cause.field.lstrip('.') or '<object>'}: {cut_reason(cause.message)}"
-        where = None
-        if b.from_spec:
-            op = patch_for(b.patches, field)
-            if op is not None:
-                from .errors import Located
-
-                where = Located(b.origin, op.line, op.column, f"spec.patches.{b.target}")
-            else:
-                where = locate(b.origin, b.positions, spec_candidates(obj, field))
-        elif b.file_positions:  # a compiled file: the rejected field's own line in it
-            meta = obj.get("metadata") or {}
-            mine = b.file_positions.get((str(obj.get("kind")), str(meta.get("name"))), {})
-            found = locate(b.origin, mine, [field])
-            where = found._replace(path=cause.field.lstrip(".")) if found is not None and field else None
-        if where is not None:
-            lines.append(f"{where.file}:{where.line}:{where.column}: {where.path}: {text}")
-        else:
-            lines.append(f"trainspec: error: {b.origin}: {text}")
-    if len(causes) > 1:  # at most two lines per rejection: the others by field, each cut to its reason
+    first = causes[0]
+    text = f"the server rejected {what}: {first.field.lstrip('.') or '<object>'}: {cut_reason(first.message)}"
+    lines = [f"{_field_position(b, obj, first.field) or 'trainspec: error: ' + b.origin}: {text}"]
+    if len(causes) > 1:  # the others by field, each cut to its reason
         rest = "; ".join(f"{c.field.lstrip('.') or '<object>'}: {cut_reason(c.message, 80)}" for c in causes[1:])
         lines.append(cut_reason(f"trainspec: error: {what}: and {len(causes) - 1} more: {rest}", 2 * REASON_WIDTH))
     return lines
