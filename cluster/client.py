@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,6 +37,24 @@ def _network_errors() -> tuple[type[BaseException], ...]:
     import urllib3
 
     return (urllib3.exceptions.HTTPError, OSError)
+
+
+class _Transient(Exception):
+    """A failed attempt: `final` is what is raised when it is not retried (or retried too often)."""
+
+    def __init__(self, final: Exception, status: Any, retry_after: str | None, text: str = ""):
+        super().__init__(str(final))
+        self.final, self.status, self.retry_after, self.text = final, status, retry_after, text
+
+
+def _header(headers: Any, name: str) -> str | None:
+    if headers is None:
+        return None
+    try:
+        value = headers.get(name)
+    except AttributeError:
+        return None
+    return None if value is None else str(value)
 
 
 def _tmpfs() -> str | None:
@@ -132,7 +151,28 @@ class Cluster:
 
     def _call(self, method: str, path: str, query: dict | None, body: Any, content_type: str, timeout: Any,
               accept: str = "application/json"):
-        """The raw urllib3 response of a 2xx answer; ApiFailure with the Status of any other."""
+        """The raw urllib3 response of a 2xx answer; ApiFailure with the Status of any other. A transient
+        failure (retry.py: 429, 503 "storage is (re)initializing", a reset connection...) is asked again
+        after a bounded wait, at most retry.MAX_RETRIES times, as client-go does."""
+        from . import retry
+
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._call_once(method, path, query, body, content_type, timeout, accept)
+            except _Transient as failure:
+                decision = (retry.after_status(failure.status.code, failure.status.message, failure.retry_after,
+                                               attempt) if failure.status is not None
+                            else retry.after_connection_error(failure.text, attempt))
+                if decision is None:
+                    raise failure.final from None
+                print(f"trainspec: warning: {method} {path}: {decision.why}; retrying in {decision.delay:g} s "
+                      f"({attempt} of {retry.MAX_RETRIES})", file=sys.stderr)
+                time.sleep(decision.delay)
+
+    def _call_once(self, method: str, path: str, query: dict | None, body: Any, content_type: str, timeout: Any,
+                   accept: str):
         from kubernetes.client.exceptions import ApiException
 
         params = [(k, v) for k, v in (query or {}).items() if v is not None]
@@ -142,15 +182,18 @@ class Cluster:
                                                 body=body, auth_settings=["BearerToken"])
             response = self._api.call_api(*request, _request_timeout=timeout)
         except ApiException as exc:
-            raise ApiFailure(parse_status(exc.status or 0, exc.body or exc.reason or "")) from None
+            status = parse_status(exc.status or 0, exc.body or exc.reason or "")
+            raise _Transient(ApiFailure(status), status, _header(getattr(exc, "headers", None), "Retry-After")) \
+                from None
         except _network_errors() as exc:
-            raise self._unreachable(exc) from None
+            raise _Transient(self._unreachable(exc), None, None, f"{type(exc).__name__}: {exc}") from None
         if not 200 <= response.status <= 299:
             try:
                 data = response.read()
             except _network_errors() as exc:
-                raise self._unreachable(exc) from None
-            raise ApiFailure(parse_status(response.status, data or response.reason or ""))
+                raise _Transient(self._unreachable(exc), None, None, f"{type(exc).__name__}: {exc}") from None
+            status = parse_status(response.status, data or response.reason or "")
+            raise _Transient(ApiFailure(status), status, _header(response.getheaders(), "Retry-After"))
         self._warn(response.response)
         return response.response
 

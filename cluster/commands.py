@@ -53,6 +53,14 @@ def register(subparsers) -> None:
     p.add_argument("--create-namespace", action="store_true", help="create a missing namespace (else an error)")
     p.add_argument("--force-conflicts", action="store_true",
                    help="take over fields another field manager owns (kubectl's --force-conflicts; off by default)")
+    p.add_argument("--force", action="store_true",
+                   help="delete and re-create the objects the server will not update in place (immutable fields: a "
+                        "Job's pod template...), as kubectl apply --force; their pods restart")
+    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="with --force: how long to wait for a deleted object to be gone (default 120)")
+    p.add_argument("--allow-kind", action="append", default=[], metavar="KIND",
+                   help="also send objects of KIND (Kind or Kind.group) that a training job is not made of "
+                        "(cluster-scoped ones, RBAC, webhooks) or that lie outside the job's namespace")
     p.add_argument("--secret", action="append", default=[], metavar="NAME=PATH|NAME:KEY=@FILE|NAME:KEY=@env:VAR",
                    help="create a Secret from memory (as `run --secret`); never written to disk")
     p.add_argument("--runtime", metavar="FILE|DIR", action="append", default=[], help="Trainer runtime files for a "
@@ -157,28 +165,74 @@ def _ssh_secrets(objects: list[dict]) -> dict[str, dict[str, bytes]]:
 
 
 def cmd_apply(args) -> int:
-    from . import plan as P
     from .sources import is_chart, load
 
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be more than 0 seconds")
     cluster = None
     if args.dry_run != "client" and any(is_chart(i) for i in args.inputs):
         cluster = _connect(args)  # a chart is rendered for the namespace it goes to (reads config only)
     namespace = cluster.namespace if cluster is not None else args.namespace or "default"
     bundles = load(args.inputs, args, args.target, namespace)
     secrets = _secrets_for(bundles, args.secret)
+    allowed = frozenset(k.lower() for k in args.allow_kind)
     if args.dry_run == "client":
         namespace = args.namespace or "default"
+        failed = False
         for b in bundles:
-            objects = P.prepared(b.objects + P.secret_objects(secrets.get(b.job, {}), b.job, namespace), b.job,
-                                 namespace, args.namespace is not None)
+            objects = _prepared(b, secrets.get(b.job, {}), namespace, args.namespace is not None, None)
+            refusals = _refusal_lines(b, objects, allowed, None, namespace)
+            if refusals:
+                sys.stderr.writelines(line + "\n" for line in refusals)
+                failed = True
+                continue
             for obj in objects:
                 print(f"{_what(obj)}: would be applied (dry run: client)")
-        return 0
+        return 2 if failed else 0
     cluster = cluster or _connect(args)
     failed = False
     for b in bundles:
-        failed |= _apply_bundle(cluster, args, b, secrets.get(b.job, {}))
+        failed |= _apply_bundle(cluster, args, b, secrets.get(b.job, {}), allowed)
     return 2 if failed else 0
+
+
+def _prepared(b, secrets: dict[str, dict[str, bytes]], namespace: str, explicit: bool, scope) -> list[dict]:
+    """The job's objects as they are sent, its --secret Secrets in the job's own namespace."""
+    from . import plan as P
+
+    job_ns = P.job_namespace(P.prepared(b.objects, b.job, namespace, explicit, scope), namespace)
+    return P.prepared(b.objects + P.secret_objects(secrets, b.job, job_ns), b.job, namespace, explicit, scope)
+
+
+def _refusal_lines(b, objects: list[dict], allowed: frozenset[str], scope, namespace: str) -> list[str]:
+    """`apply` sends what a training job is made of: every other object is an error at its own line."""
+    from . import plan as P
+
+    out = []
+    for obj, why in P.refused(objects, P.job_namespace(objects, namespace), allowed, scope):
+        where = _object_position(b, obj)
+        kind = str(obj.get("kind"))
+        out.append(f"{where}: {_what(obj)}: refused: {why}; apply sends only a training job's own objects "
+                   f"(pass --allow-kind {kind} to send it anyway)")
+    return out
+
+
+def _object_position(b, obj: dict) -> str:
+    """file:line:column of where an object was written: its document in a compiled file, the spec.patches op
+    that added it, else the input's name."""
+    meta = obj.get("metadata") or {}
+    if b.file_positions:
+        mine = b.file_positions.get((str(obj.get("kind")), str(meta.get("name"))), {})
+        found = mine.get(("kind",)) or mine.get(())
+        if found:
+            return f"{b.origin}:{found[0]}:{found[1]}"
+    if b.from_spec:
+        for op in reversed(b.patches):
+            value = (op.op or {}).get("value")
+            if isinstance(value, dict) and value.get("kind") == obj.get("kind") and \
+                    (value.get("metadata") or {}).get("name") == meta.get("name"):
+                return f"{b.origin}:{op.line}:{op.column}: spec.patches.{b.target}"
+    return f"trainspec: error: {b.origin}"
 
 
 class _Served:
@@ -204,28 +258,31 @@ class _Served:
         return (self.kinds(api_version) or {}).get(kind)
 
 
-def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]]) -> bool:
+def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]], allowed: frozenset[str]) -> bool:
     """Apply one job; True when something failed (already reported on stderr)."""
     from . import plan as P
     from .discovery import missing_message
     from .trainer_runtimes import missing_runtimes
 
     dry = args.dry_run == "server"
-    namespace = cluster.namespace
     served = _Served(cluster)
 
     def scope(obj: dict) -> bool | None:
         found = served.plural(str(obj.get("apiVersion")), str(obj.get("kind")))
         return None if found is None else found[1]
 
-    objects = P.prepared(b.objects + P.secret_objects(secrets, b.job, namespace), b.job, namespace,
-                         cluster.explicit_namespace, scope)
+    def fail(lines: list[str]) -> bool:
+        sys.stderr.writelines(line + "\n" for line in lines)
+        return True
+
+    objects = _prepared(b, secrets, cluster.namespace, cluster.explicit_namespace, scope)
+    refusals = _refusal_lines(b, objects, allowed, scope, cluster.namespace)
+    if refusals:
+        return fail(refusals)
     missing = [missing_message(str(o["apiVersion"]), str(o["kind"]), served.kinds(str(o["apiVersion"])), b.from_spec)
                for o in objects if served.plural(str(o["apiVersion"]), str(o["kind"])) is None]
     if missing:
-        for line in dict.fromkeys(missing):
-            print(f"trainspec: error: {b.origin}: job {b.job}: {line}", file=sys.stderr)
-        return True
+        return fail([f"trainspec: error: {b.origin}: job {b.job}: {line}" for line in dict.fromkeys(missing)])
     problems: list[str] = []
     unchecked: set[str] = set()
     for ns in P.namespaces_of(objects):
@@ -247,35 +304,157 @@ def _apply_bundle(cluster, args, b, secrets: dict[str, dict[str, bytes]]) -> boo
     problems += _queue_problems(cluster, objects)
     problems += missing_runtimes(cluster, objects)  # the Trainer runtimes its TrainJobs name
     if problems:
-        for line in problems:
-            print(f"trainspec: error: {b.origin}: job {b.job}: {line}", file=sys.stderr)
-        return True
-    ssh = {name: data for name, data in _ssh_secrets(objects).items() if not _exists(cluster, namespace, name)}
-    objects = P.ordered(objects + P.secret_objects(ssh, b.job, namespace))
+        return fail([f"trainspec: error: {b.origin}: job {b.job}: {line}" for line in problems])
+    job_ns = P.job_namespace(objects, cluster.namespace)
+    ssh = {name: data for name, data in _ssh_secrets(objects).items()
+           if job_ns in unchecked or not _exists(cluster, job_ns, name)}
+    objects = P.ordered(objects + P.secret_objects(ssh, b.job, job_ns))
+    live = {P.key(o): o for o in _live_objects(cluster, served, b.job, P.namespaces_of(objects))
+            if not (o.get("metadata") or {}).get("deletionTimestamp")}
+
+    def send(obj: dict, dry_run: bool) -> Any:
+        plural, is_namespaced = served.plural(str(obj["apiVersion"]), str(obj["kind"])) or ("", True)
+        return _apply_one(cluster, obj, plural, is_namespaced, dry_run, args.force_conflicts)
+
+    # The objects already on the cluster first, as a dry run (the server's whole update validation, nothing
+    # stored): a field it will not change in place, or another rejection of the update, is reported before
+    # anything changes, not after half the job. New objects are not checked ahead: one may need an earlier one
+    # to exist (a TrainJob its runtime, for Trainer's webhook), which a dry run does not store. With
+    # --dry-run=server this is the whole run, every object.
     failures: list[str] = []
+    stuck: list[tuple[dict, tuple[str, ...]]] = []  # (object, its immutable fields)
+    answers: dict = {}
     for obj in objects:
-        ns = obj["metadata"].get("namespace")
-        if ns in unchecked:
+        if obj["metadata"].get("namespace") in unchecked:
             print(f"{_what(obj)}: not checked: its namespace does not exist yet (dry run)", file=sys.stderr)
             continue
-        plural, is_namespaced = served.plural(str(obj["apiVersion"]), str(obj["kind"])) or ("", True)
-        try:
-            _apply_one(cluster, obj, plural, is_namespaced, dry, args.force_conflicts)
-        except ApiFailure as exc:
-            failures += _rejection_lines(b, obj, exc.status)
-            if not dry:
-                break  # later objects need the earlier ones (ordered); the server kept what it accepted
+        if not dry and P.key(obj) not in live:
             continue
-        print(f"{_what(obj)}: {'accepted (dry run: server)' if dry else 'applied'}")
+        try:
+            answers[P.key(obj)] = send(obj, True)
+        except ApiFailure as exc:
+            from .errors import immutable_fields
+
+            fields = immutable_fields(exc.status) if P.key(obj) in live else ()
+            if fields:
+                stuck.append((obj, fields))
+            else:
+                failures += _rejection_lines(b, obj, exc.status)
     if failures:
-        sys.stderr.writelines(line + "\n" for line in failures)
-        return True
+        return fail(failures)  # nothing was changed: the real requests come after the dry runs passed
+    if stuck and not args.force:
+        return fail(_immutable_lines(b, stuck, dry))
+    suffix = " (dry run: server)" if dry else ""
+    for obj, fields in stuck:  # --force: as kubectl apply --force, delete, wait until gone, then create
+        _delete(cluster, served, obj, dry, _propagation(cluster, b.job))
+        print(f"{_what(obj)}: deleted to be re-created ({', '.join(fields)} cannot change){suffix}")
+    if stuck and not dry:
+        _wait_gone(cluster, served, [o for o, _ in stuck], args.timeout)
+    recreated = {P.key(o) for o, _ in stuck}
+    changed = 0
+    for obj in objects:
+        k = P.key(obj)
+        if obj["metadata"].get("namespace") in unchecked:
+            continue
+        if dry:
+            new = k not in live or _differs(answers.get(k), live[k])
+            word = "re-created" if k in recreated else "accepted" if new else "unchanged"
+        else:
+            try:
+                answer = send(obj, False)
+            except ApiFailure as exc:
+                # accepted by the dry run a moment ago: something changed on the cluster in between
+                return fail(_rejection_lines(b, obj, exc.status))
+            word = "re-created" if k in recreated else "created" if k not in live else \
+                "unchanged" if _version(answer) == _version(live[k]) else "configured"
+        changed += word != "unchanged"
+        print(f"{_what(obj)}: {word}{suffix}")
+    pruned = 0
     if args.prune:
         for obj in P.prune_set(_live_objects(cluster, served, b.job, P.namespaces_of(objects)), objects, b.job):
             # kubectl's prune cascade (background): the object goes now, what it owns after it
             _delete(cluster, served, obj, dry, "Background")
-            print(f"{_what(obj)}: pruned{' (dry run: server)' if dry else ''}")
+            pruned += 1
+            print(f"{_what(obj)}: pruned{suffix}")
+    if not changed and not pruned and not unchecked:
+        print(f"job {b.job}: unchanged: the cluster already runs this job as written{suffix}")
     return False
+
+
+def _version(obj: Any) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("resourceVersion", "")) if isinstance(obj, dict) else ""
+
+
+_SERVER_OWNED = ("managedFields", "resourceVersion", "generation", "creationTimestamp", "uid")
+
+
+def _differs(answer: Any, live: dict) -> bool:
+    """Whether a dry-run answer (the object as it would be stored) differs from the stored one."""
+    def strip(obj: Any) -> Any:
+        if not isinstance(obj, dict):
+            return obj
+        out = {k: v for k, v in obj.items() if k not in ("status", "apiVersion", "kind")}
+        out["metadata"] = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _SERVER_OWNED}
+        return out
+
+    return strip(answer) != strip(live)
+
+
+def _immutable_lines(b, stuck: list[tuple[dict, tuple[str, ...]]], dry: bool, shown: int = 2) -> list[str]:
+    """A few lines: where each object comes from and which field cannot change (two objects at most, then a
+    count), and the way out."""
+    from .errors import locate, parse_field_path, spec_candidates
+
+    lines = []
+    for obj, fields in stuck[:shown]:
+        what = f"{_what(obj)}: {', '.join(fields)} cannot change on an existing object (field is immutable)"
+        where = locate(b.origin, b.positions, spec_candidates(obj, parse_field_path(fields[0]))) \
+            if b.from_spec else None
+        lines.append(f"{where.file}:{where.line}:{where.column}: {where.path}: {what}" if where is not None
+                     else f"{_object_position(b, obj)}: {what}")
+    if len(stuck) > shown:
+        lines.append(f"trainspec: error: and {len(stuck) - shown} more: "
+                     + ", ".join(_what(o) for o, _ in stuck[shown:]))
+    lines.append(f"trainspec: error: job {b.job}: {'nothing was changed; ' if not dry else ''}"
+                 f"`trainspec apply --force` deletes and re-creates {'it' if len(stuck) == 1 else 'them'} "
+                 "(their pods restart), as kubectl apply --force does")
+    return lines
+
+
+def _propagation(cluster, job: str) -> str:
+    """Foreground while the job has pods (they stop before what they run under goes); with none, Background: a
+    foreground deletion would wait for the garbage collector's finalizer, forever on a server without
+    kube-controller-manager."""
+    try:
+        return "Foreground" if _pods(cluster, job) else "Background"
+    except ClusterError:  # may not list pods (RBAC): pods first
+        return "Foreground"
+
+
+def _wait_gone(cluster, served, objects: list[dict], timeout: float) -> None:
+    """Until every object is gone (as kubectl apply --force waits before it creates again)."""
+    deadline = time.monotonic() + timeout
+    left = list(objects)
+    while left:
+        still = []
+        for obj in left:
+            meta = obj["metadata"]
+            plural, is_namespaced = served.plural(str(obj["apiVersion"]), str(obj["kind"])) or ("", True)
+            try:
+                cluster.request("GET", kinds.resource_path(str(obj["apiVersion"]), plural,
+                                                           meta.get("namespace") if is_namespaced else None,
+                                                           meta["name"]))
+                still.append(obj)
+            except ApiFailure as exc:
+                if exc.status.code != 404:
+                    raise ClusterError(describe(exc.status, _what(obj))) from None
+        left = still
+        if left and time.monotonic() > deadline:
+            raise ClusterError(f"{', '.join(_what(o) for o in left)}: still there {timeout:g} s after its "
+                               "deletion (finalizers?); nothing was re-created: run apply --force again when it "
+                               "is gone")
+        if left:
+            time.sleep(0.5)
 
 
 def _apply_one(cluster, obj: dict, plural: str, is_namespaced: bool, dry: bool, force: bool) -> Any:
@@ -344,48 +523,47 @@ def _preferred_version(cluster, group: str, fallback: str) -> str:
     return str(version) if version else fallback
 
 
+def _field_position(b, obj: dict, field_text: str) -> str | None:
+    """`file:line:column: spec.field` of what wrote a field of a sent object: the spec.patches op that wrote it,
+    else the spec field (the role's, else the job's); in a compiled file the field's own line."""
+    from .errors import Located, locate, parse_field_path, patch_for, spec_candidates
+
+    field = parse_field_path(field_text)
+    where = None
+    if b.from_spec:
+        op = patch_for(b.patches, field)
+        where = Located(b.origin, op.line, op.column, f"spec.patches.{b.target}") if op is not None \
+            else locate(b.origin, b.positions, spec_candidates(obj, field))
+    elif b.file_positions:  # a compiled file: the rejected field's own line in it
+        meta = obj.get("metadata") or {}
+        mine = b.file_positions.get((str(obj.get("kind")), str(meta.get("name"))), {})
+        found = locate(b.origin, mine, [field])
+        where = found._replace(path=field_text.lstrip(".")) if found is not None and field else None
+    return None if where is None else f"{where.file}:{where.line}:{where.column}: {where.path}"
+
+
 def _rejection_lines(b, obj: dict, status) -> list[str]:
-    """A rejection as lines: each cause at the spec's file:line:column and field where it can be found."""
-    from .errors import (
-        TYPED_PATCH,
-        locate,
-        message_causes,
-        parse_field_path,
-        patch_for,
-        real_causes,
-        spec_candidates,
-    )
+    """A rejection in at most two lines: the first cause at the file:line:column and field that wrote it, with
+    the server's reason cut to the reason; the other causes of the same object by field on a second line."""
+    from .errors import REASON_WIDTH, TYPED_PATCH, cut_reason, message_causes, real_causes
 
     what = _what(obj)
     if status.code not in (400, 422) and status.reason not in ("Invalid", "BadRequest") \
             and "denied the request" not in status.message and TYPED_PATCH not in status.message \
             and "strict decoding error" not in status.message:
-        return [f"trainspec: error: {b.origin}: {describe(status, what)}"]  # forbidden, conflict...: one line
+        # forbidden, conflict, too large...: one line, at the first field the server named (a conflict's)
+        field = next((c.field for c in status.causes if c.field), "")
+        where = _field_position(b, obj, field) if field else None
+        return [f"{where or 'trainspec: error: ' + b.origin}: {describe(status, what)}"]
     causes = real_causes(status) or message_causes(status.message)
     if not causes:
         return [f"trainspec: error: {b.origin}: {describe(status, what)}"]
-    lines = []
-    for cause in causes:
-        field = parse_field_path(cause.field)
-        text = f"the server rejected {what}: {cause.field.lstrip('.') or '<object>'}: {cause.message}"
-        where = None
-        if b.from_spec:
-            op = patch_for(b.patches, field)
-            if op is not None:
-                from .errors import Located
-
-                where = Located(b.origin, op.line, op.column, f"spec.patches.{b.target}")
-            else:
-                where = locate(b.origin, b.positions, spec_candidates(obj, field))
-        elif b.file_positions:  # a compiled file: the rejected field's own line in it
-            meta = obj.get("metadata") or {}
-            mine = b.file_positions.get((str(obj.get("kind")), str(meta.get("name"))), {})
-            found = locate(b.origin, mine, [field])
-            where = found._replace(path=cause.field.lstrip(".")) if found is not None and field else None
-        if where is not None:
-            lines.append(f"{where.file}:{where.line}:{where.column}: {where.path}: {text}")
-        else:
-            lines.append(f"trainspec: error: {b.origin}: {text}")
+    first = causes[0]
+    text = f"the server rejected {what}: {first.field.lstrip('.') or '<object>'}: {cut_reason(first.message)}"
+    lines = [f"{_field_position(b, obj, first.field) or 'trainspec: error: ' + b.origin}: {text}"]
+    if len(causes) > 1:  # the others by field, each cut to its reason
+        rest = "; ".join(f"{c.field.lstrip('.') or '<object>'}: {cut_reason(c.message, 80)}" for c in causes[1:])
+        lines.append(cut_reason(f"trainspec: error: {what}: and {len(causes) - 1} more: {rest}", 2 * REASON_WIDTH))
     return lines
 
 
@@ -429,7 +607,9 @@ def _delete(cluster, served: _Served, obj: dict, dry: bool, policy: str) -> None
 # -- ps / logs / down ----------------------------------------------------------------------------
 
 
-def _job_objects(cluster, served: _Served, job: str | None) -> list[dict]:
+def _job_objects(cluster, served: _Served, job: str | None, missed: list[str] | None = None) -> list[dict]:
+    """The job objects (every job's with no `job`). A kind whose list fails (still, after the retries) is an
+    error, or with `missed` a line there while the other kinds are shown."""
     from .plan import JOB_LABEL, MANAGED_BY, MANAGER
 
     selector = f"{JOB_LABEL}={job},{MANAGED_BY}={MANAGER}" if job else f"{MANAGED_BY}={MANAGER},{JOB_LABEL}"
@@ -444,7 +624,12 @@ def _job_objects(cluster, served: _Served, job: str | None) -> list[dict]:
             listing = cluster.request("GET", path, {"labelSelector": selector})
         except ApiFailure as exc:
             if exc.status.code != 403:
-                raise ClusterError(describe(exc.status, f"listing {kind.kind} in {cluster.namespace}")) from None
+                what = describe(exc.status, f"listing {kind.kind}.{kinds.group_of(kind.api_version) or 'core'} "
+                                            f"in {cluster.namespace}")
+                if missed is None:
+                    raise ClusterError(what) from None
+                missed.append(what)
+                continue
             forbidden.append((kind.kind, exc.status))
             continue
         for item in (listing or {}).get("items") or ():
@@ -509,15 +694,18 @@ def cmd_ps(args) -> int:
     cluster = _connect(args)
     served = _Served(cluster)
     while True:
+        missed: list[str] = []  # kinds that could not be listed: the table shows the others, and names these
         if args.job:
-            objects = _job_objects(cluster, served, args.job)
+            objects = _job_objects(cluster, served, args.job, missed)
+            if not objects and missed:
+                raise ClusterError("; ".join(missed))
             if not objects:
                 raise _no_job(cluster, args.job)
             state = job_state(args.job, objects, _pods(cluster, args.job), time.time())
             text = json.dumps(as_json(state), indent=2) + "\n" if args.format == "json" else table(state)
         else:
             rows = []
-            for obj in _job_objects(cluster, served, None):
+            for obj in _job_objects(cluster, served, None, missed):
                 meta = obj.get("metadata") or {}
                 from .status import parse_time
 
@@ -538,8 +726,10 @@ def cmd_ps(args) -> int:
             sys.stdout.write("\x1b[H\x1b[2J")
         sys.stdout.write(text)
         sys.stdout.flush()
+        for line in missed:
+            print(f"trainspec: error: {line} (not in the table above)", file=sys.stderr)
         if not args.watch:
-            return 0
+            return 2 if missed else 0
         try:
             time.sleep(POLL_SECONDS)
         except KeyboardInterrupt:
@@ -572,6 +762,10 @@ def cmd_logs(args) -> int:
         if not names:
             raise UsageError(f"job {args.job} has no replica {args.replica!r} with a pod "
                              f"(replicas: {', '.join(sorted(chosen)) or 'none yet'})")
+    if not names:  # the job is there, its pods are not (yet: pending admission, or no controller runs)
+        print(f"trainspec: {args.job}: no pods yet, so no logs (`trainspec ps --cluster {args.job}` shows why)",
+              file=sys.stderr)
+        return 0
     console = Console(names, sys.stdout, None if args.colour == "auto" else args.colour, live=False)
     single = len(names) == 1 and bool(args.replica)
 

@@ -68,7 +68,7 @@ def describe(status: Status, what: str, context: str = "") -> str:
     """One line for a failed request on `what` (e.g. "TFJob ml/tf-ps")."""
     code, reason = status.code, status.reason
     if "admission webhook" in status.message:  # a webhook's refusal comes with any code, 403 included
-        return f"{what}: rejected: {status.message}"
+        return f"{what}: rejected: {cut_reason(status.message)}"
     if code == 401 or reason == "Unauthorized":
         return (f"{what}: the cluster refused the credentials ({status.message or 'Unauthorized'}); "
                 f"check the kubeconfig user{context}")
@@ -96,7 +96,7 @@ def describe(status: Status, what: str, context: str = "") -> str:
         return f"{what}: the server does not serve this resource (404)"
     if code == 404:
         return f"{what}: not found ({status.message})"
-    text = status.message or reason or f"HTTP {code}"
+    text = cut_reason(status.message) or reason or f"HTTP {code}"
     return f"{what}: {text}"
 
 
@@ -269,3 +269,77 @@ class ApiFailure(Error):
     def __init__(self, status: Status):
         super().__init__(status.message or status.reason or f"HTTP {status.code}")
         self.status = status
+
+
+# -- the server's reason, cut to the reason ---------------------------------------------------------
+
+_INVALID_VALUE = "Invalid value: "
+_OPEN, _CLOSE = "{[(", "}])"
+REASON_WIDTH = 240  # a reason longer than this is cut (the server's whole message never reaches the user)
+
+
+def _value_end(text: str, start: int) -> int:
+    """Where a value the server printed (Go's %q string, %#v struct, number...) starting at `start` ends:
+    the first top-level ": " after it, or the end of the text."""
+    depth, i, quote = 0, start, ""
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "\"`":
+            quote = ch
+        elif ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith(": ", i):
+            return i
+        i += 1
+    return len(text)
+
+
+def cut_reason(message: str, width: int = REASON_WIDTH) -> str:
+    """The server's reason in its own words without the value it echoes back: `Invalid value:
+    core.PodTemplateSpec{...5 KB...}: field is immutable` -> `field is immutable`; a short value stays
+    (`Invalid value: "two": spec.x in body must be of type integer`). One line, at most `width` characters."""
+    text = " ".join(message.split())
+    out, i = "", 0
+    while True:
+        at = text.find(_INVALID_VALUE, i)
+        if at < 0:
+            out += text[i:]
+            break
+        start = at + len(_INVALID_VALUE)
+        end = _value_end(text, start)
+        value = text[start:end]
+        out += text[i:at]
+        out += f"{_INVALID_VALUE}{value}: " if len(value) <= 40 and end < len(text) else ""
+        i = end + 2 if end < len(text) else end
+    out = out.strip()
+    return out if len(out) <= width else out[:width - 1].rstrip() + "…"
+
+
+# How a kube-apiserver words a field that cannot change on an existing object: ValidateImmutableField's
+# "field is immutable" (a Job's template, selector, completionMode...), a Service's clusterIPs and ipFamilies
+# "may not change once set", and the CRDs' `self == oldSelf` rules ("field is immutable", "Value is immutable").
+_IMMUTABLE = ("immutable", "may not change once set")
+
+
+def immutable(cause: Cause) -> bool:
+    """A field the server will not change in place: only deleting and creating the object changes it."""
+    return any(mark in cause.message.lower() for mark in _IMMUTABLE)
+
+
+def immutable_fields(status: Status) -> tuple[str, ...]:
+    """The fields an update was refused for because they cannot change (empty: refused for another reason,
+    or for other reasons as well, which --force would not cure)."""
+    if status.code != 422 and status.reason != "Invalid":
+        return ()
+    causes = real_causes(status)
+    if not causes or not all(immutable(c) for c in causes):
+        return ()
+    return tuple(dict.fromkeys(c.field.lstrip(".") or "<object>" for c in causes))

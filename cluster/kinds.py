@@ -50,6 +50,31 @@ WORKLOAD_RANK = 6
 
 # The job objects `ps --cluster` reads (the workloads, not their ConfigMaps and Services).
 JOB_KINDS = tuple(k for k in KINDS if _RANK.get(k.kind, WORKLOAD_RANK) == WORKLOAD_RANK)
+# What a training job is made of: the namespaced kinds trainspec's targets write (and `apply` itself adds: a
+# --secret, an MPI job's ssh Secret). A patch may add one of these to a job (a PersistentVolumeClaim, a
+# ServiceAccount); any other kind, cluster-scoped ones above all (a ClusterRoleBinding, a webhook
+# configuration), is refused unless the user names it (`apply --allow-kind KIND`).
+TRAINING_KINDS = frozenset((k.api_version.rpartition("/")[0] if "/" in k.api_version else "", k.kind)
+                           for k in KINDS if k.namespaced)
+# Cluster-scoped built-in kinds, for when no server was asked (`apply --dry-run=client`): such an object is
+# never shown under a namespace. With a server, its discovery decides.
+CLUSTER_SCOPED = frozenset({
+    ("", "Namespace"), ("", "Node"), ("", "PersistentVolume"), ("", "ComponentStatus"),
+    ("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
+    ("scheduling.k8s.io", "PriorityClass"), ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "CSIDriver"),
+    ("storage.k8s.io", "CSINode"), ("storage.k8s.io", "VolumeAttachment"), ("node.k8s.io", "RuntimeClass"),
+    ("certificates.k8s.io", "CertificateSigningRequest"), ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"), ("networking.k8s.io", "IngressClass"),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"), ("scheduling.volcano.sh", "Queue"),
+    ("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "ResourceFlavor"),
+})
 # Kinds a job may own on the cluster: what `--prune` and `down --cluster` look through.
 OWNED_KINDS = tuple(k for k in KINDS if k.kind != "Namespace")
 

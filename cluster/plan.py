@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .errors import ClusterError
-from .kinds import BY_KEY, group_of, rank
+from .kinds import BY_KEY, CLUSTER_SCOPED, TRAINING_KINDS, WORKLOAD_RANK, group_of, rank
 
 JOB_LABEL = "trainspec.dev/job"
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -51,7 +51,9 @@ def namespaced(obj: dict, scope: Callable[[dict], bool | None] | None = None) ->
     if found is not None:
         return found
     known = BY_KEY.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
-    return known.namespaced if known else obj.get("kind") != "Namespace"
+    if known:
+        return known.namespaced
+    return (group_of(str(obj.get("apiVersion", ""))), str(obj.get("kind"))) not in CLUSTER_SCOPED
 
 
 def prepared(objects: list[dict], job: str, namespace: str, explicit: bool,
@@ -85,6 +87,43 @@ def prepared(objects: list[dict], job: str, namespace: str, explicit: bool,
             meta.pop("namespace", None)
         out.append(obj)
     return ordered(out)
+
+
+def kind_names(obj: dict) -> tuple[str, str]:
+    """The names `--allow-kind` accepts for an object's kind: `Kind` and `Kind.group` (lower case)."""
+    group = group_of(str(obj.get("apiVersion", "")))
+    kind = str(obj.get("kind", "")).lower()
+    return kind, f"{kind}.{group}" if group else kind
+
+
+def job_namespace(objects: list[dict], default: str) -> str:
+    """The namespace a job runs in: its workloads' (prepared objects), else `default`."""
+    for obj in objects:
+        ns = (obj.get("metadata") or {}).get("namespace")
+        if ns and rank(str(obj.get("kind", ""))) == WORKLOAD_RANK:
+            return str(ns)
+    return default
+
+
+def refused(objects: list[dict], namespace: str, allowed: frozenset[str],
+            scope: Callable[[dict], bool | None] | None = None) -> list[tuple[dict, str]]:
+    """The objects `apply` will not send, each with why: a kind a training job is not made of (a
+    ClusterRoleBinding, a webhook configuration: anything outside TRAINING_KINDS, every cluster-scoped kind),
+    or an object outside the job's namespace (a Secret in kube-system). `allowed`: the kinds the user named
+    with --allow-kind (`Kind` or `Kind.group`, any case), which pass either check."""
+    out = []
+    for obj in objects:
+        if allowed & set(kind_names(obj)):
+            continue
+        kind = (group_of(str(obj.get("apiVersion", ""))), str(obj.get("kind", "")))
+        ns = (obj.get("metadata") or {}).get("namespace")
+        if not namespaced(obj, scope):
+            out.append((obj, "a cluster-scoped object is not part of a training job"))
+        elif kind not in TRAINING_KINDS:
+            out.append((obj, "not a kind a training job is made of"))
+        elif ns and ns != namespace:
+            out.append((obj, f"outside the job's namespace {namespace}"))
+    return out
 
 
 def ordered(objects: list[dict]) -> list[dict]:

@@ -29,6 +29,9 @@ BUILTIN = [("v1", "Namespace", "namespaces", False), ("v1", "ConfigMap", "config
            ("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True),
            ("batch/v1", "Job", "jobs", True), ("apps/v1", "Deployment", "deployments", True),
            ("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", False),
+           ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", False),
+           ("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
+            False),
            ("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False)]
 # Written down (the recordings hold no 403) in the shape k8s.io/apimachinery/pkg/api/errors.NewForbidden
 # gives: reason Forbidden, code 403, details {name, group, kind}, the RBAC authorizer's message.
@@ -73,6 +76,7 @@ class FakeApiServer:
         self.kinds = BUILTIN + list(crd_kinds(reference, crd_groups))
         self.namespaces = set(namespaces)
         self.store: dict[str, dict] = {}  # object path -> object
+        self.version = 100  # the last resourceVersion handed out
         self.logs: dict[str, str] = {}  # pod name -> its log text
         self.requests: list[tuple[str, str, dict, object]] = []
         self.content_types: list[str] = []  # of each request, in order
@@ -80,8 +84,10 @@ class FakeApiServer:
         # finalizer, so a foreground-deleted object stays (deletionTimestamp set) until a test says `gc = True`.
         self.gc = False
         self.warnings: list[str] = []  # sent as `Warning: 299 - "..."` headers with every PATCH answer
-        self.failures: list[tuple[str, re.Pattern, int, object]] = []
+        # (method, path pattern, status, body, headers, how many times: None for always)
+        self.failures: list[list] = []
         self.lock = threading.Lock()
+        self.last_headers: dict[str, str] = {}  # extra headers of the answer being sent (Retry-After)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -99,8 +105,12 @@ class FakeApiServer:
                     server.content_types.append(self.headers.get("Content-Type", ""))
                     status, answer = server.answer(method, url.path, query, body,
                                                    self.headers.get("Content-Type", ""))
+                    headers = server.last_headers
+                    server.last_headers = {}
                 data = answer.encode() if isinstance(answer, str) else json.dumps(answer).encode()
                 self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "text/plain" if isinstance(answer, str) else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for text in server.warnings if method == "PATCH" else ():
@@ -143,8 +153,24 @@ class FakeApiServer:
             "users": [{"name": "u", "user": {"token": "t"}}]}))
         return path
 
-    def fail(self, method: str, path_regex: str, status: int, body: object) -> None:
-        self.failures.append((method, re.compile(path_regex), status, body))
+    def fail(self, method: str, path_regex: str, status: int, body: object, times: int | None = None,
+             headers: dict[str, str] | None = None) -> None:
+        """Answer matching requests with `status` and `body` (`times` times, else always)."""
+        self.failures.append([method, re.compile(path_regex), status, body, headers or {}, times])
+
+    def reinitializing(self, method: str, path_regex: str, times: int, retry_after: int | None = None) -> None:
+        """The watch cache of a resource not ready yet (right after its CRD is created again), as
+        k8s.io/apiserver's cacher answers: 429 TooManyRequests with Retry-After when it can tell how long
+        (errors.NewTooManyRequests), else 503 ServiceUnavailable (errors.NewServiceUnavailable)."""
+        if retry_after is None:
+            body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "storage is (re)initializing", "reason": "ServiceUnavailable", "code": 503}
+            self.fail(method, path_regex, 503, body, times)
+        else:
+            body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "storage is (re)initializing", "reason": "TooManyRequests",
+                    "details": {"retryAfterSeconds": retry_after}, "code": 429}
+            self.fail(method, path_regex, 429, body, times, {"Retry-After": str(retry_after)})
 
     def put(self, obj: dict) -> None:
         """Seed an object (a pod, another tool's object) as if a controller or user made it."""
@@ -173,8 +199,12 @@ class FakeApiServer:
 
     def answer(self, method: str, path: str, query: dict, body: object,
                content_type: str = "application/json") -> tuple[int, object]:
-        for m, pattern, status, failure in self.failures:
-            if m == method and pattern.search(path):
+        for entry in self.failures:
+            m, pattern, status, failure, headers, times = entry
+            if m == method and pattern.search(path) and times != 0:
+                if times is not None:
+                    entry[5] = times - 1
+                self.last_headers = dict(headers)
                 return status, failure
         if query.get("dryRun") not in (None, "All"):
             return _bad_request(f'Invalid value: "{query["dryRun"]}": supported values: "All"', 400, "Invalid")
@@ -242,6 +272,18 @@ class FakeApiServer:
                 obj = copy.deepcopy(body)
                 assert isinstance(obj, dict)
                 obj.setdefault("metadata", {}).setdefault("creationTimestamp", "2026-11-26T02:22:06Z")
+                old = self.store.get(key)
+                if old is not None:
+                    refused = _immutable(version, kind[0], old, obj)
+                    if refused:
+                        return refused
+                    obj["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion", "1")
+                    if _without_rv(old) != _without_rv(obj) and query.get("dryRun") != "All":
+                        self.version += 1  # a no-op apply writes nothing: the resourceVersion stays
+                        obj["metadata"]["resourceVersion"] = str(self.version)
+                elif query.get("dryRun") != "All":
+                    self.version += 1
+                    obj["metadata"]["resourceVersion"] = str(self.version)
                 if query.get("dryRun") != "All":
                     if kind[0] == "Namespace":
                         self.namespaces.add(str(name))
@@ -269,6 +311,61 @@ class FakeApiServer:
                     return 200, obj
                 return 200, self.store.pop(key)
         return recorded(self.reference, "missing-crd-404")
+
+
+# Fields a kube-apiserver will not change on an existing object, by kind, with its own words
+# (k8s.io/kubernetes pkg/apis/batch/validation ValidateJobSpecUpdate -> apimachinery ValidateImmutableField;
+# pkg/apis/core/validation validateServiceClusterIPsRelatedFields).
+_IMMUTABLE_FIELDS = {("batch/v1", "Job"): (("spec", "selector"), ("spec", "completionMode"), ("spec", "template")),
+                     ("v1", "Service"): (("spec", "clusterIP"),)}
+
+
+def _immutable(version: str, kind: str, old: dict, new: dict) -> tuple[int, object] | None:
+    """The 422 a real server gives when an update changes an immutable field (StatusError of
+    field.Invalid(path, newValue, "field is immutable")): the message and each cause echo the new value (a
+    kube-apiserver v1.36 writes it as JSON: 2 KB for a small pod template, 5 KB for a real one), which the CLI
+    must cut to the reason."""
+    causes = []
+    for path in _IMMUTABLE_FIELDS.get((version, kind), ()):
+        before, after = _get(old, path), _get(new, path)
+        if before is None and after is None or before == after:
+            continue
+        if path[-1] == "clusterIP":
+            if before is None or after is None:
+                continue  # not written: the server keeps the one it allocated
+            value, text = "[]string{" + json.dumps(after) + "}", "may not change once set"
+            causes.append({"reason": "FieldValueInvalid", "message": f"Invalid value: {value}: {text}",
+                           "field": "spec.clusterIPs[0]"})
+            continue
+        dump = json.dumps(after, separators=(",", ":"))  # v1.36 prints the new value as JSON
+        causes.append({"reason": "FieldValueInvalid", "message": f"Invalid value: {dump}: field is immutable",
+                       "field": ".".join(path)})
+    if not causes:
+        return None
+    group = version.rpartition("/")[0]
+    name = new["metadata"]["name"]
+    what = f"{kind}.{group}" if group else kind
+    message = f'{what} "{name}" is invalid: ' + ", ".join(f"{c['field']}: {c['message']}" for c in causes)
+    if len(causes) > 1:
+        message = f'{what} "{name}" is invalid: [' + ", ".join(f"{c['field']}: {c['message']}" for c in causes) + "]"
+    return 422, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+                 "reason": "Invalid", "details": {"name": name, "group": group, "kind": kind, "causes": causes},
+                 "code": 422}
+
+
+def _get(obj: dict, path: tuple) -> object:
+    node: object = obj
+    for step in path:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(step)
+    return node
+
+
+def _without_rv(obj: dict) -> dict:
+    out = copy.deepcopy(obj)
+    out.get("metadata", {}).pop("resourceVersion", None)
+    return out
 
 
 def _bad_request(message: str, code: int = 400, reason: str = "BadRequest") -> tuple[int, object]:

@@ -181,20 +181,48 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
         "trainspec.dev/job": "other", "app.kubernetes.io/managed-by": "trainspec"}}})
     result = cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml"))
     assert result.returncode == 0, result.stderr
+    assert "Job.batch ml/tf-ps-worker-2: created" in result.stdout
     before = job_objects(fake, "tf-ps")
     assert "Service/tf-ps-worker-2" in before and "Job/tf-ps-worker-2" in before and "ConfigMap/notes" in before
     for obj in fake.objects("trainspec.dev/job"):
         assert obj["metadata"]["labels"]["trainspec.dev/job"] in ("tf-ps", "other")
 
+    # the same job again: nothing is written, and apply says so
+    writes = len([r for r in fake.requests if r[0] == "PATCH" and "dryRun" not in r[2]])
+    stored = json.dumps(fake.store, sort_keys=True)
+    result = cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "job tf-ps: unchanged: the cluster already runs this job as written"
+    assert "configured" not in result.stdout and json.dumps(fake.store, sort_keys=True) == stored
+    assert len([r for r in fake.requests if r[0] == "PATCH" and "dryRun" not in r[2]]) - writes == len(before) - 1
+
+    # 3 workers -> 2: every Job's pod template changes (TF_CONFIG names the workers), which a server refuses to
+    # update in place: a few lines naming the objects, the field and --force; nothing is changed
     spec = tmp_path / "tf-ps.yaml"
     spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 2"))
     result = cli(fake, tmp_path, "apply", str(spec), "--prune")
+    assert result.returncode == 2
+    lines = errors(result)
+    assert 2 <= len(lines) <= 4 and all(len(line) < 300 for line in lines), lines
+    assert lines[0].startswith(f"{spec}:") and "Job.batch ml/tf-ps-" in lines[0]
+    assert "spec.template cannot change on an existing object (field is immutable)" in lines[0]
+    assert "TF_CONFIG" not in result.stderr  # the server's echo of the whole template is cut
+    assert "`trainspec apply --force` deletes and re-creates them" in lines[-1] and "nothing was changed" in lines[-1]
+    assert json.dumps(fake.store, sort_keys=True) == stored and "pruned" not in result.stdout
+
+    result = cli(fake, tmp_path, "apply", str(spec), "--prune", "--force")
     assert result.returncode == 0, result.stderr
+    assert "Job.batch ml/tf-ps-worker-0: deleted to be re-created (spec.template cannot change)" in result.stdout
+    assert "Job.batch ml/tf-ps-worker-0: re-created" in result.stdout
+    assert "ConfigMap ml/tf-ps-topology: configured" in result.stdout
     assert "Job.batch ml/tf-ps-worker-2: pruned" in result.stdout
     assert sorted(set(before) - set(job_objects(fake, "tf-ps"))) == ["Job/tf-ps-worker-2", "Service/tf-ps-worker-2"]
+    assert "TF_CONFIG" in json.dumps(fake.store["/apis/batch/v1/namespaces/ml/jobs/tf-ps-worker-0"])
     deletes = [r for r in fake.requests if r[0] == "DELETE"]
-    # kubectl's prune cascade: background, so a bare API server (no garbage collector) removes them too
-    assert len(deletes) == 2 and all(body["propagationPolicy"] == "Background" for *_, body in deletes)
+    # no pods: background (a bare API server has no garbage collector to finish a foreground deletion); kubectl's
+    # prune cascade is background too
+    assert all(body["propagationPolicy"] == "Background" for *_, body in deletes)
+    assert "tf-ps-worker-2" in deletes[-1][1]
     patches = [(r, t) for r, t in zip(fake.requests, fake.content_types) if r[0] == "PATCH"]
     assert patches and all(t == "application/apply-patch+yaml" and r[2]["fieldManager"] == "trainspec"
                            and r[2]["fieldValidation"] == "Strict" for r, t in patches)
@@ -205,6 +233,24 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
     assert job_objects(fake, "tf-ps") == ["ConfigMap/notes"]  # not put there by trainspec: left alone
     assert job_objects(fake, "other") == ["Service/other"]
     assert "nothing to remove" in cli(fake, tmp_path, "down", "--cluster", "tf-ps").stdout
+
+
+def test_force_in_a_dry_run_deletes_nothing(fake, tmp_path):
+    assert cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml")).returncode == 0
+    stored = json.dumps(fake.store, sort_keys=True)
+    spec = tmp_path / "tf-ps.yaml"
+    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 1"))
+    result = cli(fake, tmp_path, "apply", str(spec), "--dry-run=server")
+    assert result.returncode == 2 and "apply --force" in errors(result)[-1]
+    assert "nothing was changed" not in result.stderr  # a dry run never changes anything
+    result = cli(fake, tmp_path, "apply", str(spec), "--dry-run=server", "--force", "--prune")
+    assert result.returncode == 0, result.stderr
+    assert "Job.batch ml/tf-ps-worker-0: deleted to be re-created (spec.template cannot change) (dry run: server)" \
+        in result.stdout
+    assert "Job.batch ml/tf-ps-worker-2: pruned (dry run: server)" in result.stdout
+    assert json.dumps(fake.store, sort_keys=True) == stored
+    assert all(r[2].get("dryRun") == "All" or (r[3] or {}).get("dryRun") for r in fake.requests[-40:]
+               if r[0] in ("PATCH", "DELETE"))
 
 
 def test_down_is_foreground_while_pods_run_and_waits_for_the_garbage_collector(fake, tmp_path):
@@ -279,7 +325,10 @@ def test_server_refusals_are_one_line_exit_2(fake, tmp_path, status, body, expec
     result = cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml"), "-t", "kubeflow")
     assert result.returncode == 2
     (line,) = errors(result)
-    assert line.startswith(f"trainspec: error: {SPECS / 'tf-ps.yaml'}: TFJob.kubeflow.org ml/tf-ps: ")
+    # a conflict names the field: at the spec line that wrote it; the others at the spec file
+    prefix = f"{SPECS / 'tf-ps.yaml'}:52:17: spec.roles.worker.replicas" if status == 409 \
+        else f"trainspec: error: {SPECS / 'tf-ps.yaml'}"
+    assert line.startswith(f"{prefix}: TFJob.kubeflow.org ml/tf-ps: ")
     assert expected in line
 
 
@@ -488,7 +537,12 @@ def test_cluster_scoped_kinds_are_applied_without_a_namespace(fake, tmp_path):
               "metadata": {"name": "torch-shared", "labels": {"trainspec.dev/job": "tf-ps"}}, "spec": {}}]
     compiled = tmp_path / "with-cluster-scoped.yaml"
     compiled.write_text(yaml.safe_dump_all(docs))
-    result = cli(fake, tmp_path, "apply", str(compiled))
+    result = cli(fake, tmp_path, "apply", str(compiled))  # not what a training job is made of: named, refused
+    assert result.returncode == 2 and not [r for r in fake.requests if r[0] == "PATCH"]
+    assert [line.split(": refused")[0].split(": ", 1)[1] for line in errors(result)] == [
+        "ClusterTrainingRuntime.trainer.kubeflow.org torch-shared", "PriorityClass.scheduling.k8s.io train-high"]
+    result = cli(fake, tmp_path, "apply", str(compiled), "--allow-kind", "PriorityClass",
+                 "--allow-kind", "clustertrainingruntime.trainer.kubeflow.org")
     assert result.returncode == 0, result.stderr
     patches = {path: body for method, path, _, body in fake.requests if method == "PATCH"}
     for path in ("/apis/scheduling.k8s.io/v1/priorityclasses/train-high",
@@ -530,3 +584,88 @@ def test_a_trainjob_on_a_runtime_the_cluster_lacks_names_it(fake, tmp_path):
     result = cli(fake, tmp_path, "apply", tj, "--dry-run=server")
     assert result.returncode == 0, result.stderr
     assert "TrainJob.trainer.kubeflow.org ml/torch-on-runtime: accepted (dry run: server)" in result.stdout
+
+
+HOSTILE = [
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+     "metadata": {"name": "ci-admin", "labels": {"trainspec.dev/job": "tf-ps"}},
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+     "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "ml"}]},
+    {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+     "metadata": {"name": "inject"}, "webhooks": []},
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "planted", "namespace": "kube-system"},
+     "stringData": {"k": "v"}},
+]
+
+
+@pytest.mark.parametrize("dry_run", ["none", "server", "client"])
+def test_apply_refuses_objects_a_training_job_is_not_made_of(fake, tmp_path, dry_run):
+    text = (GOLDEN / "tf-ps" / "k8s.yaml").read_text()
+    compiled = tmp_path / "k8s.yaml"
+    compiled.write_text(text + "---\n" + yaml.safe_dump_all(HOSTILE))
+    result = cli(fake, tmp_path, "apply", str(compiled), f"--dry-run={dry_run}")
+    assert result.returncode == 2 and result.stdout == ""
+    lines = errors(result)
+    first = len(text.splitlines()) + 2  # each refusal points at its document's `kind:`
+    refusals = {line.split(": refused")[0].rsplit(": ", 1)[1]: line for line in lines}
+    # the cluster-scoped ones are never shown under a namespace
+    assert sorted(refusals) == ["ClusterRoleBinding.rbac.authorization.k8s.io ci-admin",
+                                "MutatingWebhookConfiguration.admissionregistration.k8s.io inject",
+                                "Secret kube-system/planted"]
+    binding = refusals["ClusterRoleBinding.rbac.authorization.k8s.io ci-admin"]
+    assert binding.startswith(f"{compiled}:") and int(binding.split(":")[1]) >= first
+    assert "--allow-kind ClusterRoleBinding" in binding
+    assert "outside the job's namespace ml" in refusals["Secret kube-system/planted"]
+    assert not [r for r in fake.requests if r[0] in ("PATCH", "DELETE")]
+
+
+def test_an_object_a_patch_adds_is_refused_at_the_patch(fake, tmp_path):
+    spec = tmp_path / "tf-ps.yaml"
+    text = (SPECS / "tf-ps.yaml").read_text()
+    spec.write_text(text + "  patches:\n    k8s:\n      - op: add\n        path: /-\n        value: "
+                    + json.dumps(HOSTILE[0]) + "\n")
+    result = cli(fake, tmp_path, "apply", str(spec), "--dry-run=client")
+    assert result.returncode == 2
+    (line,) = errors(result)
+    assert line.startswith(f"{spec}:{len(text.splitlines()) + 3}:9: spec.patches.k8s: ClusterRoleBinding")
+    result = cli(fake, tmp_path, "apply", str(spec), "--dry-run=client", "--allow-kind", "ClusterRoleBinding")
+    assert result.returncode == 0, result.stderr
+    assert "ClusterRoleBinding.rbac.authorization.k8s.io ci-admin: would be applied (dry run: client)" \
+        in result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("retry_after", [None, 1], ids=["503", "429-retry-after"])
+def test_storage_reinitializing_is_retried(fake, tmp_path, retry_after):
+    # right after a CRD is created again its watch cache is not ready: the server answers "storage is
+    # (re)initializing" for a while; apply, ps and down ask again, a bounded number of times
+    fake.reinitializing("PATCH", "/tfjobs/", 2, retry_after)
+    result = cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml"))
+    assert result.returncode == 0, result.stderr
+    notes = [line for line in result.stderr.splitlines() if "retrying" in line]
+    assert len(notes) == 2 and "storage is (re)initializing" in notes[0] and errors(result) == []
+    fake.reinitializing("GET", "/tfjobs$", 1, retry_after)
+    result = cli(fake, tmp_path, "ps", "--cluster", "tf-ps")
+    assert result.returncode == 0, result.stderr
+    assert "worker-2" in result.stdout
+
+
+def test_ps_shows_the_kinds_it_could_list_and_names_the_one_it_could_not(fake, tmp_path):
+    assert cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml")).returncode == 0
+    assert cli(fake, tmp_path, "apply", str(GOLDEN / "pytorch-ddp" / "k8s.yaml")).returncode == 0
+    # never ready: the retries run out (Retry-After 0 keeps the test short; the count is what is checked)
+    fake.reinitializing("GET", "/tfjobs$", 1000, retry_after=0)
+    asked = len(fake.requests)
+    result = cli(fake, tmp_path, "ps", "--cluster")
+    assert result.returncode == 2
+    assert "pytorch-ddp" in result.stdout and "TFJob" not in result.stdout
+    (line,) = errors(result)
+    assert line == ("trainspec: error: listing TFJob.kubeflow.org in ml: storage is (re)initializing "
+                    "(not in the table above)")
+    assert len([r for r in fake.requests[asked:] if r[1].endswith("/tfjobs")]) == 11  # once, then 10 retries
+
+
+def test_a_failure_that_is_not_transient_is_not_retried(fake, tmp_path):
+    fake.fail("PATCH", "/tfjobs/", *recorded(reference_dir(), "create-tfjob-invalid-422"))
+    result = cli(fake, tmp_path, "apply", str(GOLDEN / "tf-ps" / "kubeflow.yaml"))
+    assert result.returncode == 2 and "retrying" not in result.stderr
+    assert len([r for r in fake.requests if r[0] == "PATCH" and "/tfjobs/" in r[1]]) == 1

@@ -209,3 +209,48 @@ def test_a_namespace_being_deleted_is_not_called_a_permission_problem():
                  "field": "metadata.namespace"}]}}
     line = describe(parse_status(403, body), "Job.batch ml/tf-ps-worker-0")
     assert line.startswith("Job.batch ml/tf-ps-worker-0: namespace ml is being deleted") and "permission" not in line
+
+
+# What a kube-apiserver says when a Job's pod template changes (ValidateImmutableField): the new value echoed,
+# thousands of bytes for a pod template (older servers: Go's %#v, as here; v1.36: JSON, below).
+IMMUTABLE_422 = {
+    "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "Invalid", "code": 422,
+    "message": 'Job.batch "tf-ps-worker-0" is invalid: spec.template: Invalid value: core.PodTemplateSpec{'
+               'ObjectMeta:v1.ObjectMeta{Name:"", Labels:map[string]string{"a":"b: c"}}, Spec:core.PodSpec{'
+               'Containers:[]core.Container{core.Container{Name:"tensorflow", Args:[]string{"--x: y"}}}}}: '
+               "field is immutable",
+    "details": {"name": "tf-ps-worker-0", "group": "batch", "kind": "Job", "causes": [
+        {"reason": "FieldValueInvalid", "field": "spec.template",
+         "message": 'Invalid value: core.PodTemplateSpec{ObjectMeta:v1.ObjectMeta{Name:"", Labels:map[string]'
+                    'string{"a":"b: c"}}, Spec:core.PodSpec{Containers:[]core.Container{core.Container{'
+                    'Name:"tensorflow", Args:[]string{"--x: y"}}}}}: field is immutable'}]}}
+
+
+@pytest.mark.parametrize("message, cut", [
+    (IMMUTABLE_422["details"]["causes"][0]["message"], "field is immutable"),
+    # as kube-apiserver v1.36.2 wrote it (JSON of the new template, shortened; the real one was 2,040 bytes)
+    ('Invalid value: {"labels":{"batch.kubernetes.io/job-name":"x","job-name":"x"},"Spec":{"Volumes":null,'
+     '"Containers":[{"Name":"c","Image":"busybox","Command":null,"Args":["b: c"]}],"HostnameOverride":null,'
+     '"SchedulingGroup":null}}: field is immutable', "field is immutable"),
+    ('Invalid value: "two": spec.tfReplicaSpecs.Worker.replicas in body must be of type integer: "string"',
+     'Invalid value: "two": spec.tfReplicaSpecs.Worker.replicas in body must be of type integer: "string"'),
+    ('Invalid value: []string{"None"}: may not change once set', 'Invalid value: []string{"None"}: may not change '
+                                                                  'once set'),
+    ("Required value", "Required value"),
+    ("spec.template: " + "x" * 500, "spec.template: " + "x" * 224 + "…"),
+])
+def test_the_servers_reason_is_cut_to_the_reason(message, cut):
+    from trainspec.cluster.errors import cut_reason
+
+    assert cut_reason(message) == cut
+
+
+def test_an_immutable_field_is_told_apart_from_other_rejections():
+    from trainspec.cluster.errors import immutable_fields
+
+    assert immutable_fields(parse_status(422, IMMUTABLE_422)) == ("spec.template",)
+    assert immutable_fields(parse_status(*answer("create-tfjob-invalid-422"))) == ()  # a bad value: --force won't do
+    mixed = json.loads(json.dumps(IMMUTABLE_422))
+    mixed["details"]["causes"].append({"reason": "FieldValueRequired", "field": "spec.x", "message": "Required value"})
+    assert immutable_fields(parse_status(422, mixed)) == ()  # re-creating would be refused too
+    assert len(describe(parse_status(422, IMMUTABLE_422), "Job.batch ml/tf-ps-worker-0")) < 300

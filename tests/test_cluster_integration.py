@@ -138,20 +138,118 @@ def test_a_mutated_spec_is_rejected_at_its_line(cluster, tmp_path):
     assert "spec.tfReplicaSpecs.Worker.replicas" in line and "Traceback" not in result.stderr
 
 
+def versions(cluster, job: str, namespace: str = "ml") -> dict[str, str]:
+    """kind/name -> resourceVersion of the job's objects: what changed on the server, and what did not."""
+    from trainspec.cluster.kinds import OWNED_KINDS, resource_path
+
+    out = {}
+    for kind in OWNED_KINDS:
+        try:
+            items = cluster.request("GET", resource_path(kind.api_version, kind.plural, namespace),
+                                    {"labelSelector": f"trainspec.dev/job={job}"})["items"]
+        except Exception:
+            continue  # not served
+        out.update({f"{kind.kind}/{i['metadata']['name']}": i["metadata"]["resourceVersion"] for i in items})
+    return out
+
+
+def compiled_names(spec: Path) -> list[str]:
+    """kind/name of every object the k8s target writes for `spec`: what the cluster must hold after apply."""
+    result = run_cli("compile", str(spec), "--target", "k8s")
+    assert result.returncode == 0, result.stderr
+    return sorted(f"{d['kind']}/{d['metadata']['name']}" for d in yaml.safe_load_all(result.stdout) if d)
+
+
 def test_apply_prune_and_down_leave_exactly_the_right_objects(cluster, tmp_path):
-    assert cli("apply", str(SPECS / "tf-ps.yaml")).returncode == 0
-    before = labelled(cluster, "tf-ps")
-    assert "Job/tf-ps-worker-2" in before and "Service/tf-ps-worker-2" in before
-    spec = tmp_path / "tf-ps.yaml"
-    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 2"))
-    result = cli("apply", str(spec), "--prune")
+    job = "tf-ps-it-prune"  # this test's own: the server may be shared with other runs that apply tf-ps
+    three = tmp_path / "three.yaml"
+    three.write_text((SPECS / "tf-ps.yaml").read_text().replace("name: tf-ps\n", f"name: {job}\n", 1))
+    try:
+        assert cli("apply", str(three)).returncode == 0
+        before = labelled(cluster, job)
+        assert f"Job/{job}-worker-2" in before and f"Service/{job}-worker-2" in before
+        spec = tmp_path / "two.yaml"
+        spec.write_text(three.read_text().replace("replicas: 3", "replicas: 2"))
+        result = cli("apply", str(spec), "--prune", "--force")  # the Jobs' templates change: re-created
+        assert result.returncode == 0, result.stderr
+        assert sorted(set(before) - set(labelled(cluster, job))) == [f"Job/{job}-worker-2", f"Service/{job}-worker-2"]
+        ps = cli("ps", "--cluster", job, "-n", "ml")
+        assert ps.returncode == 0 and "worker-1" in ps.stdout and "worker-2" not in ps.stdout
+    finally:
+        result = cli("down", "--cluster", job, "-n", "ml", "--wait", "--timeout", "120")
     assert result.returncode == 0, result.stderr
-    assert sorted(set(before) - set(labelled(cluster, "tf-ps"))) == ["Job/tf-ps-worker-2", "Service/tf-ps-worker-2"]
-    ps = cli("ps", "--cluster", "tf-ps", "-n", "ml")
-    assert ps.returncode == 0 and "worker-1" in ps.stdout and "worker-2" not in ps.stdout
-    result = cli("down", "--cluster", "tf-ps", "-n", "ml", "--wait", "--timeout", "120")
+    assert labelled(cluster, job) == []
+
+
+JOB = "tf-ps-it-shrink"
+
+
+def test_shrink_reapply_force_prune_ps_logs_down_on_k8s(cluster, tmp_path):
+    """The issue's path: apply, re-apply unchanged, shrink 3 workers -> 1 and re-apply (refused: a few lines
+    naming --force, nothing changed), --force --prune (exactly the new job's objects), ps, logs, down."""
+    # a job name of this test's own: the API server may be shared with other test runs that apply tf-ps
+    three = tmp_path / "three.yaml"
+    three.write_text((SPECS / "tf-ps.yaml").read_text().replace("name: tf-ps\n", f"name: {JOB}\n", 1))
+    try:
+        result = cli("apply", str(three))
+        assert result.returncode == 0, result.stderr
+        first = versions(cluster, JOB)
+        assert sorted(first) == compiled_names(three)
+
+        result = cli("apply", str(three))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines()[-1] == f"job {JOB}: unchanged: the cluster already runs this job as written"
+        assert versions(cluster, JOB) == first  # the server wrote nothing
+
+        spec = tmp_path / "tf-ps.yaml"
+        spec.write_text(three.read_text().replace("replicas: 3", "replicas: 1"))
+        result = cli("apply", str(spec), "--prune")
+        assert result.returncode == 2
+        lines = [line for line in result.stderr.splitlines() if "warning:" not in line]
+        assert 2 <= len(lines) <= 4 and all(len(line) < 300 for line in lines), result.stderr
+        assert len(result.stderr) < 2000 and "TF_CONFIG" not in result.stderr and "Traceback" not in result.stderr
+        assert lines[0].startswith(f"{spec}:") and "spec.template cannot change" in lines[0]
+        assert "apply --force" in lines[-1] and "nothing was changed" in lines[-1]
+        assert versions(cluster, JOB) == first
+
+        result = cli("apply", str(spec), "--prune", "--force")
+        assert result.returncode == 0, result.stderr
+        assert "re-created" in result.stdout and f"Job.batch ml/{JOB}-worker-2: pruned" in result.stdout
+        assert labelled(cluster, JOB) == compiled_names(spec)
+
+        ps = cli("ps", "--cluster", JOB, "-n", "ml", "--format", "json")
+        assert ps.returncode == 0, ps.stderr
+        import json
+
+        names = [r["name"] for r in json.loads(ps.stdout)["replicas"]]
+        assert "worker-0" in names and "worker-1" not in names and "ps-1" in names
+        logs = cli("logs", "--cluster", JOB, "-n", "ml")  # no pods on a server without controllers
+        assert logs.returncode == 0 and logs.stdout == "" and "no pods yet" in logs.stderr
+        again = cli("apply", str(spec), "--prune")
+        assert again.returncode == 0 and "unchanged" in again.stdout.splitlines()[-1], again.stderr
+    finally:
+        result = cli("down", "--cluster", JOB, "-n", "ml", "--wait", "--timeout", "120")
     assert result.returncode == 0, result.stderr
-    assert labelled(cluster, "tf-ps") == []
+    assert labelled(cluster, JOB) == []
+    assert "nothing to remove" in cli("down", "--cluster", JOB, "-n", "ml").stdout
+
+
+def test_objects_a_training_job_is_not_made_of_are_refused_by_a_real_server_too(cluster, tmp_path):
+    docs = [d for d in yaml.safe_load_all((GOLDEN / "tf-ps" / "k8s.yaml").read_text()) if d]
+    docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                 "metadata": {"name": "trainspec-it-admin", "labels": {"trainspec.dev/job": "tf-ps"}},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+                 "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "ml"}]})
+    path = tmp_path / "k8s.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = cli("apply", str(path), "--dry-run=server")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "ClusterRoleBinding.rbac.authorization.k8s.io trainspec-it-admin: refused" in result.stderr
+    # allowed by name: a dry run the server checks; discovery puts it at the cluster-wide path, no namespace
+    result = cli("apply", str(path), "--dry-run=server", "--allow-kind", "ClusterRoleBinding")
+    assert result.returncode == 0, result.stderr
+    assert "ClusterRoleBinding.rbac.authorization.k8s.io trainspec-it-admin: accepted (dry run: server)" \
+        in result.stdout.splitlines()
 
 
 def test_a_conflict_with_another_manager_is_one_line(cluster, tmp_path):
@@ -233,3 +331,60 @@ def test_create_namespace_in_a_dry_run_creates_nothing(cluster):
 
     with pytest.raises(ApiFailure):
         cluster.request("GET", "/api/v1/namespaces/trainspec-it-new")
+
+
+PROBE_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "retryprobes.cluster-it.trainspec.dev"},
+    "spec": {"group": "cluster-it.trainspec.dev", "scope": "Namespaced",
+             "names": {"plural": "retryprobes", "singular": "retryprobe", "kind": "RetryProbe",
+                       "listKind": "RetryProbeList"},
+             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                 "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def test_storage_reinitializing_after_a_crd_is_created_again_is_retried(cluster, capsys):
+    """Caused for real: right after a CRD is (re)created its watch cache is not ready, and the server answers
+    429 "storage is (re)initializing" with Retry-After. The client (every cluster verb's one way to the
+    server) waits and asks again. A CRD of the test's own, so no other test's kinds go away meanwhile."""
+    from trainspec.cluster.errors import ApiFailure
+
+    path = f"{CRD}/{PROBE_CRD['metadata']['name']}"
+    listing = "/apis/cluster-it.trainspec.dev/v1/namespaces/ml/retryprobes"
+    retried = []
+    try:
+        for _ in range(8):  # the window is short: a few rounds of delete, create, list at once
+            try:
+                cluster.request("DELETE", path)
+            except ApiFailure:
+                pass
+            deadline = time.monotonic() + 60
+            while True:  # gone (the CRD's own finalizer runs in kube-apiserver)
+                try:
+                    cluster.request("GET", path)
+                except ApiFailure:
+                    break
+                assert time.monotonic() < deadline, "the probe CRD was not deleted"
+                time.sleep(0.1)
+            capsys.readouterr()
+            cluster.request("PATCH", path, {"fieldManager": "trainspec-tests"}, PROBE_CRD,
+                            content_type="application/apply-patch+yaml")
+            while True:
+                try:
+                    answer = cluster.request("GET", listing)
+                    break
+                except ApiFailure as exc:  # 404 until the resource is served; nothing else may escape
+                    assert exc.status.code == 404, exc.status
+                    assert time.monotonic() < deadline, "the probe CRD was never served"
+            assert answer["items"] == []
+            notes = [line for line in capsys.readouterr().err.splitlines() if "retrying" in line]
+            retried += notes
+            if notes:
+                break
+        assert retried, "the server never answered 'storage is (re)initializing' in 8 rounds"
+        assert f"GET {listing}: 429: storage is (re)initializing; retrying in" in retried[0]
+    finally:
+        try:
+            cluster.request("DELETE", path)
+        except ApiFailure:
+            pass

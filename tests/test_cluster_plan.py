@@ -83,3 +83,27 @@ def test_queues_a_job_waits_in():
 def test_order_is_stable_within_a_rank():
     objs = [{"kind": "Service", "metadata": {"name": n}} for n in "cab"]
     assert [o["metadata"]["name"] for o in ordered(objs)] == ["c", "a", "b"]
+
+
+def test_only_a_training_jobs_own_kinds_in_its_own_namespace_are_sent():
+    from trainspec.cluster.plan import prepared, refused
+
+    job = prepared(docs("tf-ps", "k8s") + secret_objects({"s": {"k": b"v"}}, "tf-ps", "ml"), "tf-ps", "ml", False)
+    hostile = prepared([
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"}},
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+         "metadata": {"name": "w"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"}},
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "kube-system"}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"}},  # a patch may add one
+    ], "tf-ps", "ml", False)
+    assert refused(job, "ml", frozenset()) == []
+    found = {o["metadata"]["name"]: why for o, why in refused(hostile, "ml", frozenset())}
+    assert found == {"b": "a cluster-scoped object is not part of a training job",
+                     "w": "a cluster-scoped object is not part of a training job",
+                     "r": "not a kind a training job is made of", "s": "outside the job's namespace ml"}
+    # cluster-scoped kinds get no namespace, even with no server to ask
+    assert {o["metadata"]["name"]: o["metadata"].get("namespace") for o in hostile} == {
+        "b": None, "w": None, "r": "ml", "s": "kube-system", "data": "ml"}
+    allowed = frozenset({"clusterrolebinding", "role.rbac.authorization.k8s.io", "secret"})
+    assert [o["metadata"]["name"] for o, _ in refused(hostile, "ml", allowed)] == ["w"]
