@@ -43,7 +43,7 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
     (`JobPlan.unsupported`); the caller leaves that target out for the job (`build`).
     `kube_version`: "1.30".."1.36", the API server whose rules apply (default: the oldest supported).
     """
-    from .errors import SpecError, SpecErrors, UsageError
+    from .errors import ErrorSink, SpecError, SpecErrors, UsageError
     from .kube_rules import DEFAULT_KUBE_VERSION, parse_version
     from .limits import report as report_limits
     from .loader import JsonnetOptions, load_file
@@ -75,7 +75,8 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
             names.setdefault(spec.name, sink.position(("metadata", "name")) + (number,))
             plan = build_plan(spec, sink, rules, named) if not sink.errors else None
             if plan is not None:
-                plan = plan._replace(kube_version=version)
+                plan = plan._replace(kube_version=version, locator=ErrorSink(sink.file, sink.positions,
+                                                                             sink.key_positions, prefix=sink.prefix))
                 report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
                 for target in plan.targets or ():

@@ -325,6 +325,9 @@ class JobPlan(NamedTuple):
     mpi_ssh_path: str = "/root/.ssh"  # mpi.sshAuthMountPath
     patches: dict[str, tuple[PatchOp, ...]] = {}  # target -> RFC 6902 ops, positioned
     kube_version: tuple[int, int] = (1, 30)  # the API server whose rules apply (compiler/kube_rules.py)
+    # the spec's positions (an ErrorSink with none of its errors): where a render's finding on a written
+    # object is reported (targets/written.py); None for a plan made without a file
+    locator: object = None
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)
