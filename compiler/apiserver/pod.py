@@ -781,6 +781,66 @@ def _affinity(s: Sink, affinity, path: tuple) -> None:
     for tp, term in terms:
         for j, req in enumerate((term or {}).get("matchExpressions") or []):
             _node_requirement(s, req, tp + ("matchExpressions", j))
+    for i, pref in enumerate((node.get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+                             if isinstance(node, dict) else []):
+        weight = pref.get("weight") if isinstance(pref, dict) else None
+        if not _int(weight) or not 1 <= weight <= 100:  # validatePreferredSchedulingTerms
+            s.invalid(path + ("nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution", i, "weight"), weight,
+                      "must be in the range 1-100")
+    for kind in ("podAffinity", "podAntiAffinity"):  # validatePodAffinity / validatePodAntiAffinity
+        block = affinity.get(kind)
+        if not isinstance(block, dict):
+            continue
+        kp = path + (kind,)
+        for i, term in enumerate(block.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
+            _pod_affinity_term(s, term, kp + ("requiredDuringSchedulingIgnoredDuringExecution", i))
+        for i, weighted in enumerate(block.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+            wp = kp + ("preferredDuringSchedulingIgnoredDuringExecution", i)
+            if not isinstance(weighted, dict):
+                continue
+            weight = weighted.get("weight")
+            if not _int(weight) or not 1 <= weight <= 100:  # validateWeightedPodAffinityTerms
+                s.invalid(wp + ("weight",), weight, "must be in the range 1-100")
+            _pod_affinity_term(s, weighted.get("podAffinityTerm") or {}, wp + ("podAffinityTerm",))
+
+
+def _pod_affinity_term(s: Sink, term, path: tuple) -> None:
+    """core validatePodAffinityTerm and validateMatchLabelKeysAndMismatchLabelKeys: a topologyKey; the label
+    keys only with a labelSelector; a matchLabelKeys key refused where a matchExpression repeats a key the
+    selector already has; no key in both matchLabelKeys and mismatchLabelKeys."""
+    if not isinstance(term, dict):
+        return
+    key = term.get("topologyKey")
+    if not key:
+        s.required(path + ("topologyKey",), "can not be empty")
+    else:
+        problem = qualified_name_problem(str(key))
+        if problem:
+            s.invalid(path + ("topologyKey",), key, problem)
+    for i, namespace in enumerate(term.get("namespaces") or []):
+        problem = dns_label_problem(str(namespace))
+        if problem:
+            s.invalid(path + ("namespaces", i), namespace, problem)
+    selector = term.get("labelSelector")
+    match, mismatch = term.get("matchLabelKeys") or [], term.get("mismatchLabelKeys") or []
+    for field, keys in (("matchLabelKeys", match), ("mismatchLabelKeys", mismatch)):
+        if keys and selector is None:
+            s.forbidden(path + (field,), "must not be specified when labelSelector is not set")
+            continue
+        for i, label in enumerate(keys):
+            problem = qualified_name_problem(str(label))
+            if problem:
+                s.invalid(path + (field, i), label, problem)
+    if isinstance(selector, dict):
+        seen = set(selector.get("matchLabels") or {})
+        for expression in selector.get("matchExpressions") or []:
+            label = expression.get("key") if isinstance(expression, dict) else None
+            if label in match and label in seen:
+                s.invalid(path + (match.index(label),), label, "exists in both matchLabelKeys and labelSelector")
+            seen.add(label)
+    for i, label in enumerate(match):
+        if label in mismatch:
+            s.invalid(path + ("matchLabelKeys", i), label, "exists in both matchLabelKeys and mismatchLabelKeys")
 
 
 def _node_requirement(s: Sink, req, path: tuple) -> None:
