@@ -21,6 +21,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 
+def cached(check):
+    """`check` (a pure function of hashable arguments) remembering its answers."""
+    import functools
+
+    return functools.lru_cache(maxsize=8192)(check)
+
+
 class Finding(NamedTuple):
     """One refusal: object `doc` of the list written, `path` inside it, the API server's message."""
 

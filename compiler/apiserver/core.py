@@ -13,7 +13,11 @@ from ..kube_rules import (
     qualified_name_problem,
     subdomain_problem,
 )
-from . import Sink
+from . import Sink, cached
+
+# the same label keys, values and env names recur on every object of a job: each checked once
+qualified_name_problem = cached(qualified_name_problem)
+label_value_problem = cached(label_value_problem)
 
 ANNOTATIONS_MAX = 256 * 1024  # apimachinery TotalAnnotationSizeLimitB
 DATA_MAX = 1024 * 1024  # core MaxSecretSize; ConfigMap: the same 1 MiB (validateConfigMap's totalSize)

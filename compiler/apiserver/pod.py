@@ -22,7 +22,13 @@ from ..kube_rules import (
     resource_value_problem,
     subdomain_problem,
 )
-from . import Sink
+from . import Sink, cached
+
+# the same label keys, values and env names recur on every object of a job: each checked once
+qualified_name_problem = cached(qualified_name_problem)
+label_value_problem = cached(label_value_problem)
+env_name_problem = cached(env_name_problem)
+dns_label_problem = cached(dns_label_problem)
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
