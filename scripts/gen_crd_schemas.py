@@ -21,7 +21,7 @@ import yaml
 
 # the schema keywords apiextensions-apiserver validates a custom resource with (structural schema,
 # k8s.io/apiextensions-apiserver pkg/apiserver/schema/validation.go and pkg/apiserver/validation)
-KEEP = ("type", "properties", "items", "additionalProperties", "required", "enum", "maxItems", "minItems",
+KEEP = ("$ref", "type", "properties", "items", "additionalProperties", "required", "enum", "maxItems", "minItems",
         "maxLength", "minLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
         "format", "maxProperties", "minProperties", "nullable", "x-kubernetes-list-type",
         "x-kubernetes-list-map-keys", "x-kubernetes-validations", "x-kubernetes-preserve-unknown-fields",
@@ -52,6 +52,46 @@ def prune(node):
     return out
 
 
+CORE_VERSION = "1.36.0"  # the newest Kubernetes trainspec supports (compiler/kube_rules.py KUBE_VERSIONS)
+CORE_ROOTS = {"v1/Pod": "io.k8s.api.core.v1.Pod", "v1/Service": "io.k8s.api.core.v1.Service",
+              "v1/ConfigMap": "io.k8s.api.core.v1.ConfigMap", "v1/Secret": "io.k8s.api.core.v1.Secret",
+              "batch/v1/Job": "io.k8s.api.batch.v1.Job", "apps/v1/Deployment": "io.k8s.api.apps.v1.Deployment"}
+
+
+def core() -> dict:
+    """The built-in kinds trainspec writes, from Kubernetes' OpenAPI definitions as kubernetes-validate ships
+    them (strict: unknown fields refused): {"roots": {apiVersion/kind: definition}, "definitions": the
+    definitions they reach, pruned}.  The types and known fields; the value rules are compiler/apiserver's."""
+    import kubernetes_validate
+
+    folder = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / f"v{CORE_VERSION}-local-strict"
+    defs = json.loads((folder / "_definitions.json").read_text())["$defs"]
+    reached: dict = {}
+    pending = list(CORE_ROOTS.values())
+    while pending:
+        name = pending.pop()
+        if name in reached:
+            continue
+        reached[name] = prune(defs[name])
+        text = json.dumps(defs[name])
+        pending += [ref.split('"')[0] for ref in text.split('"$ref": "#/$defs/')[1:]]
+    for node in reached.values():
+        _local_refs(node)
+    return {"roots": CORE_ROOTS, "definitions": reached}
+
+
+def _local_refs(node) -> None:
+    """'#/$defs/X' -> 'X' (crd.py resolves a $ref in the definitions it was loaded with)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            node["$ref"] = node["$ref"].rsplit("/", 1)[-1]
+        for value in node.values():
+            _local_refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            _local_refs(value)
+
+
 def main(folder: Path) -> dict:
     out = {}
     for name in FILES:
@@ -76,4 +116,5 @@ if __name__ == "__main__":
     target.mkdir(exist_ok=True)
     for key, schema in data.items():
         (target / (file_name(key))).write_text(json.dumps(schema, sort_keys=True, separators=(",", ":")) + "\n")
+    (target / "core.json").write_text(json.dumps(core(), sort_keys=True, separators=(",", ":")) + "\n")
 

@@ -31,10 +31,28 @@ def checked(plan: JobPlan, target: str, docs, whole_file: bool = False):
     from trainspec.compiler.apiserver import check_objects
 
     objects = docs if isinstance(docs, list) else [docs]
-    findings = check_objects(objects, plan.kube_version)
+    findings = check_objects(objects, plan.kube_version, _touched(plan, target, objects, whole_file))
     if findings:
         raise SpecErrors([_error(plan, target, objects, finding, whole_file) for finding in findings])
     return docs
+
+
+def _touched(plan: JobPlan, target: str, objects: list, whole_file: bool) -> frozenset[int]:
+    """The objects a patch may have written into: those its ops address (k8s), or the job object."""
+    ops = plan.patches.get(target, ())
+    if not ops:
+        return frozenset()
+    if not whole_file:
+        return frozenset({len(objects) - 1})
+    out = set()
+    for op in ops:
+        for key in ("path", "from"):
+            first = _tokens(str(op.op.get(key) or "/"))[:1]
+            if first and first[0].isdigit():
+                out.add(int(first[0]))
+            elif first:  # "/-" or a whole-list op: any object may be new
+                return frozenset(range(len(objects)))
+    return frozenset(out)
 
 
 def _error(plan: JobPlan, target: str, objects: list, finding, whole_file: bool) -> SpecError:

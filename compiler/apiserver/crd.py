@@ -43,26 +43,48 @@ def check(s: Sink, doc: dict) -> None:
 
 # --- structural schema ------------------------------------------------------------------------------
 
-def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = False) -> None:
+@functools.cache
+def _core() -> dict:
+    return json.loads((FOLDER / "core.json").read_text())
+
+
+def check_core(s: Sink, doc: dict) -> None:
+    """A built-in kind's types and known fields (Kubernetes' OpenAPI definitions, strict: what the API server
+    cannot decode, or kubectl's fieldValidation=Strict refuses as an unknown field)."""
+    core = _core()
+    name = core["roots"].get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
+    if name is not None:
+        _walk(s, doc, core["definitions"][name], (), [], top=True, defs=core["definitions"])
+
+
+def _types(node: dict) -> tuple[list[str], bool]:
+    """(the JSON types a node allows, whether null is one): `type` as a name or a list, or a oneOf of types."""
+    kinds = node.get("type")
+    if kinds is None and node.get("oneOf"):
+        kinds = [k for option in node["oneOf"] for k in _types(option)[0]] + \
+            (["null"] if any(_types(option)[1] for option in node["oneOf"]) else [])
+    if kinds is None:
+        return [], True
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+    return [k for k in kinds if k != "null"], "null" in kinds
+
+
+def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = False, defs: dict | None = None) -> None:
+    while "$ref" in node and defs is not None:
+        node = defs[node["$ref"]]
+    kinds, nullable = _types(node)
     if value is None:
-        if not node.get("nullable"):
-            s.invalid(path, "null", f"{field_path(path)} in body must be of type {node.get('type', 'object')}")
+        if not (nullable or node.get("nullable")):
+            s.invalid(path, "null", f"{field_path(path)} in body must be of type {'/'.join(kinds) or 'object'}")
         return
     if node.get("x-kubernetes-int-or-string"):
-        if not isinstance(value, (int, str)) or isinstance(value, bool):
-            s.invalid(path, value, f"{field_path(path)} in body must be of type integer-or-string")
-            return
-    else:
-        kind = node.get("type")
-        if kind == "integer":
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif kind == "number":
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        else:
-            ok = kind is None or isinstance(value, TYPES[kind])
-        if not ok:
-            s.invalid(path, _type_of(value), f"{field_path(path)} in body must be of type {kind}")
-            return
+        kinds = ["integer", "string"]
+    if kinds and not any(_is_type(value, kind) for kind in kinds):
+        s.invalid(path, _type_of(value), f"{field_path(path)} in body must be of type {' or '.join(kinds)}")
+        return
+    if node.get("format") == "int32" and isinstance(value, int) and not -2**31 <= value < 2**31:
+        s.invalid(path, value, f"{field_path(path)} in body must be a 32-bit integer")
+        return
     for rule in node.get("x-kubernetes-validations") or ():
         if "oldSelf" not in rule["rule"]:
             rules.append((path, rule, value))
@@ -73,9 +95,18 @@ def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = Fals
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         _number(s, value, node, path)
     elif isinstance(value, list):
-        _array(s, value, node, path, rules)
+        _array(s, value, node, path, rules, defs)
     elif isinstance(value, dict):
-        _object(s, value, node, path, rules, top)
+        _object(s, value, node, path, rules, top, defs)
+
+
+def _is_type(value, kind: str) -> bool:
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and \
+            value.is_integer()
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, TYPES.get(kind, object))
 
 
 def _type_of(value) -> str:
@@ -107,14 +138,16 @@ def _number(s: Sink, value, node: dict, path: tuple) -> None:
         s.invalid(path, value, f"{where} in body should be less than or equal to {node['maximum']}")
 
 
-def _array(s: Sink, value: list, node: dict, path: tuple, rules: list) -> None:
+def _array(s: Sink, value: list, node: dict, path: tuple, rules: list, defs: dict | None) -> None:
     if "maxItems" in node and len(value) > node["maxItems"]:
         s.too_many(path, len(value), node["maxItems"])
     if "minItems" in node and len(value) < node["minItems"]:
         s.invalid(path, len(value), f"{field_path(path)} in body should have at least {node['minItems']} items")
     items = node.get("items") or {}
     for i, item in enumerate(value):
-        _walk(s, item, items, path + (i,), rules)
+        _walk(s, item, items, path + (i,), rules, defs=defs)
+    while "$ref" in items and defs is not None:
+        items = defs[items["$ref"]]
     kind = node.get("x-kubernetes-list-type")
     if kind == "map":  # listtype ValidateListSetsAndMaps: one item per key
         keys = node.get("x-kubernetes-list-map-keys") or ()
@@ -142,7 +175,7 @@ def _key_value(item: dict, key: str, items: dict):
     return ((items.get("properties") or {}).get(key) or {}).get("default")
 
 
-def _object(s: Sink, value: dict, node: dict, path: tuple, rules: list, top: bool) -> None:
+def _object(s: Sink, value: dict, node: dict, path: tuple, rules: list, top: bool, defs: dict | None) -> None:
     props = node.get("properties")
     for name in node.get("required") or ():
         if name not in value:
@@ -154,9 +187,9 @@ def _object(s: Sink, value: dict, node: dict, path: tuple, rules: list, top: boo
         if top and name in ("apiVersion", "kind", "metadata"):
             continue
         if props is not None and name in props:
-            _walk(s, item, props[name], path + (name,), rules)
+            _walk(s, item, props[name], path + (name,), rules, defs=defs)
         elif isinstance(extra, dict):
-            _walk(s, item, extra, path + (name,), rules)
+            _walk(s, item, extra, path + (name,), rules, defs=defs)
         elif props is not None and not node.get("x-kubernetes-preserve-unknown-fields") and extra is not True:
             # kubectl's default --validate=strict (fieldValidation=Strict): an unknown field is refused
             s.add(path + (name,), f'unknown field "{field_path(path + (name,))}"')
