@@ -9,7 +9,8 @@ mutation trainspec refuses is sent with the patches dropped from the spec when i
 patch's own object, written without our checks, from the k8s objects of the unpatched spec) or not
 at all (a spec field trainspec refuses has no object to send: its verdict is `not sent`).
 
-Writes tests/data/apiserver/verdicts.jsonl (one case a line, sorted: a regeneration reviews as a
+`python scripts/record_apiserver_verdicts.py patch/k8s/` records only the ids starting with the
+argument (and keeps the others).  Writes tests/data/apiserver/verdicts.jsonl (one case a line, sorted: a regeneration reviews as a
 diff) with the server's version; tests/test_apiserver_differential.py checks trainspec agrees.
 Creates nothing (dry run): the cluster is left as it was.
 """
@@ -31,6 +32,10 @@ PLURALS = {"ConfigMap": "configmaps", "Service": "services", "Secret": "secrets"
            "PodGroup": "podgroups"}
 CLUSTER_SCOPED = {"ClusterTrainingRuntime"}
 OUT = ROOT / "tests" / "data" / "apiserver" / "verdicts.jsonl"
+# refusals that come from what the cluster holds (admission plugins looking objects up), not from
+# validating the object: recorded as `cluster state`, outside the comparison
+CLUSTER_STATE = ("no PriorityClass with name", "error looking up service account", "not found",
+                 "exceeded quota", "namespace", "RuntimeClass")
 
 
 def pods_inside(doc: dict) -> list[dict]:
@@ -72,7 +77,10 @@ def send(cluster, doc: dict, namespace: str) -> tuple[str, str]:
     except ApiFailure as exc:
         if exc.status.code == 409:  # AlreadyExists cannot happen with dry-run, but a conflict is not a refusal
             return "accept", ""
-        return "refuse", str(exc)
+        text = str(exc)
+        if exc.status.code != 422 and any(marker in text for marker in CLUSTER_STATE):
+            return "cluster state", text
+        return "refuse", text
     return "accept", ""
 
 
@@ -81,13 +89,12 @@ def verdict(cluster, docs: list[dict], namespace: str) -> tuple[str, str]:
         core = doc["apiVersion"] in ("v1", "batch/v1", "apps/v1")
         for obj in [doc] + ([] if core else pods_inside(doc)):
             answer, reason = send(cluster, obj, namespace)
-            if answer == "refuse":
+            if answer != "accept":
                 return answer, f"{obj['kind']}: {reason}"
     return "accept", ""
 
 
 def main() -> int:
-    import apiserver_mutations as M
 
     from trainspec.cli.cluster.client import Cluster
 
@@ -95,6 +102,31 @@ def main() -> int:
     cluster = Cluster(kubeconfig=kubeconfig)
     version = cluster.request("GET", "/version")["gitVersion"]
     namespace = cluster.namespace
+    created = _service_account(cluster, namespace)
+    try:
+        return _record(cluster, version, namespace, created)
+    finally:
+        if created:  # leave the cluster as it was
+            cluster.request("DELETE", f"/api/v1/namespaces/{namespace}/serviceaccounts/default")
+
+
+def _service_account(cluster, namespace: str) -> bool:
+    """The ServiceAccount admission plugin refuses a Pod without the namespace's `default` account, which no
+    controller makes on a server without controllers: made for the run (True), deleted after it."""
+    from trainspec.cli.cluster.errors import ApiFailure
+
+    try:
+        cluster.request("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts/default")
+        return False
+    except ApiFailure:
+        cluster.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts",
+                        body={"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
+        return True
+
+
+def _record(cluster, version: str, namespace: str, created: bool) -> int:
+    import apiserver_mutations as M
+
     only = sys.argv[1] if len(sys.argv) > 1 else ""
     cases = [c for c in M.patch_mutations() + M.spec_mutations() if c["id"].startswith(only)]
     lines = []
@@ -117,10 +149,13 @@ def main() -> int:
         if number % 200 == 0:
             print(f"{number}/{len(cases)}", file=sys.stderr)
     OUT.parent.mkdir(parents=True, exist_ok=True)
+    if only and OUT.is_file():  # a partial run (ids starting with the argument) replaces only those
+        lines += [line for line in map(json.loads, OUT.read_text().splitlines()) if not line["id"].startswith(only)]
     lines.sort(key=lambda item: (item["id"], item["target"]))
     OUT.write_text("".join(json.dumps(line, sort_keys=True) + "\n" for line in lines))
-    agree = sum((line["server"] == line["trainspec"]) for line in lines if line["server"] != "not sent")
-    sent = sum(line["server"] != "not sent" for line in lines)
+    compared = [line for line in lines if line["server"] in ("accept", "refuse")]
+    agree = sum(line["server"] == line["trainspec"] for line in compared)
+    sent = len(compared)
     print(f"{len(lines)} verdicts from {version}; trainspec agrees on {agree} of the {sent} sent", file=sys.stderr)
     return 0
 
