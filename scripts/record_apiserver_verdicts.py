@@ -10,8 +10,9 @@ patch's own object, written without our checks, from the k8s objects of the unpa
 at all (a spec field trainspec refuses has no object to send: its verdict is `not sent`).
 
 `python scripts/record_apiserver_verdicts.py patch/k8s/` records only the ids starting with the
-argument (and keeps the others).  Writes tests/data/apiserver/verdicts.jsonl (one case a line, sorted: a regeneration reviews as a
-diff) with the server's version; tests/test_apiserver_differential.py checks trainspec agrees.
+argument (and keeps the others).  Writes tests/data/apiserver/verdicts.jsonl (one case a line,
+sorted: a regeneration reviews as a diff) with the server's version;
+tests/test_apiserver_differential.py checks trainspec agrees.
 Creates nothing (dry run): the cluster is left as it was.
 """
 
