@@ -103,13 +103,13 @@ def pod_spec(s: Sink, spec, path: tuple) -> None:
             problem = dns_label_problem(spec[field])
             if problem:
                 s.invalid(path + (field,), spec[field], problem)
-    for field in ("priorityClassName", "serviceAccountName", "nodeName"):
+    for field in ("priorityClassName", "serviceAccountName", "nodeName", "schedulerName", "runtimeClassName"):
         if spec.get(field):  # ValidatePodSpec: ValidateDNS1123Subdomain / ValidateServiceAccountName
             problem = subdomain_problem(spec[field])
             if problem:
                 s.invalid(path + (field,), spec[field], problem)
     deadline = spec.get("activeDeadlineSeconds")
-    if deadline is not None and (not _int(deadline) or deadline < 1):  # ValidatePodSpec
+    if deadline is not None and (not _int(deadline) or not 1 <= deadline <= 2**31 - 1):  # ValidatePodSpec
         s.invalid(path + ("activeDeadlineSeconds",), deadline, "must be between 1 and 2147483647, inclusive")
     if grace is not None and _int(grace) and grace < 0:  # ValidateNonnegativeField
         s.invalid(path + ("terminationGracePeriodSeconds",), grace, "must be greater than or equal to 0")
@@ -118,6 +118,14 @@ def pod_spec(s: Sink, spec, path: tuple) -> None:
         if problem:
             s.invalid(path + ("nodeSelector",), key, problem)
     _topology_spread(s, spec.get("topologySpreadConstraints") or [], path + ("topologySpreadConstraints",))
+    _tolerations(s, spec.get("tolerations") or [], path + ("tolerations",))
+    _host_aliases(s, spec.get("hostAliases") or [], path + ("hostAliases",))
+    preemption = spec.get("preemptionPolicy")
+    if preemption is not None and preemption not in ("PreemptLowerPriority", "Never"):  # validatePreemptionPolicy
+        s.unsupported(path + ("preemptionPolicy",), preemption, ("Never", "PreemptLowerPriority"))
+    if spec.get("shareProcessNamespace") and spec.get("hostPID"):  # validatePodSpecSecurityContext
+        s.invalid(path + ("securityContext", "shareProcessNamespace"), True,
+                  "ShareProcessNamespace and HostPID cannot both be enabled")
     _readiness_gates(s, spec.get("readinessGates") or [], path + ("readinessGates",))
     _scheduling_gates(s, spec.get("schedulingGates") or [], path + ("schedulingGates",))
     _os(s, spec, path)
@@ -671,6 +679,57 @@ def _topology_spread(s: Sink, items, path: tuple) -> None:
             seen.add(str(label))
         if c.get("matchLabelKeys") and c.get("labelSelector") is None:
             s.required(cp + ("labelSelector",), "must be specified when matchLabelKeys is set")
+
+
+EFFECTS = ("NoExecute", "NoSchedule", "PreferNoSchedule")
+
+
+def _tolerations(s: Sink, items, path: tuple) -> None:
+    """core validateTolerations: a key is a label name (empty only with Exists); Exists takes no value;
+    Equal's value a label value; tolerationSeconds only with NoExecute; operator and effect enums."""
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        tp = path + (i,)
+        if not isinstance(item, dict):
+            continue
+        key, operator, value, effect = (item.get("key"), item.get("operator"), item.get("value"),
+                                        item.get("effect"))
+        if key:
+            problem = qualified_name_problem(str(key))
+            if problem:
+                s.invalid(tp + ("key",), key, problem)
+        elif operator != "Exists":
+            s.invalid(tp + ("operator",), operator, "operator must be Exists when `key` is empty, which means "
+                      "\"match all values and all keys\"")
+        if item.get("tolerationSeconds") is not None and effect != "NoExecute":
+            s.invalid(tp + ("effect",), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
+        if operator in (None, "", "Equal"):
+            problem = label_value_problem(str(value or ""))
+            if problem:
+                s.invalid(tp + ("value",), value, problem)
+        elif operator == "Exists":
+            if value:
+                s.invalid(tp + ("operator",), operator, "value must be empty when `operator` is 'Exists'")
+        else:
+            s.unsupported(tp + ("operator",), operator, ("Equal", "Exists"))
+        if effect not in (None, "") and effect not in EFFECTS:
+            s.unsupported(tp + ("effect",), effect, EFFECTS)
+
+
+def _host_aliases(s: Sink, items, path: tuple) -> None:
+    """core ValidateHostAliases: an IP address; host names DNS subdomains."""
+    import ipaddress
+
+    for i, item in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(item, dict):
+            continue
+        try:
+            ipaddress.ip_address(str(item.get("ip")))
+        except ValueError:
+            s.invalid(path + (i, "ip"), item.get("ip"), "must be a valid IP address")
+        for j, name in enumerate(item.get("hostnames") or []):
+            problem = subdomain_problem(str(name))
+            if problem:
+                s.invalid(path + (i, "hostnames", j), name, problem)
 
 
 def _readiness_gates(s: Sink, gates, path: tuple) -> None:
