@@ -32,9 +32,25 @@ def checked(plan: JobPlan, target: str, docs, whole_file: bool = False):
 
     objects = docs if isinstance(docs, list) else [docs]
     findings = check_objects(objects, plan.kube_version, _touched(plan, target, objects, whole_file))
-    if findings:
-        raise SpecErrors([_error(plan, target, objects, finding, whole_file) for finding in findings])
+    refused = [finding for finding in findings if not finding.warning]
+    if refused:
+        raise SpecErrors([_error(plan, target, objects, finding, whole_file) for finding in refused])
+    _warn(plan, target, [_error(plan, target, objects, finding, whole_file) for finding in findings])
     return docs
+
+
+_WARNED: set[str] = set()
+
+
+def _warn(plan: JobPlan, target: str, warnings: list[SpecError]) -> None:
+    """What the server takes but drops or cannot run, on stderr once each (as common.warn_dropped)."""
+    import sys
+
+    for warning in SpecErrors(warnings).errors if warnings else ():
+        text = warning.format()
+        if text not in _WARNED:
+            _WARNED.add(text)
+            print(f"trainspec: warning: {text}", file=sys.stderr)
 
 
 def _touched(plan: JobPlan, target: str, objects: list, whole_file: bool) -> frozenset[int]:
@@ -59,7 +75,8 @@ def _error(plan: JobPlan, target: str, objects: list, finding, whole_file: bool)
     doc = objects[finding.doc]
     meta = doc.get("metadata") or {}
     what = f"{doc.get('kind')} {meta.get('name')}"
-    message = f"target {target}: the API server refuses the {what}: {finding.message}"
+    message = f"target {target}: the API server {'takes' if finding.warning else 'refuses'} the {what}: " \
+              f"{finding.message}"
     # a patch addresses the file's objects (k8s) or the job object, the last one
     pointer = ((finding.doc,) if whole_file else ()) + tuple(finding.path)
     op = _patch_op(plan, target, pointer) if whole_file or finding.doc == len(objects) - 1 else None

@@ -29,10 +29,23 @@ NAMED = ("topologySpreadConstraints", "ports", "Probe", "subPath", "mountPropaga
 
 
 def _agrees(line: dict) -> tuple[bool, str]:
-    ours, why, _ = M.offline(line["case"] | ({"target": line["target"]} if "patches" in line["case"] else {}),
-                             line["target"])
-    return ours == line["server"], f"{line['id']} on {line['target']}: server {line['server']} ({line['reason']}); " \
-                                   f"trainspec {ours} ({why[:300]})"
+    """trainspec refuses what the server refused and takes what it took; and where the server took a custom
+    resource, trainspec warns that the operator's pods would be refused exactly when the server refused
+    those pods (`pods`)."""
+    from trainspec.compiler.apiserver import check_objects
+    from trainspec.compiler.apiserver.crd import OPERATOR_PODS
+
+    ours, why, docs = M.offline(line["case"] | ({"target": line["target"]} if "patches" in line["case"] else {}),
+                                line["target"])
+    text = f"{line['id']} on {line['target']}: server {line['server']} ({line['reason']}); trainspec {ours} " \
+           f"({why[:300]})"
+    if ours != line["server"]:
+        return False, text
+    if ours == "accept" and line.get("pods"):
+        warned = any(f.warning and OPERATOR_PODS in f.message for f in check_objects(docs or [], (1, 36)))
+        if warned != (line["pods"] == "refuse"):
+            return False, text + f"; the operator's pods: server {line['pods']}, trainspec warned: {warned}"
+    return True, text
 
 
 def test_the_data_is_recorded_from_a_real_server_and_covers_every_mutation():

@@ -54,9 +54,17 @@ POD = {"k8s": "/2/spec/template/spec", "jobset": "/spec/replicatedJobs/0/templat
     ("schedulingGates", [{"name": "example.com/g"}, {"name": "example.com/g"}], "Duplicate value"),
     ("os", {"name": "plan9"}, 'Unsupported value: "plan9"'),
 ])
-def test_a_patched_pod_field_is_refused_at_the_patch_op(tmp_path, target, field, value, message):
+def test_a_patched_pod_field_is_refused_at_the_patch_op(tmp_path, capsys, target, field, value, message):
+    """k8s: the Job is refused.  An operator's resource is taken (the server does not validate the pod
+    template inside it) but its pods would not be: a warning, at the same place."""
     path = _patched(tmp_path, target, [{"op": "add", "path": f"{POD[target]}/{field}", "value": value}])
-    text = _refusal(path, target)
+    if target == "k8s":
+        text = _refusal(path, target)
+    else:
+        (plan,) = load_plans(str(path), targets=(target,), kube_version="1.36")
+        render(target, plan)
+        text = capsys.readouterr().err.removeprefix("trainspec: warning: ")
+        assert "the operator's pods would be refused" in text, text
     assert message in text and "spec.patches." + target + "[0]" in text, text
     rows = path.read_text().splitlines()
     at = next(i for i, row in enumerate(rows) if f"{POD[target]}/{field}" in row)
@@ -149,13 +157,15 @@ def test_a_user_variable_replaces_the_injected_one(tmp_path, target, name):
             assert values == ["mine"], env
 
 
-def test_an_unpatched_refusal_points_at_the_spec_field(tmp_path):
+def test_an_unpatched_finding_points_at_the_spec_field(tmp_path, capsys):
     """Nothing patched: the finding goes back to the spec field that fills it (here the Kubeflow v1 CRD's
-    older pod schema does not know a field the spec sets)."""
+    older pod schema does not know a field the spec sets: the server drops it, and says so)."""
     spec = json.loads(json.dumps(BASE))
     spec["spec"]["podSecurityContext"] = {"seLinuxChangePolicy": "Recursive"}
     path = _write(tmp_path, spec)
-    text = _refusal(path, "kubeflow")
+    (plan,) = load_plans(str(path), targets=("kubeflow",), kube_version="1.36")
+    render("kubeflow", plan)
+    text = capsys.readouterr().err
     line = next(i for i, row in enumerate(path.read_text().splitlines(), 1) if "podSecurityContext" in row)
     assert "unknown field" in text and f"{path}:{line}:" in text and "spec.podSecurityContext" in text, text
 

@@ -29,11 +29,15 @@ def cached(check):
 
 
 class Finding(NamedTuple):
-    """One refusal: object `doc` of the list written, `path` inside it, the API server's message."""
+    """One refusal: object `doc` of the list written, `path` inside it, the API server's message; or, with
+    `warning`, what the server takes but loses or cannot run: an unknown field it drops (its default
+    fieldValidation, Warn), a pod template inside a custom resource whose pods the operator would have
+    refused (the server does not validate the template itself)."""
 
     doc: int
     path: tuple
     message: str
+    warning: bool = False
 
 
 def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] | None = None) -> list[Finding]:
@@ -68,17 +72,22 @@ def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] 
                 # template's schema is older or looser): the API server cannot decode such a pod either
                 sink.add((), f"the object does not decode as its kind: {exc}")
         found.extend(Finding(index, path, message) for path, message in sink.items)
+        found.extend(Finding(index, path, message, True) for path, message in sink.warnings)
     return found
 
 
 class Sink:
     """Findings of one object: (path inside it, the server's message)."""
 
-    __slots__ = ("items", "version")
+    __slots__ = ("items", "version", "warnings")
 
     def __init__(self, version: tuple[int, int]):
         self.version = version
         self.items: list[tuple[tuple, str]] = []
+        self.warnings: list[tuple[tuple, str]] = []
+
+    def warn(self, path: tuple, message: str) -> None:
+        self.warnings.append((path, f"{field_path(path)}: {message}"))
 
     def add(self, path: tuple, message: str) -> None:
         self.items.append((path, f"{field_path(path)}: {message}"))

@@ -20,7 +20,9 @@ from .pod import pod_template
 
 FOLDER = Path(__file__).with_name("crds")
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
-OPERATOR_PODS = "the operator's pods would be refused: "  # a core finding on a template inside a custom resource
+# a core finding on a template inside a custom resource: the server takes the resource (it does not validate
+# the template), the operator's pods are refused when it creates them
+OPERATOR_PODS = "the operator's pods would be refused: "
 
 
 @functools.cache
@@ -191,8 +193,8 @@ def _object(s: Sink, value: dict, node: dict, path: tuple, rules: list, top: boo
         elif isinstance(extra, dict):
             _walk(s, item, extra, path + (name,), rules, defs=defs)
         elif props is not None and not node.get("x-kubernetes-preserve-unknown-fields") and extra is not True:
-            # kubectl's default --validate=strict (fieldValidation=Strict): an unknown field is refused
-            s.add(path + (name,), f'unknown field "{field_path(path + (name,))}"')
+            # the API server's default fieldValidation (Warn): it drops an unknown field, with a warning
+            s.warn(path + (name,), f'unknown field "{field_path(path + (name,))}": the API server drops it')
 
 
 # --- CEL ------------------------------------------------------------------------------------------
@@ -237,7 +239,7 @@ def _templates(s: Sink, value, path: tuple) -> None:
                     and "containers" in item["spec"]:
                 inner = Sink(s.version)
                 pod_template(inner, item, path + (key,))
-                s.items.extend((p, OPERATOR_PODS + m) for p, m in inner.items)
+                s.warnings.extend((p, OPERATOR_PODS + m) for p, m in inner.items)
             else:
                 _templates(s, item, path + (key,))
     elif isinstance(value, list):

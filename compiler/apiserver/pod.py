@@ -103,7 +103,7 @@ def pod_spec(s: Sink, spec, path: tuple) -> None:
             problem = dns_label_problem(spec[field])
             if problem:
                 s.invalid(path + (field,), spec[field], problem)
-    for field in ("priorityClassName", "serviceAccountName", "nodeName", "schedulerName", "runtimeClassName"):
+    for field in ("priorityClassName", "serviceAccountName", "nodeName", "runtimeClassName"):  # not schedulerName
         if spec.get(field):  # ValidatePodSpec: ValidateDNS1123Subdomain / ValidateServiceAccountName
             problem = subdomain_problem(spec[field])
             if problem:
