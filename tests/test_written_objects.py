@@ -225,3 +225,14 @@ def test_the_cli_reports_a_patched_refusal_in_the_usual_shape(tmp_path):
     assert "; expected " in result.stderr and "; hint: " in result.stderr
     validate = run_cli("validate", str(path), "--kube-version", "1.36")
     assert validate.returncode == 2 and "must be greater than zero" in validate.stderr
+
+
+def test_every_check_names_its_upstream_source():
+    import inspect
+
+    from trainspec.compiler.apiserver import batch, core, crd, pod
+
+    for module in (pod, core, batch, crd):
+        for name, function in inspect.getmembers(module, inspect.isfunction):
+            if function.__module__ == module.__name__:
+                assert (function.__doc__ or "").strip(), f"{module.__name__}.{name}"

@@ -16,6 +16,7 @@ MAX_SUCCESS_RULES = 20  # maxSuccessPolicyRule
 
 
 def _name(s: Sink, doc: dict) -> None:
+    """batch ValidateJob / apps ValidateDeployment: ValidateObjectMeta with a DNS-subdomain name."""
     name = (doc.get("metadata") or {}).get("name")
     if not name:
         s.required(("metadata", "name"), "name or generateName is required")

@@ -53,6 +53,7 @@ def metadata(s: Sink, meta, path: tuple, namespaced: bool) -> None:
 
 
 def _name(s: Sink, doc: dict, check) -> None:
+    """apimachinery ValidateObjectMeta: a name, by the kind's own name rule."""
     name = (doc.get("metadata") or {}).get("name")
     if not name:
         s.required(("metadata", "name"), "name or generateName is required")
@@ -135,16 +136,19 @@ def _data(s: Sink, doc: dict, fields: tuple[str, ...], what: str) -> None:
 
 
 def config_map(s: Sink, doc: dict) -> None:
+    """core ValidateConfigMap (ValidateConfigMapName: a DNS subdomain)."""
     _name(s, doc, subdomain_problem)
     _data(s, doc, ("data", "binaryData"), "ConfigMap")
 
 
 def secret(s: Sink, doc: dict) -> None:
+    """core ValidateSecret (ValidateSecretName: a DNS subdomain)."""
     _name(s, doc, subdomain_problem)
     _data(s, doc, ("data", "stringData"), "Secret")
 
 
 def pod(s: Sink, doc: dict) -> None:
+    """core ValidatePodCreate -> ValidatePodSpec."""
     from .pod import pod_spec
 
     _name(s, doc, subdomain_problem)

@@ -33,6 +33,7 @@ def schema(api_version: str, kind: str) -> dict | None:
 
 
 def check(s: Sink, doc: dict) -> None:
+    """A custom resource: its CRD's schema and rules, then (as warnings) the pod templates inside."""
     root = schema(str(doc.get("apiVersion")), str(doc.get("kind")))
     if root is None:
         return
@@ -72,6 +73,7 @@ def _types(node: dict) -> tuple[list[str], bool]:
 
 
 def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = False, defs: dict | None = None) -> None:
+    """apiextensions ValidateCustomResource: one value against its schema node; CEL rules collected."""
     while "$ref" in node and defs is not None:
         node = defs[node["$ref"]]
     kinds, nullable = _types(node)
@@ -103,6 +105,7 @@ def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = Fals
 
 
 def _is_type(value, kind: str) -> bool:
+    """kube-openapi validate type check (an integral float is an integer, as JSON decodes it)."""
     if kind == "integer":
         return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and \
             value.is_integer()
@@ -112,12 +115,14 @@ def _is_type(value, kind: str) -> bool:
 
 
 def _type_of(value) -> str:
+    """A value's JSON type name, as the server's messages give it."""
     if isinstance(value, bool):
         return "boolean"
     return {dict: "object", list: "array", str: "string", int: "integer", float: "number"}.get(type(value), "null")
 
 
 def _string(s: Sink, value: str, node: dict, path: tuple) -> None:
+    """kube-openapi validate: maxLength, minLength, pattern."""
     where = field_path(path)
     if "maxLength" in node and len(value) > node["maxLength"]:
         s.add(path, f"Too long: may not be more than {node['maxLength']} bytes")
@@ -133,6 +138,7 @@ def _pattern(text: str):
 
 
 def _number(s: Sink, value, node: dict, path: tuple) -> None:
+    """kube-openapi validate: minimum, maximum (exclusive when the schema says so)."""
     where = field_path(path)
     if "minimum" in node and (value < node["minimum"] or node.get("exclusiveMinimum") and value == node["minimum"]):
         s.invalid(path, value, f"{where} in body should be greater than or equal to {node['minimum']}")
@@ -141,6 +147,7 @@ def _number(s: Sink, value, node: dict, path: tuple) -> None:
 
 
 def _array(s: Sink, value: list, node: dict, path: tuple, rules: list, defs: dict | None) -> None:
+    """kube-openapi validate: maxItems, minItems, items; apiextensions listtype ValidateListSetsAndMaps."""
     if "maxItems" in node and len(value) > node["maxItems"]:
         s.too_many(path, len(value), node["maxItems"])
     if "minItems" in node and len(value) < node["minItems"]:
@@ -178,6 +185,7 @@ def _key_value(item: dict, key: str, items: dict):
 
 
 def _object(s: Sink, value: dict, node: dict, path: tuple, rules: list, top: bool, defs: dict | None) -> None:
+    """kube-openapi validate: required, maxProperties, properties / additionalProperties; unknown fields."""
     props = node.get("properties")
     for name in node.get("required") or ():
         if name not in value:

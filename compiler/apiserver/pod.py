@@ -55,6 +55,7 @@ VOLUME_SOURCES = ("hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockS
 
 
 def _v(s: Sink, low: tuple[int, int]) -> bool:
+    """Whether the Kubernetes version checked is `low` or later (a feature gate on by default there)."""
     return s.version >= low
 
 
@@ -909,6 +910,7 @@ def _pod_affinity_term(s: Sink, term, path: tuple) -> None:
 
 
 def _node_requirement(s: Sink, req, path: tuple) -> None:
+    """core ValidateNodeSelectorRequirement."""
     if not isinstance(req, dict):
         return
     op, values = req.get("operator"), req.get("values") or []
