@@ -77,7 +77,20 @@ def core() -> dict:
         pending += [ref.split('"')[0] for ref in text.split('"$ref": "#/$defs/')[1:]]
     for node in reached.values():
         _local_refs(node)
+        _drop_required(node)
     return {"roots": CORE_ROOTS, "definitions": reached}
+
+
+def _drop_required(node) -> None:
+    """A built-in kind's `required` is not the server's check: a missing field decodes to its zero value and
+    the validation code decides (a sleep action's seconds default to 0)."""
+    if isinstance(node, dict):
+        node.pop("required", None)
+        for value in node.values():
+            _drop_required(value)
+    elif isinstance(node, list):
+        for value in node:
+            _drop_required(value)
 
 
 def _local_refs(node) -> None:

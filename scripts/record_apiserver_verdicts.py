@@ -66,7 +66,21 @@ def pods_inside(doc: dict) -> list[dict]:
 
 
 def send(cluster, doc: dict, namespace: str) -> tuple[str, str]:
-    from trainspec.cli.cluster.errors import ApiFailure
+    """One dry-run create, retried while the server is unreachable (a restart), for up to five minutes."""
+    import time
+
+    from trainspec.cluster.errors import ClusterError
+
+    for _ in range(60):
+        try:
+            return _send(cluster, doc, namespace)
+        except ClusterError:
+            time.sleep(5)
+    return _send(cluster, doc, namespace)
+
+
+def _send(cluster, doc: dict, namespace: str) -> tuple[str, str]:
+    from trainspec.cluster.errors import ApiFailure
 
     api = doc["apiVersion"]
     base = f"/api/{api}" if "/" not in api else f"/apis/{api}"
@@ -106,7 +120,7 @@ def verdict(cluster, docs: list[dict], namespace: str) -> tuple[str, str, str]:
 
 def main() -> int:
 
-    from trainspec.cli.cluster.client import Cluster
+    from trainspec.cluster.client import Cluster
 
     kubeconfig = os.environ.get("TRAINSPEC_TEST_KUBECONFIG") or "/work/kube/kubeconfig"
     cluster = Cluster(kubeconfig=kubeconfig)
@@ -123,7 +137,7 @@ def main() -> int:
 def _service_account(cluster, namespace: str) -> bool:
     """The ServiceAccount admission plugin refuses a Pod without the namespace's `default` account, which no
     controller makes on a server without controllers: made for the run (True), deleted after it."""
-    from trainspec.cli.cluster.errors import ApiFailure
+    from trainspec.cluster.errors import ApiFailure
 
     try:
         cluster.request("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts/default")
@@ -156,7 +170,7 @@ def _record(cluster, version: str, namespace: str, created: bool) -> int:
                 server, reason, pods = verdict(cluster, docs, namespace)
             line = {"id": case["id"], "target": target, "case": {k: v for k, v in case.items()
                                                                  if k in ("set", "patches")},
-                    "server": server, "reason": reason[:400], "trainspec": ours, "version": version}
+                    "server": server, "reason": reason[:200], "trainspec": ours, "version": version}
             if pods:
                 line["pods"] = pods
             lines.append(line)

@@ -7,6 +7,7 @@ the spec-level checks (one rule in one place).
 
 from __future__ import annotations
 
+import re
 from typing import TypeGuard
 
 from ..kube import parse_quantity, quantity_size_problem
@@ -93,10 +94,10 @@ def pod_spec(s: Sink, spec, path: tuple) -> None:
     _host_ports(s, [(field, i, c) for field, items in (("initContainers", init), ("containers", containers))
                     for i, c in enumerate(items) if isinstance(c, dict)], path)
     policy = spec.get("restartPolicy")
-    if policy is not None and policy not in RESTART_POLICIES:  # validateRestartPolicy
+    if policy and policy not in RESTART_POLICIES:  # validateRestartPolicy ("": defaulted to Always)
         s.unsupported(path + ("restartPolicy",), policy, RESTART_POLICIES)
     dns = spec.get("dnsPolicy")
-    if dns is not None and dns not in DNS_POLICIES:  # validateDNSPolicy
+    if dns and dns not in DNS_POLICIES:  # "": defaulted to ClusterFirst  # validateDNSPolicy
         s.unsupported(path + ("dnsPolicy",), dns, DNS_POLICIES)
     _dns_config(s, spec.get("dnsConfig"), dns, path + ("dnsConfig",))
     for field in ("hostname", "subdomain"):  # ValidatePodSpec: ValidateDNS1123Label
@@ -104,16 +105,18 @@ def pod_spec(s: Sink, spec, path: tuple) -> None:
             problem = dns_label_problem(spec[field])
             if problem:
                 s.invalid(path + (field,), spec[field], problem)
-    for field in ("priorityClassName", "serviceAccountName", "nodeName", "runtimeClassName"):  # not schedulerName
-        if spec.get(field):  # ValidatePodSpec: ValidateDNS1123Subdomain / ValidateServiceAccountName
+    for field in ("priorityClassName", "serviceAccountName", "nodeName", "runtimeClassName", "serviceAccount"):
+        # not schedulerName; runtimeClassName even empty (a pointer); serviceAccount is copied to serviceAccountName
+        if spec.get(field) or field == "runtimeClassName" and spec.get(field) is not None:
             problem = subdomain_problem(spec[field])
             if problem:
-                s.invalid(path + (field,), spec[field], problem)
+                where = "serviceAccountName" if field == "serviceAccount" and not spec.get("serviceAccountName") \
+                    else field
+                s.invalid(path + (where,), spec[field], problem)
     deadline = spec.get("activeDeadlineSeconds")
     if deadline is not None and (not _int(deadline) or not 1 <= deadline <= 2**31 - 1):  # ValidatePodSpec
         s.invalid(path + ("activeDeadlineSeconds",), deadline, "must be between 1 and 2147483647, inclusive")
-    if grace is not None and _int(grace) and grace < 0:  # ValidateNonnegativeField
-        s.invalid(path + ("terminationGracePeriodSeconds",), grace, "must be greater than or equal to 0")
+    # a negative terminationGracePeriodSeconds is not refused: SetDefaults_PodSpec makes it 1
     for key in spec.get("nodeSelector") or {}:  # ValidatePodSpec -> metav1 ValidateLabels
         problem = qualified_name_problem(key) or label_value_problem(str(spec["nodeSelector"][key]))
         if problem:
@@ -124,12 +127,20 @@ def pod_spec(s: Sink, spec, path: tuple) -> None:
     preemption = spec.get("preemptionPolicy")
     if preemption is not None and preemption not in ("PreemptLowerPriority", "Never"):  # validatePreemptionPolicy
         s.unsupported(path + ("preemptionPolicy",), preemption, ("Never", "PreemptLowerPriority"))
+    host_process = [c for f in ("initContainers", "containers") for c in spec.get(f) or [] if isinstance(c, dict)
+                    and ((c.get("securityContext") or {}).get("windowsOptions") or {}).get("hostProcess")] or \
+        ((spec.get("securityContext") or {}).get("windowsOptions") or {}).get("hostProcess")
+    if host_process and not spec.get("hostNetwork"):  # validateWindowsHostProcessPod
+        s.invalid(path + ("hostNetwork",), bool(spec.get("hostNetwork")), "hostNetwork must be true if pod contains "
+                  "any hostProcess containers")
     if spec.get("shareProcessNamespace") and spec.get("hostPID"):  # validatePodSpecSecurityContext
         s.invalid(path + ("securityContext", "shareProcessNamespace"), True,
                   "ShareProcessNamespace and HostPID cannot both be enabled")
     _readiness_gates(s, spec.get("readinessGates") or [], path + ("readinessGates",))
     _scheduling_gates(s, spec.get("schedulingGates") or [], path + ("schedulingGates",))
     _os(s, spec, path)
+    if isinstance(spec.get("resources"), dict) and "claims" in spec["resources"]:  # validatePodResources
+        s.forbidden(path + ("resources", "claims"), "claims may not be set for Resources at pod-level")
     _image_pull_secrets(s, spec.get("imagePullSecrets") or [], path + ("imagePullSecrets",))
     _pod_security_context(s, spec.get("securityContext"), path + ("securityContext",))
     _affinity(s, spec.get("affinity"), path + ("affinity",))
@@ -230,11 +241,12 @@ def _container(s: Sink, c, path: tuple, volumes: dict, names: set, spec: dict, g
         names.add(name)
     if not c.get("image"):
         s.required(path + ("image",))
+    # an empty enum is unset: SetDefaults_Container / SetDefaults_ContainerPort fill it before validation
     policy = c.get("imagePullPolicy")
-    if policy is not None and policy not in PULL_POLICIES:  # validatePullPolicy
+    if policy and policy not in PULL_POLICIES:  # validatePullPolicy
         s.unsupported(path + ("imagePullPolicy",), policy, PULL_POLICIES)
     message = c.get("terminationMessagePolicy")
-    if message is not None and message not in MESSAGE_POLICIES:  # validateContainerCommon
+    if message and message not in MESSAGE_POLICIES:  # validateContainerCommon
         s.unsupported(path + ("terminationMessagePolicy",), message, MESSAGE_POLICIES)
     _ports(s, c.get("ports") or [], path + ("ports",), spec)
     _env(s, c.get("env") or [], path + ("env",))
@@ -254,7 +266,7 @@ def _container(s: Sink, c, path: tuple, volumes: dict, names: set, spec: dict, g
             _probe(s, c[probe], path + (probe,), probe, grace)
     lifecycle = c.get("lifecycle")
     if isinstance(lifecycle, dict):
-        if init and not sidecar:
+        if init and not sidecar and set(lifecycle) != {"stopSignal"}:  # (recorded: a stopSignal alone is taken)
             s.forbidden(path + ("lifecycle",), "may not be set for init containers without restartPolicy=Always")
         for hook in ("postStart", "preStop"):
             if lifecycle.get(hook) is not None:
@@ -288,9 +300,7 @@ def _ports(s: Sink, ports, path: tuple, spec: dict) -> None:
         if host not in (None, 0) and (not _int(host) or not 1 <= host <= 65535):
             s.invalid(pp + ("hostPort",), host, "must be between 1 and 65535, inclusive")
         protocol = port.get("protocol")
-        if protocol is None or protocol == "":
-            s.required(pp + ("protocol",))
-        elif protocol not in PROTOCOLS:
+        if protocol and protocol not in PROTOCOLS:  # "" and unset: defaulted to TCP
             s.unsupported(pp + ("protocol",), protocol, PROTOCOLS)
         if spec.get("hostNetwork") and host not in (None, 0) and host != number:  # validateHostNetwork
             s.invalid(pp + ("hostPort",), host, "must match `containerPort` when `hostNetwork` is true")
@@ -375,6 +385,12 @@ def _env_from(s: Sink, items, path: tuple) -> None:
         refs = [k for k in ("configMapRef", "secretRef") if item.get(k) is not None]
         if len(refs) != 1:
             s.invalid(path + (i,), "", "must specify one of: `configMapRef` or `secretRef`")
+        for ref in refs:  # validateConfigMapEnvSource / validateSecretEnvSource
+            name = item[ref].get("name") if isinstance(item[ref], dict) else None
+            if not name:
+                s.required(path + (i, ref, "name"))
+            elif subdomain_problem(str(name)):
+                s.invalid(path + (i, ref, "name"), name, subdomain_problem(str(name)) or "")
         prefix = item.get("prefix")
         if prefix:
             problem = env_name_problem(prefix, s.version)
@@ -483,7 +499,7 @@ def _handler(s: Sink, handler: dict, path: tuple, grace, lifecycle: bool) -> Non
             s.invalid(path + ("grpc", "port"), port, "must be between 1 and 65535, inclusive")
     sleep = handler.get("sleep")
     if isinstance(sleep, dict):  # validateSleepAction (PodLifecycleSleepActionAllowZero: 0 from 1.33)
-        seconds = sleep.get("seconds")
+        seconds = sleep.get("seconds", 0)
         low = 0 if _v(s, (1, 33)) else 1
         most = grace if _int(grace) else 30
         if not _int(seconds) or seconds < low or seconds > most:
@@ -583,10 +599,32 @@ def _security_context(s: Sink, sc, path: tuple) -> None:
         added = (sc.get("capabilities") or {}).get("add") or []
         if "CAP_SYS_ADMIN" in added:
             s.invalid(path, "", "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN")
+    _windows_options(s, sc.get("windowsOptions"), path + ("windowsOptions",))
     proc = sc.get("procMount")
     if proc is not None and proc not in ("Default", "Unmasked"):
         s.unsupported(path + ("procMount",), proc, ("Default", "Unmasked"))
     _profiles(s, sc, path)
+
+
+def _windows_options(s: Sink, options, path: tuple) -> None:
+    """core validateWindowsSecurityContextOptions: gmsaCredentialSpecName a DNS subdomain, gmsaCredentialSpec
+    and runAsUserName not empty when set."""
+    if not isinstance(options, dict):
+        return
+    name = options.get("gmsaCredentialSpecName")
+    if name is not None and subdomain_problem(str(name)):
+        s.invalid(path + ("gmsaCredentialSpecName",), name, subdomain_problem(str(name)) or "")
+    if options.get("gmsaCredentialSpec") == "":
+        s.invalid(path + ("gmsaCredentialSpec",), "", "gmsaCredentialSpec cannot be an empty string")
+    user = options.get("runAsUserName")
+    if user == "":
+        s.invalid(path + ("runAsUserName",), "", "runAsUserName cannot be an empty string")
+    elif isinstance(user, str) and (len(user) > 256 or len(user.rpartition("\\")[2]) > 104):
+        s.invalid(path + ("runAsUserName",), user, "runAsUserName's length must not exceed 256 characters, its "
+                  "User part 104")
+    elif isinstance(user, str) and any(ch in user.rpartition("\\")[2] for ch in '"/\\:;|=,+*?<>@[]'):
+        s.invalid(path + ("runAsUserName",), user, "runAsUserName's User cannot contain the following characters: "
+                  '"/\\:;|=,+*?<>@[]')
 
 
 def _profiles(s: Sink, sc: dict, path: tuple) -> None:
@@ -619,6 +657,10 @@ def _pod_security_context(s: Sink, sc, path: tuple) -> None:
     policy = sc.get("supplementalGroupsPolicy")  # validateSupplementalGroupsPolicy (1.31+)
     if policy is not None and policy not in ("Merge", "Strict"):
         s.unsupported(path + ("supplementalGroupsPolicy",), policy, ("Merge", "Strict"))
+    _windows_options(s, sc.get("windowsOptions"), path + ("windowsOptions",))
+    selinux = sc.get("seLinuxChangePolicy")  # validateSELinuxChangePolicy (MountOption: SELinuxMount gate, off)
+    if selinux is not None and selinux != "Recursive":
+        s.unsupported(path + ("seLinuxChangePolicy",), selinux, ("Recursive",))
     change = sc.get("fsGroupChangePolicy")
     if change is not None and change not in ("OnRootMismatch", "Always"):
         s.unsupported(path + ("fsGroupChangePolicy",), change, ("OnRootMismatch", "Always"))
@@ -628,6 +670,9 @@ def _pod_security_context(s: Sink, sc, path: tuple) -> None:
         name = (sysctl or {}).get("name") if isinstance(sysctl, dict) else None
         if not name:
             s.required(path + ("sysctls", i, "name"))
+        elif len(name) > 253 or not SYSCTL.match(name):
+            s.invalid(path + ("sysctls", i, "name"), name, "must have at most 253 characters and match regex "
+                      + SYSCTL.pattern)
         elif name in seen:
             s.duplicate(path + ("sysctls", i, "name"), name)
         seen.add(name or "")
@@ -648,10 +693,6 @@ def _topology_spread(s: Sink, items, path: tuple) -> None:
         key = c.get("topologyKey")
         if not key:
             s.required(cp + ("topologyKey",), "can not be empty")
-        else:
-            problem = qualified_name_problem(key)
-            if problem:
-                s.invalid(cp + ("topologyKey",), key, problem)
         when = c.get("whenUnsatisfiable")
         if when not in WHEN_UNSATISFIABLE:
             s.unsupported(cp + ("whenUnsatisfiable",), when, WHEN_UNSATISFIABLE)
@@ -666,6 +707,7 @@ def _topology_spread(s: Sink, items, path: tuple) -> None:
         if pair in pairs:  # ValidateSpreadConstraintNotRepeat
             s.duplicate(cp, f"{{{key}, {when}}}")
         pairs.add(pair)
+        label_selector(s, c.get("labelSelector"), cp + ("labelSelector",))
         for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             value = c.get(field)
             if value is not None and value not in INCLUSION_POLICIES:
@@ -675,14 +717,38 @@ def _topology_spread(s: Sink, items, path: tuple) -> None:
             problem = qualified_name_problem(str(label))
             if problem:
                 s.invalid(cp + ("matchLabelKeys", j), label, problem)
-            elif label in seen:
-                s.duplicate(cp + ("matchLabelKeys", j), label)
             seen.add(str(label))
         if c.get("matchLabelKeys") and c.get("labelSelector") is None:
             s.required(cp + ("labelSelector",), "must be specified when matchLabelKeys is set")
 
 
 EFFECTS = ("NoExecute", "NoSchedule", "PreferNoSchedule")
+SYSCTL = re.compile(r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$")
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def label_selector(s: Sink, selector, path: tuple) -> None:
+    """metav1 ValidateLabelSelector: matchLabels as labels; each expression's operator, values and key."""
+    if not isinstance(selector, dict):
+        return
+    for key, value in (selector.get("matchLabels") or {}).items():
+        problem = qualified_name_problem(str(key)) or label_value_problem(str(value))
+        if problem:
+            s.invalid(path + ("matchLabels",), key, problem)
+    for i, expression in enumerate(selector.get("matchExpressions") or []):
+        ep = path + ("matchExpressions", i)
+        if not isinstance(expression, dict):
+            continue
+        op, values = expression.get("operator"), expression.get("values") or []
+        if op not in SELECTOR_OPERATORS:
+            s.invalid(ep + ("operator",), op, "not a valid selector operator")
+        elif op in ("In", "NotIn") and not values:
+            s.required(ep + ("values",), "must be specified when `operator` is 'In' or 'NotIn'")
+        elif op in ("Exists", "DoesNotExist") and values:
+            s.forbidden(ep + ("values",), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+        problem = qualified_name_problem(str(expression.get("key") or ""))
+        if problem:
+            s.invalid(ep + ("key",), expression.get("key"), problem)
 
 
 def _tolerations(s: Sink, items, path: tuple) -> None:
@@ -824,10 +890,9 @@ def _dns_config(s: Sink, config, policy, path: tuple) -> None:
 
 
 def _image_pull_secrets(s: Sink, items, path: tuple) -> None:
-    """core validateImagePullSecrets: a name each."""
-    for i, item in enumerate(items if isinstance(items, list) else []):
-        if isinstance(item, dict) and not item.get("name"):
-            s.required(path + (i, "name"))
+    """core validateImagePullSecrets: nothing but the reference's own fields (an empty name is taken: it names
+    no Secret, and the kubelet skips it)."""
+    del s, items, path
 
 
 def _affinity(s: Sink, affinity, path: tuple) -> None:
@@ -844,9 +909,15 @@ def _affinity(s: Sink, affinity, path: tuple) -> None:
         if isinstance(pref, dict):
             terms.append((path + ("nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution", i,
                                   "preference"), pref.get("preference") or {}))
+    if isinstance(node, dict) and isinstance(node.get("requiredDuringSchedulingIgnoredDuringExecution"), dict) \
+            and not required.get("nodeSelectorTerms"):
+        s.required(path + ("nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"),
+                   "must have at least one node selector term")
     for tp, term in terms:
         for j, req in enumerate((term or {}).get("matchExpressions") or []):
             _node_requirement(s, req, tp + ("matchExpressions", j))
+        for j, req in enumerate((term or {}).get("matchFields") or []):
+            _node_field_requirement(s, req, tp + ("matchFields", j))
     for i, pref in enumerate((node.get("preferredDuringSchedulingIgnoredDuringExecution") or [])
                              if isinstance(node, dict) else []):
         weight = pref.get("weight") if isinstance(pref, dict) else None
@@ -888,6 +959,8 @@ def _pod_affinity_term(s: Sink, term, path: tuple) -> None:
         if problem:
             s.invalid(path + ("namespaces", i), namespace, problem)
     selector = term.get("labelSelector")
+    label_selector(s, selector, path + ("labelSelector",))
+    label_selector(s, term.get("namespaceSelector"), path + ("namespaceSelector",))
     match, mismatch = term.get("matchLabelKeys") or [], term.get("mismatchLabelKeys") or []
     for field, keys in (("matchLabelKeys", match), ("mismatchLabelKeys", mismatch)):
         if keys and selector is None:
@@ -909,11 +982,27 @@ def _pod_affinity_term(s: Sink, term, path: tuple) -> None:
             s.invalid(path + ("matchLabelKeys", i), label, "exists in both matchLabelKeys and mismatchLabelKeys")
 
 
+def _node_field_requirement(s: Sink, req, path: tuple) -> None:
+    """core validateNodeFieldSelectorRequirement: In or NotIn on metadata.name, with one value."""
+    if not isinstance(req, dict):
+        return
+    op, values = req.get("operator"), req.get("values") or []
+    if op not in ("In", "NotIn"):
+        s.invalid(path + ("operator",), op, "not a valid selector operator")
+    elif len(values) != 1:
+        s.required(path + ("values",), "must be only one value when `operator` is 'In' or 'NotIn' for node field "
+                   "selector")
+    if req.get("key") != "metadata.name":
+        s.invalid(path + ("key",), req.get("key"), "not a valid field selector key")
+
+
 def _node_requirement(s: Sink, req, path: tuple) -> None:
     """core ValidateNodeSelectorRequirement."""
     if not isinstance(req, dict):
         return
     op, values = req.get("operator"), req.get("values") or []
+    if op not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
+        s.invalid(path + ("operator",), op, "not a valid selector operator")
     if op in ("In", "NotIn") and not values:
         s.required(path + ("values",), "must be specified when `operator` is 'In' or 'NotIn'")
     elif op in ("Exists", "DoesNotExist") and values:
