@@ -168,6 +168,10 @@ def _node_requirement_rules(r: Reader, body: dict, path: tuple) -> None:
         r.error(path + ("values",), "must be specified single value when `operator` is 'Lt' or 'Gt'",
                 "values: [\"<integer>\"]")
     _key(r, body.get("key"), path + ("key",))
+    if operator in ("In", "NotIn"):  # ValidateNodeSelectorRequirement: each value a label value
+        for i, value in enumerate(values):
+            if isinstance(value, str) and label_value_problem(value):
+                r.error(path + ("values", i), f"{value!r}: {label_value_problem(value)}", "a label value")
 
 
 def _label_requirement_rules(r: Reader, body: dict, path: tuple) -> None:
