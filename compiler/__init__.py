@@ -47,7 +47,7 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
     (compiler/runtimes.py): read and checked once, attached to the plans that name them.
     `runtime_rules`: targets planned for too for a job on a runtime (the TrainJob an expansion starts from).
     """
-    from .errors import SpecError, SpecErrors, UsageError
+    from .errors import ErrorSink, SpecError, SpecErrors, UsageError
     from .kube_rules import DEFAULT_KUBE_VERSION, parse_version
     from .limits import report as report_limits
     from .loader import JsonnetOptions, load_file
@@ -85,7 +85,8 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
             plan = build_plan(spec, sink, rules + runtime_rules if spec.trainjob is not None else rules, named, given,
                               bool(runtimes)) if not sink.errors else None
             if plan is not None:
-                plan = plan._replace(kube_version=version)
+                plan = plan._replace(kube_version=version, locator=ErrorSink(sink.file, sink.positions,
+                                                                             sink.key_positions, prefix=sink.prefix))
                 report_limits(plan, sink)  # Linux's per-string limit, which no target can get past
                 plans.append(plan)
                 for target in plan.targets or ():

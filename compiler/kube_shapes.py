@@ -168,6 +168,10 @@ def _node_requirement_rules(r: Reader, body: dict, path: tuple) -> None:
         r.error(path + ("values",), "must be specified single value when `operator` is 'Lt' or 'Gt'",
                 "values: [\"<integer>\"]")
     _key(r, body.get("key"), path + ("key",))
+    if operator in ("In", "NotIn"):  # ValidateNodeSelectorRequirement: each value a label value
+        for i, value in enumerate(values):
+            if isinstance(value, str) and label_value_problem(value):
+                r.error(path + ("values", i), f"{value!r}: {label_value_problem(value)}", "a label value")
 
 
 def _label_requirement_rules(r: Reader, body: dict, path: tuple) -> None:
@@ -234,12 +238,17 @@ def _pod_affinity_term_rules(r: Reader, body: dict, path: tuple) -> None:
         for i, key in enumerate(keys):
             _key(r, key, path + (field, i))
     if selector is not None:
-        in_selector = set(selector.get("matchLabels") or {}) | {
-            e.get("key") for e in selector.get("matchExpressions") or [] if isinstance(e, dict)}
-        for i, key in enumerate(match_keys):
-            if key in in_selector:
-                r.error(path + ("matchLabelKeys", i), f"{key!r} exists in both matchLabelKeys and labelSelector",
-                        "a key only in one of them", "the server adds matchLabelKeys to the selector itself")
+        # upstream's loop: a matchLabelKeys key is refused only where a matchExpression repeats a key already in
+        # the selector (matchLabels or an earlier expression); a key only in matchLabels is accepted (the
+        # API server itself merges matchLabelKeys into a pod's selector as expressions)
+        seen = set(selector.get("matchLabels") or {})
+        for expression in selector.get("matchExpressions") or []:
+            key = expression.get("key") if isinstance(expression, dict) else None
+            if key in match_keys and key in seen:
+                r.error(path + ("matchLabelKeys", match_keys.index(key)), f"{key!r} exists in both matchLabelKeys "
+                        "and labelSelector", "a key only in one of them",
+                        "the server adds matchLabelKeys to the selector itself")
+            seen.add(key)
     for i, key in enumerate(match_keys):
         if key in mismatch_keys:
             r.error(path + ("matchLabelKeys", i), f"{key!r} exists in both matchLabelKeys and mismatchLabelKeys",

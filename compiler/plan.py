@@ -330,6 +330,9 @@ class JobPlan(NamedTuple):
     # v1.3: that runtime's definition (a TrainingRuntime/ClusterTrainingRuntime as data), when given with
     # --runtime: targets that expand it (jobset) write what the Trainer controller would create
     runtime: dict | None = None
+    # the spec's positions (an ErrorSink with none of its errors): where a render's finding on a written
+    # object is reported (targets/written.py); None for a plan made without a file
+    locator: object = None
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)

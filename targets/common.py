@@ -315,12 +315,15 @@ def exit_code_rule(container: str, restart: Restart) -> dict:
 
 def patched(plan: JobPlan, target: str, docs, whole_file: bool = False):
     """The target's objects with spec.patches.<target> applied (targets/patches.py): to its job object, the
-    last of `docs`, or with `whole_file` to the list of every object (the k8s target's)."""
-    if not plan.patches.get(target):
-        return docs
-    from . import patches
+    last of `docs`, or with `whole_file` to the list of every object (the k8s target's); then checked as
+    the API server checks them (targets/written.py), which refuses at the spec what it would refuse."""
+    from . import written
 
-    return patches.apply(plan, target, docs, whole_file)
+    if plan.patches.get(target):
+        from . import patches
+
+        docs = patches.apply(plan, target, docs, whole_file)
+    return written.checked(plan, target, docs, whole_file)
 
 
 _WARNED: set[tuple[str, str]] = set()

@@ -54,7 +54,20 @@ def role_labels(plan: JobPlan, role: RolePlan) -> dict[str, str]:
 
 
 def role_container(plan: JobPlan, role: RolePlan, env: list[dict], values: Rendered, name: str | None = None) -> dict:
-    """The role's training container (common.main_container) with the target's rendering."""
+    """The role's training container (common.main_container) with the target's rendering.
+
+    A variable the spec sets replaces the one the target injects under the same name (the user's value
+    wins, as on every target): a container's env holds each name once, and an operator's CRD refuses
+    a name twice (its env is a list-map keyed by name)."""
+    env = user_wins(env, {name for name, _ in role.sources.env})
     stub = Replica(role=role.name, index=0, name="", host="", port=role.port,
                    command=values.command, args=values.args, env=())
     return common.main_container(plan, role, stub, env, name=name)
+
+
+def user_wins(env: list[dict], user: set[str]) -> list[dict]:
+    """`env` with only the last entry of each name the user set (the user's entries come after the target's)."""
+    if not user:
+        return env
+    last = {entry["name"]: i for i, entry in enumerate(env) if entry["name"] in user}
+    return [entry for i, entry in enumerate(env) if entry["name"] not in user or last[entry["name"]] == i]

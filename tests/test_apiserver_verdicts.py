@@ -98,7 +98,14 @@ def test_validate_and_every_target_agree_with_the_api_server(case, version, tmp_
             assert error.line >= 1 and (error.expected or error.hint)
         return
     load_plans(str(path), kube_version=version)  # validate accepts it
+    refused_by = case.get("refused_by") or {}  # target -> its own refusal, whatever the version
     for target in TARGETS:
+        if target in refused_by:
+            with pytest.raises(SpecErrors) as refused:
+                load_plans(str(path), targets=(target,), kube_version=version)
+                render(target, load_plans(str(path), targets=(target,), kube_version=version)[0])
+            assert refused_by[target] in _messages(refused.value), (target, _messages(refused.value))
+            continue
         if target in only and not accept:
             with pytest.raises(SpecErrors) as refused:
                 load_plans(str(path), targets=(target,), kube_version=version)

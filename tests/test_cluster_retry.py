@@ -1,4 +1,4 @@
-"""Which failed requests are asked again and after how long: client-go's rules, bounded (cli/cluster/retry.py)."""
+"""Which failed requests are asked again and after how long: client-go's rules, bounded (cluster/retry.py)."""
 
 from __future__ import annotations
 

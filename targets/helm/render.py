@@ -61,9 +61,19 @@ WORKLOADS = ("jobs", "jobset")  # values.workload: the k8s target's objects, or 
 
 
 
+def _default_render_checked(plan: JobPlan) -> None:
+    """The chart's render with its default values is the k8s target's objects (tests/test_helm.py holds them
+    equal): checked as the API server checks them, as the helm target's (targets/written.py)."""
+    from .. import written
+    from ..k8s.render import objects
+
+    written.checked(plan, "helm", objects(plan), whole_file=True)
+
+
 def render(plan: JobPlan) -> dict[str, str]:
     if plan.patches.get("k8s"):
         common.warn_dropped(plan, "helm", {"patches.k8s (the chart renders the unpatched k8s objects)"})
+    _default_render_checked(plan)
     values = chart_values(plan)
     files = {
         "helm/Chart.yaml": chart_yaml(plan),

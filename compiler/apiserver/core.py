@@ -1,0 +1,158 @@
+"""Object metadata, Service, ConfigMap and Secret: kubernetes pkg/apis/core/validation/validation.go
+(ValidateObjectMeta, ValidateService, ValidateConfigMap, ValidateSecret) and apimachinery's
+api/validation (ValidateObjectMetaAccessor, ValidateAnnotations) and meta/v1/validation (ValidateLabels)."""
+
+from __future__ import annotations
+
+from ..kube import CONFIG_KEY
+from ..kube_rules import (
+    dns_label_problem,
+    job_name_ok,
+    label_value_problem,
+    port_name_problem,
+    qualified_name_problem,
+    subdomain_problem,
+)
+from . import Sink, cached
+
+# the same label keys, values and env names recur on every object of a job: each checked once
+qualified_name_problem = cached(qualified_name_problem)
+label_value_problem = cached(label_value_problem)
+
+ANNOTATIONS_MAX = 256 * 1024  # apimachinery TotalAnnotationSizeLimitB
+DATA_MAX = 1024 * 1024  # core MaxSecretSize; ConfigMap: the same 1 MiB (validateConfigMap's totalSize)
+SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
+PROTOCOLS = ("SCTP", "TCP", "UDP")
+
+
+def metadata(s: Sink, meta, path: tuple, namespaced: bool) -> None:
+    """apimachinery ValidateObjectMeta: the name (each kind's own rule), labels, annotations and their size."""
+    if not isinstance(meta, dict):
+        return
+    labels = meta.get("labels") or {}
+    for key, value in labels.items() if isinstance(labels, dict) else ():  # metav1 ValidateLabels
+        problem = qualified_name_problem(str(key))
+        if problem:
+            s.invalid(path + ("labels",), key, problem)
+        problem = label_value_problem(str(value))
+        if problem:
+            s.invalid(path + ("labels",), value, problem)
+    annotations = meta.get("annotations") or {}
+    total = 0
+    for key, value in annotations.items() if isinstance(annotations, dict) else ():  # ValidateAnnotations
+        problem = qualified_name_problem(str(key).lower())
+        if problem:
+            s.invalid(path + ("annotations",), key, problem)
+        total += len(str(key)) + len(str(value))
+    if total > ANNOTATIONS_MAX:  # ValidateAnnotationsSize
+        s.add(path + ("annotations",), f"Too long: may not be more than {ANNOTATIONS_MAX} bytes")
+    if namespaced and meta.get("namespace"):
+        problem = dns_label_problem(str(meta["namespace"]))
+        if problem:
+            s.invalid(path + ("namespace",), meta["namespace"], problem)
+
+
+def _name(s: Sink, doc: dict, check) -> None:
+    """apimachinery ValidateObjectMeta: a name, by the kind's own name rule."""
+    name = (doc.get("metadata") or {}).get("name")
+    if not name:
+        s.required(("metadata", "name"), "name or generateName is required")
+        return
+    problem = check(str(name))
+    if problem:
+        s.invalid(("metadata", "name"), name, problem)
+
+
+def service(s: Sink, doc: dict) -> None:
+    """core ValidateService: the name (ValidateServiceName, per version), type, ports (names unique and
+    IsValidPortName when more than one, numbers 1-65535, protocols), the selector's labels."""
+    _name(s, doc, lambda n: None if job_name_ok(n, s.version) else
+          "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+          "character, and end with an alphanumeric character")
+    spec = doc.get("spec") or {}
+    kind = spec.get("type")
+    if kind is not None and kind not in SERVICE_TYPES:
+        s.unsupported(("spec", "type"), kind, SERVICE_TYPES)
+    ports = spec.get("ports") or []
+    names: set[str] = set()
+    seen: set[tuple] = set()
+    for i, port in enumerate(ports if isinstance(ports, list) else []):
+        pp = ("spec", "ports", i)
+        if not isinstance(port, dict):
+            continue
+        name = port.get("name")
+        if len(ports) > 1 and not name:
+            s.required(pp + ("name",))
+        if name:
+            problem = dns_label_problem(name) if False else port_name_problem(name)
+            if problem:
+                s.invalid(pp + ("name",), name, problem)
+            elif name in names:
+                s.duplicate(pp + ("name",), name)
+            names.add(name)
+        number = port.get("port")
+        if not isinstance(number, int) or not 1 <= number <= 65535:
+            s.invalid(pp + ("port",), number, "must be between 1 and 65535, inclusive")
+        protocol = port.get("protocol", "TCP")
+        if protocol not in PROTOCOLS:
+            s.unsupported(pp + ("protocol",), protocol, PROTOCOLS)
+        key = (number, protocol)
+        if key in seen:
+            s.duplicate(pp, f"{{{number}, {protocol}}}")
+        seen.add(key)
+        target = port.get("targetPort")
+        if isinstance(target, int) and not 1 <= target <= 65535:
+            s.invalid(pp + ("targetPort",), target, "must be between 1 and 65535, inclusive")
+        elif isinstance(target, str) and target and not target.isdigit():
+            problem = port_name_problem(target)
+            if problem:
+                s.invalid(pp + ("targetPort",), target, problem)
+    if spec.get("clusterIP") == "None" and kind in ("NodePort", "LoadBalancer"):
+        s.invalid(("spec", "clusterIP"), "None", f"may not be set to 'None' for {kind} services")
+    selector = spec.get("selector") or {}
+    for key, value in selector.items() if isinstance(selector, dict) else ():
+        problem = qualified_name_problem(str(key)) or label_value_problem(str(value))
+        if problem:
+            s.invalid(("spec", "selector"), key, problem)
+
+
+def _data(s: Sink, doc: dict, fields: tuple[str, ...], what: str) -> None:
+    """core ValidateConfigMap / ValidateSecret: keys IsConfigMapKey, unique across data and binaryData,
+    at most 1 MiB in all."""
+    total = 0
+    keys: set[str] = set()
+    for field in fields:
+        data = doc.get(field) or {}
+        for key, value in data.items() if isinstance(data, dict) else ():
+            if not key or len(key) > 253 or not CONFIG_KEY.match(key) or key in (".", "..") or key.startswith(".."):
+                s.invalid((field,), key, "a valid config key must consist of alphanumeric characters, '-', '_' "
+                          "or '.'")
+            if key in keys:
+                s.invalid((field,), key, "duplicate of key present in " + fields[0])
+            keys.add(key)
+            total += len(str(value))
+    if total > DATA_MAX:
+        s.add((fields[0],), f"Too long: may not be more than {DATA_MAX} bytes")
+
+
+def config_map(s: Sink, doc: dict) -> None:
+    """core ValidateConfigMap (ValidateConfigMapName: a DNS subdomain)."""
+    _name(s, doc, subdomain_problem)
+    _data(s, doc, ("data", "binaryData"), "ConfigMap")
+
+
+def secret(s: Sink, doc: dict) -> None:
+    """core ValidateSecret (ValidateSecretName: a DNS subdomain)."""
+    _name(s, doc, subdomain_problem)
+    _data(s, doc, ("data", "stringData"), "Secret")
+
+
+def pod(s: Sink, doc: dict) -> None:
+    """core ValidatePodCreate -> ValidatePodSpec."""
+    from .pod import pod_spec
+
+    _name(s, doc, subdomain_problem)
+    pod_spec(s, doc.get("spec"), ("spec",))
+
+
+KINDS = {"Service": service, "ConfigMap": config_map, "Secret": secret, "Pod": pod}

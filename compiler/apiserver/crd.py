@@ -1,0 +1,255 @@
+"""Custom resources: the structural schema and `x-kubernetes-validations` of each operator's CRD
+(k8s.io/apiextensions-apiserver: pkg/apiserver/validation ValidateCustomResource (kube-openapi's
+validate package), pkg/apiserver/schema/listtype ValidateListSetsAndMaps, pkg/apiserver/schema/cel
+Validator), and the core rules on the pod templates inside them (what the operator's pods meet).
+
+The schemas are compiler/apiserver/crds/*.json (scripts/gen_crd_schemas.py), read only for a kind
+that is written; the CEL library (common-expression-language) is imported only when a rule is
+reached.  Transition rules (`oldSelf`) do not apply to a create and are skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+from . import Sink, _go, field_path
+from .pod import pod_template
+
+FOLDER = Path(__file__).with_name("crds")
+TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
+# a core finding on a template inside a custom resource: the server takes the resource (it does not validate
+# the template), the operator's pods are refused when it creates them
+OPERATOR_PODS = "the operator's pods would be refused: "
+
+
+@functools.cache
+def schema(api_version: str, kind: str) -> dict | None:
+    """The CRD's schema for apiVersion/kind, or None (a kind trainspec does not write)."""
+    path = FOLDER / (f"{api_version}/{kind}".replace("/", "_") + ".json")
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def check(s: Sink, doc: dict) -> None:
+    """A custom resource: its CRD's schema and rules, then (as warnings) the pod templates inside."""
+    root = schema(str(doc.get("apiVersion")), str(doc.get("kind")))
+    if root is None:
+        return
+    rules: list[tuple[tuple, dict, object]] = []
+    _walk(s, doc, root, (), rules, top=True)
+    if rules:
+        _cel(s, rules)
+    _templates(s, doc, ())
+
+
+# --- structural schema ------------------------------------------------------------------------------
+
+@functools.cache
+def _core() -> dict:
+    return json.loads((FOLDER / "core.json").read_text())
+
+
+def check_core(s: Sink, doc: dict) -> None:
+    """A built-in kind's types and known fields (Kubernetes' OpenAPI definitions, strict: what the API server
+    cannot decode, or kubectl's fieldValidation=Strict refuses as an unknown field)."""
+    core = _core()
+    name = core["roots"].get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
+    if name is not None:
+        _walk(s, doc, core["definitions"][name], (), [], top=True, defs=core["definitions"])
+
+
+def _types(node: dict) -> tuple[list[str], bool]:
+    """(the JSON types a node allows, whether null is one): `type` as a name or a list, or a oneOf of types."""
+    kinds = node.get("type")
+    if kinds is None and node.get("oneOf"):
+        kinds = [k for option in node["oneOf"] for k in _types(option)[0]] + \
+            (["null"] if any(_types(option)[1] for option in node["oneOf"]) else [])
+    if kinds is None:
+        return [], True
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+    return [k for k in kinds if k != "null"], "null" in kinds
+
+
+def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = False, defs: dict | None = None) -> None:
+    """apiextensions ValidateCustomResource: one value against its schema node; CEL rules collected."""
+    while "$ref" in node and defs is not None:
+        node = defs[node["$ref"]]
+    kinds, nullable = _types(node)
+    if value is None:
+        if not (nullable or node.get("nullable")):
+            s.invalid(path, "null", f"{field_path(path)} in body must be of type {'/'.join(kinds) or 'object'}")
+        return
+    if node.get("x-kubernetes-int-or-string"):
+        kinds = ["integer", "string"]
+    if kinds and not any(_is_type(value, kind) for kind in kinds):
+        s.invalid(path, _type_of(value), f"{field_path(path)} in body must be of type {' or '.join(kinds)}")
+        return
+    if node.get("format") == "int32" and isinstance(value, int) and not -2**31 <= value < 2**31:
+        s.invalid(path, value, f"{field_path(path)} in body must be a 32-bit integer")
+        return
+    for rule in node.get("x-kubernetes-validations") or ():
+        if "oldSelf" not in rule["rule"]:
+            rules.append((path, rule, value))
+    if "enum" in node and value not in node["enum"]:
+        s.unsupported(path, value, node["enum"])
+    if isinstance(value, str):
+        _string(s, value, node, path)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        _number(s, value, node, path)
+    elif isinstance(value, list):
+        _array(s, value, node, path, rules, defs)
+    elif isinstance(value, dict):
+        _object(s, value, node, path, rules, top, defs)
+
+
+def _is_type(value, kind: str) -> bool:
+    """kube-openapi validate type check (an integral float is an integer, as JSON decodes it)."""
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and \
+            value.is_integer()
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, TYPES.get(kind, object))
+
+
+def _type_of(value) -> str:
+    """A value's JSON type name, as the server's messages give it."""
+    if isinstance(value, bool):
+        return "boolean"
+    return {dict: "object", list: "array", str: "string", int: "integer", float: "number"}.get(type(value), "null")
+
+
+def _string(s: Sink, value: str, node: dict, path: tuple) -> None:
+    """kube-openapi validate: maxLength, minLength, pattern."""
+    where = field_path(path)
+    if "maxLength" in node and len(value) > node["maxLength"]:
+        s.add(path, f"Too long: may not be more than {node['maxLength']} bytes")
+    if "minLength" in node and len(value) < node["minLength"]:
+        s.invalid(path, value, f"{where} in body should be at least {node['minLength']} chars long")
+    if "pattern" in node and not _pattern(node["pattern"]).search(value):
+        s.invalid(path, value, f"{where} in body should match '{node['pattern']}'")
+
+
+@functools.cache
+def _pattern(text: str):
+    return re.compile(text)
+
+
+def _number(s: Sink, value, node: dict, path: tuple) -> None:
+    """kube-openapi validate: minimum, maximum (exclusive when the schema says so)."""
+    where = field_path(path)
+    if "minimum" in node and (value < node["minimum"] or node.get("exclusiveMinimum") and value == node["minimum"]):
+        s.invalid(path, value, f"{where} in body should be greater than or equal to {node['minimum']}")
+    if "maximum" in node and (value > node["maximum"] or node.get("exclusiveMaximum") and value == node["maximum"]):
+        s.invalid(path, value, f"{where} in body should be less than or equal to {node['maximum']}")
+
+
+def _array(s: Sink, value: list, node: dict, path: tuple, rules: list, defs: dict | None) -> None:
+    """kube-openapi validate: maxItems, minItems, items; apiextensions listtype ValidateListSetsAndMaps."""
+    if "maxItems" in node and len(value) > node["maxItems"]:
+        s.too_many(path, len(value), node["maxItems"])
+    if "minItems" in node and len(value) < node["minItems"]:
+        s.invalid(path, len(value), f"{field_path(path)} in body should have at least {node['minItems']} items")
+    items = node.get("items") or {}
+    for i, item in enumerate(value):
+        _walk(s, item, items, path + (i,), rules, defs=defs)
+    while "$ref" in items and defs is not None:
+        items = defs[items["$ref"]]
+    kind = node.get("x-kubernetes-list-type")
+    if kind == "map":  # listtype ValidateListSetsAndMaps: one item per key
+        keys = node.get("x-kubernetes-list-map-keys") or ()
+        seen: set[tuple] = set()
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                continue
+            key = tuple(_key_value(item, k, items) for k in keys)
+            if key in seen:
+                s.duplicate(path + (i,), "map[string]interface {}{" + ", ".join(
+                    f'"{k}":{_go(v)}' for k, v in zip(keys, key)) + "}", raw=True)
+            seen.add(key)
+    elif kind == "set":
+        seen_items: list = []
+        for i, item in enumerate(value):
+            if item in seen_items:
+                s.duplicate(path + (i,), item)
+            seen_items.append(item)
+
+
+def _key_value(item: dict, key: str, items: dict):
+    """A list-map key's value, its schema default where unset (a port's protocol defaults to TCP)."""
+    if key in item:
+        return item[key]
+    return ((items.get("properties") or {}).get(key) or {}).get("default")
+
+
+def _object(s: Sink, value: dict, node: dict, path: tuple, rules: list, top: bool, defs: dict | None) -> None:
+    """kube-openapi validate: required, maxProperties, properties / additionalProperties; unknown fields."""
+    props = node.get("properties")
+    for name in node.get("required") or ():
+        if name not in value:
+            s.required(path + (name,))
+    if "maxProperties" in node and len(value) > node["maxProperties"]:
+        s.too_many(path, len(value), node["maxProperties"])
+    extra = node.get("additionalProperties")
+    for name, item in value.items():
+        if top and name in ("apiVersion", "kind", "metadata"):
+            continue
+        if props is not None and name in props:
+            _walk(s, item, props[name], path + (name,), rules, defs=defs)
+        elif isinstance(extra, dict):
+            _walk(s, item, extra, path + (name,), rules, defs=defs)
+        elif props is not None and not node.get("x-kubernetes-preserve-unknown-fields") and extra is not True:
+            # the API server's default fieldValidation (Warn): it drops an unknown field, with a warning
+            s.warn(path + (name,), f'unknown field "{field_path(path + (name,))}": the API server drops it')
+
+
+# --- CEL ------------------------------------------------------------------------------------------
+
+def _cel(s: Sink, rules: list) -> None:
+    """pkg/apiserver/schema/cel Validator: each rule with `self` the value it sits on; a false result is the
+    rule's message (or "failed rule: <rule>")."""
+    import cel  # common-expression-language: only when a written object reaches a rule
+
+    for path, rule, value in rules:
+        try:
+            ok = cel.evaluate(rule["rule"], {"self": value})
+        except Exception as exc:  # noqa: BLE001 - the library raises its own types; a rule it cannot run is a refusal
+            # the API server's runtime error ("no such key" on an absent optional field) refuses too
+            s.invalid(path, _type_of(value), f"rule evaluation error: {exc}")
+            continue
+        if ok is not True:
+            message = rule.get("message") or f"failed rule: {rule['rule']}"
+            field = tuple(p for p in str(rule.get("fieldPath") or "").split(".") if p) or _subject(rule["rule"])
+            s.invalid(path + field, _type_of(value), message)
+
+
+_SELF_FIELDS = re.compile(r"self((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+def _subject(rule: str) -> tuple:
+    """The one field below `self` a rule reads, when it reads only one (`self.metadata.name.matches(...)`:
+    metadata.name), so its refusal points there; () otherwise."""
+    chains = {tuple(m.split(".")[1:]) for m in _SELF_FIELDS.findall(rule)}
+    chains = {tuple(c for c in chain if c not in ("matches", "size", "all", "exists", "filter")) for chain in chains}
+    return next(iter(chains)) if len(chains) == 1 else ()
+
+
+# --- pod templates inside -----------------------------------------------------------------------------
+
+def _templates(s: Sink, value, path: tuple) -> None:
+    """Every pod template in a custom resource (`template: {spec: {containers: ...}}`), checked with the core
+    rules: the operator creates pods from it, and the API server refuses those pods."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "template" and isinstance(item, dict) and isinstance(item.get("spec"), dict) \
+                    and "containers" in item["spec"]:
+                inner = Sink(s.version)
+                pod_template(inner, item, path + (key,))
+                s.warnings.extend((p, OPERATOR_PODS + m) for p, m in inner.items)
+            else:
+                _templates(s, item, path + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _templates(s, item, path + (i,))
