@@ -28,6 +28,20 @@ spec:
 
 
 @functools.cache
+def on_runtime(path: str | os.PathLike) -> bool:
+    """A spec v1.3 job on the cluster's Trainer runtime (spec.trainjob): without the runtime's definition
+    (--runtime) only the trainjob target writes it (tests/test_trainjob_on_runtime.py, test_runtime_expansion.py)."""
+    import yaml
+
+    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return isinstance(doc, dict) and "trainjob" in (doc.get("spec") or {})
+
+
+def runtime_excludes() -> list[str]:
+    """`build` options leaving out the example specs on a Trainer runtime (for a --target they cannot take)."""
+    return [arg for p in sorted(SPECS.glob("*.yaml")) if on_runtime(p) for arg in ("--exclude", p.name)]
+
+
 def neutral_cwd() -> str:
     """An empty folder to start Python in: the working folder comes first on sys.path for `-c` and `-m`,
     and neither the checkout nor its parent (where a clone named `trainspec` is a namespace package
