@@ -330,6 +330,8 @@ class JobPlan(NamedTuple):
     # v1.3: that runtime's definition (a TrainingRuntime/ClusterTrainingRuntime as data), when given with
     # --runtime: targets that expand it (jobset) write what the Trainer controller would create
     runtime: dict | None = None
+    # v1.3 metadata.generateName as written: the objects named `name` carry it too (docs/spec.md, generateName)
+    generate_name: str | None = None
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)
