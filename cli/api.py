@@ -15,7 +15,7 @@ functions that need it: `import trainspec` stays as cheap as `trainspec --versio
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from trainspec.compiler.errors import Error, Problem, SpecError, SpecErrors, UsageError
@@ -61,7 +61,8 @@ def _documents(source: Source) -> tuple[str, list | None]:
 def plan_source(source: Source, *, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False,
                 documents: list | None = None, tla: Mapping[str, str] | None = None,
                 ext_vars: Mapping[str, str] | None = None, jpath: Sequence[str] | None = None,
-                kube_version: str | None = None, runtimes: Sequence[str] = ()) -> list[JobPlan]:
+                kube_version: str | None = None, runtimes: Sequence[str] = (),
+                name_for: Callable[[str], str] | None = None) -> list[JobPlan]:
     """Every job of `source` planned for `targets` (None: every target, their problems left to each
     render); raises SpecErrors with every problem.  What the CLI's validate/compile/build and `load` call."""
     from trainspec.targets import load_plans
@@ -72,6 +73,8 @@ def plan_source(source: Source, *, targets: tuple[str, ...] | None = None, skip_
         options["kube_version"] = kube_version
     if runtimes:
         options["runtimes"] = tuple(str(r) for r in runtimes)
+    if name_for is not None:  # `apply`: a job written with generateName gets a new name each run
+        options["name_for"] = name_for
     try:
         return load_plans(name, targets=targets, skip_unsupported=skip_unsupported,
                           documents=docs if documents is None else documents, **options)

@@ -12,6 +12,8 @@ def spec_options(args) -> dict:
         options["kube_version"] = args.kube_version
     if getattr(args, "runtime", None):  # --runtime FILE|DIR: the Trainer runtimes a v1.3 spec names
         options["runtimes"] = tuple(args.runtime)
+    if getattr(args, "name_for", None):  # `apply`: metadata.generateName -> this run's name (cluster/generated.py)
+        options["name_for"] = args.name_for
     return options
 
 

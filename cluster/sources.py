@@ -86,11 +86,14 @@ def _by_job(path: str, docs: list[Any]) -> list[Bundle]:
 def _spec_positions(path: str, args, job: str) -> dict:
     if path == "-" or path.endswith(".jsonnet"):
         return {}  # standard input is read once; Jsonnet output has no positions
+    from trainspec.compiler.kube import generated_name
     from trainspec.compiler.loader import load_file
 
     try:
         for doc in load_file(path):
-            if isinstance(doc.data, dict) and (doc.data.get("metadata") or {}).get("name") == job:
+            meta = (doc.data.get("metadata") or {}) if isinstance(doc.data, dict) else {}
+            prefix = meta.get("generateName")
+            if meta.get("name") == job or (isinstance(prefix, str) and job.startswith(generated_name(prefix, ""))):
                 return doc.positions
     except Exception:  # the spec compiled a moment ago; positions are a nicety, never a failure
         return {}
@@ -104,7 +107,9 @@ def _from_spec(path: str, args, target: str, walked: bool) -> list[Bundle]:
     from trainspec.loading import load_input
     from trainspec.targets import render
 
-    plans = load_input(SpecInput(path, walked), args, targets=(target,))
+    from .generated import with_new_names
+
+    plans = load_input(SpecInput(path, walked), with_new_names(args), targets=(target,))
     out = []
     for plan in plans:
         docs = [d for text in render(target, plan).values() for d in yaml.safe_load_all(text) if d]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .errors import ErrorSink, SpecError, SpecErrors, UsageError
     from .loader import JsonnetOptions, load_file
     from .plan import JobPlan
@@ -31,7 +33,8 @@ def __getattr__(name: str):
 def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tla: dict[str, str] | None = None,
                ext_vars: dict[str, str] | None = None, jpath: list[str] | None = None, documents: list | None = None,
                skip_unsupported: bool = False, kube_version: str | None = None,
-               runtimes: tuple[str, ...] = (), runtime_rules: tuple[TargetRules, ...] = ()) -> list[JobPlan]:
+               runtimes: tuple[str, ...] = (), runtime_rules: tuple[TargetRules, ...] = (),
+               name_for: Callable[[str], str] | None = None) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
 
     `rules`: the targets to plan for (their naming schemes, checks, warnings, limits:
@@ -46,6 +49,8 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
     `runtimes`: `--runtime FILE|DIR`, the Trainer runtimes a spec v1.3 job on a runtime may name
     (compiler/runtimes.py): read and checked once, attached to the plans that name them.
     `runtime_rules`: targets planned for too for a job on a runtime (the TrainJob an expansion starts from).
+    `name_for`: the name of a job written with metadata.generateName, from its prefix (`apply` generates one
+    per run); None: the prefix without its trailing '-' (`build`, `compile`: the same bytes every time).
     """
     from .errors import ErrorSink, SpecError, SpecErrors, UsageError
     from .kube_rules import DEFAULT_KUBE_VERSION, parse_version
@@ -73,6 +78,8 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
     names: dict[str, tuple[int, int, int]] = {}  # job name -> (line, column, number) of its first document
     for number, doc in enumerate(docs, 1):
         spec, sink = validate(doc, version)
+        if spec is not None and spec.generate_name is not None and name_for is not None:
+            spec = spec._replace(name=name_for(spec.generate_name))
         if spec is not None:
             if spec.name in names:
                 line, column, first = names[spec.name]

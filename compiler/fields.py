@@ -47,6 +47,9 @@ API_VERSIONS = ("trainspec/v1", "trainspec/v1.1", "trainspec/v1.2", "trainspec/v
 KIND = "TrainingJob"
 INT32_MAX = 2**31 - 1
 ABSOLUTE_PATH = "^/"
+# metadata.generateName: a DNS-1035 label's start; it may end with '-' (the API server checks the prefix with its
+# trailing '-' masked: apimachinery ValidateObjectMeta -> nameFn(generateName, prefix=true))
+GENERATE_NAME = "^[a-z][-a-z0-9]*$"
 # An extended resource name with its domain prefix (nvidia.com/gpu): RESOURCE_NAME with the prefix required.
 ACCELERATOR = RESOURCE_NAME.pattern.replace("/)?", "/)", 1)
 
@@ -145,14 +148,17 @@ MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
     )),
     Mapping("metadata", "The job's name and the labels and annotations of every generated object.", (
         Field("name", "string", "job name: a DNS-1035 label; generated names are <name>-<role>-<index>",
-              required=True, pattern=DNS1035_LABEL.pattern, max_length=63),
+              pattern=DNS1035_LABEL.pattern, max_length=63),
+        Field("generateName", "string", "instead of name (v1.3): a prefix; each `apply` names the job <prefix> plus "
+              "5 random characters (as the API server would), `build` names it by the prefix without its "
+              "trailing '-'", pattern=GENERATE_NAME, max_length=63),
         Field("namespace", "string", "Kubernetes namespace (default: default)", pattern=DNS1123_LABEL.pattern,
               max_length=63),
         Field("labels", "map", "copied onto every generated object", of="string", keys=RESOURCE_NAME.pattern,
               pattern=LABEL_VALUE.pattern, max_length=63, empty=True),
         Field("annotations", "map", "copied onto every generated object", of="string",
               keys=RESOURCE_NAME.pattern, empty=True),
-    )),
+    ), exactly_one=("name", "generateName")),
     Mapping("spec", "The job: framework, defaults of every role, and the roles.", (
         Field("framework", "string", "chooses the roles, the injected variables and the operator kinds",
               required=True, enum=FRAMEWORKS),

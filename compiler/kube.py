@@ -51,6 +51,15 @@ ENV_NAME = Pattern(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 RESOURCE_NAME = Pattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
                         r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 MAX_NAME = 63  # a DNS-1123 label: every object name that is also a host name
+# metadata.generateName as the API server applies it (k8s.io/apiserver/pkg/storage/names/generate.go): the prefix
+# cut to 58 characters, then 5 random ones from an alphabet without vowels (no words by chance)
+GENERATED_SUFFIX = 5
+GENERATED_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def generated_name(prefix: str, suffix: str) -> str:
+    """The name the API server makes of `prefix` and its `suffix` (GENERATED_SUFFIX characters)."""
+    return prefix[:MAX_NAME - GENERATED_SUFFIX] + suffix
 
 
 # --- quantities (k8s.io/apimachinery/pkg/api/resource) -----------------------------------------

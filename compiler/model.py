@@ -263,6 +263,9 @@ class JobSpec(NamedTuple):
     container_name: str | None = None  # v1.2: every role's main container name (None: the framework's)
     success: GenericSuccess | None = None  # v1.2, generic only (None: every replica of every role)
     trainjob: TrainJobOnRuntime | None = None  # v1.3: runs on a Trainer runtime the cluster has
+    # v1.3 metadata.generateName as written (then `name` is the prefix without its trailing '-', or the name
+    # `apply` generated from it: compiler.load_plans's name_for)
+    generate_name: str | None = None
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)

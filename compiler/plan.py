@@ -333,6 +333,8 @@ class JobPlan(NamedTuple):
     # the spec's positions (an ErrorSink with none of its errors): where a render's finding on a written
     # object is reported (targets/written.py); None for a plan made without a file
     locator: object = None
+    # v1.3 metadata.generateName as written: the objects named `name` carry it too (docs/spec.md, generateName)
+    generate_name: str | None = None
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)

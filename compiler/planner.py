@@ -87,7 +87,8 @@ def build_plan(spec: JobSpec, sink: ErrorSink, rules: tuple[TargetRules, ...],
         targets=tuple(r.name for r in rules) if named else None,
         image_pull_secrets=spec.image_pull_secrets, pod=spec.pod, elastic=spec.elastic,
         mpi_ssh_path=spec.ssh_auth_mount_path,
-        patches=spec.patches, trainjob=spec.trainjob, runtime=_runtime_of(spec, sink, runtimes, runtime_given))
+        patches=spec.patches, trainjob=spec.trainjob, generate_name=spec.generate_name,
+        runtime=_runtime_of(spec, sink, runtimes, runtime_given))
     return _with_target_problems(plan, sink, scheme_sinks, rules)
 
 

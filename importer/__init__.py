@@ -55,6 +55,19 @@ V12_FEATURES = {"framework generic", "taskName", "containerName", "success"}
 KNOWN_GROUPS = tuple(dict.fromkeys(k.group for name in KIND_REGISTRY for k in registry_kinds(name)))
 
 
+
+def _made_of_prefix(name, prefix) -> bool:
+    """A job the spec names by its generateName: none named, or named as `build` (the prefix without its
+    trailing '-') or the API server (the prefix and 5 random characters) name it from the prefix; another
+    name wins (the API server ignores generateName then) and the importer reads that name."""
+    if not isinstance(prefix, str) or not prefix.rstrip("-"):
+        return False
+    from trainspec.compiler.kube import GENERATED_SUFFIX, generated_name
+
+    return name is None or name == prefix.rstrip("-") or (
+        isinstance(name, str) and len(name) == len(generated_name(prefix, "x" * GENERATED_SUFFIX))
+        and name.startswith(generated_name(prefix, "")))
+
 def source_of(data) -> str | None:
     """Which importer reads this document: kubeflow, volcano, trainjob, jobset, batch or openpai (None: not a job).
     The kinds registry decides (compiler/kinds/: each entry's `matches`); its names are the importers'."""
@@ -161,6 +174,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     shape = kubeflow.KINDS[doc.data["kind"]][2] if kind == "kubeflow" else None if kind == "volcano" else kind
     data = checked(doc, shape)
     ctx = Context(doc, target)
+    generate_name: str | None = None  # the source's metadata.generateName (it has no name)
     if kind == "openpai":
         from . import openpai
 
@@ -168,14 +182,12 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
         spec = openpai.import_job(ctx, data)
     else:
         meta = data.get("metadata")
-        if isinstance(meta, dict) and meta.get("name") is None and isinstance(meta.get("generateName"), str) \
-                and meta["generateName"].rstrip("-"):
-            # `kubectl create` names such a job `<generateName><random>`; a spec's job has one fixed name
-            name = meta["generateName"].rstrip("-")
-            ctx.lose(("metadata", "generateName"), f"the API server adds a random suffix to generateName for each "
-                     f"job created; the spec names the job {name!r}, every time")
-            ctx.comment(("metadata", "name"), f"from generateName {meta['generateName']!r}")
-            data = dict(data, metadata={**{k: v for k, v in meta.items() if k != "generateName"}, "name": name})
+        if isinstance(meta, dict) and _made_of_prefix(meta.get("name"), meta.get("generateName")):
+            # spec v1.3 keeps generateName (each `apply` makes a new name of it); the importers below read the
+            # job's name, which `build` derives from the prefix the same way
+            generate_name = meta["generateName"]
+            data = dict(data, metadata={**{k: v for k, v in meta.items() if k != "generateName"},
+                                        "name": generate_name.rstrip("-")})
             meta = data["metadata"]
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
             raise ctx.fail(("metadata",), "the job has no name", "metadata.name or metadata.generateName")
@@ -214,9 +226,16 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     if ctx.unmapped:
         spec["spec"]["patches"] = {ctx.target: patches(ctx)}
         ctx.uses("patches")
+    uses = sorted(ctx.v11)
     if ctx.v11:
         spec["apiVersion"] = "trainspec/v1.2" if ctx.v11 & V12_FEATURES else "trainspec/v1.1"
-        ctx.comment(("apiVersion",), "uses " + ", ".join(sorted(ctx.v11)))
+    if generate_name is not None:  # the spec keeps it in the place of the name (spec v1.3)
+        spec["metadata"] = {("generateName" if k == "name" else k): (generate_name if k == "name" else v)
+                            for k, v in spec["metadata"].items()}
+        spec["apiVersion"] = "trainspec/v1.3"
+        uses.insert(0, "metadata.generateName")
+    if uses:
+        ctx.comment(("apiVersion",), "uses " + ", ".join(uses))
     out = dump(spec, ctx, source)
     checked_compile(out, ctx.target, source)  # the imported spec always validates, patches included
     patched = tuple((dotted(u.path), *ctx.position(u.path), u.why) for u in ctx.unmapped)

@@ -15,6 +15,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from trainspec.compiler.plan import JobPlan
     from trainspec.compiler.target_rules import TargetRules
 
@@ -55,7 +57,8 @@ def render(target: str, plan: JobPlan) -> dict[str, str]:
 def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str, str] | None = None,
                jpath: list[str] | None = None, targets: tuple[str, ...] | None = None,
                documents: list | None = None, skip_unsupported: bool = False,
-               kube_version: str | None = None, runtimes: tuple[str, ...] = ()) -> list[JobPlan]:
+               kube_version: str | None = None, runtimes: tuple[str, ...] = (),
+               name_for: Callable[[str], str] | None = None) -> list[JobPlan]:
     """Every job in one spec file, validated and planned for `targets`; raises SpecErrors with all problems.
 
     `targets`: plan for those targets only (their naming schemes and checks) and raise what they
@@ -74,7 +77,7 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
         extra = (rules("trainjob")._replace(checks=no_problems, warnings=no_problems, limits=no_problems),)
     return plan_file(path, tuple(rules(name) for name in names), named=targets is not None, tla=tla,
                      ext_vars=ext_vars, jpath=jpath, documents=documents, skip_unsupported=skip_unsupported,
-                     kube_version=kube_version, runtimes=runtimes, runtime_rules=extra)
+                     kube_version=kube_version, runtimes=runtimes, runtime_rules=extra, name_for=name_for)
 
 
 def unsupported(target: str, plan: JobPlan) -> str | None:

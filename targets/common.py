@@ -67,6 +67,10 @@ def replica_selector(plan: JobPlan, replica: Replica) -> dict[str, str]:
 
 def metadata(plan: JobPlan, name: str, labels: dict[str, str], annotations: dict[str, str] | None = None) -> dict:
     meta = {"name": name, "namespace": plan.namespace, "labels": labels}
+    if plan.generate_name is not None and name == plan.name:
+        # the object named as the job carries the spec's prefix too: the API server keeps it (name wins
+        # over it), `import` reads it back, and every other object's name still agrees (docs/spec.md)
+        meta = {"name": name, "generateName": plan.generate_name, "namespace": plan.namespace, "labels": labels}
     merged = dict(plan.annotations)
     merged.update(annotations or {})
     if merged:

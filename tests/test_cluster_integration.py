@@ -391,3 +391,34 @@ def test_storage_reinitializing_after_a_crd_is_created_again_is_retried(cluster,
             cluster.request("DELETE", path)
         except ApiFailure:
             pass
+
+
+def test_a_spec_with_generate_name_gets_a_new_name_per_apply_that_ps_and_down_take(cluster, tmp_path):
+    """Each apply of a spec v1.3 job with metadata.generateName creates a new job (the name printed); every
+    object of the run carries it; ps and down --cluster take it."""
+    import re
+
+    spec = tmp_path / "gen.yaml"
+    spec.write_text((SPECS / "pytorch-ddp.yaml").read_text().replace("  name: pytorch-ddp\n",
+                                                                     "  generateName: ddp-\n", 1))
+    names: list[str] = []
+    try:
+        for _ in range(2):
+            result = cli("apply", str(spec), "--target", "kubeflow")
+            assert result.returncode == 0, result.stderr
+            found = re.search(r"job (ddp-[a-z0-9]{5}): named from metadata.generateName 'ddp-'", result.stderr)
+            assert found, result.stderr
+            names.append(found.group(1))
+        assert names[0] != names[1]
+        for name in names:
+            assert labelled(cluster, name) == [f"ConfigMap/{name}-topology", f"PyTorchJob/{name}"]
+            job = cluster.request("GET", f"/apis/kubeflow.org/v1/namespaces/ml/pytorchjobs/{name}")
+            assert job["metadata"]["generateName"] == "ddp-"
+        ps = cli("ps", "--cluster", names[0], "-n", "ml")
+        assert ps.returncode == 0, ps.stderr
+    finally:
+        for name in names:
+            result = cli("down", "--cluster", name, "-n", "ml", "--wait", "--timeout", "120")
+            assert result.returncode == 0, result.stderr
+    for name in names:
+        assert labelled(cluster, name) == []

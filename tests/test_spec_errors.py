@@ -45,7 +45,7 @@ CASES = [
     ("wrong-kind", spec_with("kind: TrainingJob", "kind: TFJob"), 2, 7, "kind", "'TFJob' is not supported",
      "'TrainingJob'"),
     ("missing-name", spec_with("  name: mnist\n", "  labels: {}\n"), 3, 1, "metadata",
-     "missing required field 'name'", ""),
+     "neither name nor generateName is set", "exactly one of name and generateName"),
     ("name-not-dns", spec_with("name: mnist", "name: MNIST_job"), 4, 9, "metadata.name",
      "'MNIST_job' is not a DNS-1035 label", "try 'mnist-job'"),
     ("name-too-long", spec_with("name: mnist", "name: " + "a" * 60), 4, 9, "metadata.name",

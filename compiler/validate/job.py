@@ -9,7 +9,9 @@ from ..kube import (
     DNS1035_LABEL,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
+    GENERATED_SUFFIX,
     MAX_NAME,
+    generated_name,
 )
 from ..kube_rules import (
     JOB_SELECTOR_LABELS,
@@ -89,6 +91,7 @@ class _Validator:
         self.source = source
         self.written_roles: set[str] = set()
         self.framework: str | None = None
+        self.generate_name: str | None = None  # v1.3 metadata.generateName, when valid
         self.on_runtime = False  # v1.3 spec.trainjob: the pods are a Trainer runtime's, the spec overrides them
 
     # --- top level -------------------------------------------------------------------
@@ -111,6 +114,17 @@ class _Validator:
                     f"did you mean {KIND!r}?" if close else f"a trainspec spec is always kind: {KIND}")
         meta = r.mapping(top.get("metadata"), ("metadata",), METADATA_FIELDS, required=F.METADATA.required) or {}
         name = self.job_name(meta.get("name"))
+        self.generate_name = self.name_prefix(meta.get("generateName"))
+        if "name" in meta and "generateName" in meta:
+            r.error(("metadata", "generateName"), "set together with metadata.name", "exactly one of name and "
+                    "generateName", "keep name for a fixed name, generateName for a new name each apply",
+                    at_key=True)
+            name = None
+        elif "generateName" in meta:
+            name = self.generate_name.rstrip("-") if self.generate_name else None
+        elif "name" not in meta and isinstance(top.get("metadata"), dict):
+            r.error(("metadata",), "neither name nor generateName is set", "exactly one of name and generateName",
+                    "name: my-job (or generateName: my-job- for a new name each apply)")
         namespace = "default"
         if meta.get("namespace") is not None:
             ns = r.string(meta["namespace"], ("metadata", "namespace"))
@@ -146,6 +160,28 @@ class _Validator:
                          "lower-case letters, digits and '-', starting with a letter", hint)
             return None
         return name
+
+    def name_prefix(self, value) -> str | None:
+        """metadata.generateName: valid when the API server takes it (its last '-' masked, as
+        apimachinery's ValidateObjectMeta checks a prefix) and when every name made from it is a job name:
+        the prefix without its trailing '-' (`build`) and the longest generated one (`apply`)."""
+        path = ("metadata", "generateName")
+        if value is None:
+            return None
+        prefix = self.r.string(value, path)
+        if prefix is None:
+            return None
+        masked = prefix[:-1] + "a" if prefix.endswith("-") else prefix
+        base = prefix.rstrip("-")
+        if (len(prefix) > MAX_NAME or not job_name_ok(masked, self.r.kube_version) or not base
+                or not job_name_ok(generated_name(prefix, "x" * GENERATED_SUFFIX), self.r.kube_version)):
+            fixed = "".join(c if c.isalnum() else "-" for c in prefix.lower()).strip("-")[:MAX_NAME - 1]
+            self.r.error(path, f"{prefix!r} is not a valid generateName",
+                         f"a prefix of a DNS-1035 label: lower-case letters, digits and '-', starting with a letter, "
+                         f"at most {MAX_NAME} characters (the API server adds {GENERATED_SUFFIX} random ones)",
+                         f"try {fixed + '-'!r}" if fixed and DNS1035_LABEL.match(fixed) else "")
+            return None
+        return prefix
 
     def string_map(self, value, path: tuple, labels: bool) -> tuple[tuple[str, str], ...]:
         if value is None:
@@ -268,7 +304,7 @@ class _Validator:
             scheduling=scheduling, port=port, success_policy=success_policy, nproc_per_node=nproc,
             slots_per_worker=slots, mpi_implementation=implementation, roles=tuple(roles), pod=pod_settings,
             image_pull_secrets=pull_secrets, elastic=elastic, ssh_auth_mount_path=ssh_path, patches=patches,
-            container_name=container_name, success=success, trainjob=on_runtime)
+            container_name=container_name, success=success, trainjob=on_runtime, generate_name=self.generate_name)
 
     # --- roles -----------------------------------------------------------------------
     def roles(self, value, framework: str | None, accelerator: str = "nvidia.com/gpu") -> list[RoleSpec]:
@@ -441,13 +477,18 @@ class _Validator:
                 r.error(("spec", "roles"), "no chief and no worker replica", "a chief or at least one worker")
 
     def name_lengths(self, name: str, roles: list[RoleSpec]) -> None:
+        field = "name"
+        if self.generate_name is not None:  # the longest name `apply` can generate from the prefix
+            field, name = "generateName", generated_name(self.generate_name, "x" * GENERATED_SUFFIX)
         for role in roles:
             longest = f"{name}-{max(role.name, role.task_name or '', key=len)}-{max(role.replicas - 1, 0)}"
             if len(longest) > MAX_NAME:
                 room = MAX_NAME - (len(longest) - len(name))
-                self.r.error(("metadata", "name"), f"generated name {longest!r} is {len(longest)} characters",
+                if field == "generateName":
+                    room -= GENERATED_SUFFIX
+                self.r.error(("metadata", field), f"generated name {longest!r} is {len(longest)} characters",
                              f"every generated name within {MAX_NAME} characters",
-                             f"shorten metadata.name to at most {room} characters")
+                             f"shorten metadata.{field} to at most {room} characters")
                 return
 
     # --- fields ----------------------------------------------------------------------
