@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from trainspec.compiler.errors import UsageError
+from trainspec.compiler.kinds import trainjob
 
 from . import kinds
 from .errors import ApiFailure, ClusterError, describe
@@ -649,11 +650,11 @@ def _runtimes(cluster, served: _Served, objects: list[dict]) -> list[dict]:
     """The runtimes the job's TrainJobs name: a TrainJob's replicas (its nodes) are written there."""
     found = []
     for obj in objects:
-        if obj.get("kind") != "TrainJob":
+        if obj.get("kind") != trainjob.TRAINJOB.kind:
             continue
         ref = (obj.get("spec") or {}).get("runtimeRef") or {}
-        kind = str(ref.get("kind") or "ClusterTrainingRuntime")  # Trainer v2's default
-        api_version = f"{ref.get('apiGroup') or 'trainer.kubeflow.org'}/{kinds.group_version(obj)}"
+        kind = str(ref.get("kind") or trainjob.CLUSTER_TRAINING_RUNTIME.kind)  # Trainer v2's default
+        api_version = f"{ref.get('apiGroup') or trainjob.GROUP}/{kinds.group_version(obj)}"
         plural = served.plural(api_version, kind)
         if plural is None or not ref.get("name"):
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from trainspec.compiler.kinds import OperatorKind, jobset, trainjob, volcano
-from trainspec.compiler.kinds.kubeflow import KUBEFLOW_JOBS
+from trainspec.compiler.kinds.kubeflow import KUBEFLOW_JOBS, MPI_JOB, MX_JOB
 
 
 class Kind(NamedTuple):
@@ -23,7 +23,7 @@ def _operator(kind: OperatorKind, instead: str) -> Kind:
 
 
 # A target that runs a Kubeflow job without its operator: jobset, except where its semantics need plain k8s.
-_INSTEAD = {"MXJob": "k8s", "MPIJob": "k8s"}
+_INSTEAD = {MX_JOB: "k8s", MPI_JOB: "k8s"}
 
 KINDS: tuple[Kind, ...] = (
     Kind("v1", "Namespace", "namespaces", False, "", ""),
@@ -34,7 +34,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("v1", "Service", "services", True, "", ""),
     Kind("batch/v1", "Job", "jobs", True, "", ""),
     Kind("apps/v1", "Deployment", "deployments", True, "", ""),
-    *(_operator(k, _INSTEAD.get(k.kind, "jobset")) for k in KUBEFLOW_JOBS),
+    *(_operator(k, _INSTEAD.get(k, "jobset")) for k in KUBEFLOW_JOBS),
     _operator(volcano.JOB, "k8s"),
     _operator(jobset.JOBSET, "k8s"),
     *(_operator(k, "jobset") for k in trainjob.KINDS),  # the runtimes, then the TrainJob
@@ -45,7 +45,7 @@ BY_KEY = {(k.api_version, k.kind): k for k in KINDS}
 # secrets, config maps, claims) and the Services their host names resolve through, then
 # runtimes a TrainJob refers to, and the workloads last, so no pod starts before what it mounts.
 _RANK = {"Namespace": 0, "ServiceAccount": 1, "Secret": 2, "ConfigMap": 2, "PersistentVolumeClaim": 3,
-         "Service": 4, "TrainingRuntime": 5, "ClusterTrainingRuntime": 5}
+         "Service": 4, **{k.kind: 5 for k in trainjob.RUNTIMES}}
 WORKLOAD_RANK = 6
 
 # The job objects `ps --cluster` reads (the workloads, not their ConfigMaps and Services).
@@ -72,7 +72,8 @@ CLUSTER_SCOPED = frozenset({
     ("storage.k8s.io", "CSINode"), ("storage.k8s.io", "VolumeAttachment"), ("node.k8s.io", "RuntimeClass"),
     ("certificates.k8s.io", "CertificateSigningRequest"), ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"), ("networking.k8s.io", "IngressClass"),
-    ("trainer.kubeflow.org", "ClusterTrainingRuntime"), ("scheduling.volcano.sh", "Queue"),
+    (trainjob.CLUSTER_TRAINING_RUNTIME.group, trainjob.CLUSTER_TRAINING_RUNTIME.kind),
+    ("scheduling.volcano.sh", "Queue"),
     ("kueue.x-k8s.io", "ClusterQueue"), ("kueue.x-k8s.io", "ResourceFlavor"),
 })
 # Kinds a job may own on the cluster: what `--prune` and `down --cluster` look through.

@@ -13,6 +13,8 @@ import copy
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from trainspec.compiler.kinds import volcano
+
 from .errors import ClusterError
 from .kinds import BY_KEY, CLUSTER_SCOPED, TRAINING_KINDS, WORKLOAD_RANK, group_of, rank
 
@@ -184,7 +186,7 @@ def queues(objects: list[dict]) -> list[tuple[str, str, str]]:
         if label:
             found.add(("LocalQueue", str(meta.get("namespace") or ""), str(label)))
         spec = obj.get("spec") or {}
-        if obj.get("apiVersion", "").startswith("batch.volcano.sh/") and spec.get("queue"):
+        if group_of(str(obj.get("apiVersion", ""))) == volcano.GROUP and spec.get("queue"):
             found.add(("Queue", "", str(spec["queue"])))
         policy = ((spec.get("runPolicy") or {}).get("schedulingPolicy") or {})
         if policy.get("queue") and _scheduler_names(spec) == {"volcano"}:

@@ -8,6 +8,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
+from trainspec.compiler.kinds import kubeflow, volcano
+from trainspec.compiler.kinds.jobset import JOBSET
+from trainspec.compiler.kinds.trainjob import TRAINING_RUNTIME, TRAINJOB
+
 ROLE, INDEX = "trainspec.dev/role", "trainspec.dev/index"
 KUBEFLOW_TYPE, KUBEFLOW_INDEX = "training.kubeflow.org/replica-type", "training.kubeflow.org/replica-index"
 VOLCANO_TASK, VOLCANO_INDEX = "volcano.sh/task-spec", "volcano.sh/task-index"
@@ -89,17 +93,17 @@ def expected_replicas(obj: dict) -> list[tuple[str, int]]:
             counts[role] = max(counts.get(role, 0), index + 1)
             out.append((role, index))
 
-    if api.startswith("kubeflow.org/"):
+    if api.startswith(f"{kubeflow.GROUP}/"):
         for field, value in spec.items():
             if field.endswith("ReplicaSpecs") and isinstance(value, dict):
                 for rtype, rspec in value.items():
                     rspec = rspec or {}
                     add(_template_role(rspec.get("template"), rtype.lower()), _int(rspec.get("replicas")))
-    elif api.startswith("batch.volcano.sh/"):
+    elif api.startswith(f"{volcano.GROUP}/"):
         for task in spec.get("tasks") or ():
             add(_template_role(task.get("template"), str(task.get("name"))), _int(task.get("replicas")),
                 _template_index(task.get("template")))
-    elif kind == "JobSet" or kind == "TrainingRuntime":
+    elif kind == JOBSET.kind or kind == TRAINING_RUNTIME.kind:
         jobs = spec.get("replicatedJobs") or ((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs")
         for rjob in jobs or ():
             jspec = (rjob.get("template") or {}).get("spec") or {}
@@ -233,13 +237,13 @@ def _trainer_node(who: tuple[str, int], trainjob: bool) -> tuple[str, int]:
 
 def job_state(job: str, objects: list[dict], pods: list[dict], now: float) -> JobState:
     """The job's replica table from its workload objects (as stored, with status) and its pods."""
-    workloads = [o for o in objects if expected_replicas(o) or o.get("kind") in ("TrainJob",)]
-    main = next((o for o in workloads if o.get("kind") not in ("Job", "Deployment", "TrainingRuntime")),
+    workloads = [o for o in objects if expected_replicas(o) or o.get("kind") in (TRAINJOB.kind,)]
+    main = next((o for o in workloads if o.get("kind") not in ("Job", "Deployment", TRAINING_RUNTIME.kind)),
                 workloads[0] if workloads else {})
-    trainjob = any(o.get("kind") == "TrainJob" for o in workloads)
+    trainjob = any(o.get("kind") == TRAINJOB.kind for o in workloads)
     expected: list[tuple[str, int]] = []
     for obj in workloads:
-        if obj.get("kind") != "TrainJob":
+        if obj.get("kind") != TRAINJOB.kind:
             expected.extend(e for e in map(lambda w: _trainer_node(w, trainjob), expected_replicas(obj))
                             if e not in expected)
     by_replica: dict[tuple[str, int], list[dict]] = {}

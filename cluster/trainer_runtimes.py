@@ -9,28 +9,29 @@ what to do.  A runtime applied in the same run (a TrainingRuntime in the file) c
 
 from __future__ import annotations
 
+from trainspec.compiler.kinds.trainjob import RUNTIMES, TRAINING_RUNTIME, TRAINJOB
 from trainspec.compiler.runtimes import API_GROUP, KINDS, ref_of
 
 from . import kinds
 from .errors import ApiFailure, ClusterError, describe
 
-PLURALS = {"ClusterTrainingRuntime": "clustertrainingruntimes", "TrainingRuntime": "trainingruntimes"}
+PLURALS = {k.kind: k.plural for k in RUNTIMES}
 
 
 def missing_runtimes(cluster, objects: list[dict]) -> list[str]:
     """One line per TrainJob of `objects` whose runtime the cluster does not have."""
-    applied = {(o.get("kind"), (o.get("metadata") or {}).get("namespace") if o.get("kind") == "TrainingRuntime"
+    applied = {(o.get("kind"), (o.get("metadata") or {}).get("namespace") if o.get("kind") == TRAINING_RUNTIME.kind
                 else None, (o.get("metadata") or {}).get("name")) for o in objects if o.get("kind") in KINDS}
     out = []
     for obj in objects:
-        if obj.get("kind") != "TrainJob":
+        if obj.get("kind") != TRAINJOB.kind:
             continue
         ref = (obj.get("spec") or {}).get("runtimeRef") or {}
         kind, name = ref_of(ref)
         if kind not in PLURALS or not ref.get("name"):
             continue  # the server's schema refuses it
         meta = obj.get("metadata") or {}
-        namespace = meta.get("namespace") or cluster.namespace if kind == "TrainingRuntime" else None
+        namespace = meta.get("namespace") or cluster.namespace if kind == TRAINING_RUNTIME.kind else None
         if (kind, namespace, name) in applied:
             continue
         api_version = f"{ref.get('apiGroup') or API_GROUP}/{kinds.group_version(obj)}"
@@ -39,8 +40,8 @@ def missing_runtimes(cluster, objects: list[dict]) -> list[str]:
             cluster.request("GET", kinds.resource_path(api_version, PLURALS[kind], namespace, name))
         except ApiFailure as exc:
             if exc.status.code == 404:
-                out.append(f"TrainJob {meta.get('name')} runs on {kind} {name!r}, which the cluster does not have"
-                           f"{where}: install the runtime (`kubectl apply -f runtime.yaml`; Kubeflow ships its own "
+                out.append(f"{TRAINJOB.kind} {meta.get('name')} runs on {kind} {name!r}, which the cluster does not "
+                           f"have{where}: install the runtime (`kubectl apply -f runtime.yaml`; Kubeflow ships its own "
                            f"in kubeflow/trainer manifests/base/runtimes/), or name one it has (spec.trainjob.runtime)")
             elif exc.status.code != 403:  # may not read runtimes: the admission will tell
                 raise ClusterError(describe(exc.status, f"{kind} {name}")) from None

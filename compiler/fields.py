@@ -28,6 +28,7 @@ the others, `Field("affinity", "object", "...")` (passed through as written).
 # No `from __future__ import annotations`: NamedTuple would compile each string annotation.
 from typing import NamedTuple
 
+from .kinds.trainjob import CLUSTER_TRAINING_RUNTIME, GROUP, TRAINING_RUNTIME
 from .kube import CONFIG_KEY, DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, RESOURCE_NAME
 from .model import (
     CLEAN_POD_POLICIES,
@@ -217,9 +218,9 @@ MAPPINGS: dict[str, Mapping] = {m.name: m for m in (
     Mapping("trainjobRuntime", "A Trainer runtime by name (TrainJob runtimeRef).", (
         Field("name", "string", "the runtime's name", required=True, pattern=DNS1123_SUBDOMAIN.pattern,
               max_length=253),
-        Field("kind", "string", "ClusterTrainingRuntime (default) or TrainingRuntime (in the job's namespace)",
-              enum=("ClusterTrainingRuntime", "TrainingRuntime")),
-        Field("apiGroup", "string", "trainer.kubeflow.org (the default)", enum=("trainer.kubeflow.org",)),
+        Field("kind", "string", f"{CLUSTER_TRAINING_RUNTIME.kind} (default) or {TRAINING_RUNTIME.kind} (in the job's "
+              "namespace)", enum=(CLUSTER_TRAINING_RUNTIME.kind, TRAINING_RUNTIME.kind)),
+        Field("apiGroup", "string", f"{GROUP} (the default)", enum=(GROUP,)),
     )),
     Mapping("trainjobInitializer", "Trainer's initializer: the dataset and model steps of the runtime.", (
         Field("dataset", "object", "storageUri, env, secretRef (passed through)"),

@@ -7,6 +7,8 @@ type and value, as a dataclass's (`by_type` below): a SecretRef never equals a C
 
 from typing import NamedTuple
 
+from .kinds.trainjob import CLUSTER_TRAINING_RUNTIME
+
 FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax", "generic")
 # Spec v1.2: roles named freely, no framework variables (ROLE_ORDER has none: roles keep the spec's order).
 GENERIC = "generic"
@@ -206,7 +208,7 @@ class TrainJobOnRuntime(NamedTuple):
 
     @property
     def kind(self) -> str:
-        return str(self.runtime_ref.get("kind") or "ClusterTrainingRuntime")
+        return str(self.runtime_ref.get("kind") or CLUSTER_TRAINING_RUNTIME.kind)
 
 
 class RoleSpec(NamedTuple):

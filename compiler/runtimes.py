@@ -45,10 +45,11 @@ from typing import Any, NamedTuple
 
 from .errors import SpecError, SpecErrors, UsageError, dotted
 from .kinds.jobset import JOBSET
+from .kinds.trainjob import CLUSTER_TRAINING_RUNTIME, GROUP, TRAINING_RUNTIME
 from .loader import Document
 
-API_GROUP = "trainer.kubeflow.org"
-KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
+API_GROUP = GROUP
+KINDS = (CLUSTER_TRAINING_RUNTIME.kind, TRAINING_RUNTIME.kind)
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 NODE = "node"  # Trainer's name for the trainer's Job and container
 PORT = 29500  # constants.ContainerTrainerPort
@@ -89,7 +90,7 @@ def how_to_give(kind: str, name: str) -> str:
 
 def ref_of(runtime_ref: dict) -> tuple[str, str]:
     """(kind, name) of a runtimeRef; Trainer's default kind is ClusterTrainingRuntime."""
-    return str(runtime_ref.get("kind") or "ClusterTrainingRuntime"), str(runtime_ref.get("name"))
+    return str(runtime_ref.get("kind") or CLUSTER_TRAINING_RUNTIME.kind), str(runtime_ref.get("name"))
 
 
 def _at(doc: Document, path: tuple, message: str, expected: str = "", hint: str = "") -> SpecError:

@@ -6,26 +6,28 @@ Patches address the compiled job object (`/spec/<x>ReplicaSpecs/<Type>/...`).
 
 from __future__ import annotations
 
-from trainspec.compiler.kinds.kubeflow import BY_KIND
+from trainspec.compiler.kinds import OperatorKind
+from trainspec.compiler.kinds.kubeflow import JAX_JOB, MPI_JOB, MX_JOB, PADDLE_JOB, PYTORCH_JOB, TF_JOB, XGBOOST_JOB
 from trainspec.compiler.model import RDZV_BACKENDS
 
 from .assemble import assemble, metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft, pointer
 
-# The replica types the importer accepts, as roles: the operator's, plus TFJob's legacy Master.
-ACCEPTED_TYPES = {
-    "TFJob": {"PS": "ps", "Worker": "worker", "Chief": "chief", "Master": "chief", "Evaluator": "evaluator"},
-    "PyTorchJob": {"Master": "master", "Worker": "worker"},
-    "MXJob": {"Scheduler": "scheduler", "Server": "server", "Worker": "worker"},
-    "XGBoostJob": {"Master": "master", "Worker": "worker"},
-    "PaddleJob": {"Master": "master", "Worker": "worker"},
-    "JAXJob": {"Worker": "worker"},
-    "MPIJob": {"Launcher": "launcher", "Worker": "worker"},
+# The replica types the importer accepts, as roles: the operator's, plus TFJob's legacy Master (in the
+# order an error lists them).
+ACCEPTED_TYPES: dict[OperatorKind, dict[str, str]] = {
+    TF_JOB: {"PS": "ps", "Worker": "worker", "Chief": "chief", "Master": "chief", "Evaluator": "evaluator"},
+    PYTORCH_JOB: {"Master": "master", "Worker": "worker"},
+    MX_JOB: {"Scheduler": "scheduler", "Server": "server", "Worker": "worker"},
+    XGBOOST_JOB: {"Master": "master", "Worker": "worker"},
+    PADDLE_JOB: {"Master": "master", "Worker": "worker"},
+    JAX_JOB: {"Worker": "worker"},
+    MPI_JOB: {"Launcher": "launcher", "Worker": "worker"},
 }
 # kind -> (apiVersion, framework, replica-specs field, {replica type: role}); the kind's own facts from
 # compiler/kinds/kubeflow.py
-KINDS = {kind: (BY_KIND[kind].api_version, BY_KIND[kind].framework, BY_KIND[kind].replica_specs, types)
+KINDS = {kind.kind: (kind.api_version, kind.framework, kind.replica_specs, types)
          for kind, types in ACCEPTED_TYPES.items()}
 COMPILED_TYPE = {"ps": "PS"}
 MPI_WORKER_COMMAND = ["/usr/sbin/sshd", "-De"]
@@ -42,8 +44,9 @@ def import_job(ctx: Context, data: dict) -> dict:
     api, framework, field, types = KINDS[kind]
     if data.get("apiVersion") != api:
         raise ctx.fail(("apiVersion",), f"{kind} {data.get('apiVersion')!r} is not supported", repr(api),
-                       "MPIJob kubeflow.org/v1 is the old mpi-operator; convert it to v2beta1 first"
-                       if kind == "MPIJob" else "")
+                       f"{MPI_JOB.kind} {MPI_JOB.group}/v1 is the old mpi-operator; "
+                       f"convert it to {MPI_JOB.version} first"
+                       if kind == MPI_JOB.kind else "")
     spec = data.get("spec")
     if not isinstance(spec, dict):
         raise ctx.fail(("spec",), "has no spec", "a mapping")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 
 from trainspec.compiler.errors import SpecError, SpecErrors, UsageError
+from trainspec.compiler.kinds.trainjob import TRAINJOB
 from trainspec.compiler.runtimes import Runtime, expand, load_runtimes
 
 # what each source operator injected (kubeflow/training-operator pkg/controller.v1/*/envvar.go)
@@ -90,9 +91,9 @@ def on_runtime(spec: dict, runtimes_given: list[str], source: str, compile_text)
             if not dropped:
                 raise
     else:
-        raise UsageError(f"{source}: too many fields a TrainJob on {runtime.name} cannot carry")
+        raise UsageError(f"{source}: too many fields a {TRAINJOB.kind} on {runtime.name} cannot carry")
     trainjob = next(d for t in files.values() for d in yaml.safe_load_all(t) if isinstance(d, dict)
-                    and d.get("kind") == "TrainJob")
+                    and d.get("kind") == TRAINJOB.kind)
     return spec, text, lost, changes(trainjob, runtime, framework, spec), files
 
 

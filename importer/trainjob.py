@@ -19,14 +19,14 @@ from __future__ import annotations
 import copy
 
 from trainspec.compiler.errors import SpecError, SpecErrors
-from trainspec.compiler.kinds.trainjob import TRAINJOB
+from trainspec.compiler.kinds.trainjob import RUNTIMES, TRAINJOB
 
 from .assemble import metadata
 from .context import Context
 from .pod import PodImporter, RoleDraft
 
 API = TRAINJOB.api_version
-RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
+RUNTIME_KINDS = tuple(k.kind for k in RUNTIMES)
 FRAMEWORKS = {"torch": "pytorch", "xgboost": "xgboost", "jax": "jax"}
 TRAINER_KEYS = ("image", "command", "args", "env", "numNodes", "resourcesPerNode", "numProcPerNode")
 # TrainJob spec keys the spec carries as written (spec.trainjob), Trainer v2.0/v2.1's included
@@ -57,11 +57,11 @@ def import_job(ctx: Context, data: dict, docs: list, runtime_paths: list[str] | 
     """The TrainJob as a spec v1.3 job on its runtime (spec.trainjob): lossless whether or not the runtime's
     definition is at hand, since the spec names the runtime as the TrainJob does."""
     if data.get("apiVersion") != API:
-        raise ctx.fail(("apiVersion",), f"TrainJob {data.get('apiVersion')!r} is not supported", API)
+        raise ctx.fail(("apiVersion",), f"{TRAINJOB.kind} {data.get('apiVersion')!r} is not supported", API)
     spec: dict = data["spec"] if isinstance(data.get("spec"), dict) else {}
     ref = spec.get("runtimeRef")
     if not isinstance(ref, dict) or not isinstance(ref.get("name"), str):
-        raise ctx.fail(("spec", "runtimeRef"), "a TrainJob without runtimeRef.name", "runtimeRef: {name: ...}")
+        raise ctx.fail(("spec", "runtimeRef"), f"a {TRAINJOB.kind} without runtimeRef.name", "runtimeRef: {name: ...}")
     check_runtime_given(ctx, ref, docs, list(runtime_paths or ()))
     for key in ref:
         if key not in ("name", "kind", "apiGroup"):
@@ -104,7 +104,7 @@ def import_job(ctx: Context, data: dict, docs: list, runtime_paths: list[str] | 
             on_runtime[key] = copy.deepcopy(spec[key])
     for key in spec:
         if key not in ("runtimeRef", "trainer", "activeDeadlineSeconds", *CARRIED):
-            ctx.lose(("spec", key), f"TrainJob {key} has no spec field")
+            ctx.lose(("spec", key), f"{TRAINJOB.kind} {key} has no spec field")
     if "activeDeadlineSeconds" in spec:
         body["activeDeadlineSeconds"] = spec["activeDeadlineSeconds"]
     meta = dict(data.get("metadata") or {})

@@ -12,24 +12,24 @@ KUBEFLOW_V1 = f"{GROUP}/v1"
 MPI_V2BETA1 = f"{GROUP}/v2beta1"
 KUBEFLOW_PROVIDER = "the Kubeflow training operator"
 
-KINDS: tuple[OperatorKind, ...] = (
-    OperatorKind("TFJob", KUBEFLOW_V1, "tfjobs", "tensorflow", "tfReplicaSpecs",
-                 (("chief", "Chief"), ("ps", "PS"), ("worker", "Worker"), ("evaluator", "Evaluator")),
-                 KUBEFLOW_PROVIDER),
-    OperatorKind("PyTorchJob", KUBEFLOW_V1, "pytorchjobs", "pytorch", "pytorchReplicaSpecs",
-                 (("master", "Master"), ("worker", "Worker")), KUBEFLOW_PROVIDER),
-    OperatorKind("MXJob", KUBEFLOW_V1, "mxjobs", "mxnet", "mxReplicaSpecs",
-                 (("scheduler", "Scheduler"), ("server", "Server"), ("worker", "Worker")), KUBEFLOW_PROVIDER),
-    OperatorKind("XGBoostJob", KUBEFLOW_V1, "xgboostjobs", "xgboost", "xgbReplicaSpecs",
-                 (("master", "Master"), ("worker", "Worker")), KUBEFLOW_PROVIDER),
-    OperatorKind("PaddleJob", KUBEFLOW_V1, "paddlejobs", "paddle", "paddleReplicaSpecs",
-                 (("master", "Master"), ("worker", "Worker")), KUBEFLOW_PROVIDER),
-    OperatorKind("JAXJob", KUBEFLOW_V1, "jaxjobs", "jax", "jaxReplicaSpecs", (("worker", "Worker"),),
-                 KUBEFLOW_PROVIDER),
-    OperatorKind("MPIJob", MPI_V2BETA1, "mpijobs", "mpi", "mpiReplicaSpecs",
-                 (("launcher", "Launcher"), ("worker", "Worker")), "the mpi-operator (v2beta1)"),
-)
-MPI_JOB = KINDS[-1]
+TF_JOB = OperatorKind("TFJob", KUBEFLOW_V1, "tfjobs", "tensorflow", "tfReplicaSpecs",
+                      (("chief", "Chief"), ("ps", "PS"), ("worker", "Worker"), ("evaluator", "Evaluator")),
+                      KUBEFLOW_PROVIDER)
+PYTORCH_JOB = OperatorKind("PyTorchJob", KUBEFLOW_V1, "pytorchjobs", "pytorch", "pytorchReplicaSpecs",
+                           (("master", "Master"), ("worker", "Worker")), KUBEFLOW_PROVIDER)
+MX_JOB = OperatorKind("MXJob", KUBEFLOW_V1, "mxjobs", "mxnet", "mxReplicaSpecs",
+                      (("scheduler", "Scheduler"), ("server", "Server"), ("worker", "Worker")), KUBEFLOW_PROVIDER)
+XGBOOST_JOB = OperatorKind("XGBoostJob", KUBEFLOW_V1, "xgboostjobs", "xgboost", "xgbReplicaSpecs",
+                           (("master", "Master"), ("worker", "Worker")), KUBEFLOW_PROVIDER)
+PADDLE_JOB = OperatorKind("PaddleJob", KUBEFLOW_V1, "paddlejobs", "paddle", "paddleReplicaSpecs",
+                          (("master", "Master"), ("worker", "Worker")), KUBEFLOW_PROVIDER)
+JAX_JOB = OperatorKind("JAXJob", KUBEFLOW_V1, "jaxjobs", "jax", "jaxReplicaSpecs", (("worker", "Worker"),),
+                       KUBEFLOW_PROVIDER)
+MPI_JOB = OperatorKind("MPIJob", MPI_V2BETA1, "mpijobs", "mpi", "mpiReplicaSpecs",
+                       (("launcher", "Launcher"), ("worker", "Worker")), "the mpi-operator (v2beta1)")
+# The training operator's v1 jobs, then the mpi-operator's.
+TRAINING_OPERATOR_JOBS: tuple[OperatorKind, ...] = (TF_JOB, PYTORCH_JOB, MX_JOB, XGBOOST_JOB, PADDLE_JOB, JAX_JOB)
+KINDS: tuple[OperatorKind, ...] = (*TRAINING_OPERATOR_JOBS, MPI_JOB)
 KUBEFLOW_JOBS = KINDS
 KUBEFLOW_KIND_NAMES: tuple[str, ...] = tuple(k.kind for k in KINDS)
 BY_KIND: dict[str, OperatorKind] = {k.kind: k for k in KINDS}

@@ -14,6 +14,7 @@ mpi: the launcher is the trainer, the workers are the nodes; generic: its one ro
 
 from __future__ import annotations
 
+from trainspec.compiler.kinds.trainjob import TRAINJOB
 from trainspec.compiler.plan import JobPlan, RolePlan
 from trainspec.compiler.target_rules import Problem
 
@@ -162,5 +163,5 @@ def train_job(plan: JobPlan) -> dict:
             spec[key] = carried[key]
     labels = common.job_labels(plan)
     labels.update(common.kueue_labels(plan.scheduling.queue))
-    return {"apiVersion": API_VERSION, "kind": "TrainJob", "metadata": common.metadata(plan, plan.name, labels),
+    return {"apiVersion": API_VERSION, "kind": TRAINJOB.kind, "metadata": common.metadata(plan, plan.name, labels),
             "spec": spec}

@@ -31,7 +31,7 @@ that fit.
 
 from __future__ import annotations
 
-from trainspec.compiler.kinds.trainjob import TRAINJOB
+from trainspec.compiler.kinds.trainjob import GROUP, TRAINING_RUNTIME, TRAINJOB
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from .. import common
@@ -234,17 +234,17 @@ def objects(plan: JobPlan) -> list[dict]:
     runtime_labels = dict(labels)
     runtime_labels[FRAMEWORK_LABEL] = runtime.policy
     training_runtime = {
-        "apiVersion": API_VERSION, "kind": "TrainingRuntime",
+        "apiVersion": API_VERSION, "kind": TRAINING_RUNTIME.kind,
         "metadata": common.metadata(plan, plan.name, runtime_labels),
         "spec": {"mlPolicy": {"numNodes": nodes, **policy},
                  "template": {"metadata": {"labels": labels}, "spec": template}},
     }
-    spec: dict = {"runtimeRef": {"name": plan.name, "apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime"},
+    spec: dict = {"runtimeRef": {"name": plan.name, "apiGroup": GROUP, "kind": TRAINING_RUNTIME.kind},
                   "trainer": trainer}
     if settings.active_deadline_seconds is not None:
         spec["activeDeadlineSeconds"] = settings.active_deadline_seconds
     job_labels = dict(labels)
     job_labels.update(common.kueue_labels(settings.queue))
-    train_job = {"apiVersion": API_VERSION, "kind": "TrainJob",
+    train_job = {"apiVersion": API_VERSION, "kind": TRAINJOB.kind,
                  "metadata": common.metadata(plan, plan.name, job_labels), "spec": spec}
     return [topology_config_map(plan), training_runtime, train_job]

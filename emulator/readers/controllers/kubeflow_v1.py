@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import json
 
-from ....compiler.kinds.kubeflow import BY_KIND
+from ....compiler.kinds import OperatorKind
+from ....compiler.kinds.kubeflow import BY_KIND, JAX_JOB, MX_JOB, PADDLE_JOB, PYTORCH_JOB, TF_JOB, XGBOOST_JOB
 from .. import positions
 from . import (
     PERMANENT_EXIT_CODES,
@@ -43,23 +44,23 @@ from . import (
 )
 
 # kind -> (default container, port name, default port, default restartPolicy): the operator's defaults
-DEFAULTS: dict[str, tuple[str, str, int, str]] = {
-    "TFJob": ("tensorflow", "tfjob-port", 2222, "Never"),
-    "PyTorchJob": ("pytorch", "pytorchjob-port", 23456, "OnFailure"),
-    "MXJob": ("mxnet", "mxjob-port", 9091, "Never"),
-    "XGBoostJob": ("xgboost", "xgboostjob-port", 9999, "Never"),
-    "PaddleJob": ("paddle", "master", 36543, "OnFailure"),
-    "JAXJob": ("jax", "jaxjob-port", 6666, "Never"),
+DEFAULTS: dict[OperatorKind, tuple[str, str, int, str]] = {
+    TF_JOB: ("tensorflow", "tfjob-port", 2222, "Never"),
+    PYTORCH_JOB: ("pytorch", "pytorchjob-port", 23456, "OnFailure"),
+    MX_JOB: ("mxnet", "mxjob-port", 9091, "Never"),
+    XGBOOST_JOB: ("xgboost", "xgboostjob-port", 9999, "Never"),
+    PADDLE_JOB: ("paddle", "master", 36543, "OnFailure"),
+    JAX_JOB: ("jax", "jaxjob-port", 6666, "Never"),
 }
 # kind -> (replica specs field, default container, port name, default port, default restartPolicy, framework)
 KINDS: dict[str, tuple[str, str, str, int, str, str]] = {
-    kind: (BY_KIND[kind].replica_specs, container, port_name, port, restart, BY_KIND[kind].framework)
+    kind.kind: (kind.replica_specs, container, port_name, port, restart, kind.framework)
     for kind, (container, port_name, port, restart) in DEFAULTS.items()}
-OPERATOR_NAME = {"TFJob": "tfjob-controller", "PyTorchJob": "pytorchjob-controller", "MXJob": "mxjob-controller",
-                 "XGBoostJob": "xgboostjob-controller", "PaddleJob": "paddlejob-controller",
-                 "JAXJob": "jaxjob-controller"}
+OPERATOR_NAME: dict[OperatorKind, str] = {
+    TF_JOB: "tfjob-controller", PYTORCH_JOB: "pytorchjob-controller", MX_JOB: "mxjob-controller",
+    XGBOOST_JOB: "xgboostjob-controller", PADDLE_JOB: "paddlejob-controller", JAX_JOB: "jaxjob-controller"}
 # Env goes into every container of the pod for these kinds, into the default-named one for the others.
-EVERY_CONTAINER = ("PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob")
+EVERY_CONTAINER = (PYTORCH_JOB, XGBOOST_JOB, PADDLE_JOB, JAX_JOB)
 RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
 
 
@@ -73,12 +74,12 @@ def injected_env(kind: str, job: dict, name: str, ns: str, rt: str, i: int, coun
     spec = job.get("spec") or {}
     total = sum(counts.values())
     env: list[tuple[str, object]] = []
-    if kind == "TFJob":
+    if kind == TF_JOB.kind:
         if total != 1:
             cluster = {r: [f"{name}-{r}-{j}.{ns}.svc:{ports[r]}" for j in range(n)] for r, n in sorted(counts.items())}
             env.append(("TF_CONFIG", _compact({"cluster": cluster, "task": {"type": rt, "index": i},
                                                "environment": "cloud"})))
-    elif kind == "PyTorchJob":
+    elif kind == PYTORCH_JOB.kind:
         nproc = str(spec.get("nprocPerNode", "auto"))
         per_node = int(nproc) if nproc.isdigit() else 1
         env.append(("PYTHONUNBUFFERED", "1"))
@@ -98,7 +99,7 @@ def injected_env(kind: str, job: dict, name: str, ns: str, rt: str, i: int, coun
                     ("PET_NNODES", f"{elastic.get('minReplicas', workers)}:{elastic.get('maxReplicas', workers)}")]
             if "maxRestarts" in elastic:
                 env.append(("PET_MAX_RESTARTS", str(elastic["maxRestarts"])))
-    elif kind == "MXJob":
+    elif kind == MX_JOB.kind:
         mx_cluster = {r: [{"url": f"{name}-{r}-{j}", "port": ports[r]} for j in range(n)]
                       for r, n in sorted(counts.items())}
         env += [("MX_CONFIG", _compact({"cluster": mx_cluster, "labels": {}, "task": {"type": rt, "index": i}})),
@@ -108,14 +109,14 @@ def injected_env(kind: str, job: dict, name: str, ns: str, rt: str, i: int, coun
                 ("DMLC_ROLE", rt), ("DMLC_USE_KUBERNETES", "1")]
         if rt == "worker":
             env.append(("DMLC_WORKER_ID", str(i)))
-    elif kind == "XGBoostJob":
+    elif kind == XGBOOST_JOB.kind:
         env += [("MASTER_PORT", str(ports.get("master", 9999))), ("MASTER_ADDR", f"{name}-master-0"),
                 ("WORLD_SIZE", str(total)), ("RANK", str(0 if rt == "master" else i + 1)),
                 ("PYTHONUNBUFFERED", "1")]
         if total > 1:
             env += [("WORKER_PORT", str(ports.get("worker", 9999))),
                     ("WORKER_ADDRS", ",".join(f"{name}-worker-{j}" for j in range(total - 1)))]
-    elif kind == "PaddleJob":
+    elif kind == PADDLE_JOB.kind:
         env += [("PYTHONUNBUFFERED", "1"), ("PADDLE_JOB_ID", name), ("PADDLE_NNODES", str(total))]
         lead = "master" if "master" in counts else "worker"
         paddle_port = ports.get(lead, 36543)
@@ -126,7 +127,7 @@ def injected_env(kind: str, job: dict, name: str, ns: str, rt: str, i: int, coun
             env.append(("PADDLE_MASTER", f"{name}-{lead}-0:{paddle_port}"))
         if "master" in counts:
             env.append(("PADDLE_SERVER_NUM" if rt == "master" else "PADDLE_TRAINER_NUM", "1"))
-    elif kind == "JAXJob":
+    elif kind == JAX_JOB.kind:
         env += [("PYTHONUNBUFFERED", "1"), ("COORDINATOR_PORT", str(ports.get("worker", 6666))),
                 ("COORDINATOR_ADDRESS", f"{name}-worker-0"), ("NUM_PROCESSES", str(total)), ("PROCESS_ID", str(i))]
     return env
@@ -141,14 +142,15 @@ def success_rule(kind: str, job: dict, pods: dict[str, list[str]]) -> Controller
         return ControllerSuccess([pods[rt]], 1, f"all {rt}s")
 
     workers = "worker" if pods.get("worker") else ""
-    if kind == "TFJob":
+    if kind == TF_JOB.kind:
         for rt in ("chief", "master"):
             if pods.get(rt):
                 return first(rt)
         if workers:
             all_workers = str((job.get("spec") or {}).get("successPolicy") or "") == "AllWorkers"
             return every("worker") if all_workers else first("worker")
-    lead = {"PyTorchJob": "master", "MXJob": "scheduler", "XGBoostJob": "master", "PaddleJob": "master"}.get(kind)
+    lead = {PYTORCH_JOB.kind: "master", MX_JOB.kind: "scheduler", XGBOOST_JOB.kind: "master",
+            PADDLE_JOB.kind: "master"}.get(kind)
     if lead and pods.get(lead):
         return first(lead)
     if workers:
@@ -192,13 +194,13 @@ def create(job: dict, source: str) -> Created:
             default = main_container(pod_spec, cname)
             ensure_port(default, port_name, ports[rt])
             env = injected_env(kind, job, name, ns, rt, i, counts, ports)
-            targets = pod_spec.get("containers") if kind in EVERY_CONTAINER else [default]
+            targets = pod_spec.get("containers") if BY_KIND[kind] in EVERY_CONTAINER else [default]
             for c in targets or []:
                 append_env(c, env)
-            labels = {"training.kubeflow.org/operator-name": OPERATOR_NAME[kind],
+            labels = {"training.kubeflow.org/operator-name": OPERATOR_NAME[BY_KIND[kind]],
                       "training.kubeflow.org/job-name": name, "training.kubeflow.org/replica-type": rt,
                       "training.kubeflow.org/replica-index": str(i)}
-            if rt in ("master", "chief") or (kind in ("TFJob", "JAXJob") and (rt, i) == ("worker", 0)
+            if rt in ("master", "chief") or (kind in (TF_JOB.kind, JAX_JOB.kind) and (rt, i) == ("worker", 0)
                                               and not {"chief", "master"} & set(counts)):
                 labels["training.kubeflow.org/job-role"] = "master"
             pod = f"{name}-{rt}-{i}"
