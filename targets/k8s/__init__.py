@@ -1,12 +1,14 @@
 """The k8s target: plain Kubernetes objects that run the job with no operator installed.
 
 render.py writes them (`render(plan)`, imported only to render); checks.py says what a plain
-cluster leaves running.  Its hosts are the per-replica Services (the compiler's base scheme).
+cluster leaves running and what names it refuses.  Its hosts are the Indexed Jobs' pods under the
+job's headless Service (scheme.py).
 """
 
 from trainspec.compiler.limits import kubernetes_limits
 from trainspec.compiler.target_rules import TargetRules
 
-from .checks import plain_kubernetes_caveat
+from .checks import check, plain_kubernetes_caveat
+from .scheme import scheme_for
 
-RULES = TargetRules("k8s", warnings=plain_kubernetes_caveat, limits=kubernetes_limits)
+RULES = TargetRules("k8s", scheme_for, check, warnings=plain_kubernetes_caveat, limits=kubernetes_limits)

@@ -34,3 +34,19 @@ def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
                     f"{plan.success.text}: they keep running, and holding their resources, forever",
                     "spec.activeDeadlineSeconds, or a target whose controller ends the job",
                     "compile for jobset, kubeflow or volcano, or set activeDeadlineSeconds")]
+
+
+MAX_DNS_LABEL = 63
+
+
+def check(plan: JobPlan) -> list[Problem]:
+    """A pod's hostname `<job>-<role>-<i>` is a DNS label: the Job controller cannot create a longer one."""
+    for role in plan.roles:
+        if not role.count:
+            continue
+        longest = f"{plan.name}-{role.task}-{role.count - 1}"
+        if len(longest) > MAX_DNS_LABEL:
+            return [Problem(("metadata", "name"), f"target k8s: pod hostnames such as {longest} are longer than "
+                            f"{MAX_DNS_LABEL} characters", f"a job name of at most "
+                            f"{MAX_DNS_LABEL - len(longest) + len(plan.name)} characters", "shorten metadata.name")]
+    return []
