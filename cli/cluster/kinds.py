@@ -28,6 +28,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("v1", "Service", "services", True, "", ""),
     Kind("batch/v1", "Job", "jobs", True, "", ""),
     Kind("apps/v1", "Deployment", "deployments", True, "", ""),
+    Kind("apps/v1", "StatefulSet", "statefulsets", True, "", ""),  # the k8s target's roles of restartPolicy Always
     *(Kind(k.api_version, k.kind, k.plural, True, k.provider, _INSTEAD.get(k.kind, "jobset")) for k in KUBEFLOW_JOBS),
     Kind("batch.volcano.sh/v1alpha1", "Job", "jobs", True, "Volcano", "k8s"),
     Kind("jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets", True, "JobSet (jobset.x-k8s.io)", "k8s"),
