@@ -219,3 +219,18 @@ def test_compile_path_imports_no_docker_or_kubernetes_client():
     assert "yaml" in modules, "the import-time report was read"
     heavy = {m for m in modules if m.split(".")[0] in ("docker", "kubernetes", "kubernetes_validate")}
     assert not heavy, heavy
+
+
+@pytest.mark.parametrize("version, rule", [("1.30", None), ("1.31", {"succeededIndexes": "0"}),
+                                           ("1.36", {"succeededIndexes": "0"})])
+def test_worker_0_decides_through_the_jobs_success_policy_from_1_31(version, rule):
+    """TF ps + workers, no chief: worker 0 decides.  From 1.31 (JobSuccessPolicy on by default) the worker Job succeeds
+    with index 0; on 1.30 the Job waits for every worker and the rule is only the run-policy annotation's."""
+    (plan,) = load_plans(str(SPECS / "tf-ps.yaml"), kube_version=version)
+    docs = [d for d in yaml.safe_load_all(k8s.render(plan)[k8s.FILE]) if d]
+    worker = next(d for d in docs if d["metadata"]["name"].endswith("-worker"))
+    assert worker["spec"].get("successPolicy") == (None if rule is None else {"rules": [rule]})
+    assert '"success":{"index":0,"role":"worker","scope":"one"}' in docs[0]["metadata"]["annotations"][
+        "trainspec.dev/run-policy"]
+    for doc in docs:
+        kubernetes_validate.validate(doc, version, strict=True)

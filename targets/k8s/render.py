@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, TF_CLUSTER_KEY, mpi_hostfile, tf_cluster
+from trainspec.compiler.kube_rules import applies
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from .. import common
@@ -40,7 +41,6 @@ from .scheme import INDEXED
 FILE = "k8s.yaml"
 JOB_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"  # a StatefulSet pod's ordinal (PodIndexLabel, on from 1.28)
-SUCCESS_POLICY_SINCE = (1, 31)  # Job successPolicy: beta and on by default in 1.31, GA 1.33 (kube_rules.py)
 # Roles whose RANK is index + 1 (the master is rank 0): one pod template cannot give it
 RANKED_ROLES = {"pytorch": ("worker",), "xgboost": ("worker",)}
 DEFAULT_BACKOFF = 6  # batch/v1's default backoffLimit, per index for ExitCode as it was per replica's Job
@@ -229,7 +229,7 @@ def job_spec(plan: JobPlan, role: RolePlan, completions: int, index: int | None)
         spec["activeDeadlineSeconds"] = plan.active_deadline_seconds
     if plan.cleanup.ttl_seconds_after_finished is not None:
         spec["ttlSecondsAfterFinished"] = plan.cleanup.ttl_seconds_after_finished
-    if index is None and completions > 1 and plan.kube_version >= SUCCESS_POLICY_SINCE:
+    if index is None and completions > 1 and applies("job-success-policy", plan.kube_version):
         rule = success_rule(plan, role)
         if rule is not None:
             spec["successPolicy"] = {"rules": [rule]}
