@@ -1,11 +1,14 @@
-"""batch/v1 Jobs -> spec: the `k8s` target's own output (one Job per replica), or a foreign Job.
+"""batch/v1 Jobs -> spec: the `k8s` target's own output (one Indexed Job per role), or a foreign Job.
 
-The k8s target writes, per replica, a Service and a Job labelled `trainspec.dev/job`,
-`trainspec.dev/role`, `trainspec.dev/index`.  Such a file imports as the job it came from: one
-role per role label (replicas = its Jobs), the framework from the training container's port
-name (`tfjob-port`...; `trainspec`: generic), the pod from replica 0.  Values the spec wrote per
-replica (`{{ index }}`, host lists) cannot be told from literal text: where replicas' commands or
-env differ, that is a loss.
+The k8s target writes (spec v1.3) one Indexed Job per role, labelled `trainspec.dev/job` and, on
+its pod template, `trainspec.dev/role` (a role that one template cannot serve: a Job per replica,
+labelled `trainspec.dev/index` too), and one headless Service for the job.  Such a file imports as
+the job it came from: one role per role label (replicas = the completions of its Jobs), the
+framework from the training container's port name (`tfjob-port`...; `trainspec`: generic), the pod
+from the role's first Job.  Values the spec wrote per replica (`{{ index }}`, host lists) cannot be
+told from literal text: where a role's Jobs' commands or env differ, that is a loss.  The output of
+trainspec before v1.3 (a Job and a Service per replica) imports the same way, and its Job names,
+which the k8s target no longer writes, are a loss.
 
 Any other Job (an Indexed Job with its headless Service, typically) imports as a generic
 one-role spec, and that is a loss under --strict: the k8s target writes one Job (and Service)
@@ -80,9 +83,12 @@ def import_job(ctx: Context, data: dict, docs: list) -> dict:
     replicas: dict[str, int] = {}
     for role, jobs in pods.items():
         importer = PodImporter(ctx, framework, role, None)  # positions: the first Job's (one document is read)
+        # the k8s target names the pods' domain (its Service) and a per-replica Job's host itself
+        importer.target_sets = {"subdomain": (ctx.job_name,), "hostname": tuple(
+            f"{(j.get('metadata') or {}).get('name')}" for j in jobs)}
         drafts[role] = importer.template(_pod(jobs[0]), ("spec", "template"), "")
         restart[role] = (_pod(jobs[0]).get("spec") or {}).get("restartPolicy")
-        replicas[role] = len(jobs)
+        replicas[role] = sum(_pods_of(j) for j in jobs)
         texts = {_main_text(j, framework) for j in jobs}
         if len(texts) > 1:
             ctx.lose(("spec", "template", "spec", "containers"), f"role {role}'s replicas run different commands or "
@@ -91,6 +97,13 @@ def import_job(ctx: Context, data: dict, docs: list) -> dict:
     meta["labels"] = {k: v for k, v in (meta.get("labels") or {}).items() if k != "app.kubernetes.io/component"}
     out = assemble(ctx, framework, meta, drafts, {r: "" for r in drafts}, {}, restart, replicas)
     return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(meta, ctx), "spec": out}
+
+
+def _pods_of(job: dict) -> int:
+    """How many replicas one Job of the k8s output runs: an Indexed Job's completions, else one."""
+    spec = job.get("spec") or {}
+    count = spec.get("completions") if spec.get("completionMode") == "Indexed" else 1
+    return count if isinstance(count, int) and count >= 0 else 1
 
 
 def _main_text(job: dict, framework: str) -> str:
