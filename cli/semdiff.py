@@ -123,7 +123,7 @@ def _env_of(container: dict, maps: dict[str, dict[str, str]], skip: set[str] | N
                 kind, body = next(iter(source.items()), ("valueFrom", {}))
                 out[name] = f"<{kind} {json.dumps(body, sort_keys=True, default=str)}>"
                 values.pop(name, None)
-                if str((body or {}).get("fieldPath", "")) in INDEX_FIELDS:
+                if isinstance(body, dict) and str(body.get("fieldPath", "")) in INDEX_FIELDS:
                     # one template for a role's replicas (k8s v1.3, JobSet): values built on the index
                     # (TF_CONFIG's task) compare as replica 0's, so their JSON stays JSON
                     values[name] = "0"
