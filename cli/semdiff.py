@@ -240,7 +240,7 @@ def _role_counts(objects: dict[str, dict]) -> dict[str, int]:
     for key, obj in objects.items():
         kind = key.split(" ", 1)[0]
         role = ((obj.get("metadata") or {}).get("labels") or {}).get(ROLE_LABEL)
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        spec = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
         if kind == "service":
             role = (obj.get("labels") or {}).get("trainspec.dev/role") if isinstance(obj.get("labels"), dict) \
                 else None
@@ -297,7 +297,7 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
         per_replica = kind in ("Service", "service") or (
             kind in REPLICA_KINDS and new[key].get("apiVersion") in CORE_API_VERSIONS)
         prefix, replica = ("", name) if per_replica else (("" if key == DOCUMENT else f"{key}: "), None)
-        spec = new[key].get("spec") if isinstance(new[key].get("spec"), dict) else {}
+        spec = new[key]["spec"] if isinstance(new[key].get("spec"), dict) else {}
         if per_replica and (kind == "StatefulSet" or spec.get("completionMode") == "Indexed"):
             replica = key  # a role's Indexed Job / StatefulSet (k8s from v1.3): told as "in N roles"
 
