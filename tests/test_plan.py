@@ -220,7 +220,8 @@ def test_targets_never_reach_back_to_the_spec(module):
 def test_a_plan_for_some_targets_renders_only_their_schemes(tmp_path):
     path = write(tmp_path, MPI_EXIT_CODE)
     (plan,) = load_plans(path, targets=("k8s",))
-    assert set(plan.role("worker").renders) == {"service"} and plan.target_errors == {}
+    # the plan's own names (service) and the k8s target's (subdomain, spec v1.3: as volcano's)
+    assert set(plan.role("worker").renders) == {"service", "subdomain"} and plan.target_errors == {}
     plan.check("k8s")
     with pytest.raises(ValueError, match="not volcano"):
         plan.check("volcano")
