@@ -25,8 +25,6 @@ when all of its pods have, and the rule is only in the run-policy annotation.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, TF_CLUSTER_KEY, mpi_hostfile, tf_cluster
 from trainspec.compiler.kube_rules import applies
 from trainspec.compiler.plan import JobPlan, RolePlan
@@ -36,13 +34,11 @@ from ..jobset import render as jobset
 from ..role_template import base_env, field_ref, role_container, role_labels, topology_data
 from ..yamlout import dump_all
 from .checks import lingering_roles
-from .scheme import INDEXED
+from .scheme import INDEXED, ranked, shape
 
 FILE = "k8s.yaml"
 JOB_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"  # a StatefulSet pod's ordinal (PodIndexLabel, on from 1.28)
-# Roles whose RANK is index + 1 (the master is rank 0): one pod template cannot give it
-RANKED_ROLES = {"pytorch": ("worker",), "xgboost": ("worker",)}
 DEFAULT_BACKOFF = 6  # batch/v1's default backoffLimit, per index for ExitCode as it was per replica's Job
 
 
@@ -146,24 +142,6 @@ def mpi_mounts(plan: JobPlan, role: RolePlan) -> tuple[list[dict], list[dict]]:
 
 
 # --- one role ----------------------------------------------------------------------------------------
-
-class Shape(NamedTuple):
-    """How a role's replicas become objects: one for the role (index from the pod) or one per replica."""
-
-    per_replica: bool
-    always: bool  # restartPolicy Always: a StatefulSet (or per replica a Deployment), not a Job
-
-
-def ranked(plan: JobPlan, role: RolePlan) -> bool:
-    """A PyTorch / XGBoost worker beside its master: RANK is index + 1."""
-    return role.name in RANKED_ROLES.get(plan.framework, ()) and plan.elastic is None
-
-
-def shape(plan: JobPlan, role: RolePlan) -> Shape:
-    rendered = role.renders[INDEXED.name]
-    one_template = rendered.uniform or rendered.shared is not None
-    return Shape(role.count > 1 and (ranked(plan, role) or not one_template), role.restart_policy == "Always")
-
 
 def pod_template(plan: JobPlan, role: RolePlan, pod_policy: str, index: int | None) -> dict:
     """The role's pod template: for all of its pods (`index` None) or for replica `index` alone."""
