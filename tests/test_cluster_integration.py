@@ -125,14 +125,18 @@ def test_a_mutated_spec_is_rejected_at_its_line(cluster, tmp_path):
 def test_apply_prune_and_down_leave_exactly_the_right_objects(cluster, tmp_path):
     assert cli("apply", str(SPECS / "tf-ps.yaml")).returncode == 0
     before = labelled(cluster, "tf-ps")
-    assert "Job/tf-ps-worker-2" in before and "Service/tf-ps-worker-2" in before
+    # spec v1.3: one Indexed Job per role and one headless Service for the job
+    assert "Job/tf-ps-worker" in before and "Service/tf-ps" in before and "Job/tf-ps-evaluator" in before
     spec = tmp_path / "tf-ps.yaml"
-    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 2"))
+    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("evaluator:\n      replicas: 1",
+                                                              "evaluator:\n      replicas: 0"))
+    # every role's pod template names the counts (TRAINSPEC_NUM_EVALUATOR), which a Job cannot change: the server
+    # refuses, and the job is re-created (down, apply; or `apply --force` where the cluster commands have it)
     result = cli("apply", str(spec), "--prune")
-    assert result.returncode == 0, result.stderr
-    assert sorted(set(before) - set(labelled(cluster, "tf-ps"))) == ["Job/tf-ps-worker-2", "Service/tf-ps-worker-2"]
+    assert result.returncode == 2 and "field is immutable" in result.stderr
+    assert "Job/tf-ps-evaluator" in labelled(cluster, "tf-ps")  # nothing pruned on error
     ps = cli("ps", "--cluster", "tf-ps", "-n", "ml")
-    assert ps.returncode == 0 and "worker-1" in ps.stdout and "worker-2" not in ps.stdout
+    assert ps.returncode == 0 and "worker-2" in ps.stdout and "evaluator-0" in ps.stdout
     result = cli("down", "--cluster", "tf-ps", "-n", "ml", "--wait", "--timeout", "120")
     assert result.returncode == 0, result.stderr
     assert labelled(cluster, "tf-ps") == []
