@@ -25,13 +25,6 @@ from helpers import GOLDEN, SPECS, run_cli  # noqa: E402
 
 EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml"))
 
-# Issue 31 (k8s: one Indexed Job per role) lands in two steps: the k8s target first; the chart still writes
-# v1.2's Job and Service per replica until it follows (replicas as completions).  Every test that compares
-# the chart with the k8s target is a strict xfail until then: the chart's fix turns them into failures.
-CHART_FOLLOWS = pytest.mark.xfail(strict=True, reason="issue 31: the chart still writes v1.2's per-replica "
-                                  "objects; the k8s target writes one Indexed Job per role")
-
-
 def write_chart(plan, root: Path) -> Path:
     for rel, text in helm.render(plan).items():
         path = root / rel
@@ -78,18 +71,17 @@ def assert_same_objects(got: list[dict], want: list[dict]) -> None:
 
 
 def env_of(docs: list[dict], name: str) -> dict[str, dict]:
-    job = next(o for o in docs if o["kind"] in ("Job", "Deployment") and o["metadata"]["name"] == name)
+    job = next(o for o in docs if o["kind"] in ("Job", "Deployment", "StatefulSet") and o["metadata"]["name"] == name)
     return {e["name"]: e for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
 
 
 def container_of(docs: list[dict], name: str) -> dict:
-    job = next(o for o in docs if o["kind"] in ("Job", "Deployment") and o["metadata"]["name"] == name)
+    job = next(o for o in docs if o["kind"] in ("Job", "Deployment", "StatefulSet") and o["metadata"]["name"] == name)
     return job["spec"]["template"]["spec"]["containers"][0]
 
 
 # --- default values == k8s ----------------------------------------------------------------------
 
-@CHART_FOLLOWS
 @pytest.mark.parametrize("spec", EXAMPLES)
 def test_default_render_is_the_k8s_target(spec, tmp_path):
     plan = plan_of(spec, tmp_path)
@@ -97,7 +89,6 @@ def test_default_render_is_the_k8s_target(spec, tmp_path):
     assert_same_objects(render(chart, plan.namespace), k8s_objects(plan))
 
 
-@CHART_FOLLOWS
 @pytest.mark.parametrize("spec", EXAMPLES)
 def test_golden_chart_renders_the_golden_k8s(spec, tmp_path):
     plan = plan_of(spec, tmp_path)
@@ -141,7 +132,6 @@ def test_notes_tell_how_to_watch(tmp_path):
     assert "worker-0 succeeds" in notes
 
 
-@CHART_FOLLOWS
 def test_compile_cli_writes_the_chart(tmp_path):
     out = tmp_path / "chart"
     result = run_cli("compile", str(SPECS / "tf-args-style.yaml"), "--target", "helm", "-o", str(out))
@@ -179,7 +169,6 @@ TOPOLOGY_CASES = [
 ]
 
 
-@CHART_FOLLOWS
 @pytest.mark.parametrize("spec,role,count", TOPOLOGY_CASES)
 def test_changing_replicas_equals_recompiling(spec, role, count, tmp_path):
     """`--set roles.<role>.replicas=N` renders what compiling the spec with N replicas gives, object for object."""
@@ -193,21 +182,22 @@ def test_changing_replicas_equals_recompiling(spec, role, count, tmp_path):
 def test_worker_replicas_8_updates_every_replicas_topology(tmp_path):
     plan = plan_of("tf-args-style.yaml", tmp_path)
     docs = render(write_chart(plan, tmp_path), plan.namespace, {"roles": {"worker": {"replicas": 8}}})
-    workers = [o for o in docs if o["kind"] == "Job" and "-worker-" in o["metadata"]["name"]]
-    assert len(workers) == 8
-    hosts = [f"tf-args-worker-{i}:2222" for i in range(8)]
+    (workers,) = [o for o in docs if o["kind"] == "Job" and o["metadata"]["name"] == "tf-args-worker"]
+    assert (workers["spec"]["completions"], workers["spec"]["parallelism"]) == (8, 8)  # one Indexed Job
+    hosts = [f"tf-args-worker-{i}.tf-args:2222" for i in range(8)]
     topology = next(o for o in docs if o["kind"] == "ConfigMap")
     assert yaml.safe_load(topology["data"]["TRAINSPEC_TF_CLUSTER"])["worker"] == hosts
     assert topology["data"]["TRAINSPEC_HOSTS_WORKER"] == ",".join(hosts)
-    for name in ("tf-args-ps-0", "tf-args-worker-7"):
+    for name in ("tf-args-ps", "tf-args-worker"):
         env = env_of(docs, name)
         assert env["TRAINSPEC_NUM_WORKER"]["value"] == "8"
         assert env["TF_CONFIG"]["value"].startswith('{"cluster":$(TRAINSPEC_TF_CLUSTER)')
         assert f"--worker_hosts={','.join(hosts)}" in container_of(docs, name)["args"]
-    assert "--task_index=7" in container_of(docs, "tf-args-worker-7")["args"]
+    assert "--task_index=$(TRAINSPEC_INDEX)" in container_of(docs, "tf-args-worker")["args"]
 
 
 def test_pytorch_world_size_follows_replicas(tmp_path):
+    """PyTorch workers beside a master keep one Job per replica (RANK is index + 1), also after --set."""
     plan = plan_of("full-features.yaml", tmp_path)
     docs = render(write_chart(plan, tmp_path), plan.namespace, {"roles": {"worker": {"replicas": 5}}})
     env = env_of(docs, "bert-finetune-worker-4")
@@ -215,21 +205,21 @@ def test_pytorch_world_size_follows_replicas(tmp_path):
     assert env["PET_NNODES"]["value"] == "6"
     assert env["RANK"]["value"] == "5"
     assert env["RUN_NAME"]["value"] == "bert-finetune-worker-4"
-    assert env_of(docs, "bert-finetune-master-0")["WORLD_SIZE"]["value"] == "12"
+    assert env_of(docs, "bert-finetune-master")["WORLD_SIZE"]["value"] == "12"
 
 
 def test_mxnet_and_mpi_counts_follow_replicas(tmp_path):
     plan = plan_of("mxnet-ps.yaml", tmp_path)
     docs = render(write_chart(plan, tmp_path / "mx"), plan.namespace, {"roles": {"worker": {"replicas": 6}}})
-    assert env_of(docs, "mxnet-ps-scheduler-0")["DMLC_NUM_WORKER"]["value"] == "6"
-    assert env_of(docs, "mxnet-ps-worker-5")["DMLC_WORKER_ID"]["value"] == "5"
+    assert env_of(docs, "mxnet-ps-scheduler")["DMLC_NUM_WORKER"]["value"] == "6"
+    assert env_of(docs, "mxnet-ps-worker")["DMLC_WORKER_ID"]["value"] == "$(TRAINSPEC_INDEX)"
+    assert next(o for o in docs if o["metadata"]["name"] == "mxnet-ps-worker")["spec"]["completions"] == 6
     plan = plan_of("mpi-horovod.yaml", tmp_path)
     docs = render(write_chart(plan, tmp_path / "mpi"), plan.namespace, {"roles": {"worker": {"replicas": 3}}})
     topology = next(o for o in docs if o["kind"] == "ConfigMap")
-    assert topology["data"]["hostfile"] == "".join(f"mpi-horovod-worker-{i} slots=1\n" for i in range(3))
+    assert topology["data"]["hostfile"] == "".join(f"mpi-horovod-worker-{i}.mpi-horovod slots=1\n" for i in range(3))
 
 
-@CHART_FOLLOWS
 def test_changing_a_port_equals_recompiling(tmp_path):
     plan = plan_of("tf-ps.yaml", tmp_path)
     got = render(write_chart(plan, tmp_path / "chart"), plan.namespace, {"roles": {"ps": {"port": 3333}}})
@@ -239,7 +229,6 @@ def test_changing_a_port_equals_recompiling(tmp_path):
     assert_same_objects(got, k8s_objects(plan_of("tf-ps.yaml", tmp_path, edit)))
 
 
-@CHART_FOLLOWS
 def test_other_knobs_equal_recompiling(tmp_path):
     """Image, resources, accelerator, restart policy and env set through values."""
     plan = plan_of("tf-ps.yaml", tmp_path)
@@ -256,7 +245,6 @@ def test_other_knobs_equal_recompiling(tmp_path):
     assert_same_objects(got, k8s_objects(plan_of("tf-ps.yaml", tmp_path, edit)))
 
 
-@CHART_FOLLOWS
 def test_run_policy_annotation_follows_values(tmp_path):
     """The topology ConfigMap's trainspec.dev/run-policy (what `trainspec run` reads back) is
     computed from values: job knobs, restart policies and the start order equal recompiling."""
@@ -277,7 +265,6 @@ def test_run_policy_annotation_follows_values(tmp_path):
     assert (policy.cleanup.pods, policy.backoff_limit, policy.deadline) == ("All", 5, 900)
 
 
-@CHART_FOLLOWS
 def test_changing_the_name_equals_recompiling(tmp_path):
     plan = plan_of("tf-args-style.yaml", tmp_path)
     got = render(write_chart(plan, tmp_path / "chart"), plan.namespace, {"name": "renamed"})
@@ -320,7 +307,6 @@ spec:
 """
 
 
-@CHART_FOLLOWS
 def test_unsupported_templates_are_pinned(tmp_path):
     spec = tmp_path / "pinned.yaml"
     spec.write_text(PINNED_SPEC)
@@ -365,7 +351,6 @@ spec:
 """
 
 
-@CHART_FOLLOWS
 def test_no_template_injection(tmp_path):
     spec = tmp_path / "inject.yaml"
     spec.write_text(INJECTION_SPEC)
@@ -377,13 +362,13 @@ def test_no_template_injection(tmp_path):
     assert report["errors"] == [] and all(m["severity"] < 2 for m in report["messages"]), report
     text = yaml.safe_dump(docs)
     assert "SHOULD-NOT-APPEAR" not in text
-    master = container_of(docs, "inject-master-0")
+    master = container_of(docs, "inject-master")
     assert master["command"][2] == 'echo {{ .Release.Name }} {{- fail "boom" }} $$(HOME) $$$ 0'
     assert master["args"] == ['{{ include "trainspec.labels" . }}']
-    env = env_of(docs, "inject-master-0")
+    env = env_of(docs, "inject-master")
     assert env["TEMPLATE"]["value"] == "{{ .Release.Name }}"
     assert env["MIXED"]["value"] == "{{master}}"
-    job = next(o for o in docs if o["metadata"]["name"] == "inject-master-0" and o["kind"] == "Job")
+    job = next(o for o in docs if o["metadata"]["name"] == "inject-master" and o["kind"] == "Job")
     # metadata is not topology-templated: the annotation is exactly as written in the spec
     assert job["metadata"]["annotations"]["note"] == "{{ .Release.Name }} {{ '{{' }} not a template"
     init = job["spec"]["template"]["spec"]["initContainers"][0]
@@ -392,8 +377,8 @@ def test_no_template_injection(tmp_path):
     docs = render(chart, "ml", {"roles": {"worker": {"command": ["{{ .Release.Name }}"],
                                                      "env": [{"name": "X", "value": "{{ .Values }}"}]}},
                                 "labels": {"team": "a"}}, name="SHOULD-NOT-APPEAR")
-    assert container_of(docs, "inject-worker-0")["command"] == ["{{ .Release.Name }}"]
-    assert env_of(docs, "inject-worker-0")["X"]["value"] == "{{ .Values }}"
+    assert container_of(docs, "inject-worker")["command"] == ["{{ .Release.Name }}"]
+    assert env_of(docs, "inject-worker")["X"]["value"] == "{{ .Values }}"
 
 
 # --- the schema rejects bad values --------------------------------------------------------------

@@ -32,19 +32,11 @@ CASES = [("tf-ps.yaml", _tf_names), ("generic-coordinator.yaml", _generic(None))
 
 
 @pytest.mark.parametrize("spec,edit", CASES)
-def test_chart_renders_the_jobset_target_with_kept_names(spec, edit, tmp_path):
-    plan = plan_of(spec, tmp_path, edit)
-    chart = write_chart(plan, tmp_path)
-    assert_same_objects(render(chart, plan.namespace, JOBSET), jobset_objects(plan))
-
-
-# issue 31: the chart still writes v1.2's per-replica objects until it follows the k8s target's Indexed Jobs
-@pytest.mark.xfail(strict=True, reason="issue 31: the chart does not yet write one Indexed Job per role")
-@pytest.mark.parametrize("spec,edit", CASES)
-def test_chart_renders_the_k8s_target_with_kept_names(spec, edit, tmp_path):
+def test_chart_renders_the_targets_with_kept_names(spec, edit, tmp_path):
     plan = plan_of(spec, tmp_path, edit)
     chart = write_chart(plan, tmp_path)
     assert_same_objects(render(chart, plan.namespace), k8s_objects(plan))
+    assert_same_objects(render(chart, plan.namespace, JOBSET), jobset_objects(plan))
 
 
 def test_chart_names_are_knobs(tmp_path):
