@@ -413,3 +413,19 @@ def test_template_checks_what_a_schema_cannot(tmp_path):
         render(chart, "default", {"roles": {"worker": {"replicas": 0}}})
     with pytest.raises(HelmError, match="63"):
         render(chart, "default", {"name": "a" * 55})
+
+
+@pytest.mark.parametrize("spec", ["tf-multiworker.yaml", "generic-coordinator.yaml", "tf-ps.yaml"])
+def test_job_success_policy_follows_the_kube_version_and_replicas(spec, tmp_path):
+    """From Kubernetes 1.31 the deciding replica is the Job's successPolicy (k8s target): the chart writes it for
+    the version compiled for, and only while its role's Job has several pods."""
+    (plan,) = load_plans(str(SPECS / spec), kube_version="1.31")
+    chart = write_chart(plan, tmp_path / "chart")
+    docs = render(chart, plan.namespace)
+    assert_same_objects(docs, k8s_objects(plan))
+    role = plan.success.role
+    if spec == "tf-ps.yaml":  # ChiefOrWorker0 without a chief: worker 0 decides: a Job successPolicy, gone with one worker
+        job = next(o for o in docs if o["metadata"]["name"] == f"{plan.name}-worker")
+        assert job["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
+        one = render(chart, plan.namespace, {"roles": {role: {"replicas": 1}}})
+        assert "successPolicy" not in next(o for o in one if o["metadata"]["name"] == f"{plan.name}-worker")["spec"]

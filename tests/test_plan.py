@@ -247,7 +247,13 @@ def test_chart_rules_are_generated_from_the_compiler_tables():
     paddle_files = helm.render(paddle)
     assert '$rule = "all masters succeed"' in paddle_files["helm/templates/_helpers.tpl"]
     assert 'PADDLE_MASTER' in paddle_files["helm/templates/jobs.yaml"]
-    assert "until 127 }}" in files["helm/templates/jobs.yaml"]  # PERMANENT_EXIT_CODES = 1..127
+    assert "until 127 -}}" in files["helm/templates/jobs.yaml"]  # PERMANENT_EXIT_CODES = 1..127
+    # k8s scheme.py RANKED_ROLES, and the Job successPolicy of the compiled --kube-version (kube_rules)
+    assert '$rankedRoles := dict "pytorch" (list "worker") -}}' in files["helm/templates/jobs.yaml"]
+    from trainspec.compiler.kube_rules import applies
+
+    on = "true" if applies("job-success-policy", plan.kube_version) else "false"
+    assert f"$jobSuccessPolicy := {on} -}}}}" in files["helm/templates/jobs.yaml"]
     with pytest.raises(AssertionError, match="marker"):
         from trainspec.targets.helm.chart_rules import fill
 
