@@ -210,7 +210,7 @@ def test_a_chart_compiled_for_a_namespace_names_the_command_that_was_typed(tmp_p
     assert "hint: the chart was compiled for namespace ml: `trainspec apply charts/x --namespace ml`" in \
         applied.stderr, applied.stderr
     applied = run_cli("apply", "charts/x", "--dry-run=client", "--namespace", "ml", cwd=tmp_path, env=env)
-    assert applied.returncode == 0 and "ml/nschart-master-0" in applied.stdout, applied.stdout + applied.stderr
+    assert applied.returncode == 0 and "Job.batch ml/nschart-master:" in applied.stdout, applied.stdout + applied.stderr
 
 
 # --- 7. counts ------------------------------------------------------------------------------------

@@ -128,7 +128,8 @@ def test_notes_tell_how_to_watch(tmp_path):
     chart = write_chart(plan, tmp_path)
     with helm_chart.Chart.load(str(chart)) as loaded:
         notes = loaded.render(name="r", namespace="ml")["tf-ps/templates/NOTES.txt"]
-    assert "kubectl -n ml get jobs,deployments,pods -l trainspec.dev/job=tf-ps -w" in notes
+    assert "kubectl -n ml get jobs,statefulsets,deployments,pods -l trainspec.dev/job=tf-ps -w" in notes
+    assert "logs -f --prefix -l trainspec.dev/job=tf-ps,trainspec.dev/role=ps" in notes
     assert "worker-0 succeeds" in notes
 
 

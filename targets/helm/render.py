@@ -340,22 +340,24 @@ def _part(part) -> str | dict:
 # --- values.yaml text ---------------------------------------------------------------------------
 
 _COMMENTS = {
-    "name": "name: the job name; every object name derives from it (<name>-<role>-<index>, <name>-topology).",
+    "name": "name: the job name; every object name derives from it (<name>-<role>, <name>-topology;\n"
+            "hosts <name>-<role>-<index>.<name>).",
     "framework": "framework: fixed by the spec (the templates compute its topology environment).",
-    "workload": "workload: jobs (one Job per replica, a one-pod Deployment for restartPolicy Always, and a headless\n"
-                "Service per replica: the k8s target's objects) or jobset (one JobSet, jobset.x-k8s.io/v1alpha2,\n"
-                "JobSet v0.12 on Kubernetes >= 1.33: the jobset target's objects; restartPolicy Always is refused).",
+    "workload": "workload: jobs (per role one Indexed Job, completions = replicas, or a StatefulSet for\n"
+                "restartPolicy Always, and one headless Service: the k8s target's objects) or jobset (one JobSet,\n"
+                "jobset.x-k8s.io/v1alpha2, JobSet v0.12 on Kubernetes >= 1.33: the jobset target's objects;\n"
+                "restartPolicy Always is refused).",
     "image": "image: the default image of every role (repository and tag; a digest stays in repository).",
     "accelerator": "accelerator: the extended resource that roles.<role>.resources.gpu requests "
                    "(nvidia.com/gpu, amd.com/gpu, huawei.com/Ascend910...).",
     "labels": "labels: copied onto every object.",
     "annotations": "annotations: copied onto every object.",
-    "backoffLimit": "backoffLimit: retries of a replica's Job (roles with restartPolicy OnFailure / ExitCode).",
-    "activeDeadlineSeconds": "activeDeadlineSeconds: a replica's Job fails after this many seconds.",
+    "backoffLimit": "backoffLimit: retries of a role's Job (OnFailure: across its pods; ExitCode: per index).",
+    "activeDeadlineSeconds": "activeDeadlineSeconds: a role's Job fails after this many seconds.",
     "ttlSecondsAfterFinished": "ttlSecondsAfterFinished: finished Jobs are deleted after this many seconds.",
     "cleanPodPolicy": "cleanPodPolicy: recorded on the topology ConfigMap for tools (Running | All | None).",
     "scheduling": "scheduling: schedulerName and priorityClassName of every pod; queue: the Kueue LocalQueue "
-                  "(label kueue.x-k8s.io/queue-name on each Job / Deployment).",
+                  "(label kueue.x-k8s.io/queue-name on each Job / StatefulSet).",
     "tensorflow": "tensorflow: successPolicy (ChiefOrWorker0 | AllWorkers).",
     "pytorch": "pytorch: nprocPerNode (an integer, or auto | cpu | gpu); WORLD_SIZE = replicas x nprocPerNode.",
     "mpi": "mpi: implementation (OpenMPI | Intel | MPICH) and slotsPerWorker (unset: the worker's gpu count, "
@@ -381,7 +383,7 @@ _COMMENTS = {
   env                   list of {name, value} (value: text or parts), {name, secretKeyRef: {name, key}}
                         or {name, configMapKeyRef: {name, key}}; a name here replaces the
                         framework variable of the same name
-  restartPolicy         Never | OnFailure | Always (a Deployment) | ExitCode (1-127 fail, signals retry)
+  restartPolicy         Never | OnFailure | Always (a StatefulSet) | ExitCode (1-127 fail, signals retry)
   resources             cpu, memory (Kubernetes quantities), gpu (count of `accelerator`), shm (/dev/shm size)
   initContainers, lifecycle, probes   as in the spec, in Kubernetes form""",
 }
