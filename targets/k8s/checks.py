@@ -7,15 +7,23 @@ from trainspec.compiler.limits import LimitProblem, kubernetes_limits, output_si
 from trainspec.compiler.plan import JobPlan
 from trainspec.compiler.target_rules import Problem
 
+from .scheme import shape
+
 
 def limits(plan: JobPlan) -> list[LimitProblem]:
-    """The API server's limits, and the file's size: a Job and a Service per replica (helm's too)."""
-    return kubernetes_limits(plan) + output_size(plan, "k8s", per_replica=True)
+    """The API server's limits, and the file's size: a pod template per role, or per replica for the roles
+    written one object a replica (scheme.shape)."""
+    return kubernetes_limits(plan) + output_size(plan, "k8s", per_replica=lambda role: shape(plan, role).per_replica)
 
 
 def helm_limits(plan: JobPlan) -> list[LimitProblem]:
-    """As k8s (the chart renders the same objects; its values may list per-replica text)."""
+    """As k8s, but per replica: the chart's values list per-replica text for every role."""
     return kubernetes_limits(plan) + output_size(plan, "helm", per_replica=True)
+
+
+def checks(plan: JobPlan) -> list[Problem]:
+    """The pods' host names, and for a v1.3 job on a runtime given with --runtime, what its TrainJob cannot carry."""
+    return check(plan) + runtime_checks(plan)
 
 
 def lingering_roles(plan: JobPlan) -> list[str]:
@@ -45,6 +53,22 @@ def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
                     f"{plan.success.text}: they keep running, and holding their resources, forever",
                     "spec.activeDeadlineSeconds, or a target whose controller ends the job",
                     "compile for jobset, kubeflow or volcano, or set activeDeadlineSeconds")]
+
+
+MAX_DNS_LABEL = 63
+
+
+def check(plan: JobPlan) -> list[Problem]:
+    """A pod's hostname `<job>-<role>-<i>` is a DNS label: the Job controller cannot create a longer one."""
+    for role in plan.roles:
+        if not role.count:
+            continue
+        longest = f"{plan.name}-{role.task}-{role.count - 1}"
+        if len(longest) > MAX_DNS_LABEL:
+            return [Problem(("metadata", "name"), f"target k8s: pod hostnames such as {longest} are longer than "
+                            f"{MAX_DNS_LABEL} characters", f"a job name of at most "
+                            f"{MAX_DNS_LABEL - len(longest) + len(plan.name)} characters", "shorten metadata.name")]
+    return []
 
 
 def runtime_checks(plan: JobPlan) -> list[Problem]:
