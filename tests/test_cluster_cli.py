@@ -181,7 +181,7 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
         "trainspec.dev/job": "other", "app.kubernetes.io/managed-by": "trainspec"}}})
     result = cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml"))
     assert result.returncode == 0, result.stderr
-    assert "Job.batch ml/tf-ps-worker-2: created" in result.stdout
+    assert "Job.batch ml/tf-ps-worker: created" in result.stdout  # one Indexed Job per role (issue 31)
     before = job_objects(fake, "tf-ps")
     assert "Service/tf-ps" in before and "Job/tf-ps-evaluator" in before and "ConfigMap/notes" in before
     for obj in fake.objects("trainspec.dev/job"):
@@ -239,15 +239,16 @@ def test_force_in_a_dry_run_deletes_nothing(fake, tmp_path):
     assert cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml")).returncode == 0
     stored = json.dumps(fake.store, sort_keys=True)
     spec = tmp_path / "tf-ps.yaml"
-    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 1"))
+    # issue 31: replicas are an Indexed Job's completions, so a role that goes is what leaves an object to prune
+    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("evaluator:\n      replicas: 1", "evaluator:\n      replicas: 0"))
     result = cli(fake, tmp_path, "apply", str(spec), "--dry-run=server")
     assert result.returncode == 2 and "apply --force" in errors(result)[-1]
     assert "nothing was changed" not in result.stderr  # a dry run never changes anything
     result = cli(fake, tmp_path, "apply", str(spec), "--dry-run=server", "--force", "--prune")
     assert result.returncode == 0, result.stderr
-    assert "Job.batch ml/tf-ps-worker-0: deleted to be re-created (spec.template cannot change) (dry run: server)" \
+    assert "Job.batch ml/tf-ps-worker: deleted to be re-created (spec.template cannot change) (dry run: server)" \
         in result.stdout
-    assert "Job.batch ml/tf-ps-worker-2: pruned (dry run: server)" in result.stdout
+    assert "Job.batch ml/tf-ps-evaluator: pruned (dry run: server)" in result.stdout
     assert json.dumps(fake.store, sort_keys=True) == stored
     assert all(r[2].get("dryRun") == "All" or (r[3] or {}).get("dryRun") for r in fake.requests[-40:]
                if r[0] in ("PATCH", "DELETE"))
