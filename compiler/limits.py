@@ -301,10 +301,15 @@ def _replica_text(replica) -> int:
     return text_bytes((replica.command, replica.args, replica.env), MAX_OUTPUT_BYTES)
 
 
-def output_estimate(plan, per_replica):
+def output_estimate(plan, per_replica, replica_text=None):
     """(bytes, the role that contributes most) of a target's file: one pod template per replica
     (`per_replica`: Volcano's task per replica; a function of the role where the target decides per role,
-    as k8s's ranked workers) or per role, plus the topology once."""
+    as k8s's ranked workers) or per role, plus the topology once.  `replica_text(role, replica)`: a
+    replica's own text as the target writes it, where that is not the plan's per-replica env (k8s takes
+    its host lists from the topology ConfigMap, counted once here, not copied into each replica)."""
+    if replica_text is None:
+        def replica_text(role, replica):
+            return _replica_text(replica)
     total = text_bytes(plan.topology, MAX_OUTPUT_BYTES)
     biggest, most = None, -1
     for role in plan.roles:
@@ -314,11 +319,11 @@ def output_estimate(plan, per_replica):
         if per_replica(role) if callable(per_replica) else per_replica:
             size = 0
             for replica in role.replicas:
-                size += static + _replica_text(replica)
+                size += static + replica_text(role, replica)
                 if size > MAX_OUTPUT_BYTES:
                     break
         else:
-            size = static + max(_replica_text(role.replicas[0]), _replica_text(role.replicas[-1]))
+            size = static + max(replica_text(role, role.replicas[0]), replica_text(role, role.replicas[-1]))
         total += size
         if size > most:
             biggest, most = role, size
@@ -327,13 +332,14 @@ def output_estimate(plan, per_replica):
     return total, biggest
 
 
-def output_size(plan, target: str, per_replica) -> list[LimitProblem]:
+def output_size(plan, target: str, per_replica, replica_text=None) -> list[LimitProblem]:
     """A target's file over MAX_OUTPUT_BYTES, estimated from the plan before anything is rendered: a few
     kilobytes of spec (one long value aliased many times, thousands of replicas) must not make gigabytes."""
-    size, role = output_estimate(plan, per_replica)
+    size, role = output_estimate(plan, per_replica, replica_text)
     if size <= MAX_OUTPUT_BYTES or role is None:
         return []
-    template = _role_static(plan, role) + _replica_text(role.replicas[-1])
+    template = _role_static(plan, role) + (_replica_text(role.replicas[-1]) if replica_text is None
+                                           else replica_text(role, role.replicas[-1]))
     each = per_replica(role) if callable(per_replica) else per_replica
     copies = f"{role.count} times (once per replica)" if each else "once"
     return [LimitProblem(

@@ -3,22 +3,32 @@
 The helm target writes the same objects and warns the same (targets/helm/__init__.py).
 """
 
-from trainspec.compiler.limits import LimitProblem, kubernetes_limits, output_size
-from trainspec.compiler.plan import JobPlan
+from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem, kubernetes_limits, output_size, text_bytes
+from trainspec.compiler.plan import JobPlan, Replica, RolePlan
 from trainspec.compiler.target_rules import Problem
 
-from .scheme import shape
+from .scheme import INDEXED, shape
+
+
+def estimate_args(plan: JobPlan) -> dict:
+    """How the k8s file's size is estimated: a pod template per role, or per replica for the roles written
+    one object a replica (scheme.shape); a replica's own text is its rendering under the k8s host names,
+    the framework's host lists being the topology ConfigMap's (once per job), not copies per replica."""
+    def replica_text(role: RolePlan, replica: Replica) -> int:
+        r = role.renders[INDEXED.name].of(replica.index)
+        return text_bytes((r.command, r.args, r.env), MAX_OUTPUT_BYTES)
+    return {"per_replica": lambda role: shape(plan, role).per_replica, "replica_text": replica_text}
 
 
 def limits(plan: JobPlan) -> list[LimitProblem]:
-    """The API server's limits, and the file's size: a pod template per role, or per replica for the roles
-    written one object a replica (scheme.shape)."""
-    return kubernetes_limits(plan) + output_size(plan, "k8s", per_replica=lambda role: shape(plan, role).per_replica)
+    """The API server's limits, and the file's size (estimate_args)."""
+    return kubernetes_limits(plan) + output_size(plan, "k8s", **estimate_args(plan))
 
 
 def helm_limits(plan: JobPlan) -> list[LimitProblem]:
-    """As k8s, but per replica: the chart's values list per-replica text for every role."""
-    return kubernetes_limits(plan) + output_size(plan, "helm", per_replica=True)
+    """As k8s: the chart renders the k8s target's objects (an Indexed Job per role, issue 31), and its values
+    carry per-replica text only where a replica's templates render apart (RoleRender not shared)."""
+    return kubernetes_limits(plan) + output_size(plan, "helm", **estimate_args(plan))
 
 
 def checks(plan: JobPlan) -> list[Problem]:
