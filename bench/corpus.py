@@ -70,6 +70,10 @@ def worker_job(framework: str, workers: int, name: str = "scale") -> dict:
              "mxnet": {"scheduler": {"replicas": 1}, "server": {"replicas": 2}, "worker": {"replicas": workers}},
              "mpi": {"launcher": {"replicas": 1}, "worker": {"replicas": workers}},
              # every XGBoost replica carries the whole worker list (WORKER_ADDRS): the quadratic trap
-             "xgboost": {"master": {"replicas": 1}, "worker": {"replicas": workers}}}[framework]
-    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": {"name": name},
+             "xgboost": {"master": {"replicas": 1}, "worker": {"replicas": workers}},
+             "paddle": {"master": {"replicas": 1}, "worker": {"replicas": workers}},
+             "jax": {"worker": {"replicas": workers}},
+             "generic": {"coordinator": {"replicas": 1}, "trainer": {"replicas": workers}}}[framework]
+    return {"apiVersion": "trainspec/v1.2" if framework in ("paddle", "jax", "generic") else "trainspec/v1",
+            "kind": "TrainingJob", "metadata": {"name": name},
             "spec": {"framework": framework, "image": "img:1", "command": ["python", "train.py"], "roles": roles}}

@@ -9,6 +9,10 @@ that refuses its size (compose past 64 MiB) "refused".
 
 Then the JobSet forms at 16 vs 4,096 workers (every framework): their output should be
 nearly flat in total, since host lists are the only part that grows, once, in the ConfigMap.
+
+Last, issue 31's bound: for every framework and cluster target (k8s, jobset, volcano, kubeflow,
+trainjob), bytes per replica at 16 and 1,024 workers and their ratio, which must stay at most
+1.2x (a replica's own bytes fixed, host lists once per job) or the target refuses the size.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from timing import machine, median_time, run_bench, table  # noqa: E402
 SIZES = (1, 8, 64, 512, 4096)
 FLAT_WORKERS = (16, 4096)
 FLAT_TARGETS = ("jobset", "trainjob")
+GROWTH_WORKERS = (16, 1024)
+GROWTH_TARGETS = ("k8s", "jobset", "volcano", "kubeflow", "trainjob")
+GROWTH_FRAMEWORKS = ("tensorflow", "pytorch", "mxnet", "mpi", "xgboost", "paddle", "jax", "generic")
+GROWTH_BOUND = 1.2
 
 
 def _cell(target: str, plan, per_target: dict, fitting: tuple, replicas: int) -> str:
@@ -41,7 +49,6 @@ def _cell(target: str, plan, per_target: dict, fitting: tuple, replicas: int) ->
 
 def scale_tables(tmp: str, targets: tuple[str, ...], frameworks: list[str], largest: int) -> None:
     from trainspec.build import compile_spec
-    from trainspec.compiler.limits import problems
     from trainspec.targets import load_plans, unsupported
 
     for framework in frameworks:
@@ -54,7 +61,7 @@ def scale_tables(tmp: str, targets: tuple[str, ...], frameworks: list[str], larg
             result = {}
             # A target that refuses this size (compiler/limits.py: e.g. compose past 64 MiB) is left out,
             # and so is one that cannot run the job at all (targets/trainjob/checks.py: trainjob for TensorFlow).
-            fitting = tuple(t for t in targets if not problems(plan, t) and not unsupported(t, plan))
+            fitting = tuple(t for t in targets if not plan.target_errors.get(t) and not unsupported(t, plan))
 
             def once(fitting=fitting, path=path, result=result):
                 result["out"] = compile_spec(str(path), fitting, load_plans)
@@ -111,11 +118,45 @@ def flatness_table(tmp: str, targets: tuple[str, ...]) -> None:
           "writes a Job and a Service per replica (k8s B/rep in the tables above).")
 
 
+def growth_table(tmp: str) -> int:
+    """Bytes per replica at 16 and 1,024 workers, every framework x cluster target; returns how many exceed 1.2x."""
+    from trainspec.targets import load_plans, render, unsupported
+
+    rows, over = [], 0
+    for framework in GROWTH_FRAMEWORKS:
+        for target in GROWTH_TARGETS:
+            cells = []
+            for workers in GROWTH_WORKERS:
+                path = Path(tmp) / f"growth-{framework}-{workers}.yaml"
+                path.write_text(yaml.safe_dump(worker_job(framework, workers)))
+                (plan,) = load_plans(str(path))
+                if unsupported(target, plan):
+                    cells.append("n/a")
+                    continue
+                if plan.target_errors.get(target):  # a size limit (compiler/limits.py) or a check
+                    cells.append("refused")
+                    continue
+                text = "".join(render(target, plan).values())
+                cells.append(len(text.encode()) / plan.total_replicas)
+            if all(isinstance(c, float) for c in cells):
+                ratio = cells[1] / cells[0]
+                over += ratio > GROWTH_BOUND
+                verdict = f"{ratio:.2f}x" + (" OVER" if ratio > GROWTH_BOUND else "")
+            else:
+                verdict = "-"
+            rows.append([framework, target] + [f"{c:.0f}" if isinstance(c, float) else c for c in cells] + [verdict])
+    print(f"## Bytes per replica, {GROWTH_WORKERS[0]} vs {GROWTH_WORKERS[1]} workers (bound {GROWTH_BOUND}x)\n")
+    print(table(["framework", "target", f"B/rep @{GROWTH_WORKERS[0]}", f"B/rep @{GROWTH_WORKERS[1]}", "growth"], rows))
+    print(f"\n{over} framework/target pair(s) over {GROWTH_BOUND}x.\n")
+    return over
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--targets", default="")
     parser.add_argument("--max", type=int, default=4096)
     parser.add_argument("--frameworks", default="tensorflow,pytorch,mpi,xgboost")
+    parser.add_argument("--growth-only", action="store_true", help="only the 16 vs 1,024 workers table")
     args = parser.parse_args()
 
     from trainspec.targets import available
@@ -123,8 +164,10 @@ def main() -> int:
     targets = tuple(t for t in (args.targets.split(",") if args.targets else available()) if t)
     print(f"# Scale with replicas — {machine()}\ntargets: {', '.join(targets)}\n")
     with tempfile.TemporaryDirectory() as tmp:
-        scale_tables(tmp, targets, [f for f in args.frameworks.split(",") if f], args.max)
-        flatness_table(tmp, targets)
+        if not args.growth_only:
+            scale_tables(tmp, targets, [f for f in args.frameworks.split(",") if f], args.max)
+            flatness_table(tmp, targets)
+        growth_table(tmp)
     return 0
 
 

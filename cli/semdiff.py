@@ -20,6 +20,9 @@ REPLICA_KINDS = ("Job", "Deployment", "Pod", "StatefulSet")
 DOCUMENT = "document -"
 CORE_API_VERSIONS = ("v1", "batch/v1", "apps/v1")  # a Volcano `Job` is one object for the whole job
 _SHORT = 60
+INDEX_FIELDS = ("metadata.annotations['batch.kubernetes.io/job-completion-index']",
+                "metadata.labels['batch.kubernetes.io/job-completion-index']",
+                "metadata.labels['apps.kubernetes.io/pod-index']")
 
 
 @dataclass
@@ -121,6 +124,10 @@ def _env_of(container: dict, maps: dict[str, dict[str, str]], skip: set[str] | N
                 kind, body = next(iter(source.items()), ("valueFrom", {}))
                 out[name] = f"<{kind} {json.dumps(body, sort_keys=True, default=str)}>"
                 values.pop(name, None)
+                if isinstance(body, dict) and str(body.get("fieldPath", "")) in INDEX_FIELDS:
+                    # one template for a role's replicas (k8s v1.3, JobSet): values built on the index
+                    # (TF_CONFIG's task) compare as replica 0's, so their JSON stays JSON
+                    values[name] = "0"
                 continue
         values[name] = text
         out[name] = text
@@ -234,13 +241,21 @@ def _role_counts(objects: dict[str, dict]) -> dict[str, int]:
     for key, obj in objects.items():
         kind = key.split(" ", 1)[0]
         role = ((obj.get("metadata") or {}).get("labels") or {}).get(ROLE_LABEL)
+        spec = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
         if kind == "service":
             role = (obj.get("labels") or {}).get("trainspec.dev/role") if isinstance(obj.get("labels"), dict) \
                 else None
         core = kind == "service" or obj.get("apiVersion") in CORE_API_VERSIONS
         if role and core and kind in REPLICA_KINDS + ("service",):
-            counts[role] = counts.get(role, 0) + 1
+            counts[role] = counts.get(role, 0) + _pods(kind, spec)
     return counts
+
+
+def _pods(kind: str, spec: dict) -> int:
+    """Replicas one k8s object runs: an Indexed Job's completions, a StatefulSet's replicas, else one."""
+    count = spec.get("completions") if kind == "Job" and spec.get("completionMode") == "Indexed" else \
+        spec.get("replicas") if kind == "StatefulSet" else 1
+    return count if isinstance(count, int) else 1
 
 
 def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> list[Change]:
@@ -283,6 +298,9 @@ def diff_texts(old_text: str, new_text: str, job: str = "", file: str = "") -> l
         per_replica = kind in ("Service", "service") or (
             kind in REPLICA_KINDS and new[key].get("apiVersion") in CORE_API_VERSIONS)
         prefix, replica = ("", name) if per_replica else (("" if key == DOCUMENT else f"{key}: "), None)
+        spec = new[key]["spec"] if isinstance(new[key].get("spec"), dict) else {}
+        if per_replica and (kind == "StatefulSet" or spec.get("completionMode") == "Indexed"):
+            replica = key  # a role's Indexed Job / StatefulSet (k8s from v1.3): told as "in N roles"
 
         def emit(subject, change, before, after, replica=replica):
             add(subject, change, before, after, replica)

@@ -34,6 +34,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("v1", "Service", "services", True, "", ""),
     Kind("batch/v1", "Job", "jobs", True, "", ""),
     Kind("apps/v1", "Deployment", "deployments", True, "", ""),
+    Kind("apps/v1", "StatefulSet", "statefulsets", True, "", ""),  # the k8s target's roles of restartPolicy Always
     *(_operator(k, _INSTEAD.get(k, "jobset")) for k in KUBEFLOW_JOBS),
     _operator(volcano.JOB, "k8s"),
     _operator(jobset.JOBSET, "k8s"),

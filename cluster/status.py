@@ -17,6 +17,7 @@ KUBEFLOW_TYPE, KUBEFLOW_INDEX = "training.kubeflow.org/replica-type", "training.
 VOLCANO_TASK, VOLCANO_INDEX = "volcano.sh/task-spec", "volcano.sh/task-index"
 JOBSET_RJOB, JOBSET_JOB_INDEX = "jobset.sigs.k8s.io/replicatedjob-name", "jobset.sigs.k8s.io/job-index"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+POD_INDEX = "apps.kubernetes.io/pod-index"  # a StatefulSet pod's ordinal (the k8s target's roles of Always)
 # Waiting reasons that are the replica's real state, not a passing one.
 _STUCK = ("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError",
           "InvalidImageName", "CreateContainerError")
@@ -113,7 +114,7 @@ def expected_replicas(obj: dict) -> list[tuple[str, int]]:
         template = spec.get("template")
         n = _int(spec.get("completions") or spec.get("parallelism"))
         add(_template_role(template, obj["metadata"]["name"]), n, _template_index(template))
-    elif kind == "Deployment":
+    elif kind in ("Deployment", "StatefulSet"):
         template = spec.get("template")
         add(_template_role(template, obj["metadata"]["name"]), _int(spec.get("replicas")), _template_index(template))
     return out
@@ -126,7 +127,7 @@ def job_phase(obj: dict) -> tuple[str, str]:
         spec = obj.get("spec") or {}
         if spec.get("suspend") or (spec.get("runPolicy") or {}).get("suspend"):
             return "Suspended", ""
-        if obj.get("kind") in ("Job", "Deployment", "Service", "ConfigMap") and \
+        if obj.get("kind") in ("Job", "Deployment", "StatefulSet", "Service", "ConfigMap") and \
                 str(obj.get("apiVersion", "")) in ("batch/v1", "apps/v1", "v1"):
             return "Pending", ""
         return "Pending", f"no status yet: is the {obj.get('kind')} controller (its operator) running?"
@@ -169,7 +170,7 @@ def pod_identity(pod: dict, jobs: list[dict]) -> tuple[str, int] | None:
         per_job = _jobset_per_job(jobs, labels[JOBSET_RJOB])
         index = (number(JOBSET_JOB_INDEX) or 0) * per_job + (number(COMPLETION_INDEX) or 0)
     if index is None:
-        index = number(COMPLETION_INDEX) or 0
+        index = number(COMPLETION_INDEX, POD_INDEX) or 0
     return str(role), index
 
 
@@ -238,7 +239,8 @@ def _trainer_node(who: tuple[str, int], trainjob: bool) -> tuple[str, int]:
 def job_state(job: str, objects: list[dict], pods: list[dict], now: float) -> JobState:
     """The job's replica table from its workload objects (as stored, with status) and its pods."""
     workloads = [o for o in objects if expected_replicas(o) or o.get("kind") in (TRAINJOB.kind,)]
-    main = next((o for o in workloads if o.get("kind") not in ("Job", "Deployment", TRAINING_RUNTIME.kind)),
+    builtin = ("Job", "Deployment", "StatefulSet", TRAINING_RUNTIME.kind)
+    main = next((o for o in workloads if o.get("kind") not in builtin),
                 workloads[0] if workloads else {})
     trainjob = any(o.get("kind") == TRAINJOB.kind for o in workloads)
     expected: list[tuple[str, int]] = []
@@ -257,7 +259,7 @@ def job_state(job: str, objects: list[dict], pods: list[dict], now: float) -> Jo
             rows.append(pod_row(who[0], who[1], by_replica[who], now))
         else:
             rows.append(ReplicaRow(who[0], who[1], "-", 0, None, "", None, "no pod", ""))
-    if main.get("kind") in ("Job", "Deployment"):  # the k8s target: one workload per replica, none is "the job"
+    if main.get("kind") in ("Job", "Deployment", "StatefulSet"):  # k8s target: a workload per role, none is "the job"
         phases = [job_phase(o)[0] for o in workloads]
         phase = "Failed" if "Failed" in phases else "Succeeded" if phases and all(
             p == "Succeeded" for p in phases) else "Running" if any(r.phase == "Running" for r in rows) else \

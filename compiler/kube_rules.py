@@ -128,6 +128,10 @@ RULES: tuple[Rule, ...] = (
          "these labels are the Job controller's: a user value breaks the Job's selector"),
     Rule("trainjob-crd", "kubeflow/trainer CRD trainer.kubeflow.org_trainjobs.yaml spec.trainer "
          "(command, args, env maxItems 128; image maxLength 500)", "limits of the TrainJob's trainer fields"),
+    Rule("job-success-policy", "pkg/features JobSuccessPolicy (KEP-3998: alpha 1.30, beta and on by default 1.31, "
+         "GA 1.33); batch validateSuccessPolicy", "an Indexed Job's successPolicy (the k8s target's deciding "
+         "replica in a role of several pods); below 1.31 the role's Job completes when all of its pods have",
+         since="1.31"),
     Rule("request-size", "apiserver MaxRequestBodyBytes (3 MiB); etcd --max-request-bytes (1.5 MiB default)",
          "every object at most 1.5 MiB as stored (under the 3 MiB request limit)"),
 )

@@ -301,23 +301,29 @@ def _replica_text(replica) -> int:
     return text_bytes((replica.command, replica.args, replica.env), MAX_OUTPUT_BYTES)
 
 
-def output_estimate(plan, per_replica: bool):
+def output_estimate(plan, per_replica, replica_text=None):
     """(bytes, the role that contributes most) of a target's file: one pod template per replica
-    (`per_replica`: k8s's Job per replica, Volcano's task per replica) or per role, plus the topology once."""
+    (`per_replica`: Volcano's task per replica; a function of the role where the target decides per role,
+    as k8s's ranked workers) or per role, plus the topology once.  `replica_text(role, replica)`: a
+    replica's own text as the target writes it, where that is not the plan's per-replica env (k8s takes
+    its host lists from the topology ConfigMap, counted once here, not copied into each replica)."""
+    if replica_text is None:
+        def replica_text(role, replica):
+            return _replica_text(replica)
     total = text_bytes(plan.topology, MAX_OUTPUT_BYTES)
     biggest, most = None, -1
     for role in plan.roles:
         if not role.replicas:
             continue
         static = _role_static(plan, role)
-        if per_replica:
+        if per_replica(role) if callable(per_replica) else per_replica:
             size = 0
             for replica in role.replicas:
-                size += static + _replica_text(replica)
+                size += static + replica_text(role, replica)
                 if size > MAX_OUTPUT_BYTES:
                     break
         else:
-            size = static + max(_replica_text(role.replicas[0]), _replica_text(role.replicas[-1]))
+            size = static + max(replica_text(role, role.replicas[0]), replica_text(role, role.replicas[-1]))
         total += size
         if size > most:
             biggest, most = role, size
@@ -326,14 +332,16 @@ def output_estimate(plan, per_replica: bool):
     return total, biggest
 
 
-def output_size(plan, target: str, per_replica: bool) -> list[LimitProblem]:
+def output_size(plan, target: str, per_replica, replica_text=None) -> list[LimitProblem]:
     """A target's file over MAX_OUTPUT_BYTES, estimated from the plan before anything is rendered: a few
     kilobytes of spec (one long value aliased many times, thousands of replicas) must not make gigabytes."""
-    size, role = output_estimate(plan, per_replica)
+    size, role = output_estimate(plan, per_replica, replica_text)
     if size <= MAX_OUTPUT_BYTES or role is None:
         return []
-    template = _role_static(plan, role) + _replica_text(role.replicas[-1])
-    copies = f"{role.count} times (once per replica)" if per_replica else "once"
+    template = _role_static(plan, role) + (_replica_text(role.replicas[-1]) if replica_text is None
+                                           else replica_text(role, role.replicas[-1]))
+    each = per_replica(role) if callable(per_replica) else per_replica
+    copies = f"{role.count} times (once per replica)" if each else "once"
     return [LimitProblem(
         (("spec", "roles", role.name, "args"), ("spec", "args"), ("spec", "roles", role.name, "command"),
          ("spec", "command"), ("spec", "roles", role.name, "replicas")),

@@ -96,6 +96,8 @@ class PodImporter:
         self.generated_volumes = False  # the target mounts a volume of its own (Volcano's MPI hostfile)
         self.skip_volumes: tuple[str, ...] = ()  # volumes the target writes itself
         self.take: tuple[str, ...] = ()  # pod fields the source module maps itself (draft.taken)
+        # pod fields the target writes itself with these values (the k8s output's subdomain, a replica's hostname)
+        self.target_sets: dict[str, tuple] = {}
 
     # --- template ------------------------------------------------------------------------
     def template(self, tpl, path: tuple, base: str) -> RoleDraft:
@@ -167,6 +169,8 @@ class PodImporter:
                 continue  # restartPolicy: the operators set the pod's from the replica's (see the source module)
             if key in self.take:
                 draft.taken[key] = (value, kp, f"{base}/{key}")
+                continue
+            if value in self.target_sets.get(key, ()):
                 continue
             if key == "initContainers":
                 self.init_containers(value, kp, f"{base}/{key}", draft, mounts)

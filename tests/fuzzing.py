@@ -580,8 +580,12 @@ def parse_all(text: str) -> list:
     return _parse_all(text)
 
 
-def _kubelet_view(container: dict, config_maps: dict) -> tuple:
-    """(command, args, env) as the program sees them after the kubelet's $(VAR) expansion."""
+INDEX_FIELDS = ("metadata.annotations['batch.kubernetes.io/job-completion-index']",
+                "metadata.labels['apps.kubernetes.io/pod-index']")
+
+
+def _kubelet_view(container: dict, config_maps: dict, index: int = 0) -> tuple:
+    """(command, args, env) as the program of pod `index` sees them after the kubelet's $(VAR) expansion."""
     values: dict[str, str] = {}
     env: dict[str, object] = {}
     for entry in container.get("env", []):
@@ -592,6 +596,8 @@ def _kubelet_view(container: dict, config_maps: dict) -> tuple:
             ref = source.get("configMapKeyRef")
             if ref and ref["name"] in config_maps:
                 values[entry["name"]] = env[entry["name"]] = config_maps[ref["name"]][ref["key"]]
+            elif source.get("fieldRef", {}).get("fieldPath") in INDEX_FIELDS:  # the pod's completion index
+                values[entry["name"]] = env[entry["name"]] = str(index)
             else:
                 values.pop(entry["name"], None)
                 env[entry["name"]] = source
@@ -600,9 +606,39 @@ def _kubelet_view(container: dict, config_maps: dict) -> tuple:
     return command, args, env
 
 
-def _expected_env(plan, replica) -> dict:
+def k8s_hosts(plan):
+    """A function renaming the plan's own host names (`<job>-<role>-<i>`) to the k8s target's (`...<i>.<job>`)."""
+    from trainspec.compiler.schemes import SERVICE
+    from trainspec.targets.k8s.scheme import INDEXED
+
+    old = [h.rsplit(":", 1)[0] for hs in plan.hosts(SERVICE).values() for h in hs]
+    new = [h.rsplit(":", 1)[0] for hs in plan.hosts(INDEXED).values() for h in hs]
+    rename = dict(zip(old, new, strict=True))
+    if not rename:
+        return lambda text: text
+    pattern = re.compile("|".join(sorted(map(re.escape, rename), key=len, reverse=True)) + r"(?![\w.-])")
+    return lambda text: pattern.sub(lambda m: rename[m.group(0)], text)
+
+
+def k8s_workload(plan, workloads: dict, replica) -> dict:
+    """The replica's own object (a role one template cannot serve) or its role's Indexed Job / StatefulSet."""
+    base = f"{plan.name}-{plan.role(replica.role).task}"
+    return workloads.get(f"{base}-{replica.index}") or workloads[base]
+
+
+def _expected_env(plan, replica, hosts=None) -> dict:
+    """The plan's environment of the replica; `hosts` renames its host names (the k8s target's); the user's
+    own env values are their rendering with those names (role.renders)."""
     out = {}
+    user: dict = {}
+    if hosts is not None:
+        from trainspec.targets.k8s.scheme import INDEXED
+
+        user = {var.name: var.value for var in plan.role(replica.role).renders[INDEXED.name].of(replica.index).env
+                if var.value is not None}
     for name, value in resolved_env(plan, replica):
+        if hosts is not None and isinstance(value, str):
+            value = user.get(name, hosts(value))
         if isinstance(value, SecretRef):
             out[name] = {"secretKeyRef": {"name": value.name, "key": value.key}}
         elif isinstance(value, ConfigMapRef):
@@ -622,14 +658,21 @@ def check_k8s(plan, files: dict[str, str]) -> None:
         assert {k: meta.get("annotations", {}).get(k) for k in dict(plan.annotations)} == \
             dict(plan.annotations)
     config_maps = {d["metadata"]["name"]: d["data"] for d in docs if d["kind"] == "ConfigMap"}
-    workloads = {d["metadata"]["name"]: d for d in docs if d["kind"] in ("Job", "Deployment")}
-    assert set(workloads) == {r.name for r in plan.replicas()}
-    for replica in plan.replicas():
-        container = workloads[replica.name]["spec"]["template"]["spec"]["containers"][0]
-        command, args, env = _kubelet_view(container, config_maps)
-        assert command == (list(replica.command) if replica.command is not None else None)
-        assert args == (list(replica.args) if replica.args is not None else None)
-        assert env == _expected_env(plan, replica)
+    workloads = {d["metadata"]["name"]: d for d in docs if d["kind"] in ("Job", "Deployment", "StatefulSet")}
+    hosts = k8s_hosts(plan)
+    from trainspec.targets.k8s.scheme import INDEXED
+
+    for replica in plan.replicas():  # the k8s target from v1.3: hosts <job>-<role>-<i>.<job>, one Job per role
+        container = k8s_workload(plan, workloads, replica)["spec"]["template"]["spec"]["containers"][0]
+        command, args, env = _kubelet_view(container, config_maps, replica.index)
+        rendered = plan.role(replica.role).renders[INDEXED.name].of(replica.index)
+        assert command == (list(rendered.command) if rendered.command is not None else None)
+        assert args == (list(rendered.args) if rendered.args is not None else None)
+        expected = _expected_env(plan, replica, hosts)
+        if plan.framework == "paddle":  # a rendezvous role names each pod by its own host (as on jobset)
+            env = {k: v for k, v in env.items() if k not in ("POD_IP", "PADDLE_MASTER")}
+            expected = {k: v for k, v in expected.items() if k not in ("POD_IP", "PADDLE_MASTER")}
+        assert env == expected
 
 
 def check_crd_target(plan, files: dict[str, str], name: str) -> None:

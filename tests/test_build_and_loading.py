@@ -22,11 +22,11 @@ def test_check_reports_a_stale_tree_with_a_diff(tmp_path):
     out = tmp_path / "golden"
     shutil.copytree(GOLDEN, out)
     target = out / "tf-ps" / "k8s.yaml"
-    target.write_text(target.read_text().replace("replicas", "REPLICAS").replace("tf-ps-ps-1:2222", "stale:1"))
+    target.write_text(target.read_text().replace("replicas", "REPLICAS").replace("tf-ps-ps-1.tf-ps:2222", "stale:1"))
     result = run_cli("build", str(SPECS), "-o", str(out), "--check")
     assert result.returncode == 1
-    assert f"--- {target}" in result.stdout and "-  TRAINSPEC_HOSTS_PS: tf-ps-ps-0:2222,stale:1" in result.stdout
-    assert "+  TRAINSPEC_HOSTS_PS: tf-ps-ps-0:2222,tf-ps-ps-1:2222" in result.stdout
+    assert f"--- {target}" in result.stdout and "-  TRAINSPEC_HOSTS_PS: tf-ps-ps-0.tf-ps:2222,stale:1" in result.stdout
+    assert "+  TRAINSPEC_HOSTS_PS: tf-ps-ps-0.tf-ps:2222,tf-ps-ps-1.tf-ps:2222" in result.stdout
     assert "is stale" in result.stderr
     missing = out / "mxnet-ps" / "k8s.yaml"
     missing.unlink()

@@ -181,9 +181,9 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
         "trainspec.dev/job": "other", "app.kubernetes.io/managed-by": "trainspec"}}})
     result = cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml"))
     assert result.returncode == 0, result.stderr
-    assert "Job.batch ml/tf-ps-worker-2: created" in result.stdout
+    assert "Job.batch ml/tf-ps-worker: created" in result.stdout  # one Indexed Job per role (issue 31)
     before = job_objects(fake, "tf-ps")
-    assert "Service/tf-ps-worker-2" in before and "Job/tf-ps-worker-2" in before and "ConfigMap/notes" in before
+    assert "Service/tf-ps" in before and "Job/tf-ps-evaluator" in before and "ConfigMap/notes" in before
     for obj in fake.objects("trainspec.dev/job"):
         assert obj["metadata"]["labels"]["trainspec.dev/job"] in ("tf-ps", "other")
 
@@ -199,7 +199,8 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
     # 3 workers -> 2: every Job's pod template changes (TF_CONFIG names the workers), which a server refuses to
     # update in place: a few lines naming the objects, the field and --force; nothing is changed
     spec = tmp_path / "tf-ps.yaml"
-    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 2"))
+    # issue 31: replicas are an Indexed Job's completions, so a role that goes is what leaves an object behind
+    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("evaluator:\n      replicas: 1", "evaluator:\n      replicas: 0"))
     result = cli(fake, tmp_path, "apply", str(spec), "--prune")
     assert result.returncode == 2
     lines = errors(result)
@@ -212,17 +213,16 @@ def test_apply_then_prune_after_a_replica_change_then_down(fake, tmp_path):
 
     result = cli(fake, tmp_path, "apply", str(spec), "--prune", "--force")
     assert result.returncode == 0, result.stderr
-    assert "Job.batch ml/tf-ps-worker-0: deleted to be re-created (spec.template cannot change)" in result.stdout
-    assert "Job.batch ml/tf-ps-worker-0: re-created" in result.stdout
-    assert "ConfigMap ml/tf-ps-topology: configured" in result.stdout
-    assert "Job.batch ml/tf-ps-worker-2: pruned" in result.stdout
-    assert sorted(set(before) - set(job_objects(fake, "tf-ps"))) == ["Job/tf-ps-worker-2", "Service/tf-ps-worker-2"]
-    assert "TF_CONFIG" in json.dumps(fake.store["/apis/batch/v1/namespaces/ml/jobs/tf-ps-worker-0"])
+    assert "Job.batch ml/tf-ps-worker: deleted to be re-created (spec.template cannot change)" in result.stdout
+    assert "Job.batch ml/tf-ps-worker: re-created" in result.stdout
+    assert "Job.batch ml/tf-ps-evaluator: pruned" in result.stdout
+    assert sorted(set(before) - set(job_objects(fake, "tf-ps"))) == ["Job/tf-ps-evaluator"]
+    assert "TF_CONFIG" in json.dumps(fake.store["/apis/batch/v1/namespaces/ml/jobs/tf-ps-worker"])
     deletes = [r for r in fake.requests if r[0] == "DELETE"]
     # no pods: background (a bare API server has no garbage collector to finish a foreground deletion); kubectl's
     # prune cascade is background too
     assert all(body["propagationPolicy"] == "Background" for *_, body in deletes)
-    assert "tf-ps-worker-2" in deletes[-1][1]
+    assert "tf-ps-evaluator" in deletes[-1][1]
     patches = [(r, t) for r, t in zip(fake.requests, fake.content_types) if r[0] == "PATCH"]
     assert patches and all(t == "application/apply-patch+yaml" and r[2]["fieldManager"] == "trainspec"
                            and r[2]["fieldValidation"] == "Strict" for r, t in patches)
@@ -239,15 +239,16 @@ def test_force_in_a_dry_run_deletes_nothing(fake, tmp_path):
     assert cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml")).returncode == 0
     stored = json.dumps(fake.store, sort_keys=True)
     spec = tmp_path / "tf-ps.yaml"
-    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("replicas: 3", "replicas: 1"))
+    # issue 31: replicas are an Indexed Job's completions, so a role that goes is what leaves an object to prune
+    spec.write_text((SPECS / "tf-ps.yaml").read_text().replace("evaluator:\n      replicas: 1", "evaluator:\n      replicas: 0"))
     result = cli(fake, tmp_path, "apply", str(spec), "--dry-run=server")
     assert result.returncode == 2 and "apply --force" in errors(result)[-1]
     assert "nothing was changed" not in result.stderr  # a dry run never changes anything
     result = cli(fake, tmp_path, "apply", str(spec), "--dry-run=server", "--force", "--prune")
     assert result.returncode == 0, result.stderr
-    assert "Job.batch ml/tf-ps-worker-0: deleted to be re-created (spec.template cannot change) (dry run: server)" \
+    assert "Job.batch ml/tf-ps-worker: deleted to be re-created (spec.template cannot change) (dry run: server)" \
         in result.stdout
-    assert "Job.batch ml/tf-ps-worker-2: pruned (dry run: server)" in result.stdout
+    assert "Job.batch ml/tf-ps-evaluator: pruned (dry run: server)" in result.stdout
     assert json.dumps(fake.store, sort_keys=True) == stored
     assert all(r[2].get("dryRun") == "All" or (r[3] or {}).get("dryRun") for r in fake.requests[-40:]
                if r[0] in ("PATCH", "DELETE"))
@@ -367,7 +368,7 @@ def test_a_missing_namespace_is_an_error_unless_asked_to_create_it(tmp_path):
         assert fake.store == {}
         result = cli(fake, tmp_path, "apply", str(SPECS / "tf-ps.yaml"), "--create-namespace")
         assert result.returncode == 0, result.stderr
-        assert "ml" in fake.namespaces and len(job_objects(fake, "tf-ps")) == 13
+        assert "ml" in fake.namespaces and len(job_objects(fake, "tf-ps")) == 5
 
 
 def test_a_missing_kueue_local_queue_or_volcano_queue(fake, tmp_path):
@@ -472,7 +473,7 @@ def test_client_dry_run_needs_no_cluster(tmp_path):
     result = cli(tmp_path / "none", tmp_path, "apply", str(SPECS / "tf-ps.yaml"), "--dry-run=client")
     assert result.returncode == 0
     assert result.stdout.splitlines()[0] == "ConfigMap ml/tf-ps-topology: would be applied (dry run: client)"
-    assert result.stdout.splitlines()[-1] == "Job.batch ml/tf-ps-evaluator-0: would be applied (dry run: client)"
+    assert result.stdout.splitlines()[-1] == "Job.batch ml/tf-ps-evaluator: would be applied (dry run: client)"
 
 
 @pytest.mark.parametrize("args, message", [

@@ -170,14 +170,15 @@ def test_apply_prune_and_down_leave_exactly_the_right_objects(cluster, tmp_path)
     try:
         assert cli("apply", str(three)).returncode == 0
         before = labelled(cluster, job)
-        assert f"Job/{job}-worker-2" in before and f"Service/{job}-worker-2" in before
+        # spec v1.3: one Indexed Job per role and one headless Service for the job
+        assert f"Job/{job}-worker" in before and f"Service/{job}" in before and f"Job/{job}-evaluator" in before
         spec = tmp_path / "two.yaml"
-        spec.write_text(three.read_text().replace("replicas: 3", "replicas: 2"))
+        spec.write_text(three.read_text().replace("evaluator:\n      replicas: 1", "evaluator:\n      replicas: 0"))
         result = cli("apply", str(spec), "--prune", "--force")  # the Jobs' templates change: re-created
         assert result.returncode == 0, result.stderr
-        assert sorted(set(before) - set(labelled(cluster, job))) == [f"Job/{job}-worker-2", f"Service/{job}-worker-2"]
+        assert sorted(set(before) - set(labelled(cluster, job))) == [f"Job/{job}-evaluator"]
         ps = cli("ps", "--cluster", job, "-n", "ml")
-        assert ps.returncode == 0 and "worker-1" in ps.stdout and "worker-2" not in ps.stdout
+        assert ps.returncode == 0 and "worker-2" in ps.stdout and "evaluator-0" not in ps.stdout
     finally:
         result = cli("down", "--cluster", job, "-n", "ml", "--wait", "--timeout", "120")
     assert result.returncode == 0, result.stderr
@@ -217,7 +218,7 @@ def test_shrink_reapply_force_prune_ps_logs_down_on_k8s(cluster, tmp_path):
 
         result = cli("apply", str(spec), "--prune", "--force")
         assert result.returncode == 0, result.stderr
-        assert "re-created" in result.stdout and f"Job.batch ml/{JOB}-worker-2: pruned" in result.stdout
+        assert f"Job.batch ml/{JOB}-worker: re-created" in result.stdout
         assert labelled(cluster, JOB) == compiled_names(spec)
 
         ps = cli("ps", "--cluster", JOB, "-n", "ml", "--format", "json")

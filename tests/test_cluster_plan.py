@@ -26,7 +26,8 @@ def test_objects_are_labelled_namespaced_and_ordered_before_workloads():
         assert o["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "trainspec"
         assert o["metadata"]["namespace"] == "ml"
     services = [o for o in prepared(docs("tf-ps", "k8s"), "tf-ps", "ml", False) if o["kind"] in ("Service", "Job")]
-    assert [o["kind"] for o in services] == ["Service"] * 6 + ["Job"] * 6
+    # issue 31: one headless Service for the job, one Indexed Job per role (ps, worker, evaluator)
+    assert [o["kind"] for o in services] == ["Service"] + ["Job"] * 3
 
 
 def test_a_secret_is_data_in_memory_and_base64():
@@ -53,15 +54,16 @@ def live(obj: dict, **meta) -> dict:
 
 def test_prune_removes_what_the_job_no_longer_produces_and_nothing_else():
     three = prepared(docs("tf-ps", "k8s"), "tf-ps", "ml", False)
-    applied = [o for o in three if not o["metadata"]["name"].endswith("worker-2")]  # worker replicas 3 -> 2
+    applied = [o for o in three if o["metadata"]["name"] != "tf-ps-evaluator"]  # the evaluator role removed
     other_job = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x", "namespace": "ml", "labels": {
         "trainspec.dev/job": "other", "app.kubernetes.io/managed-by": "trainspec"}}}
     hand_made = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "notes", "namespace": "ml",
                                                                       "labels": {"trainspec.dev/job": "tf-ps"}}}
-    child = live(three[-1], name="tf-ps-worker-2-child", ownerReferences=[{"kind": "JobSet", "name": "tf-ps"}])
-    going = live(three[-2], deletionTimestamp="2026-11-26T02:00:00Z")
-    pruned = prune_set(three + [other_job, hand_made, child, going], applied, "tf-ps")
-    assert sorted(key(o).show() for o in pruned) == ["Job.batch ml/tf-ps-worker-2", "Service ml/tf-ps-worker-2"]
+    child = live(three[-1], name="tf-ps-evaluator-child", ownerReferences=[{"kind": "JobSet", "name": "tf-ps"}])
+    going = live(three[-2], name="tf-ps-old", deletionTimestamp="2026-11-26T02:00:00Z")
+    old_service = dict(three[1], metadata=dict(three[1]["metadata"], name="tf-ps-worker-2"))  # a v1.2 per-replica one
+    pruned = prune_set(three + [other_job, hand_made, child, going, old_service], applied, "tf-ps")
+    assert sorted(key(o).show() for o in pruned) == ["Job.batch ml/tf-ps-evaluator", "Service ml/tf-ps-worker-2"]
     assert [o["kind"] for o in pruned] == ["Job", "Service"]  # the workload first
 
 

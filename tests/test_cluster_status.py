@@ -180,6 +180,33 @@ def test_plain_jobs_one_per_replica_and_a_recreated_pod_counts_as_a_restart():
     assert (worker.phase, worker.restarts, worker.pod) == ("Running", 1, "pytorch-ddp-worker-0-bbbbb")
 
 
+def test_indexed_jobs_per_role_number_pods_by_completion_index():
+    """Issue 31: the k8s target's Indexed Job per role; the pods carry no trainspec index, the Job controller's
+    completion index (annotation and, from 1.28, label) numbers them."""
+    jobs = golden("tf-ps", "k8s", ("Job",))
+    assert [j["spec"]["completionMode"] for j in jobs] == ["Indexed"] * 3
+    jobs = [dict(j, status={"active": 1, "startTime": "2026-11-26T02:57:50Z"}) for j in jobs]
+    index = "batch.kubernetes.io/job-completion-index"
+    pods = [pod(f"tf-ps-worker-{i}-abcde", {"trainspec.dev/job": "tf-ps", "trainspec.dev/role": "worker",
+                                            "job-name": "tf-ps-worker"}, annotations={index: str(i)})
+            for i in (2, 0)]
+    state = job_state("tf-ps", jobs, pods, NOW)
+    assert [r.name for r in state.replicas] == ["ps-0", "ps-1", "worker-0", "worker-1", "worker-2", "evaluator-0"]
+    by_name = {r.name: r for r in state.replicas}
+    assert by_name["worker-2"].pod == "tf-ps-worker-2-abcde" and by_name["worker-0"].pod == "tf-ps-worker-0-abcde"
+    assert by_name["worker-1"].reason == "no pod" and state.phase == "Running"
+
+
+def test_a_statefulset_role_numbers_pods_by_their_ordinal():
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "j-ps", "namespace": "ml"},
+           "spec": {"replicas": 2, "template": {"metadata": {"labels": {"trainspec.dev/job": "j",
+                                                                         "trainspec.dev/role": "ps"}}}}}
+    assert expected_replicas(sts) == [("ps", 0), ("ps", 1)]
+    pods = [pod("j-ps-1", {"trainspec.dev/job": "j", "trainspec.dev/role": "ps", "apps.kubernetes.io/pod-index": "1"})]
+    state = job_state("j", [sts], pods, NOW)
+    assert [(r.name, r.pod) for r in state.replicas] == [("ps-0", ""), ("ps-1", "j-ps-1")]
+
+
 def test_a_trainjob_with_its_runtime():
     objs = golden("pytorch-ddp", "trainjob", ("TrainJob", "TrainingRuntime"))
     trainjob = next(o for o in objs if o["kind"] == "TrainJob")

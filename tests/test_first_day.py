@@ -210,7 +210,7 @@ def test_a_chart_compiled_for_a_namespace_names_the_command_that_was_typed(tmp_p
     assert "hint: the chart was compiled for namespace ml: `trainspec apply charts/x --namespace ml`" in \
         applied.stderr, applied.stderr
     applied = run_cli("apply", "charts/x", "--dry-run=client", "--namespace", "ml", cwd=tmp_path, env=env)
-    assert applied.returncode == 0 and "ml/nschart-master-0" in applied.stdout, applied.stdout + applied.stderr
+    assert applied.returncode == 0 and "Job.batch ml/nschart-master:" in applied.stdout, applied.stdout + applied.stderr
 
 
 # --- 7. counts ------------------------------------------------------------------------------------
@@ -322,7 +322,7 @@ def test_diff_of_a_spec_added_since_the_revision(repo):
     result = run_cli("diff", "HEAD:specs/new.yaml", "specs/new.yaml", cwd=repo)
     assert result.returncode == 1, result.stderr
     assert result.stdout.startswith("jax-dist:\n  new job jax-dist\n"), result.stdout
-    assert "worker replicas 0 → 2" in result.stdout and "new Job jax-dist-worker-1" in result.stdout
+    assert "worker replicas 0 → 2" in result.stdout and "new Job jax-dist-worker" in result.stdout
     assert "HEAD:specs/new.yaml does not exist at HEAD: everything in specs/new.yaml is new" in result.stderr
     assert "trainspec-diff-" not in result.stdout + result.stderr
 

@@ -131,8 +131,9 @@ def test_k8s_is_valid_and_names_the_container(tmp_path):
     out = docs("k8s", plan)
     for doc in out:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
-    pods = [d["spec"]["template"]["spec"] for d in out if d["kind"] == "Job"]
-    assert len(pods) == 5 and {p["containers"][0]["name"] for p in pods} == {"app"}
+    jobs = [d for d in out if d["kind"] == "Job"]  # one Indexed Job per role (spec v1.3): 2 servers, 3 clients
+    assert [(j["metadata"]["name"], j["spec"]["completions"]) for j in jobs] == [("gen-server", 2), ("gen-client-a", 3)]
+    assert {j["spec"]["template"]["spec"]["containers"][0]["name"] for j in jobs} == {"app"}
     policy = yaml.safe_load(out[0]["metadata"]["annotations"]["trainspec.dev/run-policy"])
     assert policy["success"] == {"role": "", "scope": "all", "index": 0}
 

@@ -25,7 +25,6 @@ from helpers import GOLDEN, SPECS, on_runtime, run_cli, runtime_excludes  # noqa
 
 EXAMPLES = sorted(p.name for p in SPECS.glob("*.yaml") if not on_runtime(p))
 
-
 def write_chart(plan, root: Path) -> Path:
     for rel, text in helm.render(plan).items():
         path = root / rel
@@ -72,12 +71,12 @@ def assert_same_objects(got: list[dict], want: list[dict]) -> None:
 
 
 def env_of(docs: list[dict], name: str) -> dict[str, dict]:
-    job = next(o for o in docs if o["kind"] in ("Job", "Deployment") and o["metadata"]["name"] == name)
+    job = next(o for o in docs if o["kind"] in ("Job", "Deployment", "StatefulSet") and o["metadata"]["name"] == name)
     return {e["name"]: e for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
 
 
 def container_of(docs: list[dict], name: str) -> dict:
-    job = next(o for o in docs if o["kind"] in ("Job", "Deployment") and o["metadata"]["name"] == name)
+    job = next(o for o in docs if o["kind"] in ("Job", "Deployment", "StatefulSet") and o["metadata"]["name"] == name)
     return job["spec"]["template"]["spec"]["containers"][0]
 
 
@@ -129,7 +128,8 @@ def test_notes_tell_how_to_watch(tmp_path):
     chart = write_chart(plan, tmp_path)
     with helm_chart.Chart.load(str(chart)) as loaded:
         notes = loaded.render(name="r", namespace="ml")["tf-ps/templates/NOTES.txt"]
-    assert "kubectl -n ml get jobs,deployments,pods -l trainspec.dev/job=tf-ps -w" in notes
+    assert "kubectl -n ml get jobs,statefulsets,deployments,pods -l trainspec.dev/job=tf-ps -w" in notes
+    assert "logs -f --prefix -l trainspec.dev/job=tf-ps,trainspec.dev/role=ps" in notes
     assert "worker-0 succeeds" in notes
 
 
@@ -184,21 +184,22 @@ def test_changing_replicas_equals_recompiling(spec, role, count, tmp_path):
 def test_worker_replicas_8_updates_every_replicas_topology(tmp_path):
     plan = plan_of("tf-args-style.yaml", tmp_path)
     docs = render(write_chart(plan, tmp_path), plan.namespace, {"roles": {"worker": {"replicas": 8}}})
-    workers = [o for o in docs if o["kind"] == "Job" and "-worker-" in o["metadata"]["name"]]
-    assert len(workers) == 8
-    hosts = [f"tf-args-worker-{i}:2222" for i in range(8)]
+    (workers,) = [o for o in docs if o["kind"] == "Job" and o["metadata"]["name"] == "tf-args-worker"]
+    assert (workers["spec"]["completions"], workers["spec"]["parallelism"]) == (8, 8)  # one Indexed Job
+    hosts = [f"tf-args-worker-{i}.tf-args:2222" for i in range(8)]
     topology = next(o for o in docs if o["kind"] == "ConfigMap")
     assert yaml.safe_load(topology["data"]["TRAINSPEC_TF_CLUSTER"])["worker"] == hosts
     assert topology["data"]["TRAINSPEC_HOSTS_WORKER"] == ",".join(hosts)
-    for name in ("tf-args-ps-0", "tf-args-worker-7"):
+    for name in ("tf-args-ps", "tf-args-worker"):
         env = env_of(docs, name)
         assert env["TRAINSPEC_NUM_WORKER"]["value"] == "8"
         assert env["TF_CONFIG"]["value"].startswith('{"cluster":$(TRAINSPEC_TF_CLUSTER)')
         assert f"--worker_hosts={','.join(hosts)}" in container_of(docs, name)["args"]
-    assert "--task_index=7" in container_of(docs, "tf-args-worker-7")["args"]
+    assert "--task_index=$(TRAINSPEC_INDEX)" in container_of(docs, "tf-args-worker")["args"]
 
 
 def test_pytorch_world_size_follows_replicas(tmp_path):
+    """PyTorch workers beside a master keep one Job per replica (RANK is index + 1), also after --set."""
     plan = plan_of("full-features.yaml", tmp_path)
     docs = render(write_chart(plan, tmp_path), plan.namespace, {"roles": {"worker": {"replicas": 5}}})
     env = env_of(docs, "bert-finetune-worker-4")
@@ -206,18 +207,19 @@ def test_pytorch_world_size_follows_replicas(tmp_path):
     assert env["PET_NNODES"]["value"] == "6"
     assert env["RANK"]["value"] == "5"
     assert env["RUN_NAME"]["value"] == "bert-finetune-worker-4"
-    assert env_of(docs, "bert-finetune-master-0")["WORLD_SIZE"]["value"] == "12"
+    assert env_of(docs, "bert-finetune-master")["WORLD_SIZE"]["value"] == "12"
 
 
 def test_mxnet_and_mpi_counts_follow_replicas(tmp_path):
     plan = plan_of("mxnet-ps.yaml", tmp_path)
     docs = render(write_chart(plan, tmp_path / "mx"), plan.namespace, {"roles": {"worker": {"replicas": 6}}})
-    assert env_of(docs, "mxnet-ps-scheduler-0")["DMLC_NUM_WORKER"]["value"] == "6"
-    assert env_of(docs, "mxnet-ps-worker-5")["DMLC_WORKER_ID"]["value"] == "5"
+    assert env_of(docs, "mxnet-ps-scheduler")["DMLC_NUM_WORKER"]["value"] == "6"
+    assert env_of(docs, "mxnet-ps-worker")["DMLC_WORKER_ID"]["value"] == "$(TRAINSPEC_INDEX)"
+    assert next(o for o in docs if o["metadata"]["name"] == "mxnet-ps-worker")["spec"]["completions"] == 6
     plan = plan_of("mpi-horovod.yaml", tmp_path)
     docs = render(write_chart(plan, tmp_path / "mpi"), plan.namespace, {"roles": {"worker": {"replicas": 3}}})
     topology = next(o for o in docs if o["kind"] == "ConfigMap")
-    assert topology["data"]["hostfile"] == "".join(f"mpi-horovod-worker-{i} slots=1\n" for i in range(3))
+    assert topology["data"]["hostfile"] == "".join(f"mpi-horovod-worker-{i}.mpi-horovod slots=1\n" for i in range(3))
 
 
 def test_changing_a_port_equals_recompiling(tmp_path):
@@ -362,13 +364,13 @@ def test_no_template_injection(tmp_path):
     assert report["errors"] == [] and all(m["severity"] < 2 for m in report["messages"]), report
     text = yaml.safe_dump(docs)
     assert "SHOULD-NOT-APPEAR" not in text
-    master = container_of(docs, "inject-master-0")
+    master = container_of(docs, "inject-master")
     assert master["command"][2] == 'echo {{ .Release.Name }} {{- fail "boom" }} $$(HOME) $$$ 0'
     assert master["args"] == ['{{ include "trainspec.labels" . }}']
-    env = env_of(docs, "inject-master-0")
+    env = env_of(docs, "inject-master")
     assert env["TEMPLATE"]["value"] == "{{ .Release.Name }}"
     assert env["MIXED"]["value"] == "{{master}}"
-    job = next(o for o in docs if o["metadata"]["name"] == "inject-master-0" and o["kind"] == "Job")
+    job = next(o for o in docs if o["metadata"]["name"] == "inject-master" and o["kind"] == "Job")
     # metadata is not topology-templated: the annotation is exactly as written in the spec
     assert job["metadata"]["annotations"]["note"] == "{{ .Release.Name }} {{ '{{' }} not a template"
     init = job["spec"]["template"]["spec"]["initContainers"][0]
@@ -377,8 +379,8 @@ def test_no_template_injection(tmp_path):
     docs = render(chart, "ml", {"roles": {"worker": {"command": ["{{ .Release.Name }}"],
                                                      "env": [{"name": "X", "value": "{{ .Values }}"}]}},
                                 "labels": {"team": "a"}}, name="SHOULD-NOT-APPEAR")
-    assert container_of(docs, "inject-worker-0")["command"] == ["{{ .Release.Name }}"]
-    assert env_of(docs, "inject-worker-0")["X"]["value"] == "{{ .Values }}"
+    assert container_of(docs, "inject-worker")["command"] == ["{{ .Release.Name }}"]
+    assert env_of(docs, "inject-worker")["X"]["value"] == "{{ .Values }}"
 
 
 # --- the schema rejects bad values --------------------------------------------------------------
@@ -413,3 +415,19 @@ def test_template_checks_what_a_schema_cannot(tmp_path):
         render(chart, "default", {"roles": {"worker": {"replicas": 0}}})
     with pytest.raises(HelmError, match="63"):
         render(chart, "default", {"name": "a" * 55})
+
+
+@pytest.mark.parametrize("spec", ["tf-multiworker.yaml", "generic-coordinator.yaml", "tf-ps.yaml"])
+def test_job_success_policy_follows_the_kube_version_and_replicas(spec, tmp_path):
+    """From Kubernetes 1.31 the deciding replica is the Job's successPolicy (k8s target): the chart writes it for
+    the version compiled for, and only while its role's Job has several pods."""
+    (plan,) = load_plans(str(SPECS / spec), kube_version="1.31")
+    chart = write_chart(plan, tmp_path / "chart")
+    docs = render(chart, plan.namespace)
+    assert_same_objects(docs, k8s_objects(plan))
+    role = plan.success.role
+    if spec == "tf-ps.yaml":  # ChiefOrWorker0 without a chief: worker 0 decides: a Job successPolicy, gone with one worker
+        job = next(o for o in docs if o["metadata"]["name"] == f"{plan.name}-worker")
+        assert job["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
+        one = render(chart, plan.namespace, {"roles": {role: {"replicas": 1}}})
+        assert "successPolicy" not in next(o for o in one if o["metadata"]["name"] == f"{plan.name}-worker")["spec"]

@@ -620,7 +620,8 @@ def test_templated_per_replica_values_of_k8s_output_are_a_loss(tmp_path):
     compiled.write_text(run_cli("compile", str(Path(__file__).parent.parent / "specs" / "tf-args-style.yaml"),
                                 "--target", "k8s").stdout)
     run = run_cli("import", str(compiled), "--strict")
-    assert run.returncode == 2 and "replicas run different commands or env" in run.stderr
+    # spec v1.3: one template per role, the per-replica part in kubelet $(TRAINSPEC_INDEX) text spec text cannot hold
+    assert run.returncode == 2 and "uses $(VAR), which the kubelet expands" in run.stderr
 
 
 def test_a_foreign_indexed_job_imports_but_strict_refuses_the_change():
@@ -628,8 +629,52 @@ def test_a_foreign_indexed_job_imports_but_strict_refuses_the_change():
     assert result.spec["spec"]["roles"] == {"example-workload": {"replicas": 3}}
     assert result.spec["spec"]["command"][2].startswith("for i in 0 1 2; do until ping")
     lost = [e.format() for e in result.lost]
-    assert any("one Job and headless Service per replica" in e and "migrate --to jobset" in e for e in lost)
+    # the Job example-job's pods live under headless-svc: the k8s target's <job>-<role> under <job> cannot name them
+    assert any("whose pods the k8s target cannot name alike" in e for e in lost)
     assert any("spec.template.spec.subdomain" in e for e in lost)
+
+
+def test_an_indexed_job_named_service_dash_role_imports_losslessly_and_compiles_back(tmp_path):
+    """Issue 31: an Indexed Job `<svc>-<role>` under the headless Service `<svc>` is what the k8s target writes:
+    strict import keeps its names, pods, image, command and GPUs; a setting the spec cannot hold is still a loss."""
+    source = tmp_path / "job.yaml"
+    source.write_text("""\
+apiVersion: v1
+kind: Service
+metadata: {name: train}
+spec: {clusterIP: None, selector: {job-name: train-workers}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train-workers}
+spec:
+  completions: 4
+  parallelism: 4
+  completionMode: Indexed
+  backoffLimitPerIndex: 0
+  template:
+    spec:
+      subdomain: train
+      restartPolicy: Never
+      containers:
+      - name: worker
+        image: python:3.12
+        command: [python, -c, "print(1)"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+""")
+    result = run_cli("import", "--strict", str(source), "-o", str(tmp_path / "spec.yaml"))
+    assert result.returncode == 0, result.stderr
+    compiled = run_cli("compile", str(tmp_path / "spec.yaml"), "--target", "k8s")
+    (job,) = [d for d in yaml.safe_load_all(compiled.stdout) if d and d["kind"] == "Job"]
+    assert job["metadata"]["name"] == "train-workers" and job["spec"]["completions"] == 4
+    pod = job["spec"]["template"]["spec"]
+    assert pod["subdomain"] == "train" and pod["containers"][0]["image"] == "python:3.12"
+    assert pod["containers"][0]["command"] == ["python", "-c", "print(1)"]
+    assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1
+    retried = source.read_text().replace("backoffLimitPerIndex: 0", "backoffLimit: 3")
+    source.write_text(retried)
+    result = run_cli("import", "--strict", str(source))
+    assert result.returncode == 2 and "spec.backoffLimit" in result.stderr
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in HERE.iterdir() if p.suffix in (".yaml", ".json")))

@@ -137,7 +137,8 @@ def expected(value: str, label: bool = True, annotation: bool = True) -> dict:
 
 def _pods_k8s(docs: list[dict]):
     for doc in docs:
-        if doc["kind"] in ("Job", "Deployment") and doc["metadata"]["name"] == "inj-master-0":
+        # the k8s target: one Job per role (v1.3); the chart: one per replica (v1.2, until it follows)
+        if doc["kind"] in ("Job", "Deployment") and doc["metadata"]["name"] in ("inj-master", "inj-master-0"):
             yield doc["spec"]["template"]["spec"], doc["spec"]["template"]["metadata"] | {
                 "annotations": doc["metadata"].get("annotations")}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -10,8 +11,10 @@ import pytest
 import yaml
 
 from trainspec.compiler.plan import expand_references, resolved_env
+from trainspec.compiler.schemes import SERVICE
 from trainspec.targets import load_plans
 from trainspec.targets.k8s import render as k8s
+from trainspec.targets.k8s.scheme import INDEXED
 
 from helpers import ROOT, SPECS, run_cli
 
@@ -29,8 +32,9 @@ def test_k8s_output_is_valid_kubernetes_strict(spec, version):
             kubernetes_validate.validate(doc, version, strict=True)
 
 
-def _kubelet_env(doc: dict, config_maps: dict) -> dict[str, str]:
-    """What the kubelet would put in the main container's environment (dependent variables expanded)."""
+def _kubelet_env(doc: dict, config_maps: dict, index: int = 0) -> dict[str, str]:
+    """What the kubelet would put in the main container of pod `index` (dependent variables expanded;
+    the completion index / pod ordinal the downward API gives that pod)."""
     container = doc["spec"]["template"]["spec"]["containers"][0]
     values: dict[str, str] = {}
     for entry in container.get("env", []):
@@ -40,19 +44,62 @@ def _kubelet_env(doc: dict, config_maps: dict) -> dict[str, str]:
             ref = entry["valueFrom"]["configMapKeyRef"]
             if ref["name"] in config_maps:
                 values[entry["name"]] = config_maps[ref["name"]][ref["key"]]
+        elif entry["valueFrom"].get("fieldRef", {}).get("fieldPath") in INDEX_PATHS:
+            values[entry["name"]] = str(index)
     return values
+
+
+INDEX_PATHS = ("metadata.annotations['batch.kubernetes.io/job-completion-index']",
+               "metadata.labels['apps.kubernetes.io/pod-index']")
+# Paddle's rendezvous role of several replicas: each names itself by its host (as on the jobset target)
+OWN_HOST = ("POD_IP", "PADDLE_MASTER")
+
+
+def _workload_of(plan, workloads: dict, replica) -> dict:
+    """The replica's own object (a role that one template cannot serve) or its role's Indexed Job."""
+    base = f"{plan.name}-{plan.role(replica.role).task}"
+    return workloads.get(f"{base}-{replica.index}") or workloads[base]
 
 
 @pytest.mark.parametrize("spec", EXAMPLES)
 def test_manifest_env_after_kubelet_expansion_is_the_plan_env(spec):
+    """Each pod's environment, as the kubelet expands it for its index, is the plan's for that replica
+    with the hosts the k8s target names (`<job>-<role>-<i>.<job>`, scheme.py)."""
     for plan in load_plans(str(SPECS / spec)):
         docs = list(yaml.safe_load_all(k8s.render(plan)[k8s.FILE]))
         config_maps = {d["metadata"]["name"]: d["data"] for d in docs if d["kind"] == "ConfigMap"}
-        workloads = {d["metadata"]["name"]: d for d in docs if d["kind"] in ("Job", "Deployment")}
-        assert set(workloads) == {r.name for r in plan.replicas()}
+        workloads = {d["metadata"]["name"]: d for d in docs if d["kind"] in ("Job", "StatefulSet", "Deployment")}
+        services = {r: h for r, hs in plan.hosts(SERVICE).items() for h in hs}
+        indexed = {r: h for r, hs in plan.hosts(INDEXED).items() for h in hs}
+        old = [h.rsplit(":", 1)[0] for hs in plan.hosts(SERVICE).values() for h in hs]
+        new = [h.rsplit(":", 1)[0] for hs in plan.hosts(INDEXED).values() for h in hs]
+        assert services.keys() == indexed.keys()
+        rename = dict(zip(old, new, strict=True))
+        pattern = re.compile("|".join(sorted(map(re.escape, rename), key=len, reverse=True)) + r"(?![\w.-])")
         for replica in plan.replicas():
-            expected = {k: v for k, v in resolved_env(plan, replica) if isinstance(v, str)}
-            assert _kubelet_env(workloads[replica.name], config_maps) == expected
+            role = plan.role(replica.role)
+            user = {var.name: var.value for var in role.renders[INDEXED.name].of(replica.index).env
+                    if var.value is not None}
+            expected = {k: user.get(k, pattern.sub(lambda m, r=rename: r[m.group(0)], v))
+                        for k, v in resolved_env(plan, replica) if isinstance(v, str)}
+            got = _kubelet_env(_workload_of(plan, workloads, replica), config_maps, replica.index)
+            if plan.framework == "paddle":
+                got = {k: v for k, v in got.items() if k not in OWN_HOST}
+                expected = {k: v for k, v in expected.items() if k not in OWN_HOST}
+            assert got == expected, replica.name
+
+
+def test_output_objects_grow_with_roles_not_replicas(tmp_path):
+    """Issue 31: a ConfigMap and a headless Service per job, one Indexed Job per role; pods named as
+    replicas always were, under the job's Service."""
+    text = _big_tf_job(tmp_path, 1024)
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
+        ("ConfigMap", "big-topology"), ("Service", "big"), ("Job", "big-ps"), ("Job", "big-worker")]
+    worker = docs[3]["spec"]
+    assert (worker["completionMode"], worker["completions"], worker["parallelism"]) == ("Indexed", 1024, 1024)
+    assert worker["template"]["spec"]["subdomain"] == "big" and docs[1]["spec"]["clusterIP"] == "None"
+    assert docs[0]["data"]["TRAINSPEC_HOSTS_WORKER"].split(",")[1023] == "big-worker-1023.big:2222"
 
 
 def test_dollar_text_survives_kubelet_expansion(tmp_path):
@@ -97,16 +144,20 @@ spec:
     (plan,) = load_plans(str(spec))
     docs = {d["metadata"]["name"]: d for d in yaml.safe_load_all(k8s.render(plan)[k8s.FILE])
             if d["kind"] != "Service"}
-    assert docs["rp-ps-0"]["kind"] == "Deployment"
-    assert docs["rp-ps-0"]["spec"]["template"]["spec"]["restartPolicy"] == "Always"
-    chief = docs["rp-chief-0"]["spec"]
-    assert chief["template"]["spec"]["restartPolicy"] == "Never" and chief["backoffLimit"] == 5
+    ps = docs["rp-ps"]
+    assert ps["kind"] == "StatefulSet" and ps["spec"]["serviceName"] == "rp"  # pods rp-ps-<i>, restarted always
+    assert ps["spec"]["template"]["spec"]["restartPolicy"] == "Always"
+    assert ps["spec"]["podManagementPolicy"] == "Parallel"
+    chief = docs["rp-chief"]["spec"]
+    # ExitCode: retriable codes per index (the backoff each replica's own Job had), permanent ones fail the Job
+    assert chief["template"]["spec"]["restartPolicy"] == "Never" and chief["backoffLimitPerIndex"] == 5
     rule = chief["podFailurePolicy"]["rules"][0]
     assert rule["action"] == "FailJob" and rule["onExitCodes"]["values"] == list(range(1, 128))
-    worker = docs["rp-worker-0"]["spec"]
+    worker = docs["rp-worker"]["spec"]
     assert worker["template"]["spec"]["restartPolicy"] == "OnFailure" and worker["backoffLimit"] == 5
-    evaluator = docs["rp-evaluator-0"]["spec"]
-    assert evaluator["template"]["spec"]["restartPolicy"] == "Never" and evaluator["backoffLimit"] == 0
+    evaluator = docs["rp-evaluator"]["spec"]
+    assert evaluator["template"]["spec"]["restartPolicy"] == "Never" and evaluator["backoffLimitPerIndex"] == 0
+    assert "backoffLimit" not in evaluator  # per index: one replica's failure does not fail the others
 
 
 def test_every_object_and_pod_has_the_labels(tmp_path):
@@ -119,8 +170,8 @@ def test_every_object_and_pod_has_the_labels(tmp_path):
             assert labels[key] == "tf-ps"
         if doc["kind"] == "Job":
             pod = doc["spec"]["template"]["metadata"]["labels"]
-            role, index = doc["metadata"]["name"].split("-")[-2:]
-            assert pod["trainspec.dev/role"] == role and pod["trainspec.dev/index"] == index
+            role = doc["metadata"]["name"].split("-")[-1]
+            assert pod["trainspec.dev/role"] == role and "trainspec.dev/index" not in pod  # one template per role
             assert pod["app.kubernetes.io/component"] == role
 
 
@@ -141,11 +192,11 @@ spec:
 
 def test_output_grows_linearly_with_replicas(tmp_path):
     small, large = _big_tf_job(tmp_path, 100), _big_tf_job(tmp_path, 1000)
-    # 900 more workers; one host:port per worker in the ConfigMap and one Job+Service each.
+    # 900 more workers: one host:port each in the ConfigMap's lists, no object per worker
     per_worker_small = len(small) / 104
     per_worker_large = len(large) / 1004
-    assert per_worker_large < per_worker_small * 1.25, (per_worker_small, per_worker_large)
-    assert large.count("big-worker-999:2222") == 2, "the host list is written once (plus the TF cluster)"
+    assert per_worker_large < per_worker_small * 1.2, (per_worker_small, per_worker_large)
+    assert large.count("big-worker-999.big:2222") == 2, "the host list is written once (plus the TF cluster)"
 
 
 def test_same_spec_same_bytes_across_processes(tmp_path):
@@ -169,3 +220,18 @@ def test_compile_path_imports_no_docker_or_kubernetes_client():
     assert "yaml" in modules, "the import-time report was read"
     heavy = {m for m in modules if m.split(".")[0] in ("docker", "kubernetes", "kubernetes_validate")}
     assert not heavy, heavy
+
+
+@pytest.mark.parametrize("version, rule", [("1.30", None), ("1.31", {"succeededIndexes": "0"}),
+                                           ("1.36", {"succeededIndexes": "0"})])
+def test_worker_0_decides_through_the_jobs_success_policy_from_1_31(version, rule):
+    """TF ps + workers, no chief: worker 0 decides.  From 1.31 (JobSuccessPolicy on by default) the worker Job succeeds
+    with index 0; on 1.30 the Job waits for every worker and the rule is only the run-policy annotation's."""
+    (plan,) = load_plans(str(SPECS / "tf-ps.yaml"), kube_version=version)
+    docs = [d for d in yaml.safe_load_all(k8s.render(plan)[k8s.FILE]) if d]
+    worker = next(d for d in docs if d["metadata"]["name"].endswith("-worker"))
+    assert worker["spec"].get("successPolicy") == (None if rule is None else {"rules": [rule]})
+    assert '"success":{"index":0,"role":"worker","scope":"one"}' in docs[0]["metadata"]["annotations"][
+        "trainspec.dev/run-policy"]
+    for doc in docs:
+        kubernetes_validate.validate(doc, version, strict=True)

@@ -220,7 +220,8 @@ def test_targets_never_reach_back_to_the_spec(module):
 def test_a_plan_for_some_targets_renders_only_their_schemes(tmp_path):
     path = write(tmp_path, MPI_EXIT_CODE)
     (plan,) = load_plans(path, targets=("k8s",))
-    assert set(plan.role("worker").renders) == {"service"} and plan.target_errors == {}
+    # the plan's own names (service) and the k8s target's (subdomain, spec v1.3: as volcano's)
+    assert set(plan.role("worker").renders) == {"service", "subdomain"} and plan.target_errors == {}
     plan.check("k8s")
     with pytest.raises(ValueError, match="not volcano"):
         plan.check("volcano")
@@ -246,7 +247,13 @@ def test_chart_rules_are_generated_from_the_compiler_tables():
     paddle_files = helm.render(paddle)
     assert '$rule = "all masters succeed"' in paddle_files["helm/templates/_helpers.tpl"]
     assert 'PADDLE_MASTER' in paddle_files["helm/templates/jobs.yaml"]
-    assert "until 127 }}" in files["helm/templates/jobs.yaml"]  # PERMANENT_EXIT_CODES = 1..127
+    assert "until 127 -}}" in files["helm/templates/jobs.yaml"]  # PERMANENT_EXIT_CODES = 1..127
+    # k8s scheme.py RANKED_ROLES, and the Job successPolicy of the compiled --kube-version (kube_rules)
+    assert '$rankedRoles := dict "pytorch" (list "worker") -}}' in files["helm/templates/jobs.yaml"]
+    from trainspec.compiler.kube_rules import applies
+
+    on = "true" if applies("job-success-policy", plan.kube_version) else "false"
+    assert f"$jobSuccessPolicy := {on} -}}}}" in files["helm/templates/jobs.yaml"]
     with pytest.raises(AssertionError, match="marker"):
         from trainspec.targets.helm.chart_rules import fill
 

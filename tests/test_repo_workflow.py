@@ -290,13 +290,14 @@ def test_diff_of_two_specs_says_what_changed_per_role_and_replica(tmp_path):
     assert result.returncode == 1, result.stderr
     lines = [line.strip() for line in result.stdout.splitlines()]
     assert "worker replicas 4 → 5" in lines
-    assert "new Service tf-ps-worker-4" in lines and "new Job tf-ps-worker-4" in lines
-    # 2 ps + 4 workers + 1 evaluator that exist on both sides see the new worker in TF_CONFIG
-    assert "TF_CONFIG cluster.worker gains tf-ps-worker-4:2222 in 7 replicas" in lines
+    # spec v1.3: one Indexed Job per role, so no new object; the worker Job's completions say it
+    assert "spec.completions 4 → 5 in Job tf-ps-worker" in lines and not any(x.startswith("new ") for x in lines)
+    # the ps, worker and evaluator roles' templates all see the new worker in TF_CONFIG
+    assert "TF_CONFIG cluster.worker gains tf-ps-worker-4.tf-ps:2222 in 3 roles" in lines
     as_json = json.loads(run_cli("diff", str(four), str(five), "--format", "json").stdout)
     gains = [c for c in as_json if c["subject"] == "TF_CONFIG cluster.worker"]
-    assert gains and gains[0]["change"] == "gains" and gains[0]["new"] == ["tf-ps-worker-4:2222"]
-    assert len(gains[0]["where"]) == 7
+    assert gains and gains[0]["change"] == "gains" and gains[0]["new"] == ["tf-ps-worker-4.tf-ps:2222"]
+    assert len(gains[0]["where"]) == 3
     same = run_cli("diff", str(four), str(four))
     assert same.returncode == 0 and same.stdout == ""
 
@@ -312,12 +313,12 @@ def test_diff_of_compiled_folders_and_check_prints_the_summary_first(tmp_path, e
     assert run_cli("build", str(specs), "-o", str(new), "-t", "k8s", "-t", "kubeflow", env=env).returncode == 0
     result = run_cli("diff", str(old), str(new))
     assert result.returncode == 1
-    assert "containers[tensorflow].image python:3.12-slim → py:new in 6 replicas" in result.stdout
+    assert "containers[tensorflow].image python:3.12-slim → py:new in 3 roles" in result.stdout
     check = run_cli("build", str(specs), "-o", str(old), "-t", "k8s", "-t", "kubeflow", "--check", env=env)
     assert check.returncode == 1
     out = check.stdout
     assert out.index("what changed:") < out.index("files (lines added/removed") < out.index("--- ")
-    assert f"{old / 'tf-ps' / 'k8s.yaml'}: +6 -6 lines" in out
+    assert f"{old / 'tf-ps' / 'k8s.yaml'}: +3 -3 lines" in out  # one pod template per role
     assert f"--- {old / 'tf-ps' / 'k8s.yaml'}\t(committed)" in out
     assert f"+++ {old / 'tf-ps' / 'k8s.yaml'}\t(compiled)" in out
 

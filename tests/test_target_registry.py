@@ -124,6 +124,8 @@ def test_the_compiler_holds_no_target_name():
     for path in sorted((ROOT / "compiler").rglob("*.py")):
         text = path.read_text()
         for name in names:
+            if name == '"subdomain"' and path.parent.name == "apiserver":
+                continue  # the API server's checks name the pod's own field spec.subdomain, not Volcano's scheme
             assert name not in text, f"{path.relative_to(ROOT)} names {name}"
 
 

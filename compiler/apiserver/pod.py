@@ -535,12 +535,30 @@ def _quantity(s: Sink, path: tuple, value, name: str):
         s.invalid(path, value, "quantities must match the regular expression "
                   "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
         return None
+    whole = _whole_quantity(text)
+    if whole is not None:
+        return whole
     try:
         return parse_quantity(text)
     except ValueError:
         s.invalid(path, value, "quantities must match the regular expression "
                   "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
         return None
+
+
+_WHOLE_SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+                 "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+
+
+def _whole_quantity(text: str) -> int | None:
+    """`2`, `8Gi`: a whole number times a whole suffix is an exact int, compared with the Decimals of
+    other quantities as equal values; `decimal` is then left unimported on the compile path of the usual
+    specs (tests/test_startup_imports.py).  None for anything else (fractions, exponents, m/u/n, signs)."""
+    digits = text.rstrip("kMGTPEi")
+    suffix = text[len(digits):]
+    if digits.isascii() and digits.isdigit() and suffix in _WHOLE_SUFFIX:
+        return int(digits) * _WHOLE_SUFFIX[suffix]
+    return None
 
 
 def _resources(s: Sink, resources, path: tuple) -> None:

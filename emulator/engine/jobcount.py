@@ -87,7 +87,10 @@ def count(replicas: list[Replica], status: Mapping[str, Status], r: Replica, cod
                 else "restartPolicy Never")  # backoffLimit 0: the first failed pod fails the Job
         return Verdict(said, "BackoffLimitExceeded")
     if r.backoff_per_index is not None and st.failures > r.backoff_per_index:
-        return index_failed(replicas, status, r, f"its index failed (backoffLimitPerIndex {r.backoff_per_index})")
+        said = f"its index failed (backoffLimitPerIndex {r.backoff_per_index})"
+        # 0: the first failed pod is final, as backoffLimit 0 above; the user wrote restartPolicy Never (the k8s
+        # target writes it as backoffLimitPerIndex 0), so the message names both the cause and the mechanism
+        return index_failed(replicas, status, r, f"restartPolicy Never: {said}" if not r.backoff_per_index else said)
     return None
 
 

@@ -52,7 +52,7 @@ def split_jobs(docs: list[dict], source: str) -> dict[str, list[dict]]:
             continue
         meta = doc.get("metadata") or {}
         job = (meta.get("labels") or {}).get("trainspec.dev/job")
-        if job is None and doc.get("kind") in ("Job", "Deployment"):
+        if job is None and doc.get("kind") in ("Job", "Deployment", "StatefulSet"):
             tmpl = ((doc.get("spec") or {}).get("template") or {}).get("metadata") or {}
             job = (tmpl.get("labels") or {}).get("trainspec.dev/job")
         if job is None:
@@ -144,11 +144,12 @@ class _Reader:
                 for k, v in self.data(doc, "stringData", name).items():
                     data[k] = str(v).encode()
                 self.secrets[name] = data
-            elif kind in ("Job", "Deployment"):
-                workloads += expand_indexed(doc, self.job, self.source)  # an Indexed Job: one per pod
+            elif kind in ("Job", "Deployment", "StatefulSet"):
+                # an Indexed Job or a StatefulSet: one per pod
+                workloads += expand_indexed(doc, self.job, self.source)
             elif kind == "Service":
                 services.append(doc)
-            if kind in ("Job", "Deployment", "ConfigMap") and meta.get("namespace"):
+            if kind in ("Job", "Deployment", "StatefulSet", "ConfigMap") and meta.get("namespace"):
                 self.namespace = meta["namespace"]
         ann = ((self.topology or {}).get("metadata") or {}).get("annotations") or {}
         framework = ann.get(ANNOTATION + "framework")

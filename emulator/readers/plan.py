@@ -23,6 +23,7 @@ from ...compiler.model import FieldRef, Handler, InitContainer, ResourceFieldRef
 from ...compiler.model import Probe as SpecProbe
 from ...compiler.plan import EnvVar, JobPlan, RolePlan, user_var
 from ...compiler.plan import Replica as PlanReplica
+from ...targets.k8s.scheme import shape
 from ..host.paths import safe_name
 from ..model.job import (
     Container,
@@ -41,6 +42,9 @@ from ..model.security import Security, k8s_security
 from .secrets import env_text
 
 DEFAULT_BACKOFF = 6  # batch/v1 Job's default backoffLimit
+MAX_INT32 = 2**31 - 1  # batch/v1's backoffLimit when backoffLimitPerIndex is set
+JOB_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"  # an Indexed Job's pod (PodIndexLabel)
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"  # a StatefulSet's pod
 DEFAULT_GRACE = 30.0  # terminationGracePeriodSeconds' default
 SHM = "dshm"
 
@@ -78,15 +82,24 @@ class _PlanReader:
     def replica(self, role: RolePlan, rep: PlanReplica) -> Replica:
         plan = self.plan
         policy = role.restart.policy
-        # The k8s target's workload for this policy (targets/k8s/render.py `workload`), which the kubelet
-        # and the Job controller then run: Always -> a Deployment; ExitCode -> pod Never + FailJob rules.
+        # The k8s target's workload for this policy (targets/k8s/render.py), which the kubelet and the Job
+        # controller then run: Always -> a StatefulSet; ExitCode -> pod Never + FailJob rules.  A role that
+        # is one Indexed Job (targets/k8s/scheme.py `shape`) counts Never's and ExitCode's failures per index
+        # and OnFailure's restarts over all of its pods; a role of one Job per replica, per replica.
         pod_policy = {"Always": "Always", "OnFailure": "OnFailure"}.get(policy, "Never")
-        if policy == "Never":
+        limit = DEFAULT_BACKOFF if role.restart.backoff_limit is None else role.restart.backoff_limit
+        per_role = not shape(plan, role).per_replica
+        per_index: int | None = None
+        owner = ""
+        if policy == "Always":
             backoff = 0
-        elif policy == "Always":
+        elif policy in ("Never", "ExitCode") and per_role:
+            backoff, per_index = MAX_INT32, (0 if policy == "Never" else limit)
+        elif policy == "Never":
             backoff = 0
         else:
-            backoff = DEFAULT_BACKOFF if role.restart.backoff_limit is None else role.restart.backoff_limit
+            backoff = limit
+            owner = f"{plan.name}-{role.task}" if per_role and policy == "OnFailure" else ""
         rules = [FailureRule("FailJob", "In", list(role.restart.permanent_exit_codes))] if policy == "ExitCode" \
             else []
         where = f"roles.{role.name}"  # a spec path: errors add the file
@@ -100,10 +113,21 @@ class _PlanReader:
                   "app.kubernetes.io/managed-by": "trainspec", "trainspec.dev/job": plan.name,
                   "trainspec.dev/role": role.name, "trainspec.dev/index": str(rep.index)}
         aliases = [rep.name, rep.host, f"{rep.host}.{ns}", f"{rep.host}.{ns}.svc", f"{rep.host}.{ns}.svc.cluster.local"]
+        # and as the k8s target's pod `<job>-<task>-<i>` under the job's Service `<job>` (spec v1.3), with the
+        # index label its controller gives the pod
+        pod_host = f"{plan.name}-{role.task}-{rep.index}"
+        if per_role:
+            labels[POD_INDEX_LABEL if policy == "Always" else JOB_INDEX_LABEL] = str(rep.index)
+        if plan.total_replicas == 1:  # the job's headless Service selects this one pod: its name resolves to it
+            aliases += [plan.name, f"{plan.name}.{ns}", f"{plan.name}.{ns}.svc", f"{plan.name}.{ns}.svc.cluster.local"]
+        aliases += [pod_host, f"{pod_host}.{ns}.svc", f"{pod_host}.{ns}.svc.cluster.local",
+                    f"{pod_host}.{plan.name}", f"{pod_host}.{plan.name}.{ns}.svc",
+                    f"{pod_host}.{plan.name}.{ns}.svc.cluster.local"]
         return Replica(
-            name=rep.name, role=role.name, index=rep.index,
+            name=pod_host, role=role.name, index=rep.index,
             workload="Deployment" if policy == "Always" else "Job", restart_policy=pod_policy,
-            backoff_limit=backoff, active_deadline=None, failure_rules=rules, hostname=rep.name,
+            backoff_limit=backoff, active_deadline=None, failure_rules=rules, hostname=pod_host,
+            job_owner=owner, backoff_per_index=per_index,
             aliases=list(dict.fromkeys(aliases)), labels=labels,
             init_containers=[self.init_container(role, init, f"{where}.initContainers.{init.name}")
                              for init in role.init_containers],

@@ -31,7 +31,7 @@ def _templates(doc: dict) -> Iterator[tuple[tuple, dict]]:
     if not isinstance(spec, dict):
         return
     kind = doc.get("kind")
-    if kind in ("Job", "Deployment") and isinstance(spec.get("template"), dict):
+    if kind in ("Job", "Deployment", "StatefulSet") and isinstance(spec.get("template"), dict):
         yield ("spec", "template"), spec["template"]
     if kind == "Pod":
         yield (), doc

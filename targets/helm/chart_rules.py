@@ -27,6 +27,7 @@ from ..common import PORT_NAMES
 from ..jobset.checks import JOBSET_FRAMEWORKS, MAX_DNS_LABEL, POD_SUFFIX
 from ..jobset.render import START_ORDER
 from ..jobset.scheme import JOBSET_ONE_POD_JOBS
+from ..k8s.scheme import RANKED_ROLES
 
 # Frameworks whose code is in the template files themselves.
 BUILTIN = ("tensorflow", "pytorch", "mxnet", "mpi")
@@ -37,8 +38,6 @@ def chart_frameworks(framework: str | None) -> list[str]:
     """The frameworks a chart for `framework` carries code for."""
     return list(BUILTIN) + ([framework] if framework and framework not in BUILTIN else [])
 
-EXIT_CODES_MARKER = ("        {{- /* trainspec:permanent-exit-codes (generated from compiler/kube.py "
-                     "PERMANENT_EXIT_CODES) */ -}}\n")
 SUCCESS_MARKER = "{{- /* trainspec:success-rule (generated from compiler/frameworks.py SUCCESS_RULES) */ -}}\n"
 
 
@@ -93,13 +92,6 @@ def success_rule_code(framework: str | None = None) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def exit_codes_code(framework: str | None = None, codes: range = PERMANENT_EXIT_CODES) -> str:
-    """The podFailurePolicy `values:` line listing ExitCode's permanent exit codes."""
-    add = "add1 $c" if codes.start == 1 else f"add {codes.start} $c"
-    return (f"        values: [{{{{ range $c := until {len(codes)} }}}}{{{{ if $c }}}}, {{{{ end }}}}"
-            f"{{{{ {add} }}}}{{{{ end }}}}]\n")
-
-
 ROLE_ORDER_MARKER = "{{- /* trainspec:role-order (generated from compiler/model.py ROLE_ORDER) */ -}}\n"
 NAME_LIMIT_MARKER = "{{- /* trainspec:name-limit (generated from compiler/kube.py MAX_NAME) */ -}}\n"
 REPLICA_LIMIT_MARKER = "{{- /* trainspec:replica-limit (generated from compiler/model.py MAX_REPLICAS) */ -}}\n"
@@ -128,15 +120,6 @@ def framework_names_code(framework: str | None = None) -> str:
         return ""
     return (f'{{{{- $container = "{CONTAINER_NAME[framework]}" -}}}}\n'
             f'{{{{- $_ := set $portNames "{framework}" "{PORT_NAMES[framework]}" -}}}}\n')
-
-
-PORT_NAMES_MARKER = "{{- /* trainspec:port-names (generated from targets/common.py PORT_NAMES) */ -}}\n"
-
-
-def port_names_code(framework: str | None = None) -> str:
-    if framework is None or framework in BUILTIN:
-        return ""
-    return f'{{{{- $_ := set $portNames "{framework}" "{PORT_NAMES[framework]}" -}}}}\n'
 
 
 def framework_env_code(framework: str | None = None) -> str:
@@ -202,6 +185,23 @@ def exit_code_list_code(framework: str | None = None, codes: range = PERMANENT_E
             f"{{{{- $exitCodes = append $exitCodes ({add}) -}}}}{{{{- end -}}}}\n")
 
 
+RANKED_ROLES_MARKER = "{{- /* trainspec:ranked-roles (generated from targets/k8s/scheme.py RANKED_ROLES) */ -}}\n"
+JOB_SUCCESS_POLICY_MARKER = ("{{- /* trainspec:job-success-policy (generated from compiler/kube_rules.py "
+                             "job-success-policy and --kube-version) */ -}}\n")
+
+
+def ranked_roles_code(framework: str | None = None) -> str:
+    """`$rankedRoles`: framework -> roles whose RANK is index + 1 (workload jobs keeps one Job per replica)."""
+    known = chart_frameworks(framework)
+    table: dict[str, tuple[str, ...]] = {fw: roles for fw, roles in RANKED_ROLES.items() if fw in known}
+    return f"{{{{- $rankedRoles := dict {_string_lists(table)} -}}}}\n"
+
+
+def job_success_policy_code(applies: bool) -> str:
+    """`$jobSuccessPolicy`: whether the Kubernetes version compiled for has the Job successPolicy (1.31+)."""
+    return f"{{{{- $jobSuccessPolicy := {'true' if applies else 'false'} -}}}}\n"
+
+
 RUN_POLICY_MARKER = ("{{- /* trainspec:run-policy (generated from compiler/runpolicy.py VERSION, "
                      "compiler/frameworks.py START_AFTER) */ -}}\n")
 
@@ -229,9 +229,8 @@ def run_policy_code(framework: str | None = None) -> str:
 GENERATED = {"_helpers.tpl": ((ROLE_ORDER_MARKER, role_order_code), (NAME_LIMIT_MARKER, name_limit_code),
                               (REPLICA_LIMIT_MARKER, replica_limit_code), (SUCCESS_MARKER, success_rule_code),
                               (JOBSET_MARKER, jobset_code), (JOBSET_NAME_MARKER, jobset_name_limit_code)),
-             "jobs.yaml": ((EXIT_CODES_MARKER, exit_codes_code), (EXIT_CODE_LIST_MARKER, exit_code_list_code),
+             "jobs.yaml": ((EXIT_CODE_LIST_MARKER, exit_code_list_code), (RANKED_ROLES_MARKER, ranked_roles_code),
                            (FRAMEWORK_NAMES_MARKER, framework_names_code), (FRAMEWORK_ENV_MARKER, framework_env_code)),
-             "services.yaml": ((PORT_NAMES_MARKER, port_names_code),),
              "topology.yaml": ((RUN_POLICY_MARKER, run_policy_code),)}
 
 
@@ -268,9 +267,15 @@ NAMES_GENERATED = {
 }
 
 
-def fill(name: str, text: str, framework: str | None = None, names: bool = False) -> str:
+def fill(name: str, text: str, framework: str | None = None, names: bool = False,
+         job_success_policy: bool = True) -> str:
     """A chart template file's text, for a job of `framework`, with the generated parts in place of their markers;
-    `names`: the job uses spec v1.2's taskName / containerName or is generic (NAMES_GENERATED's code)."""
+    `names`: the job uses spec v1.2's taskName / containerName or is generic (NAMES_GENERATED's code);
+    `job_success_policy`: the Kubernetes version compiled for has the Job successPolicy (kube_rules)."""
+    if name == "jobs.yaml":
+        if JOB_SUCCESS_POLICY_MARKER not in text:
+            raise AssertionError(f"the chart's {name} lost its marker {JOB_SUCCESS_POLICY_MARKER.strip()}")
+        text = text.replace(JOB_SUCCESS_POLICY_MARKER, job_success_policy_code(job_success_policy))
     for marker, code in GENERATED.get(name, ()):
         if marker not in text:
             raise AssertionError(f"the chart's {name} lost its marker {marker.strip()}")

@@ -31,6 +31,7 @@ import os
 
 from trainspec.compiler import kube
 from trainspec.compiler.frameworks import CONTAINER_NAME
+from trainspec.compiler.kube_rules import applies
 from trainspec.compiler.model import (
     CLEAN_POD_POLICIES,
     GENERIC,
@@ -47,9 +48,11 @@ from trainspec.compiler.model import (
     SecretRef,
 )
 from trainspec.compiler.plan import HostList, JobPlan, RolePlan, Text
+from trainspec.compiler.schemes import NamingScheme
 
 from .. import common
 from ..jobset.scheme import scheme_for as jobset_scheme
+from ..k8s.scheme import INDEXED
 from ..yamlout import dump
 from . import pod_values
 from .chart_rules import fill
@@ -82,7 +85,8 @@ def render(plan: JobPlan) -> dict[str, str]:
     }
     for name in TEMPLATE_FILES:
         with open(os.path.join(CHART_DIR, "templates", name), encoding="utf-8") as handle:
-            files[f"helm/templates/{name}"] = fill(name, handle.read(), plan.framework, uses_names(plan))
+            files[f"helm/templates/{name}"] = fill(name, handle.read(), plan.framework, uses_names(plan),
+                                                   applies("job-success-policy", plan.kube_version))
     return files
 
 
@@ -216,20 +220,27 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
         out["image"] = split_image(role.image)
     sources = role.sources
     command, args = sources.command, sources.args
-    replicas = role.replicas
+    # every replica's text with the k8s target's host names (the chart's default workload)
+    replicas = [role.renders[INDEXED.name].of(i) for i in range(role.count)]
+
+    def shared(key: str, k: int) -> dict[str, str]:
+        return {name: text for name, text in (("k8s", _shared_text(plan, role, INDEXED, key, k)),
+                                              ("jobset", _shared_text(plan, role, jobset_scheme(plan.framework),
+                                                                      key, k))) if text is not None}
+
     if command is not None:
-        out["command"] = [converter.text(role, s, [r.command[k] for r in replicas],
-                                         _jobset_text(plan, role, "command", k)) for k, s in enumerate(command)]
+        out["command"] = [converter.text(role, s, [r.command[k] for r in replicas if r.command is not None],
+                                         shared("command", k)) for k, s in enumerate(command)]
     if args is not None:
-        out["args"] = [converter.text(role, s, [r.args[k] for r in replicas], _jobset_text(plan, role, "args", k))
-                       for k, s in enumerate(args)]
+        out["args"] = [converter.text(role, s, [r.args[k] for r in replicas if r.args is not None],
+                                      shared("args", k)) for k, s in enumerate(args)]
     if role.working_dir:
         out["workingDir"] = role.working_dir
     env = []
     for k, (name, value) in enumerate(sources.env):
         if isinstance(value, Text):
-            rendered = [next(v.value for v in r.env if v.name == name) for r in replicas]
-            value = converter.text(role, value, rendered, _jobset_text(plan, role, "env", k))
+            rendered = [next(str(v.value) for v in r.env if v.name == name) for r in replicas]
+            value = converter.text(role, value, rendered, shared("env", k))
         env.append(_env_value(name, value))
     out["env"] = env
     out["restartPolicy"] = role.restart_policy
@@ -273,9 +284,10 @@ def _role_values(plan: JobPlan, role: RolePlan, top_image: str, converter: _Conv
     return out
 
 
-def _jobset_text(plan: JobPlan, role: RolePlan, key: str, k: int) -> str | None:
-    """The jobset target's kubelet text for item k of command / args / env, or None when it has none."""
-    render = role.renders.get(jobset_scheme(plan.framework).name)
+def _shared_text(plan: JobPlan, role: RolePlan, scheme: NamingScheme, key: str, k: int) -> str | None:
+    """One pod template's kubelet text (host names of `scheme`: the k8s target's or the jobset target's) for
+    item k of command / args / env, or None when it has none."""
+    render = role.renders.get(scheme.name)
     if render is None or not (render.uniform or render.shared is not None):
         return None
     rendered = render.of(0) if render.uniform else render.shared
@@ -297,9 +309,9 @@ class _Converter:
     def __init__(self, plan: JobPlan):
         self.plan = plan
         self.pin = ",".join(f"{r.name}={r.count}:{r.port}" for r in plan.roles)
-        self.hosts = {r.name: [rep.address for rep in r.replicas] for r in plan.roles}
+        self.hosts = plan.hosts(INDEXED)
 
-    def text(self, role: RolePlan, source: Text, rendered: list[str], jobset: str | None = None):
+    def text(self, role: RolePlan, source: Text, rendered: list[str], shared: dict[str, str]):
         if not source.templated:
             return source.source
         parts = None if source.parts is None else [_part(p) for p in source.parts]
@@ -309,8 +321,7 @@ class _Converter:
         part: dict = {"byIndex": list(rendered), "pin": self.pin + (f"@{self.plan.namespace}" if pin_namespace else "")}
         if pin_namespace:
             part["pinNamespace"] = True
-        if jobset is not None:
-            part["jobset"] = jobset  # `workload: jobset`: the role's one pod template (kubelet text)
+        part.update(shared)  # k8s / jobset: the role's one pod template of that workload (kubelet text)
         return [part]
 
     def assemble(self, parts: list, role: RolePlan, index: int) -> str:
@@ -339,22 +350,24 @@ def _part(part) -> str | dict:
 # --- values.yaml text ---------------------------------------------------------------------------
 
 _COMMENTS = {
-    "name": "name: the job name; every object name derives from it (<name>-<role>-<index>, <name>-topology).",
+    "name": "name: the job name; every object name derives from it (<name>-<role>, <name>-topology;\n"
+            "hosts <name>-<role>-<index>.<name>).",
     "framework": "framework: fixed by the spec (the templates compute its topology environment).",
-    "workload": "workload: jobs (one Job per replica, a one-pod Deployment for restartPolicy Always, and a headless\n"
-                "Service per replica: the k8s target's objects) or jobset (one JobSet, jobset.x-k8s.io/v1alpha2,\n"
-                "JobSet v0.12 on Kubernetes >= 1.33: the jobset target's objects; restartPolicy Always is refused).",
+    "workload": "workload: jobs (per role one Indexed Job, completions = replicas, or a StatefulSet for\n"
+                "restartPolicy Always, and one headless Service: the k8s target's objects) or jobset (one JobSet,\n"
+                "jobset.x-k8s.io/v1alpha2, JobSet v0.12 on Kubernetes >= 1.33: the jobset target's objects;\n"
+                "restartPolicy Always is refused).",
     "image": "image: the default image of every role (repository and tag; a digest stays in repository).",
     "accelerator": "accelerator: the extended resource that roles.<role>.resources.gpu requests "
                    "(nvidia.com/gpu, amd.com/gpu, huawei.com/Ascend910...).",
     "labels": "labels: copied onto every object.",
     "annotations": "annotations: copied onto every object.",
-    "backoffLimit": "backoffLimit: retries of a replica's Job (roles with restartPolicy OnFailure / ExitCode).",
-    "activeDeadlineSeconds": "activeDeadlineSeconds: a replica's Job fails after this many seconds.",
+    "backoffLimit": "backoffLimit: retries of a role's Job (OnFailure: across its pods; ExitCode: per index).",
+    "activeDeadlineSeconds": "activeDeadlineSeconds: a role's Job fails after this many seconds.",
     "ttlSecondsAfterFinished": "ttlSecondsAfterFinished: finished Jobs are deleted after this many seconds.",
     "cleanPodPolicy": "cleanPodPolicy: recorded on the topology ConfigMap for tools (Running | All | None).",
     "scheduling": "scheduling: schedulerName and priorityClassName of every pod; queue: the Kueue LocalQueue "
-                  "(label kueue.x-k8s.io/queue-name on each Job / Deployment).",
+                  "(label kueue.x-k8s.io/queue-name on each Job / StatefulSet).",
     "tensorflow": "tensorflow: successPolicy (ChiefOrWorker0 | AllWorkers).",
     "pytorch": "pytorch: nprocPerNode (an integer, or auto | cpu | gpu); WORLD_SIZE = replicas x nprocPerNode.",
     "mpi": "mpi: implementation (OpenMPI | Intel | MPICH) and slotsPerWorker (unset: the worker's gpu count, "
@@ -380,7 +393,7 @@ _COMMENTS = {
   env                   list of {name, value} (value: text or parts), {name, secretKeyRef: {name, key}}
                         or {name, configMapKeyRef: {name, key}}; a name here replaces the
                         framework variable of the same name
-  restartPolicy         Never | OnFailure | Always (a Deployment) | ExitCode (1-127 fail, signals retry)
+  restartPolicy         Never | OnFailure | Always (a StatefulSet) | ExitCode (1-127 fail, signals retry)
   resources             cpu, memory (Kubernetes quantities), gpu (count of `accelerator`), shm (/dev/shm size)
   initContainers, lifecycle, probes   as in the spec, in Kubernetes form""",
 }
@@ -430,7 +443,8 @@ def values_schema(plan: JobPlan, values: dict) -> dict:
         _obj({"var": {"enum": ["index", "replicas", "port", "job.name", "job.namespace"]}}, required=("var",)),
         _obj({"hosts": {"enum": [r.name for r in plan.roles]}, "join": {"type": "string"}}, required=("hosts",)),
         _obj({"byIndex": {"type": "array", "items": {"type": "string"}}, "pin": {"type": "string"},
-              "pinNamespace": {"type": "boolean"}, "jobset": {"type": "string"}}, required=("byIndex", "pin")),
+              "pinNamespace": {"type": "boolean"}, "jobset": {"type": "string"}, "k8s": {"type": "string"}},
+             required=("byIndex", "pin")),
     ]}
     text = {"oneOf": [{"type": "string"}, {"type": "array", "items": part}]}
     strings = {"type": "array", "items": text}

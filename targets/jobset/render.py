@@ -163,12 +163,29 @@ def _elastic_env(plan: JobPlan, role: RolePlan, names: dict[str, list[str]]) -> 
     return common.env_list(env, "")
 
 
-def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dict]:
-    """What the operator would inject, written for JobSet hosts; per-replica parts via $(TRAINSPEC_INDEX)."""
+XGBOOST_WORKERS_KEY = "XGBOOST_WORKER_ADDRS"  # the topology ConfigMap's copy of XGBoost's worker list
+
+
+def xgboost_workers(plan: JobPlan, names: dict[str, list[str]]) -> dict[str, str]:
+    """The topology ConfigMap's XGBoost worker list (WORKER_ADDRS): once per job, not once per replica."""
+    if plan.framework != "xgboost" or plan.total_replicas <= 1:
+        return {}
+    return {XGBOOST_WORKERS_KEY: ",".join(names.get("worker", [])[:plan.total_replicas - 1])}
+
+
+def framework_env(plan: JobPlan, role: RolePlan, settings: Settings, names: dict[str, list[str]] | None = None,
+                  rank: dict | None = None, node_host: str | None = None, shared_lists: bool = False) -> list[dict]:
+    """What the operator would inject, written for JobSet hosts; per-replica parts via $(TRAINSPEC_INDEX).
+
+    The k8s target writes the same for its own hosts: `names` (role -> host names), `rank` (a PyTorch or
+    XGBoost worker's RANK entry) and `node_host` (a Paddle rendezvous replica's own host, with
+    $(TRAINSPEC_INDEX)), `shared_lists` (XGBoost's WORKER_ADDRS from the topology ConfigMap, whose
+    `xgboost_workers` holds it: once per job); the defaults are the JobSet's."""
     fw = plan.framework
     if fw == GENERIC:
         return []  # no framework variables: TRAINSPEC_* only
-    names = host_names(plan)
+    names = host_names(plan) if names is None else names
+    worker_rank = field_ref(f"metadata.labels['{GLOBAL_INDEX_LABEL}']") if rank is None else rank
     if fw == "tensorflow":
         task = f'{{"type":{json.dumps(role.name)},"index":$(TRAINSPEC_INDEX)}}'
         return [{"name": TF_CLUSTER_KEY, "valueFrom": {"configMapKeyRef": {"name": plan.topology_name,
@@ -182,7 +199,7 @@ def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dic
         per_node = int(nproc) if nproc.isdigit() else 1
         master, port = names["master"][0], str(plan.role("master").port)
         total = plan.total_replicas
-        rank = {"value": "0"} if role.name == "master" else field_ref(f"metadata.labels['{GLOBAL_INDEX_LABEL}']")
+        rank = {"value": "0"} if role.name == "master" else worker_rank
         return [{"name": "PYTHONUNBUFFERED", "value": "1"},
                 {"name": "MASTER_ADDR", "value": master},
                 {"name": "MASTER_PORT", "value": port},
@@ -205,7 +222,9 @@ def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dic
         return env
     if fw == "xgboost":  # the XGBoostJob controller's variables, in its order (CONVENTIONS-V2 §4)
         total = plan.total_replicas
-        rank = {"value": "0"} if role.name == "master" else field_ref(f"metadata.labels['{GLOBAL_INDEX_LABEL}']")
+        rank = {"value": "0"} if role.name == "master" else worker_rank
+        worker_addrs = ({"valueFrom": {"configMapKeyRef": {"name": plan.topology_name, "key": XGBOOST_WORKERS_KEY}}}
+                        if shared_lists else {"value": ",".join(names.get("worker", [])[:total - 1])})
         env = [{"name": "MASTER_PORT", "value": str(plan.role("master").port)},
                {"name": "MASTER_ADDR", "value": names["master"][0]},
                {"name": "WORLD_SIZE", "value": str(total)},
@@ -213,10 +232,10 @@ def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dic
                {"name": "PYTHONUNBUFFERED", "value": "1"}]
         if total > 1:
             env += [{"name": "WORKER_PORT", "value": str(plan.role("worker").port)},
-                    {"name": "WORKER_ADDRS", "value": ",".join(names.get("worker", [])[:total - 1])}]
+                    {"name": "WORKER_ADDRS", **worker_addrs}]
         return env
     if fw == "paddle":
-        return paddle_env(plan, role, names)
+        return paddle_env(plan, role, names, node_host)
     if fw == "jax":  # the JAXJob controller's (CONVENTIONS-V2 §4): the coordinator is worker 0, no port
         return [{"name": "PYTHONUNBUFFERED", "value": "1"},
                 {"name": "COORDINATOR_PORT", "value": str(plan.role("worker").port)},
@@ -239,7 +258,7 @@ def framework_env(plan: JobPlan, role: RolePlan, settings: Settings) -> list[dic
     return env
 
 
-def paddle_env(plan: JobPlan, role: RolePlan, names: dict[str, list[str]]) -> list[dict]:
+def paddle_env(plan: JobPlan, role: RolePlan, names: dict[str, list[str]], node_host: str | None = None) -> list[dict]:
     """The PaddleJob controller's variables (CONVENTIONS-V2 §4), with one change where one template must
     serve a rendezvous role of several replicas: see the module docstring (Paddle)."""
     ps = _count(plan, "master") > 0
@@ -253,7 +272,8 @@ def paddle_env(plan: JobPlan, role: RolePlan, names: dict[str, list[str]]) -> li
                 {"name": "PADDLE_MASTER", "value": f"$({POD_IP_VAR}):{port}"}]
     else:
         if role.name == rendezvous:  # launch takes POD_IP as its node address: replica i's own JobSet name
-            env.append({"name": PADDLE_NODE_VAR, "value": f"{plan.name}-{role.task}-0-$(TRAINSPEC_INDEX).{plan.name}"})
+            own = node_host or f"{plan.name}-{role.task}-0-$(TRAINSPEC_INDEX).{plan.name}"
+            env.append({"name": PADDLE_NODE_VAR, "value": own})
         env.append({"name": "PADDLE_MASTER", "value": f"{names[rendezvous][0]}:{port}"})
     if ps:
         env.append({"name": "PADDLE_SERVER_NUM" if role.name == "master" else "PADDLE_TRAINER_NUM", "value": "1"})

@@ -1,12 +1,13 @@
 """The k8s target: plain Kubernetes objects that run the job with no operator installed.
 
 render.py writes them (`render(plan)`, imported only to render); checks.py says what a plain
-cluster leaves running.  Its hosts are the per-replica Services (the compiler's base scheme).
+cluster leaves running and what names it refuses.  Its hosts are the Indexed Jobs' pods under the
+job's headless Service (scheme.py).
 """
 
 from trainspec.compiler.target_rules import TargetRules
 
-from .checks import limits, plain_kubernetes_caveat, runtime_checks
+from .checks import checks, limits, plain_kubernetes_caveat
+from .scheme import scheme_for
 
-RULES = TargetRules("k8s", checks=runtime_checks, warnings=plain_kubernetes_caveat, limits=limits,
-                    expands_runtime=True)
+RULES = TargetRules("k8s", scheme_for, checks, warnings=plain_kubernetes_caveat, limits=limits, expands_runtime=True)

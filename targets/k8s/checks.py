@@ -3,19 +3,37 @@
 The helm target writes the same objects and warns the same (targets/helm/__init__.py).
 """
 
-from trainspec.compiler.limits import LimitProblem, kubernetes_limits, output_size
-from trainspec.compiler.plan import JobPlan
+from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem, kubernetes_limits, output_size, text_bytes
+from trainspec.compiler.plan import JobPlan, Replica, RolePlan
 from trainspec.compiler.target_rules import Problem
+
+from .scheme import INDEXED, shape
+
+
+def estimate_args(plan: JobPlan) -> dict:
+    """How the k8s file's size is estimated: a pod template per role, or per replica for the roles written
+    one object a replica (scheme.shape); a replica's own text is its rendering under the k8s host names,
+    the framework's host lists being the topology ConfigMap's (once per job), not copies per replica."""
+    def replica_text(role: RolePlan, replica: Replica) -> int:
+        r = role.renders[INDEXED.name].of(replica.index)
+        return text_bytes((r.command, r.args, r.env), MAX_OUTPUT_BYTES)
+    return {"per_replica": lambda role: shape(plan, role).per_replica, "replica_text": replica_text}
 
 
 def limits(plan: JobPlan) -> list[LimitProblem]:
-    """The API server's limits, and the file's size: a Job and a Service per replica (helm's too)."""
-    return kubernetes_limits(plan) + output_size(plan, "k8s", per_replica=True)
+    """The API server's limits, and the file's size (estimate_args)."""
+    return kubernetes_limits(plan) + output_size(plan, "k8s", **estimate_args(plan))
 
 
 def helm_limits(plan: JobPlan) -> list[LimitProblem]:
-    """As k8s (the chart renders the same objects; its values may list per-replica text)."""
-    return kubernetes_limits(plan) + output_size(plan, "helm", per_replica=True)
+    """As k8s: the chart renders the k8s target's objects (an Indexed Job per role, issue 31), and its values
+    carry per-replica text only where a replica's templates render apart (RoleRender not shared)."""
+    return kubernetes_limits(plan) + output_size(plan, "helm", **estimate_args(plan))
+
+
+def checks(plan: JobPlan) -> list[Problem]:
+    """The pods' host names, and for a v1.3 job on a runtime given with --runtime, what its TrainJob cannot carry."""
+    return check(plan) + runtime_checks(plan)
 
 
 def lingering_roles(plan: JobPlan) -> list[str]:
@@ -45,6 +63,22 @@ def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
                     f"{plan.success.text}: they keep running, and holding their resources, forever",
                     "spec.activeDeadlineSeconds, or a target whose controller ends the job",
                     "compile for jobset, kubeflow or volcano, or set activeDeadlineSeconds")]
+
+
+MAX_DNS_LABEL = 63
+
+
+def check(plan: JobPlan) -> list[Problem]:
+    """A pod's hostname `<job>-<role>-<i>` is a DNS label: the Job controller cannot create a longer one."""
+    for role in plan.roles:
+        if not role.count:
+            continue
+        longest = f"{plan.name}-{role.task}-{role.count - 1}"
+        if len(longest) > MAX_DNS_LABEL:
+            return [Problem(("metadata", "name"), f"target k8s: pod hostnames such as {longest} are longer than "
+                            f"{MAX_DNS_LABEL} characters", f"a job name of at most "
+                            f"{MAX_DNS_LABEL - len(longest) + len(plan.name)} characters", "shorten metadata.name")]
+    return []
 
 
 def runtime_checks(plan: JobPlan) -> list[Problem]:

@@ -27,6 +27,10 @@ Not in the matrix (test_every_golden_job_is_in_the_matrix keeps this list honest
   paddle.distributed.launch`, Paddle's own launcher, which no stand-in can honestly replace; the Paddle image
   (scripts/build-framework-image.sh --paddle, ~850 MB) is not built in CI. Their environment is checked in
   e2e/test_v1_frameworks_e2e.py, and a real all-reduce through the launcher there when the image exists.
+- torch-on-runtime.yaml (spec v1.3, on the cluster's torch-distributed ClusterTrainingRuntime): its pods are the
+  runtime's template with the spec laid over it, so it runs only with `--runtime FILE` (the runtime's definition),
+  and only its trainjob.yaml is golden; it is also `suspend: true` (a queue admits it). A spec and its compiled
+  TrainJob on a given runtime run in e2e/test_trainjob_runtime_docker.py (tests/data/runtimes/).
 """
 
 from __future__ import annotations
@@ -112,7 +116,6 @@ EXAMPLES = [
 ]
 # see the docstring; generic-coord (spec v1.2) runs in every form in e2e/test_generic_framework_docker.py (its kept
 # task name `master` is what the volcano and jobset summaries name, not the spec's role `coordinator`)
-# torch-on-runtime (spec v1.3) runs only with its runtime's definition (--runtime): e2e/test_trainjob_runtime_docker.py
 NOT_RUN = {"paddle-collective": "paddle.yaml", "paddle-ps": "paddle-ps.yaml", "generic-coord": "generic-coordinator.yaml",
            "torch-on-runtime": "torch-on-runtime.yaml"}
 # Known bugs: run, and expected to end unlike the spec (strict: the fix makes the case fail until removed here).

@@ -106,6 +106,18 @@ def test_backoff_limit_per_index(tmp_path):
     assert jobcount.others_to_stop(job.replicas, st, c, v2.cause) == [b]
 
 
+def test_backoff_limit_per_index_zero_names_restart_policy_never(tmp_path):
+    # the k8s target writes restartPolicy Never as backoffLimitPerIndex 0 (issue 31): the first failed pod is
+    # final for its index, and the message still names the policy the spec wrote, then the Job's mechanism
+    job = jobset(tmp_path, "Never", pods=2, backoffLimitPerIndex=0)
+    a, b = job.replicas
+    st = statuses(job)
+    v = jobcount.count(job.replicas, st, a, 3)
+    assert v.said == "restartPolicy Never: its index failed (backoffLimitPerIndex 0)" and v.cause == "FailedIndexes"
+    st[a.name].phase, st[a.name].cause = FAILED, v.cause
+    assert not jobcount.job_failed(job.replicas, st, b)  # the other index runs on, as on a cluster
+
+
 def test_backoff_limit_per_index_with_a_job_wide_limit(tmp_path):
     job = jobset(tmp_path, "Never", pods=2, backoffLimitPerIndex=5, backoffLimit=1)
     st = statuses(job)

@@ -106,7 +106,9 @@ def test_replica_that_fails_during_init(tmp_path, docker_client, test_image, lea
     assert r.returncode == 1, r.stdout + r.stderr
     out = norm(r.stdout)
     assert "worker-0:fetch | no data" in out
-    assert "worker-0 failed (init container fetch exited 4; restartPolicy Never)" in out
+    # v1.3 k8s shape (issue 31): Never is the role's Indexed Job's backoffLimitPerIndex 0, and the message says both
+    assert ("worker-0 failed (init container fetch exited 4; restartPolicy Never: its index failed "
+            "(backoffLimitPerIndex 0))") in out
     assert "mode " not in out  # the main container never started
 
 

@@ -28,6 +28,8 @@ from trainspec.targets import load_plans
 from trainspec.targets.compose import render as compose
 from trainspec.targets.k8s import render as k8s
 
+import fuzzing
+
 HERE = Path(__file__).parents[1]  # tests/emulator
 ROOT = HERE.parents[1]
 # A v1.3 job on a Trainer runtime runs only with the runtime's definition (--runtime): its own tests are
@@ -67,6 +69,29 @@ def both(name: str):
     return plan, mine, theirs
 
 
+# Paddle's rendezvous role names each pod by its own host on the k8s target (as on jobset), by its IP in a spec run
+OWN_HOST = ("POD_IP", "POD_IP_DUMMY", "PADDLE_MASTER")
+
+
+def _k8s_view(view: tuple) -> tuple:
+    """The k8s output's view without what only the Job controller adds (JOB_COMPLETION_INDEX, in every
+    container of an Indexed Job's pod) and Paddle's own-host variables."""
+    return view[:2] + ({k: v for k, v in view[2].items() if k not in OWN_HOST + ("JOB_COMPLETION_INDEX",)},) \
+        + view[3:]
+
+
+def _k8s_named(mine: tuple, theirs: tuple, rename) -> tuple:
+    """`mine` with each env value and command word that differs from `theirs` only by host names renamed."""
+    def pick(a, b):
+        return rename(a) if isinstance(a, str) and a != b and rename(a) == b else a
+    env = {k: pick(v, theirs[2].get(k)) for k, v in mine[2].items() if k not in OWN_HOST}
+    words = tuple(part if not isinstance(part, list) or not isinstance(other, list) or len(part) != len(other)
+                  else [pick(a, b) for a, b in zip(part, other)] for part, other in zip(mine[3], theirs[3]))
+    files = [(t, p, rename(d.decode()).encode() if (t, p, rename(d.decode()).encode(), m) in theirs[10] else d, m)
+             for t, p, d, m in mine[10]]  # the MPI hostfile names the workers
+    return mine[:2] + (env, words) + mine[4:10] + (files,) + mine[11:]
+
+
 def _container_view(c, r, namespace):
     env = container_env(c, r, namespace, "10.0.0.9")
     files = sorted((m.target, f.path, f.data, f.mode) for m in c.mounts for f in m.files)
@@ -90,6 +115,7 @@ def test_a_spec_runs_as_its_k8s_output_would(name):
                 read()
         return
     _plan, mine, theirs = both(name)
+    rename = fuzzing.k8s_hosts(_plan)
     assert [r.name for r in mine.replicas] == [r.name for r in theirs.replicas]
     for a, b in zip(mine.replicas, theirs.replicas):
         assert (a.role, a.index, a.workload, a.restart_policy, a.backoff_limit, a.policy) == \
@@ -97,9 +123,12 @@ def test_a_spec_runs_as_its_k8s_output_would(name):
         assert [(f.action, f.operator, f.values) for f in a.failure_rules] == \
                [(f.action, f.operator, f.values) for f in b.failure_rules]
         assert set(b.aliases) <= set(a.aliases) and a.labels == b.labels and a.hostname == b.hostname
-        assert _container_view(a.main, a, mine.namespace) == _container_view(b.main, b, theirs.namespace), a.name
+        # a spec runs with the plan's host names (<job>-<role>-<i>), its k8s output with the target's
+        # (<job>-<role>-<i>.<job>, spec v1.3): both resolve in their runs; the texts differ by those names only
+        assert _k8s_named(_container_view(a.main, a, mine.namespace), _container_view(b.main, b, theirs.namespace),
+                          rename) == _k8s_view(_container_view(b.main, b, theirs.namespace)), a.name
         assert [_container_view(c, a, mine.namespace) for c in a.init_containers] == \
-               [_container_view(c, b, theirs.namespace) for c in b.init_containers]
+               [_k8s_view(_container_view(c, b, theirs.namespace)) for c in b.init_containers]
     assert (mine.success, mine.clean_pod_policy, mine.backoff_limit, mine.active_deadline, mine.framework) == \
            (theirs.success, theirs.clean_pod_policy, theirs.backoff_limit, theirs.active_deadline, theirs.framework)
     assert mine.secret_missing == theirs.secret_missing == {}

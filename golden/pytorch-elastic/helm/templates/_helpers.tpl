@@ -39,7 +39,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- $list := list -}}
 {{- $names := list -}}
 {{- range $i := until $n -}}
-{{- $host := printf "%s-%s-%d" $v.name $name $i -}}
+{{- $host := printf "%s-%s-%d.%s" $v.name ($r.taskName | default $name) $i $v.name -}}
 {{- if and $jobset (has $name $perJob) -}}{{- $host = printf "%s-%s-%d-0.%s" $v.name $name $i $v.name -}}
 {{- else if $jobset -}}{{- $host = printf "%s-%s-0-%d.%s" $v.name $name $i $v.name -}}{{- end -}}
 {{- $names = append $names $host -}}
@@ -63,7 +63,7 @@ trainspec.topology: computes the job's topology from .Values into .out (a dict):
 {{- end -}}
 {{- end -}}
 {{- $total = add $total $n -}}
-{{- $longest := printf "%s-%s-%d" $v.name $name (max (sub $n 1) 0) -}}
+{{- $longest := printf "%s-%s-%d" $v.name ($r.taskName | default $name) (max (sub $n 1) 0) -}}
 {{- if gt (len $longest) 63 -}}
 {{- fail (printf "generated name %q is %d characters; Kubernetes allows 63: lower roles.%s.replicas or shorten name" $longest (len $longest) $name) -}}
 {{- end -}}
@@ -232,16 +232,16 @@ already kubelet text, and the chart refuses the jobset workload when there is no
 {{- define "trainspec.kubelet" -}}
 {{- $ctx := .ctx -}}
 {{- $token := "\ue000trainspec-index\ue000" -}}
-{{- if and $ctx.jobset (kindIs "slice" .v) (eq (len .v) 1) (kindIs "map" (first .v)) (hasKey (first .v) "byIndex") -}}
+{{- if and $ctx.template (kindIs "slice" .v) (eq (len .v) 1) (kindIs "map" (first .v)) (hasKey (first .v) "byIndex") -}}
 {{- $p := first .v -}}
-{{- $_ := include "trainspec.text" (dict "v" (list (omit $p "jobset")) "ctx" (merge (dict "index" 0) $ctx)) -}}
-{{- if not (hasKey $p "jobset") -}}
+{{- $_ := include "trainspec.text" (dict "v" (list (omit $p "jobset" "k8s")) "ctx" (merge (dict "index" 0) $ctx)) -}}
+{{- if not (hasKey $p $ctx.template) -}}
 {{- fail (printf "role %s: its command, args or env differ per replica in a way one JobSet pod template cannot express (nothing to rebuild from $(TRAINSPEC_INDEX)); use workload jobs" $ctx.role) -}}
 {{- end -}}
-{{- $p.jobset -}}
+{{- get $p $ctx.template -}}
 {{- else -}}
 {{- $text := include "trainspec.text" (dict "v" .v "ctx" $ctx) -}}
-{{- if and $ctx.jobset (contains $token $text) -}}
+{{- if and $ctx.template (contains $token $text) -}}
 {{- $chunks := splitList $token $text -}}
 {{- $last := sub (len $chunks) 1 -}}
 {{- range $k, $chunk := $chunks -}}

@@ -15,8 +15,9 @@
 {{- if $js }}
 {{- $workers := get $t.names "worker" | default list }}
 {{- $addrs = slice $workers 0 (min (len $workers) (int (sub $t.total 1))) }}
-{{- else }}
-{{- range $w := until (int (sub $t.total 1)) }}{{ $addrs = append $addrs (printf "%s-worker-%d" $t.job $w) }}{{ end }}
-{{- end }}
 {{- $fwEnv = append $fwEnv (dict "name" "WORKER_ADDRS" "value" (join "," $addrs)) }}
+{{- else }}
+{{- /* workload jobs: the list once per job, in the topology ConfigMap (topology.yaml) */}}
+{{- $fwEnv = append $fwEnv (dict "name" "WORKER_ADDRS" "valueFrom" (dict "configMapKeyRef" (dict "name" (printf "%s-topology" $t.job) "key" "XGBOOST_WORKER_ADDRS"))) }}
+{{- end }}
 {{- end }}
