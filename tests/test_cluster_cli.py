@@ -294,8 +294,10 @@ TYPED_PATCH_500 = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status
 def test_a_rejected_field_a_patch_wrote_is_reported_at_the_patch(fake, tmp_path, answer):
     spec = tmp_path / "bad.yaml"
     text = (SPECS / "tf-ps.yaml").read_text()
+    # a value the offline check accepts (a patch it refuses never reaches the server: test_cluster_integration's
+    # mutated spec), so the server's answer about the patched field is what is mapped back to the patch op
     spec.write_text(text + "  patches:\n    kubeflow:\n"
-                    "      - {op: replace, path: /spec/tfReplicaSpecs/Worker/replicas, value: two}\n")
+                    "      - {op: replace, path: /spec/tfReplicaSpecs/Worker/replicas, value: 2}\n")
     status, body = recorded(reference_dir(), answer) if isinstance(answer, str) else (500, answer)
     fake.fail("PATCH", "/tfjobs/", status, body)  # what a server says to that object
     result = cli(fake, tmp_path, "apply", str(spec), "--target", "kubeflow", "--dry-run=server")
