@@ -80,6 +80,9 @@ def test_build_names_every_object_from_the_prefix_and_the_job_object_carries_it(
         job = docs[-1]
         assert job in carrying and job["metadata"]["name"] == "mnist"
         assert all(d["metadata"]["generateName"] == "mnist-" and d["metadata"]["name"] == "mnist" for d in carrying)
+    elif target == "k8s":  # spec v1.3's k8s shape: the job's one headless Service is the object named as the job
+        assert [(d["kind"], d["metadata"]["name"], d["metadata"]["generateName"]) for d in carrying] == \
+            [("Service", "mnist", "mnist-")]
     else:
         assert carrying == []  # no object is named as the job: nothing to carry it
     for d in carrying:
