@@ -269,3 +269,36 @@ def test_import_with_runtime_files_checks_them_and_the_spec_expands_on_them(tmp_
     [js] = _compile(spec, "--runtime", str(RUNTIME))
     node = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
     assert _env(node)["PET_NNODES"] == "3" and js["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 3
+
+
+def test_an_mpi_spec_on_a_runtime_gives_its_command_to_the_launcher(tmp_path):
+    """The job's command is the launcher's (the node runs the runtime's sshd): jobset and k8s compile it as
+    the TrainJob would run; a worker's own command is still an error, at the worker."""
+    (tmp_path / "rt.yaml").write_text(MPI_RUNTIME)
+    name = yaml.safe_load(MPI_RUNTIME)["metadata"]["name"]
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(textwrap.dedent(f"""\
+        apiVersion: trainspec/v1.3
+        kind: TrainingJob
+        metadata: {{name: ds}}
+        spec:
+          framework: mpi
+          image: deepspeed:latest
+          command: [mpirun, python3, train.py]
+          env: {{LOG_LEVEL: info}}
+          trainjob:
+            runtime: {{name: {name}, kind: ClusterTrainingRuntime}}
+          roles:
+            launcher: {{replicas: 1}}
+            worker: {{replicas: 2}}
+        """))
+    docs = _compile(spec, "--runtime", str(tmp_path / "rt.yaml"))
+    jobset = next(d for d in docs if d["kind"] == "JobSet")
+    rjobs = {r["name"]: r["template"]["spec"]["template"]["spec"]["containers"][0]
+             for r in jobset["spec"]["replicatedJobs"]}
+    assert rjobs["launcher"]["command"] == ["mpirun", "python3", "train.py"]
+    assert rjobs["node"]["command"] == ["/usr/sbin/sshd", "-De"]
+    spec.write_text(spec.read_text().replace("worker: {replicas: 2}",
+                                             "worker: {replicas: 2, command: [sleep, '1']}"))
+    bad = run_cli("compile", str(spec), "--target", "jobset", "--runtime", str(tmp_path / "rt.yaml"))
+    assert bad.returncode == 2 and "spec.roles.worker" in bad.stderr and "Traceback" not in bad.stderr

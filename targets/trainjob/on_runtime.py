@@ -14,8 +14,9 @@ mpi: the launcher is the trainer, the workers are the nodes; generic: its one ro
 
 from __future__ import annotations
 
+from trainspec.compiler.frameworks import MPI_WORKER_COMMAND
 from trainspec.compiler.kinds.trainjob import TRAINJOB
-from trainspec.compiler.plan import JobPlan, RolePlan
+from trainspec.compiler.plan import JobPlan, RolePlan, Text
 from trainspec.compiler.target_rules import Problem
 
 from ..shared_checks import env_path
@@ -82,7 +83,7 @@ def checks(plan: JobPlan) -> list[Problem]:
         for key, value in own:
             if value:
                 out.append(_cannot(base + (key,), key))
-        if role.name in nodes and (role.sources.command or role.sources.args or role.sources.env):
+        if role.name in nodes and _own_texts(role, base, trainer):
             out.append(_cannot(base, f"the {role.name}'s own command, args or env",
                                "the runtime's node Job runs them (sshd); the TrainJob overrides the launcher"))
     if plan.framework in ("pytorch", "xgboost"):
@@ -96,6 +97,18 @@ def checks(plan: JobPlan) -> list[Problem]:
                 out.append(Problem(env_path(trainer, name), f"target trainjob: Trainer v2 sets {name} itself and "
                                    "rejects it in the TrainJob's env", "another variable name"))
     return out
+
+
+def _own_texts(role: RolePlan, base: tuple, trainer: RolePlan) -> bool:
+    """Whether the role itself sets command, args or env: the job's command is the launcher's (the node
+    runs the runtime's sshd, planner's MPI default) and the job's env reaches every role alike."""
+    src = role.sources
+    command = src.command if src.command is None or tuple(t.source for t in src.command) != MPI_WORKER_COMMAND \
+        else None
+    inherited = set(trainer.sources.env)
+    own_env = [(name, value) for name, value in src.env
+               if (value.path[:len(base)] == base if isinstance(value, Text) else (name, value) not in inherited)]
+    return bool(command or src.args or own_env)
 
 
 def expanded_checks(plan: JobPlan, target: str) -> list[Problem]:
