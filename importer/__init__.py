@@ -206,7 +206,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
             spec = batch.import_job(ctx, data, docs)
         else:
             spec = volcano.import_job(ctx, data) if kind == "volcano" else kubeflow.import_job(ctx, data)
-    after = {"volcano": ("Job", volcano.policies)}
+    after: dict = {"volcano": ("Job", volcano.policies)}  # kind -> (the compiled kind compared, compare)
     if kind == "jobset":
         from . import jobset
 
@@ -221,7 +221,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
         objects = job_objects(checked_compile(yaml.safe_dump(draft, sort_keys=False), ctx.target, source))
         compiled = [d for d in objects if d.get("kind") == compiled_kind]
         # batch: the k8s file's every object, in order (its patches address the file: /<i>/...)
-        compare(ctx, data, objects if kind == "batch" else compiled[0])  # type: ignore[arg-type]
+        compare(ctx, data, objects if kind == "batch" else compiled[0])
     if strict and ctx.losses:
         raise ctx.strict_errors()
     if ctx.unmapped:

@@ -1,0 +1,122 @@
+"""Issue 31 part 3: real batch/v1 Jobs (Indexed, with their headless Service; generateName; Kueue's samples) import
+under --strict and compile back (`--target k8s`) to the same objects (tests/import_manifests/indexed/, each naming
+its source).  The compiled Job and Service are compared with the source's field by field (manifest_semantics.
+exact_diff: only trainspec's own labels, TRAINSPEC_* env and its `trainspec` port removed), so every count, image,
+command, resource, name, hostname, suspend, queue label, parallelism, backoff, failure and success policy is checked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from manifest_semantics import exact_diff
+
+from trainspec.importer import import_text
+from trainspec.importer.verify import compile_text, job_objects
+
+from helpers import run_cli
+
+INDEXED = Path(__file__).parent / "import_manifests" / "indexed"
+NAMES = sorted(p.name for p in INDEXED.glob("*.yaml"))
+
+
+def _source(name: str) -> tuple[dict, dict | None]:
+    docs = [d for d in yaml.safe_load_all((INDEXED / name).read_text()) if isinstance(d, dict)]
+    (job,) = [d for d in docs if d["kind"] == "Job"]
+    services = [d for d in docs if d["kind"] == "Service"]
+    return job, services[0] if services else None
+
+
+def _compiled(name: str) -> tuple[dict, list[dict]]:
+    result = import_text((INDEXED / name).read_text(), name, strict=True)  # raises SpecErrors on any loss
+    assert result.lost == () and result.target == "k8s"
+    return result.spec, job_objects(compile_text(result.text, "k8s"))
+
+
+def test_the_set_is_real_and_large_enough():
+    """At least 8 Indexed Jobs, each naming its upstream source; 3 or more named by generateName."""
+    indexed = [n for n in NAMES if _source(n)[0]["spec"].get("completionMode") == "Indexed"]
+    assert len(indexed) >= 8
+    assert sum("generateName" in _source(n)[0]["metadata"] for n in indexed) >= 3
+    for name in NAMES:
+        assert (INDEXED / name).read_text().startswith("# https://github.com/"), name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_imports_strictly_and_compiles_back_to_the_same_job(name):
+    job, service = _source(name)
+    spec, objects = _compiled(name)
+    (out,) = [o for o in objects if o["kind"] == "Job"]
+    (out_service,) = [o for o in objects if o["kind"] == "Service"]
+    prefix = job["metadata"].get("generateName")
+    want = yaml.safe_load(yaml.safe_dump(job))
+    if prefix:  # the spec keeps generateName; build names the run by the prefix, the role's Job <run>-<role>
+        assert spec["metadata"] == {k: v for k, v in {"generateName": prefix,
+                                                       "namespace": job["metadata"].get("namespace")}.items() if v}
+        assert out["metadata"]["name"].startswith(prefix.rstrip("-") + "-")
+        want["metadata"]["name"] = out["metadata"]["name"]
+        del want["metadata"]["generateName"]
+    pod = out["spec"]["template"]["spec"]
+    if "subdomain" not in job["spec"]["template"]["spec"]:
+        # additive: the k8s target's headless Service makes the pods addressable (<Job>-<i>.<Service>)
+        assert pod.pop("subdomain") == out_service["metadata"]["name"]
+    assert exact_diff(want, out) == [], exact_diff(want, out)
+    if service is not None:
+        assert exact_diff(service, out_service) == [], exact_diff(service, out_service)
+        assert pod["subdomain"] == service["metadata"]["name"]
+    # the queue is the spec's first-class scheduling.queue (Kueue's label on the Job only), not a patch
+    queue = (job["metadata"].get("labels") or {}).get("kueue.x-k8s.io/queue-name")
+    assert spec["spec"].get("scheduling", {}).get("queue") == queue
+
+
+def test_pod_hostnames_and_the_service_stay_for_the_pod_to_pod_example():
+    """The Kubernetes docs' pod-to-pod Job: pods example-job-<i>.headless-svc, as its script pings them."""
+    spec, objects = _compiled("k8s-pod-to-pod.yaml")
+    (out,) = [o for o in objects if o["kind"] == "Job"]
+    (svc,) = [o for o in objects if o["kind"] == "Service"]
+    assert spec["metadata"]["name"] == "headless-svc" and svc["metadata"]["name"] == "headless-svc"
+    assert out["metadata"]["name"] == "example-job" and out["spec"]["completionMode"] == "Indexed"
+    assert out["spec"]["template"]["spec"]["subdomain"] == "headless-svc"
+    assert svc["spec"]["selector"] == {"job-name": "example-job"}  # the pods the Job controller labels so
+
+
+def test_a_non_indexed_job_stays_non_indexed():
+    """Kueue's sample is NonIndexed (any 3 successes, not each index once): completionMode is left unset again,
+    and the per-index backoff (Indexed only) is not added; suspend stays."""
+    _, objects = _compiled("kueue-sample-job-nonindexed.yaml")
+    (out,) = [o for o in objects if o["kind"] == "Job"]
+    assert "completionMode" not in out["spec"] and "backoffLimitPerIndex" not in out["spec"]
+    assert out["spec"]["suspend"] is True and out["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "user-queue"
+
+
+def test_the_cli_imports_strictly_and_compiles(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    run = run_cli("import", "--strict", str(INDEXED / "k8s-pod-to-pod.yaml"), "-o", str(spec))
+    assert run.returncode == 0, run.stderr
+    compiled = run_cli("compile", str(spec), "--target", "k8s")
+    assert compiled.returncode == 0, compiled.stderr
+    jobs = [d for d in yaml.safe_load_all(compiled.stdout) if d and d["kind"] == "Job"]
+    assert [j["metadata"]["name"] for j in jobs] == ["example-job"]
+
+
+def test_a_service_in_another_namespace_is_still_a_loss():
+    text = (INDEXED / "k8s-pod-to-pod.yaml").read_text().replace("  name: headless-svc\n",
+                                                                   "  name: headless-svc\n  namespace: other\n", 1)
+    result = import_text(text, "x.yaml")
+    assert any("another namespace" in e.format() for e in result.lost)
+
+
+@pytest.mark.parametrize("name", ["k8s-pod-to-pod.yaml", "kueue-tas-required.yaml", "k8s-success-policy.yaml"])
+def test_migrate_to_jobset_works_and_says_what_it_leaves(name):
+    """`migrate --to jobset`: a JobSet with the role as a replicatedJob; the k8s patches are named as not carried."""
+    run = run_cli("migrate", str(INDEXED / name), "--to", "jobset")
+    assert run.returncode == 0, run.stderr
+    (jobset,) = [d for d in yaml.safe_load_all(run.stdout) if d and d["kind"] == "JobSet"]
+    job, _ = _source(name)
+    rjob = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]
+    assert rjob["completions"] == job["spec"]["completions"]
+    assert rjob["template"]["spec"]["containers"][0]["image"] == job["spec"]["template"]["spec"]["containers"][0][
+        "image"]
+    assert "is not carried to jobset" in run.stderr
