@@ -73,6 +73,13 @@ def batch_as_written(source: dict, compiled: dict, objects: list[dict]) -> tuple
     pod, out_pod = source["spec"]["template"].get("spec") or {}, compiled["spec"]["template"]["spec"]
     if "subdomain" not in pod and out_pod.get("subdomain") in services:
         del out_pod["subdomain"]
+    for job in (source, compiled):  # the API server's default: a resource's request is its limit when unset
+        for container in (job["spec"]["template"].get("spec") or {}).get("containers") or []:
+            res = container.get("resources") or {}
+            limits = {k: str(v) for k, v in (res.get("limits") or {}).items()}
+            if limits:
+                res["limits"] = limits
+                res["requests"] = {**limits, **{k: str(v) for k, v in (res.get("requests") or {}).items()}}
     return source, compiled
 
 

@@ -7,6 +7,7 @@ command, resource, name, hostname, suspend, queue label, parallelism, backoff, f
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,20 @@ def test_the_round_trip_report_calls_every_one_the_same():
 
     reference_dir()
     assert {name: classify(INDEXED / name) for name in NAMES} == {name: ("same", "") for name in NAMES}
+
+
+@pytest.mark.skipif(not os.environ.get("TRAINSPEC_TEST_KUBECONFIG"),
+                    reason="no API server: set TRAINSPEC_TEST_KUBECONFIG to a kubeconfig")
+def test_the_compiled_jobs_pass_the_servers_check(tmp_path):
+    """Each import compiled to k8s (patches applied) passes `apply --dry-run=server` on a real API server: the
+    patched Job (NonIndexed, suspended, renamed, its own backoff) and Service are objects the server accepts."""
+    for name in NAMES:  # one apply each: two of them name their Service headless-svc
+        result = import_text((INDEXED / name).read_text(), name, strict=True)
+        spec = tmp_path / name
+        spec.write_text(result.text)
+        compiled = tmp_path / f"{spec.stem}.k8s.yaml"
+        run = run_cli("compile", str(spec), "--target", "k8s", "-o", str(compiled))
+        assert run.returncode == 0, run.stderr
+        run = run_cli("apply", str(compiled), "--dry-run=server",
+                      env={"KUBECONFIG": os.environ["TRAINSPEC_TEST_KUBECONFIG"]})
+        assert run.returncode == 0, (name, run.stderr)
