@@ -166,6 +166,9 @@ def _foreign(ctx: Context, data: dict, docs: list) -> dict:
     elif not isinstance(subdomain, str):
         ctx.comment(("metadata", "name"), f"the source's pods had no subdomain: the k8s target adds the headless "
                     f"Service {name} and the pods' subdomain (they become addressable; nothing else changes)")
+    if spec.get("completionMode") != "Indexed":
+        ctx.comment(("spec", "roles", role), "NonIndexed (a patch keeps it): its pods have no index and no stable host "
+                    "name, so TRAINSPEC_INDEX is empty and TRAINSPEC_HOSTS_* name no pod")
     importer = PodImporter(ctx, "generic", role, None)
     importer.target_sets = {"subdomain": (name,)}
     base = f"/{JOB_AT}" + pointer("spec", "template")
@@ -198,12 +201,20 @@ def _after_foreign(ctx: Context, data: dict, compiled: list) -> None:
         return
     out = compiled[JOB_AT]
     meta = data.get("metadata") or {}
-    if not _generated(ctx, meta) and (out.get("metadata") or {}).get("name") != meta.get("name"):
-        ctx.unmap(("metadata", "name"), "replace", f"/{JOB_AT}/metadata/name", meta.get("name"),
+    job = meta.get("name")
+    if not _generated(ctx, meta) and (out.get("metadata") or {}).get("name") != job:
+        ctx.unmap(("metadata", "name"), "replace", f"/{JOB_AT}/metadata/name", job,
                   "the Job's name (the k8s target names a role's Job <job>-<role>; its pods' hostnames "
                   "<Job name>-<index> follow it)")
-        ctx.comment(("metadata", "name"), f"a patch names the Job {meta.get('name')} as the source did: its pods are "
-                    f"{meta.get('name')}-<i>.{ctx.job_name}; TRAINSPEC_HOSTS_* name <job>-<role>-<i> hosts")
+        # the replicas' host list (TRAINSPEC_HOSTS_<ROLE>, in the topology ConfigMap) names the pods as they now are
+        for key, value in sorted((compiled[0].get("data") or {}).items()):
+            if key.startswith("TRAINSPEC_HOSTS_") and isinstance(value, str) and value:
+                hosts = [f"{job}-{i}.{ctx.job_name}:{item.rsplit(':', 1)[-1]}"
+                         for i, item in enumerate(value.split(","))]
+                ctx.unmap(("metadata", "name"), "replace", f"/0/data/{key}", ",".join(hosts),
+                          f"{key}: the pods of the Job {job}")
+        ctx.comment(("metadata", "name"), f"patches name the Job {job} as the source did, and its pods "
+                    f"{job}-<i>.{ctx.job_name} in TRAINSPEC_HOSTS_*")
     diff_fields(ctx, data.get("spec") or {}, out.get("spec") or {}, ("spec",), f"/{JOB_AT}/spec", skip=("template",),
                 why="a Job setting the spec does not hold")
     if ctx.service is None:

@@ -66,6 +66,12 @@ def test_imports_strictly_and_compiles_back_to_the_same_job(name):
     if service is not None:
         assert exact_diff(service, out_service) == [], exact_diff(service, out_service)
         assert pod["subdomain"] == service["metadata"]["name"]
+    # the replicas' host list trainspec gives every pod names them as the Job controller does: <Job>-<i>.<Service>
+    (topology,) = [o for o in objects if o["kind"] == "ConfigMap"]
+    (hosts,) = [v for k, v in topology["data"].items() if k.startswith("TRAINSPEC_HOSTS_")]
+    if out["spec"].get("completionMode") == "Indexed":  # a NonIndexed Job's pods have no index (the spec says so)
+        assert [h.rsplit(":", 1)[0] for h in hosts.split(",")] == [
+            f"{out['metadata']['name']}-{i}.{out_service['metadata']['name']}" for i in range(out["spec"]["completions"])]
     # the queue is the spec's first-class scheduling.queue (Kueue's label on the Job only), not a patch
     queue = (job["metadata"].get("labels") or {}).get("kueue.x-k8s.io/queue-name")
     assert spec["spec"].get("scheduling", {}).get("queue") == queue
@@ -147,3 +153,11 @@ def test_the_compiled_jobs_pass_the_servers_check(tmp_path):
         run = run_cli("apply", str(compiled), "--dry-run=server",
                       env={"KUBECONFIG": os.environ["TRAINSPEC_TEST_KUBECONFIG"]})
         assert run.returncode == 0, (name, run.stderr)
+
+
+def test_generate_name_with_a_subdomain_is_a_loss():
+    """The spec's generateName names the job, hence the Service: a Job named so under a Service cannot keep both."""
+    text = (INDEXED / "k8s-pod-to-pod.yaml").read_text().replace("  name: example-job\n",
+                                                                   "  generateName: example-job-\n", 1)
+    result = import_text(text, "x.yaml")
+    assert any("generateName whose pods' subdomain is a Service" in e.format() for e in result.lost)
