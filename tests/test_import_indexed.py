@@ -161,3 +161,20 @@ def test_generate_name_with_a_subdomain_is_a_loss():
                                                                    "  generateName: example-job-\n", 1)
     result = import_text(text, "x.yaml")
     assert any("generateName whose pods' subdomain is a Service" in e.format() for e in result.lost)
+
+
+def test_an_index_read_through_env_stays_the_jobs_index():
+    """JOB_COMPLETION_INDEX from the downward API (the Job controller's annotation) is spec env fieldRef, written
+    back as it was: the pod's index is the completion index on the compiled Job too."""
+    text = (INDEXED / "k8s-backoff-per-index.yaml").read_text().replace(
+        "      - name: example\n", "      - name: example\n        env:\n        - name: JOB_COMPLETION_INDEX\n"
+        "          valueFrom:\n            fieldRef:\n              fieldPath: metadata.annotations['batch.kubernetes.io/"
+        "job-completion-index']\n", 1)
+    result = import_text(text, "x.yaml", strict=True)
+    assert result.spec["spec"]["env"]["JOB_COMPLETION_INDEX"] == {
+        "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}
+    objects = job_objects(compile_text(result.text, "k8s"))
+    (out,) = [o for o in objects if o["kind"] == "Job"]
+    assert exact_diff(*batch_as_written(yaml.safe_load(text), out, objects)) == []
+    env = {e["name"]: e for e in out["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["JOB_COMPLETION_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"].endswith("job-completion-index']")
