@@ -178,3 +178,21 @@ def test_an_index_read_through_env_stays_the_jobs_index():
     assert exact_diff(*batch_as_written(yaml.safe_load(text), out, objects)) == []
     env = {e["name"]: e for e in out["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert env["JOB_COMPLETION_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"].endswith("job-completion-index']")
+
+
+@pytest.mark.docker
+def test_the_pod_to_pod_example_runs_from_its_compiled_import(test_image, tmp_path):
+    """The docs' pod-to-pod Job, its image swapped for the test image and ping for a DNS lookup: imported --strict
+    and compiled to k8s, the emulator runs it (each pod resolves example-job-<i>.headless-svc, as on a cluster)."""
+    text = (INDEXED / "k8s-pod-to-pod.yaml").read_text().replace("image: bash:latest", f"image: {test_image}")
+    text = text.replace("ping -c 1 example-job-${i}.headless-svc > /dev/null 2>&1",
+                        "getent hosts example-job-${i}.headless-svc").replace("- bash\n", "- sh\n", 1)
+    text = text.replace("sleep 1\n", "sleep 1; n=$((n+1)); [ $n -lt 30 ] || exit 3\n")  # a name never found: fail
+    (tmp_path / "job.yaml").write_text(text)
+    spec, compiled = tmp_path / "spec.yaml", tmp_path / "k8s.yaml"
+    assert run_cli("import", "--strict", str(tmp_path / "job.yaml"), "-o", str(spec)).returncode == 0
+    assert run_cli("compile", str(spec), "--target", "k8s", "-o", str(compiled)).returncode == 0
+    run = run_cli("run", str(compiled), "--offline", "--engine", "docker", "--gpus", "none", "-q",
+                  "--state-dir", str(tmp_path / ".trainspec"))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "SUCCEEDED" in run.stdout + run.stderr
