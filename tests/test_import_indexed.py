@@ -192,7 +192,11 @@ def test_the_pod_to_pod_example_runs_from_its_compiled_import(test_image, tmp_pa
     spec, compiled = tmp_path / "spec.yaml", tmp_path / "k8s.yaml"
     assert run_cli("import", "--strict", str(tmp_path / "job.yaml"), "-o", str(spec)).returncode == 0
     assert run_cli("compile", str(spec), "--target", "k8s", "-o", str(compiled)).returncode == 0
-    run = run_cli("run", str(compiled), "--offline", "--engine", "docker", "--gpus", "none", "-q",
-                  "--state-dir", str(tmp_path / ".trainspec"))
+    state = str(tmp_path / ".trainspec")
+    try:
+        run = run_cli("run", str(compiled), "--offline", "--engine", "docker", "--gpus", "none", "-q",
+                      "--state-dir", state)
+    finally:  # whatever is left of the run (its replicas, its network)
+        run_cli("down", "headless-svc", "--state-dir", state, "--engine", "docker")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "SUCCEEDED" in run.stdout + run.stderr
