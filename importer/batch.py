@@ -126,8 +126,12 @@ def _service(docs: list, name) -> dict | None:
     """The file's v1 Service named `name` (the pods' subdomain), if the file has it."""
     if not isinstance(name, str):
         return None
-    return next((d.data for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "Service"
-                 and d.data.get("apiVersion") == "v1" and (d.data.get("metadata") or {}).get("name") == name), None)
+    from .shapes import checked
+
+    found = next((d for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "Service"
+                  and d.data.get("apiVersion") == "v1" and isinstance(d.data.get("metadata"), dict)
+                  and d.data["metadata"].get("name") == name), None)
+    return None if found is None else checked(found, "service")  # SpecErrors at the Service's own lines
 
 
 def _generated(ctx: Context, meta: dict) -> bool:

@@ -464,7 +464,8 @@ def _paths(data, path=()):
 @pytest.mark.parametrize("name", ["tf-legacy-master.yaml", "pytorch-ddp-v1.yaml", "volcano-mpi-noplugin.yaml",
                                   "jobset-simple.yaml", "openpai-v2-cifar.yaml", "trainjob-torch.yaml",
                                   "indexed-job.yaml", "volcano-fields.yaml", "k8s-own-output.yaml",
-                                  "volcano-mpi-example.yaml"])
+                                  "volcano-mpi-example.yaml", "indexed/gke-finetune-gemma-l4.yaml",
+                                  "indexed/kueue-sample-job-nonindexed.yaml"])
 def test_a_field_of_the_wrong_shape_is_an_error_not_a_crash(name):
     """Every field replaced by a value of another shape: a clean import or SpecErrors, never a traceback."""
     import copy

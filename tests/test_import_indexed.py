@@ -200,3 +200,28 @@ def test_the_pod_to_pod_example_runs_from_its_compiled_import(test_image, tmp_pa
         run_cli("down", "headless-svc", "--state-dir", state, "--engine", "docker")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "SUCCEEDED" in run.stdout + run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gke-finetune-gemma-l4.yaml", "k8s-pod-to-pod.yaml"])
+def test_a_service_field_of_the_wrong_shape_is_an_error_not_a_crash(name):
+    """The headless Service is read too: each of its fields replaced by a value of another shape gives a clean
+    import or SpecErrors (at the Service's own line), never a traceback."""
+    import copy
+
+    from test_import import _paths
+
+    from trainspec.compiler import SpecErrors
+
+    docs = [d for d in yaml.safe_load_all((INDEXED / name).read_text()) if d]
+    for path in [p for p in _paths(docs[0]) if p]:
+        for odd in (None, 5, [{"name": 3}], "x"):
+            data = copy.deepcopy(docs[0])
+            node = data
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = odd
+            try:
+                import_text(yaml.safe_dump_all([data, *docs[1:]]), "m.yaml")
+            except SpecErrors:
+                pass
