@@ -225,3 +225,20 @@ def test_a_service_field_of_the_wrong_shape_is_an_error_not_a_crash(name):
                 import_text(yaml.safe_dump_all([data, *docs[1:]]), "m.yaml")
             except SpecErrors:
                 pass
+
+
+def test_deadline_ttl_and_a_first_success_policy_are_spec_fields():
+    """activeDeadlineSeconds, ttlSecondsAfterFinished and `successPolicy: {rules: [{succeededCount: 1}]}` (the
+    first pod to succeed decides) map to the spec's own fields, and the compiled Job is the source's again."""
+    text = (INDEXED / "k8s-backoff-per-index.yaml").read_text().replace(
+        "  completions: 10\n", "  completions: 10\n  activeDeadlineSeconds: 600\n  ttlSecondsAfterFinished: 30\n"
+        "  successPolicy:\n    rules:\n    - succeededCount: 1\n", 1)
+    result = import_text(text, "x.yaml", strict=True)
+    spec = result.spec["spec"]
+    assert (spec["activeDeadlineSeconds"], spec["ttlSecondsAfterFinished"]) == (600, 30)
+    assert spec["success"] == {"role": "example", "policy": "AnyReplica"}
+    # (the Job successPolicy is written from Kubernetes 1.31, --kube-version; below it a patch keeps the source's)
+    assert not any("Seconds" in op["path"] for op in spec["patches"]["k8s"])
+    objects = job_objects(compile_text(result.text, "k8s"))
+    (out,) = [o for o in objects if o["kind"] == "Job"]
+    assert exact_diff(*batch_as_written(yaml.safe_load(text), out, objects)) == []
