@@ -206,7 +206,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
             spec = batch.import_job(ctx, data, docs)
         else:
             spec = volcano.import_job(ctx, data) if kind == "volcano" else kubeflow.import_job(ctx, data)
-    after = {"volcano": ("Job", volcano.policies)}
+    after: dict = {"volcano": ("Job", volcano.policies)}  # kind -> (the compiled kind compared, compare)
     if kind == "jobset":
         from . import jobset
 
@@ -218,9 +218,10 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     if kind in after:  # what trainspec writes itself, against the source: compile once without patches
         compiled_kind, compare = after[str(kind)]
         draft = dict(spec, apiVersion="trainspec/v1.2")
-        compiled = [d for d in job_objects(checked_compile(yaml.safe_dump(draft, sort_keys=False), ctx.target, source))
-                    if d.get("kind") == compiled_kind]
-        compare(ctx, data, compiled if kind == "batch" else compiled[0])  # type: ignore[arg-type]
+        objects = job_objects(checked_compile(yaml.safe_dump(draft, sort_keys=False), ctx.target, source))
+        compiled = [d for d in objects if d.get("kind") == compiled_kind]
+        # batch: the k8s file's every object, in order (its patches address the file: /<i>/...)
+        compare(ctx, data, objects if kind == "batch" else compiled[0])
     if strict and ctx.losses:
         raise ctx.strict_errors()
     if ctx.unmapped:

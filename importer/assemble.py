@@ -31,8 +31,9 @@ SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "dele
               "deletionGracePeriodSeconds", "managedFields", "selfLink")
 
 
-def metadata(meta, ctx: Context | None = None) -> dict:
-    """The spec's metadata; a key trainspec sets itself, with another value, is patched back (with `ctx`)."""
+def metadata(meta, ctx: Context | None = None, base: str = "") -> dict:
+    """The spec's metadata; a key trainspec sets itself, with another value, is patched back (with `ctx`) into the
+    compiled job object (`base`: its pointer, for the k8s target's file of objects)."""
     meta = meta if isinstance(meta, dict) else {}
     out: dict = {"name": meta.get("name")}
     if meta.get("namespace"):
@@ -46,7 +47,7 @@ def metadata(meta, ctx: Context | None = None) -> dict:
             if not k.startswith(RESERVED_PREFIXES):
                 value[k] = str(v)
             elif ctx is not None and (key == "annotations" or own.get(k) != str(v)):
-                ctx.unmap(("metadata", key, k), "add", pointer("metadata", key, k), str(v),
+                ctx.unmap(("metadata", key, k), "add", base + pointer("metadata", key, k), str(v),
                           f"{k} is a key trainspec sets itself")
         if value:
             out[key] = value
@@ -54,7 +55,7 @@ def metadata(meta, ctx: Context | None = None) -> dict:
         for key, value in meta.items():
             if key not in ("name", "namespace", "labels", "annotations") + SERVER_SET:
                 # finalizers, ownerReferences...: they change what deleting the job does
-                ctx.unmap(("metadata", key), "add", pointer("metadata", key), value,
+                ctx.unmap(("metadata", key), "add", base + pointer("metadata", key), value,
                           f"metadata.{key} has no spec field")
     return out
 

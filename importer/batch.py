@@ -71,7 +71,7 @@ def import_job(ctx: Context, data: dict, docs: list) -> dict:
             (g.get("metadata") or {}).get("name"), job_label(g))):
         raise ctx.fail(("metadata",), "a Job of the k8s output has no name", "metadata.name")
     if not group:
-        return _foreign(ctx, data)
+        return _foreign(ctx, data, docs)
     pods: dict[str, list[dict]] = {}
     for job in group:
         labels = (_pod(job).get("metadata") or {}).get("labels") or {}
@@ -115,67 +115,149 @@ def _main_text(job: dict, framework: str) -> str:
     return repr((main.get("command"), main.get("args"), env))
 
 
-def _foreign(ctx: Context, data: dict) -> dict:
+# The k8s file of a one-role job, in order (targets/k8s/render.objects): the topology ConfigMap, the job's headless
+# Service, the role's Job.  A foreign Job's patches address them so (spec.patches.k8s is the file's list).
+COMPILED_KINDS = ("ConfigMap", "Service", "Job")
+SERVICE_AT, JOB_AT = 1, 2
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"  # scheduling.queue on the k8s target (targets/common.kueue_labels)
+
+
+def _service(docs: list, name) -> dict | None:
+    """The file's v1 Service named `name` (the pods' subdomain), if the file has it."""
+    if not isinstance(name, str):
+        return None
+    from .shapes import checked
+
+    found = next((d for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "Service"
+                  and d.data.get("apiVersion") == "v1" and isinstance(d.data.get("metadata"), dict)
+                  and d.data["metadata"].get("name") == name), None)
+    return None if found is None else checked(found, "service")  # SpecErrors at the Service's own lines
+
+
+def _generated(ctx: Context, meta: dict) -> bool:
+    """The source Job is named by metadata.generateName (import_text read its prefix as the name)."""
+    source = ctx.doc.data.get("metadata") if isinstance(ctx.doc.data, dict) else None
+    return isinstance(source, dict) and isinstance(source.get("generateName"), str) and "generateName" not in meta
+
+
+def _foreign(ctx: Context, data: dict, docs: list) -> dict:
+    """A Job trainspec did not write: one generic role; the spec is named as the pods' subdomain (the Service the
+    k8s target writes for the job), else as the Job; the role's Job is `<job>-<taskName>` where the Job's name has
+    that form, else a patch names it as the source did (not under generateName: each run names it anew)."""
+    ctx.patchable = True  # the k8s file takes patches, addressed by object index (docs/spec.md, patches)
+    ctx.foreign = True
     spec = data.get("spec") or {}
     pod = spec.get("template")
-    containers = ((pod or {}).get("spec") or {}).get("containers") or [{}]
+    pod_spec = (pod or {}).get("spec") if isinstance(pod, dict) else None
+    pod_spec = pod_spec if isinstance(pod_spec, dict) else {}
+    containers = pod_spec.get("containers") or [{}]
     role = str((containers[0] if isinstance(containers[0], dict) else {}).get("name") or "main")
-    count = spec.get("parallelism", spec.get("completions", 1))
-    count = count if isinstance(count, int) and count >= 0 else 1
+    # replicas are the completion indexes (an Indexed Job's pod identities); parallelism, when it differs, is a patch
+    count = next((v for v in (spec.get("completions"), spec.get("parallelism")) if isinstance(v, int) and v >= 0), 1)
     meta = dict(data.get("metadata") or {})
-    names = _indexed_names(spec, meta)
+    job_name = str(meta.get("name"))
+    subdomain = pod_spec.get("subdomain")
+    ctx.service = _service(docs, subdomain)
+    name = subdomain if isinstance(subdomain, str) else job_name
+    if isinstance(subdomain, str) and _generated(ctx, meta):
+        ctx.lose(("metadata",), "a Job named by generateName whose pods' subdomain is a Service: the spec's "
+                 "generateName would name the Service, not the Job")
+    meta["name"] = name
+    ctx.job_name = name
+    if isinstance(subdomain, str) and ctx.service is None:
+        ctx.comment(("metadata", "name"), f"the k8s target writes the headless Service {name} the pods' subdomain "
+                    "names (the source expected it to exist)")
+    elif not isinstance(subdomain, str):
+        ctx.comment(("metadata", "name"), f"the source's pods had no subdomain: the k8s target adds the headless "
+                    f"Service {name} and the pods' subdomain (they become addressable; nothing else changes)")
+    if spec.get("completionMode") != "Indexed":
+        ctx.comment(("spec", "roles", role), "NonIndexed (a patch keeps it): its pods have no index and no stable host "
+                    "name, so TRAINSPEC_INDEX is empty and TRAINSPEC_HOSTS_* name no pod")
     importer = PodImporter(ctx, "generic", role, None)
-    if names is not None:  # the k8s target writes this Job again, by name: after_compile compares them
-        job, task = names
-        meta["name"] = job
-        ctx.job_name = job
-        ctx.group = [data]
-        importer.target_sets = {"subdomain": (job,)}
-    else:
-        ctx.lose(("spec",), f"a batch/v1 Job of {count} pod(s) whose pods the k8s target cannot name alike: it "
-                 "writes one Indexed Job per role named <job>-<role> (pods <job>-<role>-<i>) under the headless "
-                 "Service <job>; here completionMode, completions = parallelism, or the Job's name "
-                 "<service>-<role> (its pods' subdomain and Service) differ: name the Job <service>-<role> "
-                 "with subdomain <service> to keep its pods' names")
-    draft = importer.template(pod, ("spec", "template"), pointer("spec", "template"))
-    if names is not None and names[1] != role:
-        draft.body["taskName"] = names[1]
+    importer.target_sets = {"subdomain": (name,)}
+    base = f"/{JOB_AT}" + pointer("spec", "template")
+    draft = importer.template(pod, ("spec", "template"), base)
+    if job_name.startswith(name + "-") and job_name != f"{name}-{role}":  # the Job is <job>-<taskName>: first-class
+        draft.body["taskName"] = job_name[len(name) + 1:]
         ctx.uses("taskName")
-    if names is None:
-        for key in spec:
-            if key not in ("parallelism", "completions", "completionMode", "template"):
-                ctx.lose(("spec", key), f"Job {key} has no spec field")
     job_fields: dict = {}
-    if names is not None:
-        for key in ("activeDeadlineSeconds", "ttlSecondsAfterFinished"):
-            if isinstance(spec.get(key), int):
-                job_fields[key] = spec[key]
-        success = spec.get("successPolicy")
-        if success == {"rules": [{"succeededCount": 1}]}:  # the first pod to succeed decides: AnyReplica
-            job_fields["success"] = {"role": role, "policy": "AnyReplica"}
-    policy = ((pod or {}).get("spec") or {}).get("restartPolicy")
-    out = assemble(ctx, "generic", meta, {role: draft}, {role: ""}, job_fields, {role: policy},
-                   {role: count})
-    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(meta, ctx),
+    labels = dict(meta.get("labels") or {})
+    if isinstance(labels.get(QUEUE_LABEL), str):  # Kueue's queue: the k8s target labels the role's Job with it
+        job_fields["scheduling"] = {"queue": labels.pop(QUEUE_LABEL)}
+        meta["labels"] = labels
+    policy = pod_spec.get("restartPolicy")
+    for key in ("activeDeadlineSeconds", "ttlSecondsAfterFinished") + (("backoffLimit",) if policy == "OnFailure"
+                                                                       else ()):
+        if isinstance(spec.get(key), int):  # backoffLimit: the role's Job's under OnFailure (Never: per index)
+            job_fields[key] = spec[key]
+    if spec.get("successPolicy") == {"rules": [{"succeededCount": 1}]} and count > 1:  # first success decides
+        job_fields["success"] = {"role": role, "policy": "AnyReplica"}
+    out = assemble(ctx, "generic", meta, {role: draft}, {role: base}, job_fields, {role: policy}, {role: count})
+    return {"apiVersion": "trainspec/v1", "kind": "TrainingJob", "metadata": metadata(meta, ctx, f"/{JOB_AT}"),
             "spec": out}
 
 
-def _indexed_names(spec: dict, meta: dict) -> tuple[str, str] | None:
-    """(job, task) so that the k8s target's `<job>-<task>` Indexed Job under the Service `<job>` is this Job and its
-    pods' DNS names stay; None when that cannot be."""
-    if spec.get("completionMode") != "Indexed" or spec.get("completions") != spec.get("parallelism", 1):
-        return None
-    name = meta.get("name")
-    subdomain = (((spec.get("template") or {}).get("spec") or {}).get("subdomain"))
-    if not isinstance(name, str) or not isinstance(subdomain, str) or not name.startswith(subdomain + "-"):
-        return None
-    return subdomain, name[len(subdomain) + 1:]
+def _after_foreign(ctx: Context, data: dict, compiled: list) -> None:
+    """The k8s file against the source Job (and its Service): every difference becomes a patch of that object."""
+    kinds = tuple(c.get("kind") for c in compiled)
+    if kinds != COMPILED_KINDS:
+        ctx.lose(("spec",), f"the k8s target writes {', '.join(map(str, kinds))} for this Job, not one Job")
+        return
+    out = compiled[JOB_AT]
+    meta = data.get("metadata") or {}
+    job = meta.get("name")
+    if not _generated(ctx, meta) and (out.get("metadata") or {}).get("name") != job:
+        ctx.unmap(("metadata", "name"), "replace", f"/{JOB_AT}/metadata/name", job,
+                  "the Job's name (the k8s target names a role's Job <job>-<role>; its pods' hostnames "
+                  "<Job name>-<index> follow it)")
+        # the replicas' host list (TRAINSPEC_HOSTS_<ROLE>, in the topology ConfigMap) names the pods as they now are
+        for key, value in sorted((compiled[0].get("data") or {}).items()):
+            if key.startswith("TRAINSPEC_HOSTS_") and isinstance(value, str) and value:
+                hosts = [f"{job}-{i}.{ctx.job_name}:{item.rsplit(':', 1)[-1]}"
+                         for i, item in enumerate(value.split(","))]
+                ctx.unmap(("metadata", "name"), "replace", f"/0/data/{key}", ",".join(hosts),
+                          f"{key}: the pods of the Job {job}")
+        ctx.comment(("metadata", "name"), f"patches name the Job {job} as the source did, and its pods "
+                    f"{job}-<i>.{ctx.job_name} in TRAINSPEC_HOSTS_*")
+    diff_fields(ctx, data.get("spec") or {}, out.get("spec") or {}, ("spec",), f"/{JOB_AT}/spec", skip=("template",),
+                why="a Job setting the spec does not hold")
+    if ctx.service is None:
+        return
+    svc, svc_out = ctx.service, compiled[SERVICE_AT]
+    at = ("spec", "template", "spec", "subdomain")  # the Service is another document: its line is the subdomain's
+    name = (svc.get("metadata") or {}).get("name")
+    for key, value in (svc.get("spec") or {}).items():
+        if (svc_out.get("spec") or {}).get(key) != value:
+            ctx.unmap(at, "add", f"/{SERVICE_AT}/spec/{pointer(key)[1:]}", value, f"Service {name} spec.{key}")
+    for key in (svc_out.get("spec") or {}):
+        if key not in (svc.get("spec") or {}):
+            ctx.unmap(at, "remove", f"/{SERVICE_AT}/spec/{pointer(key)[1:]}", None,
+                      f"Service {name} spec.{key} is written by trainspec, not in the source")
+    for part in ("labels", "annotations"):
+        want = {k: str(v) for k, v in ((svc.get("metadata") or {}).get(part) or {}).items()}
+        have = (svc_out.get("metadata") or {}).get(part)
+        if want and not isinstance(have, dict):  # trainspec writes none: the source's map, whole
+            ctx.unmap(at, "add", f"/{SERVICE_AT}/metadata/{part}", want, f"Service {name} metadata.{part}")
+            continue
+        for key, value in want.items():
+            if (have or {}).get(key) != value:
+                ctx.unmap(at, "add", f"/{SERVICE_AT}/metadata/{part}" + pointer(key), value,
+                          f"Service {name} metadata.{part}")
+    for key in svc.get("metadata") or {}:
+        if key not in ("name", "namespace", "labels", "annotations"):
+            ctx.unmap(at, "add", f"/{SERVICE_AT}/metadata/{pointer(key)[1:]}", svc["metadata"][key],
+                      f"Service {name} metadata.{key}")
+    if (svc.get("metadata") or {}).get("namespace", "default") != (svc_out.get("metadata") or {}).get("namespace"):
+        ctx.lose(at, f"Service {name} is in another namespace than the Job")
 
 
-def after_compile(ctx: Context, data: dict, compiled) -> None:
-    """The k8s output's Jobs, by name, against the source's: any Job-level difference is a loss."""
-    compiled = compiled if isinstance(compiled, list) else [compiled]
-    by_name = {(c.get("metadata") or {}).get("name"): c for c in compiled}
+def after_compile(ctx: Context, data: dict, compiled: list) -> None:
+    """The k8s output against the source: a foreign Job's differences are patches (_after_foreign); the k8s
+    target's own Jobs, by name: any Job-level difference is a loss."""
+    if ctx.foreign:
+        _after_foreign(ctx, data, compiled)
+        return
+    by_name = {(c.get("metadata") or {}).get("name"): c for c in compiled if c.get("kind") == "Job"}
     for src in ctx.group:
         out = by_name.get((src.get("metadata") or {}).get("name"))
         if out is None:

@@ -45,6 +45,8 @@ class Context:
     patchable: bool = True  # False: the source's target output has no place for a patch (trainjob)
     job_name: str = ""  # the job's name when it is not the document's (the k8s target's per-replica Jobs)
     group: list = field(default_factory=list)  # the k8s target's per-replica Jobs of one job (batch.py)
+    foreign: bool = False  # batch.py: a Job trainspec did not write (its k8s output is patched to it, by file index)
+    service: dict | None = None  # batch.py: that Job's headless Service (its pods' subdomain), when in the file
     task_names: dict[str, str] = field(default_factory=dict)  # role -> the upstream task name it keeps
     compiled_index: dict[str, int] = field(default_factory=dict)  # Volcano: role -> its task in trainspec's order
 

@@ -24,10 +24,11 @@ HANDLER = {"exec": {"command": _list(STR)}, "httpGet": ANY_MAP, "tcpSocket": ANY
 PROBE = {**HANDLER, **{k: INT for k in ("initialDelaySeconds", "periodSeconds", "timeoutSeconds",
                                         "successThreshold", "failureThreshold")}}
 ENV = {"name": STR, "value": SCALAR, "valueFrom": {"*": ANY_MAP}}
+PORT = {"name": STR, "containerPort": INT, "hostPort": INT, "protocol": STR, "hostIP": STR}
 RESOURCES = {"requests": {"*": QUANTITY}, "limits": {"*": QUANTITY}}
 CONTAINER = {
     "name": STR, "image": STR, "command": _list(STR), "args": _list(STR), "workingDir": STR, "env": _list(ENV),
-    "resources": RESOURCES, "ports": _list(ANY_MAP), "imagePullPolicy": STR, "securityContext": ANY_MAP,
+    "resources": RESOURCES, "ports": _list(PORT), "imagePullPolicy": STR, "securityContext": ANY_MAP,
     "volumeMounts": _list({"name": STR, "mountPath": STR, "readOnly": BOOL}),
     "lifecycle": {"postStart": HANDLER, "preStop": HANDLER},
     "livenessProbe": PROBE, "readinessProbe": PROBE, "startupProbe": PROBE, "restartPolicy": STR,
@@ -37,7 +38,7 @@ POD = {
     "volumes": _list({"name": STR, "*": ANY_MAP}), "imagePullSecrets": _list(ANY_MAP),
     "serviceAccountName": STR, "nodeSelector": SCALAR_MAP, "tolerations": _list(ANY_MAP), "affinity": ANY_MAP,
     "securityContext": ANY_MAP, "schedulerName": STR, "priorityClassName": STR, "restartPolicy": STR,
-    "activeDeadlineSeconds": INT,
+    "activeDeadlineSeconds": INT, "subdomain": STR, "hostname": STR,
 }
 TEMPLATE = {"metadata": {"labels": SCALAR_MAP, "annotations": SCALAR_MAP}, "spec": POD}
 META = {"name": STR, "namespace": STR, "labels": SCALAR_MAP, "annotations": SCALAR_MAP}
@@ -53,12 +54,17 @@ VOLCANO = {"metadata": META, "spec": {
     "queue": STR, "schedulerName": STR, "priorityClassName": STR, "ttlSecondsAfterFinished": INT}}
 
 
-JOB_SPEC = {"parallelism": INT, "completions": INT, "completionMode": STR, "backoffLimit": INT, "template": TEMPLATE}
+JOB_SPEC = {"parallelism": INT, "completions": INT, "completionMode": STR, "backoffLimit": INT, "template": TEMPLATE,
+            "backoffLimitPerIndex": INT, "maxFailedIndexes": INT, "suspend": BOOL, "activeDeadlineSeconds": INT,
+            "ttlSecondsAfterFinished": INT, "podFailurePolicy": {"rules": _list(ANY_MAP)},
+            "successPolicy": {"rules": _list(ANY_MAP)}}
+SERVICE = {"metadata": META, "spec": {"clusterIP": STR, "selector": SCALAR_MAP, "ports": _list(ANY_MAP)}}
 OTHER: dict[str, dict] = {
     "jobset": {"metadata": META, "spec": {"replicatedJobs": _list({"name": STR, "replicas": INT, "template": {
         "metadata": {"labels": SCALAR_MAP, "annotations": SCALAR_MAP}, "spec": JOB_SPEC}}),
         "ttlSecondsAfterFinished": INT, "successPolicy": {"operator": STR, "targetReplicatedJobs": _list(STR)}}},
     "batch": {"metadata": META, "spec": JOB_SPEC},
+    "service": SERVICE,  # a batch Job's headless Service (batch.py)
     "openpai": {"jobName": STR, "name": STR, "image": STR, "prerequisites": _list(ANY_MAP), "parameters": ANY_MAP,
                 "defaults": ANY_MAP, "retryCount": INT, "jobRetryCount": INT},  # openpai.py checks the roles
 }

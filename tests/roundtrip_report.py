@@ -47,6 +47,10 @@ def classify(path: Path) -> tuple[str, str]:
     if result.target in ("jobset", "k8s", "trainjob"):
         kind = {"jobset": "JobSet", "k8s": "Job", "trainjob": "TrainJob"}[result.target]
         a, b = [d for d in src if d.get("kind") == kind], [d for d in out if d.get("kind") == kind]
+        if kind == "Job" and len(a) == 1 and len(b) == 1:
+            a, b = [list(p) for p in zip(*[batch_as_written(a[0], b[0], out)])]
+            a += [d for d in src if d.get("kind") == "Service"]  # the pods' headless Service, when the file has it
+            b += [d for d in out if d.get("kind") == "Service"][:len(a) - 1]
         if kind == "TrainJob":  # trainspec's own labels and the namespace it writes out are not the job's
             b = [_without_own(d, a[0] if a else {}) for d in b]
             a, b = [_quantities_as_text(d) for d in a], [_quantities_as_text(d) for d in b]
@@ -55,6 +59,28 @@ def classify(path: Path) -> tuple[str, str]:
         framework = result.spec["spec"]["framework"] if result.target == "volcano" else None
         diffs = semantic_diff(job_object(src), job_object(out), {}, framework)
     return ("same", "") if not diffs else ("DIFFERENT", "; ".join(diffs[:3]))
+
+
+def batch_as_written(source: dict, compiled: dict, objects: list[dict]) -> tuple[dict, dict]:
+    """A foreign batch/v1 Job and the k8s target's Job for it, made comparable: under generateName the spec keeps
+    the prefix and each run names the Job `<run>-<role>` (the source's name is the server's, per run too); pods
+    without a subdomain get the job's headless Service as theirs (additive: they become addressable)."""
+    source, compiled = yaml.safe_load(yaml.safe_dump(source)), yaml.safe_load(yaml.safe_dump(compiled))
+    prefix = (source.get("metadata") or {}).pop("generateName", None)
+    if prefix and compiled["metadata"]["name"].startswith(prefix.rstrip("-") + "-"):
+        source["metadata"]["name"] = compiled["metadata"]["name"]
+    services = [d["metadata"]["name"] for d in objects if d.get("kind") == "Service"]
+    pod, out_pod = source["spec"]["template"].get("spec") or {}, compiled["spec"]["template"]["spec"]
+    if "subdomain" not in pod and out_pod.get("subdomain") in services:
+        del out_pod["subdomain"]
+    for job in (source, compiled):  # the API server's default: a resource's request is its limit when unset
+        for container in (job["spec"]["template"].get("spec") or {}).get("containers") or []:
+            res = container.get("resources") or {}
+            limits = {k: str(v) for k, v in (res.get("limits") or {}).items()}
+            if limits:
+                res["limits"] = limits
+                res["requests"] = {**limits, **{k: str(v) for k, v in (res.get("requests") or {}).items()}}
+    return source, compiled
 
 
 def _quantities_as_text(job: dict) -> dict:

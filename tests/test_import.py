@@ -153,9 +153,8 @@ CASES = {
                                        {"op": "add", "path": "/spec/launcherCreationPolicy",
                                         "value": "WaitForWorkersReady"}]},
                                   gated="resources.requests/limits, securityContext, patches (spec v1.1)"),
-    "indexed-job.yaml": Case({"spec.framework": "generic", "spec.roles.example-workload.replicas": 3},
-                             gated="framework generic", expect_lost=2,
-                             no_round_trip="the k8s target writes one Job per replica: a loss (test below)"),
+    "indexed-job.yaml": Case({"spec.framework": "generic", "spec.roles.example-workload.replicas": 3,
+                              "metadata.name": "headless-svc"}, gated="framework generic"),
     "volcano-mpi-example.yaml": Case({"spec.framework": "generic", "spec.roles.mpiworker.replicas": 2,
                                       "spec.roles.mpimaster.containerName": "mpimaster"},
                                      gated="framework generic", framework="generic"),
@@ -465,7 +464,8 @@ def _paths(data, path=()):
 @pytest.mark.parametrize("name", ["tf-legacy-master.yaml", "pytorch-ddp-v1.yaml", "volcano-mpi-noplugin.yaml",
                                   "jobset-simple.yaml", "openpai-v2-cifar.yaml", "trainjob-torch.yaml",
                                   "indexed-job.yaml", "volcano-fields.yaml", "k8s-own-output.yaml",
-                                  "volcano-mpi-example.yaml"])
+                                  "volcano-mpi-example.yaml", "indexed/gke-finetune-gemma-l4.yaml",
+                                  "indexed/kueue-sample-job-nonindexed.yaml"])
 def test_a_field_of_the_wrong_shape_is_an_error_not_a_crash(name):
     """Every field replaced by a value of another shape: a clean import or SpecErrors, never a traceback."""
     import copy
@@ -624,14 +624,15 @@ def test_templated_per_replica_values_of_k8s_output_are_a_loss(tmp_path):
     assert run.returncode == 2 and "uses $(VAR), which the kubelet expands" in run.stderr
 
 
-def test_a_foreign_indexed_job_imports_but_strict_refuses_the_change():
+def test_a_foreign_indexed_job_imports_strictly_with_its_names_as_patches():
+    """The Job example-job's pods live under headless-svc: the spec is named as the Service (the pods' subdomain),
+    and patches name the Job and select its pods as the source did (tests/test_import_indexed.py: the whole set)."""
     result = imported("indexed-job.yaml")
     assert result.spec["spec"]["roles"] == {"example-workload": {"replicas": 3}}
     assert result.spec["spec"]["command"][2].startswith("for i in 0 1 2; do until ping")
-    lost = [e.format() for e in result.lost]
-    # the Job example-job's pods live under headless-svc: the k8s target's <job>-<role> under <job> cannot name them
-    assert any("whose pods the k8s target cannot name alike" in e for e in lost)
-    assert any("spec.template.spec.subdomain" in e for e in lost)
+    assert result.lost == ()
+    ops = {op["path"]: op.get("value") for op in result.spec["spec"]["patches"]["k8s"]}
+    assert ops["/2/metadata/name"] == "example-job" and ops["/1/spec/selector"] == {"job-name": "example-job"}
 
 
 def test_an_indexed_job_named_service_dash_role_imports_losslessly_and_compiles_back(tmp_path):
@@ -673,8 +674,10 @@ spec:
     assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1
     retried = source.read_text().replace("backoffLimitPerIndex: 0", "backoffLimit: 3")
     source.write_text(retried)
-    result = run_cli("import", "--strict", str(source))
-    assert result.returncode == 2 and "spec.backoffLimit" in result.stderr
+    result = run_cli("import", "--strict", str(source))  # a Job setting the spec has no field for: a k8s patch
+    assert result.returncode == 0 and "spec.backoffLimit" in result.stderr and "imported as a patch" in result.stderr
+    ops = yaml.safe_load(result.stdout)["spec"]["patches"]["k8s"]
+    assert {"op": "add", "path": "/2/spec/backoffLimit", "value": 3} in ops
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in HERE.iterdir() if p.suffix in (".yaml", ".json")))
