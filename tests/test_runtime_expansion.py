@@ -338,3 +338,22 @@ def test_an_mpi_spec_on_a_runtime_gives_its_command_to_the_launcher(tmp_path):
                                              "worker: {replicas: 2, command: [sleep, '1']}"))
     bad = run_cli("compile", str(spec), "--target", "jobset", "--runtime", str(tmp_path / "rt.yaml"))
     assert bad.returncode == 2 and "spec.roles.worker" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_migrate_of_a_trainjob_to_jobset_expands_the_given_runtime_else_the_shipped_one(tmp_path):
+    manifest = Path(__file__).resolve().parent / "import_manifests" / "trainjobs" / "01-multi-node.yaml"
+    shipped = run_cli("migrate", str(manifest), "--to", "jobset", "-o", str(tmp_path / "shipped.yaml"))
+    assert shipped.returncode == 0, shipped.stderr
+    assert f"trainspec: note: {manifest}: ClusterTrainingRuntime 'torch-distributed': Kubeflow Trainer v2.3.0's " \
+        "shipped definition" in shipped.stderr
+    given = run_cli("migrate", str(manifest), "--to", "jobset", "--runtime", str(RUNTIME), "-o", str(tmp_path / "given.yaml"))
+    assert given.returncode == 0, given.stderr
+    assert "note:" not in given.stderr
+
+    def image(name: str) -> str:
+        (js,) = [d for d in yaml.safe_load_all((tmp_path / name).read_text()) if d]
+        return js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["image"]
+
+    # the TrainJob sets no image: the runtime's, the one given winning over the one Trainer ships
+    assert image("shipped.yaml") == "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
+    assert image("given.yaml") == "trainspec-test:py3"
