@@ -297,9 +297,15 @@ def cmd_validate(args) -> int:
             return
         problems.append(dict(warning._asdict(), severity="warning"))
 
+    def note(item) -> None:
+        if args.format != "json":
+            print(f"trainspec: note: {item.format()}", file=sys.stderr)
+            return
+        problems.append(dict(item._asdict(), severity="note"))
+
     for spec in validate_inputs(args):
         try:
-            plans = load_input(spec, args, warn, warn_target=warn_target)
+            plans = load_input(spec, args, warn, warn_target=warn_target, note=note)
             errors = spec_problems(plans)  # an op of spec.patches that does not apply is a spec error too
             if errors:
                 raise SpecErrors(errors)
@@ -608,10 +614,13 @@ def _main(argv: list[str] | None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    if getattr(args, "command", None) == "run" and getattr(args, "runtime", None):
-        from trainspec.on_runtime import spec_objects  # a spec on a Trainer runtime runs as its JobSet
+    if getattr(args, "command", None) == "run":
+        def spec_on_runtime(path: str, runtimes: tuple[str, ...], job: str | None):
+            from trainspec.on_runtime import spec_objects  # a spec on a Trainer runtime runs as its JobSet
 
-        args.spec_on_runtime = lambda path, runtimes, job: spec_objects(path, runtimes, job, args)
+            return spec_objects(path, runtimes, job, args)
+
+        args.spec_on_runtime = spec_on_runtime
     try:
         return args.func(args)
     except BrokenPipeError:

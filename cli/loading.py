@@ -17,10 +17,16 @@ def spec_options(args) -> dict:
     return options
 
 
-def warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:
-    """Print each job's target warnings once (`validate`, targets None: those of plain k8s)."""
+def warn_targets(plans, targets: tuple[str, ...] | None, warn=None, note=None) -> None:
+    """Print each job's target warnings once (`validate`, targets None: those of plain k8s), and its notes
+    (`JobPlan.notes`: a Trainer runtime's shipped definition was used) once."""
     seen: set[tuple[str, str]] = set()
     for plan in plans:
+        for item in getattr(plan, "notes", ()):
+            if note is not None:
+                note(item)
+            else:
+                print(f"trainspec: note: {item.format()}", file=sys.stderr)
         for target in targets if targets is not None else ("k8s",):
             if target in plan.unsupported:
                 continue  # left out of the build for this job
@@ -34,9 +40,10 @@ def warn_targets(plans, targets: tuple[str, ...] | None, warn=None) -> None:
                     print(f"trainspec: warning: {warning.format()}", file=sys.stderr)
 
 
-def load_specs(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False, warn=None):
+def load_specs(path: str, args, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False, warn=None,
+               note=None):
     plans = load_job_plans(path, args, targets, skip_unsupported)
-    warn_targets(plans, targets, warn)
+    warn_targets(plans, targets, warn, note)
     return plans
 
 
@@ -56,10 +63,10 @@ def print_warning(file: str, line: int, message: str) -> None:
 
 
 def load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, skip_unsupported: bool = False,
-                warn_target=None):
+               warn_target=None, note=None):
     """Plans of a SpecInput: a walked file keeps only its trainspec documents."""
     if not spec.walked:
-        return load_specs(spec.path, args, targets, skip_unsupported, warn_target)
+        return load_specs(spec.path, args, targets, skip_unsupported, warn_target, note)
     from trainspec.api import plan_source
     from trainspec.compiler.loader import JsonnetOptions
     from trainspec.inputs import walked_documents
@@ -70,7 +77,7 @@ def load_input(spec, args, warn=None, targets: tuple[str, ...] | None = None, sk
     docs = walked_documents(spec.path, jsonnet, warn or print_warning)
     plans = plan_source(spec.path, documents=docs, targets=targets, skip_unsupported=skip_unsupported,
                         **options) if docs else []
-    warn_targets(plans, targets, warn_target)
+    warn_targets(plans, targets, warn_target, note)
     return plans
 
 

@@ -4,13 +4,15 @@ A TrainJob whose runtime is missing is refused by Trainer's validating webhook (
 pkg/webhooks/trainjob_webhook.go: the runtime is looked up to validate the job) and, without the
 webhook, never starts (the controller cannot build its JobSet).  A bare API server has neither, and a
 `--dry-run=server` would pass; so the runtime is read (GET) first, and a missing one is named with
-what to do.  A runtime applied in the same run (a TrainingRuntime in the file) counts as present.
+what to do.  A runtime applied in the same run (a TrainingRuntime in the file) counts as present.  The copies of
+Kubeflow's shipped runtimes trainspec expands offline (compiler/runtimes.py) do not: they are not on the
+cluster; a JobSet or k8s output expanded from one carries no runtimeRef and needs none.
 """
 
 from __future__ import annotations
 
 from trainspec.compiler.kinds.trainjob import RUNTIMES, TRAINING_RUNTIME, TRAINJOB
-from trainspec.compiler.runtimes import API_GROUP, KINDS, ref_of
+from trainspec.compiler.runtimes import API_GROUP, KINDS, SHIPPED_VERSION, ref_of, shipped_names
 
 from . import kinds
 from .errors import ApiFailure, ClusterError, describe
@@ -41,8 +43,17 @@ def missing_runtimes(cluster, objects: list[dict]) -> list[str]:
         except ApiFailure as exc:
             if exc.status.code == 404:
                 out.append(f"{TRAINJOB.kind} {meta.get('name')} runs on {kind} {name!r}, which the cluster does not "
-                           f"have{where}: install the runtime (`kubectl apply -f runtime.yaml`; Kubeflow ships its own "
-                           f"in kubeflow/trainer manifests/base/runtimes/), or name one it has (spec.trainjob.runtime)")
+                           f"have{where}: install the runtime ({_install(kind, name)}), or name one it has "
+                           "(spec.trainjob.runtime)")
             elif exc.status.code != 403:  # may not read runtimes: the admission will tell
                 raise ClusterError(describe(exc.status, f"{kind} {name}")) from None
     return out
+
+
+def _install(kind: str, name: str) -> str:
+    """How to install the runtime: Kubeflow Trainer's own (the definition trainspec expands offline is no
+    install), else the user's file."""
+    if kind != TRAINING_RUNTIME.kind and name in shipped_names():
+        return ("Kubeflow Trainer's runtimes: `kubectl apply --server-side -k "
+                f"\"https://github.com/kubeflow/trainer.git/manifests/overlays/runtimes?ref={SHIPPED_VERSION}\"`")
+    return "`kubectl apply -f runtime.yaml`; Kubeflow ships its own in kubeflow/trainer manifests/base/runtimes/"

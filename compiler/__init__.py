@@ -33,7 +33,7 @@ def __getattr__(name: str):
 def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tla: dict[str, str] | None = None,
                ext_vars: dict[str, str] | None = None, jpath: list[str] | None = None, documents: list | None = None,
                skip_unsupported: bool = False, kube_version: str | None = None,
-               runtimes: tuple[str, ...] = (), runtime_rules: tuple[TargetRules, ...] = (),
+               runtimes: tuple[str, ...] = (), runtime_rules: Callable[[], tuple[TargetRules, ...]] | None = None,
                name_for: Callable[[str], str] | None = None) -> list[JobPlan]:
     """Every job in one spec file, validated and planned; raises SpecErrors with all problems.
 
@@ -48,7 +48,8 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
     `kube_version`: "1.30".."1.36", the API server whose rules apply (default: the oldest supported).
     `runtimes`: `--runtime FILE|DIR`, the Trainer runtimes a spec v1.3 job on a runtime may name
     (compiler/runtimes.py): read and checked once, attached to the plans that name them.
-    `runtime_rules`: targets planned for too for a job on a runtime (the TrainJob an expansion starts from).
+    `runtime_rules`: targets planned for too for a job on a runtime (the TrainJob an expansion starts from),
+    asked for only when a job is on a runtime (their modules stay unloaded for every other spec).
     `name_for`: the name of a job written with metadata.generateName, from its prefix (`apply` generates one
     per run); None: the prefix without its trailing '-' (`build`, `compile`: the same bytes every time).
     """
@@ -89,7 +90,8 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
                 sink.add(("metadata", "name"), f"job {spec.name!r} is defined twice in this file ({where})",
                          "one document per job name", "rename one of them")
             names.setdefault(spec.name, sink.position(("metadata", "name")) + (number,))
-            plan = build_plan(spec, sink, rules + runtime_rules if spec.trainjob is not None else rules, named, given,
+            on_runtime = runtime_rules() if spec.trainjob is not None and runtime_rules is not None else ()
+            plan = build_plan(spec, sink, rules + on_runtime, named, given,
                               bool(runtimes)) if not sink.errors else None
             if plan is not None:
                 plan = plan._replace(kube_version=version, locator=ErrorSink(sink.file, sink.positions,

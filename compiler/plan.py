@@ -335,6 +335,9 @@ class JobPlan(NamedTuple):
     locator: object = None
     # v1.3 metadata.generateName as written: the objects named `name` carry it too (docs/spec.md, generateName)
     generate_name: str | None = None
+    # what the user should know that is no problem, printed once as `trainspec: note:` (a runtime's definition
+    # taken from the ones Kubeflow Trainer ships: compiler/runtimes.py shipped_note)
+    notes: tuple[SpecError, ...] = ()
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.name == name), None)

@@ -22,8 +22,7 @@ from .frameworks import (
 from .model import DEFAULT_PORT, GENERIC, ConfigMapRef, JobSpec, PodSettings, RoleSpec, SecretRef
 from .plan import Cleanup, EnvVar, JobPlan, Replica, Restart, RolePlan, RoleSources, Text
 from .rendering import JobContext, describe, render_role
-from .runtimes import Runtime, how_to_give, ref_of
-from .runtimes import find as find_runtime
+from .runtimes import Runtime, how_to_give, lookup, ref_of, shipped, shipped_note
 from .schemes import BASE, SERVICE, NamingScheme
 from .target_rules import Problem, TargetRules
 from .templating import Templates
@@ -39,7 +38,9 @@ def build_plan(spec: JobSpec, sink: ErrorSink, rules: tuple[TargetRules, ...],
     the caller (trainspec.targets: the compiler imports no target).  `named`: the user named them
     (`plan.targets` records them, and `plan.check` refuses any other); else they are every target.
     `runtimes`: the Trainer runtimes given with --runtime (`runtime_given`: the option was used): a
-    v1.3 job on a runtime gets its definition (`plan.runtime`), or an error when it is not among them.
+    v1.3 job on a runtime gets its definition (`plan.runtime`) from them, else from the runtimes Kubeflow
+    Trainer ships (a note in `plan.notes` when a target of `rules` expands it); with --runtime, an error
+    when it is in neither.
     """
     framework = spec.framework
     job = spec.name
@@ -71,6 +72,10 @@ def build_plan(spec: JobSpec, sink: ErrorSink, rules: tuple[TargetRules, ...],
         role_plans.append(_role_plan(spec, role, counts, ports, hosts, slots, templates, job_ctx, sink, scheme_sinks))
     if sink.errors:
         return None
+    runtime = _runtime_of(spec, sink, runtimes, runtime_given, rules)
+    notes = _sink_like(sink)
+    if runtime is not None and runtime.shipped and any(r.expands_runtime for r in rules):
+        notes.add(("spec", "trainjob", "runtime"), shipped_note(runtime))
     plan = JobPlan(
         source=spec.source, name=job, namespace=spec.namespace, framework=framework,
         container_name=spec.container_name or CONTAINER_NAME[framework], topology_name=f"{job}-topology",
@@ -88,7 +93,7 @@ def build_plan(spec: JobSpec, sink: ErrorSink, rules: tuple[TargetRules, ...],
         image_pull_secrets=spec.image_pull_secrets, pod=spec.pod, elastic=spec.elastic,
         mpi_ssh_path=spec.ssh_auth_mount_path,
         patches=spec.patches, trainjob=spec.trainjob, generate_name=spec.generate_name,
-        runtime=_runtime_of(spec, sink, runtimes, runtime_given))
+        runtime=runtime.data if runtime is not None else None, notes=tuple(notes.errors))
     return _with_target_problems(plan, sink, scheme_sinks, rules)
 
 
@@ -136,22 +141,25 @@ def _with_target_problems(plan: JobPlan, sink: ErrorSink, scheme_sinks: dict[str
     return plan._replace(target_errors=errors, target_warnings=warnings, unsupported=unsupported)
 
 
-def _runtime_of(spec: JobSpec, sink: ErrorSink, runtimes: tuple[Runtime, ...], given: bool) -> dict | None:
-    if spec.trainjob is None or not given:
+def _runtime_of(spec: JobSpec, sink: ErrorSink, runtimes: tuple[Runtime, ...], given: bool,
+                rules: tuple[TargetRules, ...]) -> Runtime | None:
+    """The runtime's definition (compiler/runtimes.py `lookup`: --runtime's, else Trainer's shipped one), when
+    --runtime was given or a target of `rules` expands it; an error when --runtime was given and neither has it."""
+    if spec.trainjob is None or not (given or any(r.expands_runtime for r in rules)):
         return None
-    found = find_runtime(runtimes, spec.trainjob.runtime_ref)
-    if found is None:
+    found = lookup(runtimes, spec.trainjob.runtime_ref)
+    if found is None and given:
         kind, name = ref_of(spec.trainjob.runtime_ref)
         have = ", ".join(f"{r.kind} {r.name}" for r in runtimes) or "none"
         sink.add(("spec", "trainjob", "runtime"), f"{kind} {name!r} is not among the --runtime files' runtimes "
-                 f"({have})", f"a {kind} named {name!r}", how_to_give(kind, name))
-        return None
-    return found.data
+                 f"({have}) nor the ones Kubeflow Trainer ships", f"a {kind} named {name!r}", how_to_give(kind, name))
+    return found
 
 
 def runtime_needed(plan: JobPlan, target: TargetRules) -> list[Problem]:
     """A spec on a cluster's Trainer runtime (spec.trainjob, v1.3) has its pods in that runtime: a target
-    that cannot name the runtime (every one but trainjob) needs the runtime's definition (--runtime),
+    that cannot name the runtime (every one but trainjob) needs the runtime's definition (--runtime, or one
+    Kubeflow Trainer ships),
     and expands it as the Trainer controller does (jobset) or cannot write the job at all."""
     if plan.trainjob is None or target.cluster_runtime or (target.expands_runtime and plan.runtime is not None):
         return []
@@ -162,6 +170,12 @@ def runtime_needed(plan: JobPlan, target: TargetRules) -> list[Problem]:
                         "needs to write what the Trainer controller makes of it", f"the {kind} {name!r}",
                         f"{how_to_give(kind, name)}; or compile with --target trainjob (a TrainJob naming the "
                         "runtime)", unsupported=True)]
+    if plan.runtime is not None or shipped(kind, name) is not None:  # the expanding targets have it
+        return [Problem(("spec", "trainjob", "runtime"),
+                        f"the job runs on the cluster's {kind} {name!r}, whose pod template target {target.name} "
+                        "cannot hold", "target trainjob, jobset or k8s",
+                        "compile with --target trainjob (a TrainJob naming the runtime), or --target jobset or k8s "
+                        "(the runtime's JobSet, as the Trainer controller makes it)", unsupported=True)]
     return [Problem(("spec", "trainjob", "runtime"),
                     f"the job runs on the cluster's {kind} {name!r}, whose pod template target {target.name} "
                     "cannot hold", "target trainjob, or jobset or k8s with the runtime's definition",

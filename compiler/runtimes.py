@@ -34,11 +34,18 @@ Sources (kubeflow/trainer, tree of 2026-08-21; shared/reference/CONVENTIONS-V2.m
     node, or nodes) [plugins/xgboost/xgboost.go];
   * DeepSpeed runtimes are MPI runtimes (`mlPolicy.mpi`, mpiImplementation DeepSpeed) and expand as such.
 Not reproduced: the Flux plugin, podGroupPolicy (a scheduler's PodGroup), torchtune's command rewriting.
+
+Where a runtime's definition comes from (`lookup`, the one order every command follows): the `--runtime`
+files first; then, for a ClusterTrainingRuntime only, the one of that name Kubeflow Trainer ships
+(SHIPPED_VERSION's manifests/base/runtimes/, bundled in shipped_runtimes/, see its README), which the
+command says it used (`shipped_note`): the cluster's own copy may differ.  A namespaced TrainingRuntime
+is the user's own and is never taken from there.
 """
 
 from __future__ import annotations
 
 import copy as _copy
+import functools
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
@@ -58,6 +65,8 @@ GPU = "nvidia.com/gpu"
 # what runtimePatches / podTemplateOverrides merge by `name` (server-side apply's list-map keys)
 NAMED_LISTS = frozenset({"replicatedJobs", "containers", "initContainers", "env", "volumes", "volumeMounts",
                          "ports", "targetJobs", "imagePullSecrets"})
+SHIPPED_VERSION = "v2.3.0"  # the Kubeflow Trainer release shipped_runtimes/ was taken from
+SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shipped_runtimes")
 
 
 class Runtime(NamedTuple):
@@ -65,6 +74,7 @@ class Runtime(NamedTuple):
     name: str
     data: dict
     document: Document  # where it was written: errors about it are at its line:column
+    shipped: str = ""  # the Trainer release whose shipped definition this is ("": given with --runtime)
 
 
 class RuntimeProblem(Exception):
@@ -84,8 +94,40 @@ class Expanded(NamedTuple):
 
 def how_to_give(kind: str, name: str) -> str:
     """How a user gives a runtime's definition: one wording for every command."""
-    return (f"give it with --runtime FILE|DIR (`kubectl get {kind.lower()} {name} -o yaml > runtime.yaml`; "
-            "Kubeflow ships its runtimes in kubeflow/trainer manifests/base/runtimes/)")
+    return (f"give it with --runtime FILE|DIR (`kubectl get {kind.lower()} {name} -o yaml > runtime.yaml`); "
+            f"without one, a ClusterTrainingRuntime Kubeflow Trainer {SHIPPED_VERSION} ships is known by name: "
+            f"{', '.join(shipped_names())}")
+
+
+def shipped_names() -> tuple[str, ...]:
+    """The names of the ClusterTrainingRuntimes in shipped_runtimes/ (`torch_distributed.yaml` holds
+    `torch-distributed`; tests/test_shipped_runtimes.py checks every file says so)."""
+    return tuple(sorted(f[:-len(".yaml")].replace("_", "-") for f in os.listdir(SHIPPED_DIR) if f.endswith(".yaml")))
+
+
+@functools.cache
+def shipped(kind: str, name: str) -> Runtime | None:
+    """The ClusterTrainingRuntime `name` as Kubeflow Trainer SHIPPED_VERSION ships it, or None (another
+    name, or a namespaced TrainingRuntime: a cluster's own)."""
+    if kind != CLUSTER_TRAINING_RUNTIME.kind or name not in shipped_names():
+        return None
+    from .loader import load_file
+
+    (doc,) = load_file(os.path.join(SHIPPED_DIR, name.replace("-", "_") + ".yaml"))
+    assert isinstance(doc.data, dict)
+    return Runtime(kind, name, doc.data, doc, SHIPPED_VERSION)
+
+
+def lookup(runtimes: Iterable[Runtime], runtime_ref: dict) -> Runtime | None:
+    """The runtime a runtimeRef names: among `runtimes` (given with --runtime), else the one Trainer ships
+    by that name (`Runtime.shipped` says so: the caller notes it with `shipped_note`), else None."""
+    return find(runtimes, runtime_ref) or shipped(*ref_of(runtime_ref))
+
+
+def shipped_note(runtime: Runtime) -> str:
+    """What a command says when it used a shipped definition: the cluster's own may differ."""
+    return (f"{runtime.kind} {runtime.name!r}: Kubeflow Trainer {runtime.shipped}'s shipped definition (no "
+            "--runtime names it); give your cluster's with --runtime FILE|DIR if it differs")
 
 
 def ref_of(runtime_ref: dict) -> tuple[str, str]:

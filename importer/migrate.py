@@ -104,8 +104,11 @@ def run(manifest: str, job: str | None, target: str, strict: bool, output: str,
         _, spec_text, more_lost, runtime_changes, files = on_runtime(imported.spec, runtime, source, compile_text)
         lost += more_lost
         changes = [c for c in changes if not c.startswith("env:")] + runtime_changes
-    else:
-        files = compile_text(spec_text, target, f"{source} (imported)")
+    else:  # a TrainJob's spec on jobset/k8s: expanded on the runtime given, else the one Trainer ships (noted)
+        notes: list[SpecError] = []
+        files = compile_text(spec_text, target, f"{source} (imported)", tuple(runtime or ()), notes)
+        for note in notes:
+            print(f"trainspec: note: {source}: {note.message}", file=sys.stderr)
     if strict and (lost or changes):
         raise SpecErrors(lost + [SpecError(source, 1, 1, "", f"on {target}: {c}", "", "") for c in changes])
     for error in lost:

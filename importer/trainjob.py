@@ -10,8 +10,8 @@ podTemplateOverrides) as written; activeDeadlineSeconds and the Kueue queue labe
 not the runtime's definition is at hand.  The framework is `generic`: what the runtime's ML policy
 injects is the runtime's, not the spec's.
 
-With `--runtime FILE|DIR` the TrainJob's runtime must be among them (or in MANIFEST): what the
-spec then compiles to (jobset) and runs on is that runtime (compiler/runtimes.py).
+With `--runtime FILE|DIR` the TrainJob's runtime must be among them (or in MANIFEST, or one Kubeflow
+Trainer ships): what the spec then compiles to (jobset) and runs on is that runtime (compiler/runtimes.py).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ NO_ACCELERATOR = "-"  # resources come as written (requests and limits apart), n
 
 
 def check_runtime_given(ctx: Context, ref: dict, docs: list, runtime_paths: list[str]) -> None:
-    """With --runtime, the TrainJob's runtime is among the files given (or in MANIFEST): the spec then
-    compiles to jobset and runs with the same --runtime.  Bad runtime files fail at their line:column."""
-    from trainspec.compiler.runtimes import find, how_to_give, load_runtimes, ref_of
+    """With --runtime, the TrainJob's runtime is among the files given, in MANIFEST or one Trainer ships: the
+    spec then compiles to jobset and runs with the same --runtime.  Bad runtime files fail at their line:column."""
+    from trainspec.compiler.runtimes import how_to_give, load_runtimes, lookup, ref_of
 
     if not runtime_paths:
         return
@@ -47,10 +47,11 @@ def check_runtime_given(ctx: Context, ref: dict, docs: list, runtime_paths: list
     kind, name = ref_of(ref)
     here = [d.data for d in docs if d is not None and isinstance(d.data, dict) and d.data.get("kind") == kind
             and (d.data.get("metadata") or {}).get("name") == name]
-    if find(given, ref) is None and not here:
+    if lookup(given, ref) is None and not here:
         have = ", ".join(f"{r.kind} {r.name}" for r in given) or "none"
-        raise ctx.fail(("spec", "runtimeRef"), f"runtime {kind} {name!r} is not in MANIFEST or the --runtime "
-                       f"files ({have})", f"a {kind} named {name!r}", how_to_give(kind, name))
+        raise ctx.fail(("spec", "runtimeRef"), f"runtime {kind} {name!r} is not in MANIFEST, the --runtime "
+                       f"files ({have}) nor the ones Kubeflow Trainer ships", f"a {kind} named {name!r}",
+                       how_to_give(kind, name))
 
 
 def import_job(ctx: Context, data: dict, docs: list, runtime_paths: list[str] | None = None) -> dict:

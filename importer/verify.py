@@ -11,12 +11,16 @@ from trainspec.compiler.errors import SpecError, SpecErrors
 SPEC_NAME = "<imported spec>"
 
 
-def compile_text(text: str, target: str, name: str = SPEC_NAME) -> dict[str, str]:
-    """{relative path: text} as `trainspec compile --target` writes it; SpecErrors as validate reports them."""
+def compile_text(text: str, target: str, name: str = SPEC_NAME, runtimes: tuple[str, ...] = (),
+                 notes: list | None = None) -> dict[str, str]:
+    """{relative path: text} as `trainspec compile --target` writes it; SpecErrors as validate reports them.
+    `runtimes`: --runtime FILE|DIR; `notes` collects the plan's (a Trainer runtime's shipped definition used)."""
     from trainspec.compiler.loader import from_yaml_text
     from trainspec.targets import load_plans, render
 
-    (plan,) = load_plans(name, targets=(target,), documents=from_yaml_text(name, text))
+    (plan,) = load_plans(name, targets=(target,), documents=from_yaml_text(name, text), runtimes=tuple(runtimes))
+    if notes is not None:
+        notes.extend(plan.notes)
     return render(target, plan)
 
 

@@ -68,16 +68,20 @@ def load_plans(path: str, tla: dict[str, str] | None = None, ext_vars: dict[str,
     from trainspec.compiler import load_plans as plan_file
 
     names = tuple(TARGETS) if targets is None else targets
-    extra: tuple = ()
-    if runtimes and "trainjob" not in names and any(rules(name).expands_runtime for name in names):
-        # expanding a v1.3 job's runtime starts from the TrainJob the trainjob target writes: its host names
-        # (scheme) for the jobs on a runtime, not its checks (the expanding target runs them: expanded_checks)
+
+    def trainjob_rules() -> tuple[TargetRules, ...]:
+        # expanding a v1.3 job's runtime (given with --runtime, or one Trainer ships) starts from the TrainJob
+        # the trainjob target writes: its host names (scheme) for the jobs on a runtime, not its checks (the
+        # expanding target runs them: expanded_checks)
         from trainspec.compiler.target_rules import no_problems
 
-        extra = (rules("trainjob")._replace(checks=no_problems, warnings=no_problems, limits=no_problems),)
+        return (rules("trainjob")._replace(checks=no_problems, warnings=no_problems, limits=no_problems),)
+
+    expands = "trainjob" not in names and any(rules(name).expands_runtime for name in names)
     return plan_file(path, tuple(rules(name) for name in names), named=targets is not None, tla=tla,
                      ext_vars=ext_vars, jpath=jpath, documents=documents, skip_unsupported=skip_unsupported,
-                     kube_version=kube_version, runtimes=runtimes, runtime_rules=extra, name_for=name_for)
+                     kube_version=kube_version, runtimes=runtimes, runtime_rules=trainjob_rules if expands else None,
+                     name_for=name_for)
 
 
 def unsupported(target: str, plan: JobPlan) -> str | None:

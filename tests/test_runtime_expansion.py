@@ -147,23 +147,54 @@ def test_a_bad_runtime_file_is_an_error_at_its_line_and_nothing_is_written(tmp_p
     assert r.returncode == 2 and "bad-no-trainer.yaml:10:7:" in r.stderr
 
 
+def _on(tmp_path: Path, name: str) -> Path:
+    """The example spec on the ClusterTrainingRuntime `name` (not one Kubeflow Trainer ships: the cluster's own)."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text((SPECS / "torch-on-runtime.yaml").read_text().replace("name: torch-distributed", f"name: {name}"))
+    return spec
+
+
 def test_a_runtime_not_among_those_given_is_named(tmp_path):
     other = tmp_path / "rt.yaml"
     doc = yaml.safe_load(RUNTIME.read_text())
     doc["metadata"]["name"] = "mpi-distributed"
     other.write_text(yaml.safe_dump(doc))
-    r = run_cli("validate", str(SPECS / "torch-on-runtime.yaml"), "--runtime", str(other))
+    r = run_cli("validate", str(_on(tmp_path, "my-torch")), "--runtime", str(other))
     assert r.returncode == 2
-    assert re.search(r"torch-on-runtime\.yaml:\d+:\d+: spec\.trainjob\.runtime: ClusterTrainingRuntime "
-                     r"'torch-distributed' is not among the --runtime files' runtimes \(ClusterTrainingRuntime "
-                     r"mpi-distributed\)", r.stderr), r.stderr
+    assert re.search(r"spec\.yaml:\d+:\d+: spec\.trainjob\.runtime: ClusterTrainingRuntime "
+                     r"'my-torch' is not among the --runtime files' runtimes \(ClusterTrainingRuntime "
+                     r"mpi-distributed\) nor the ones Kubeflow Trainer ships", r.stderr), r.stderr
 
 
-def test_without_the_runtime_jobset_and_k8s_say_how_to_give_it():
+def test_a_shipped_runtime_not_among_those_given_is_the_shipped_one(tmp_path):
+    other = tmp_path / "rt.yaml"
+    other.write_text(RUNTIME.read_text().replace("name: torch-distributed", "name: my-torch"))
+    r = run_cli("validate", str(SPECS / "torch-on-runtime.yaml"), "--runtime", str(other))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("trainspec: note: ") == 1
+    assert "ClusterTrainingRuntime 'torch-distributed': Kubeflow Trainer v2.3.0's shipped definition" in r.stderr
+
+
+def test_without_the_runtime_jobset_and_k8s_say_how_to_give_it(tmp_path):
+    spec = _on(tmp_path, "my-torch")
     for target in ("jobset", "k8s"):
-        r = run_cli("compile", str(SPECS / "torch-on-runtime.yaml"), "-t", target)
+        r = run_cli("compile", str(spec), "-t", target)
         assert r.returncode == 2
-        assert "--runtime FILE|DIR" in r.stderr and "kubectl get clustertrainingruntime torch-distributed" in r.stderr
+        assert "--runtime FILE|DIR" in r.stderr and "kubectl get clustertrainingruntime my-torch" in r.stderr
+        assert "ClusterTrainingRuntime 'my-torch'" in r.stderr and "note:" not in r.stderr
+        # the names that need no --runtime, for a user who meant one of them
+        assert "deepspeed-distributed, jax-distributed, mlx-distributed, torch-distributed, xgboost-distributed" \
+            in r.stderr
+
+
+def test_a_namespaced_training_runtime_is_never_a_shipped_one(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text((SPECS / "torch-on-runtime.yaml").read_text().replace("kind: ClusterTrainingRuntime",
+                                                                           "kind: TrainingRuntime"))
+    r = run_cli("compile", str(spec), "-t", "jobset")
+    assert r.returncode == 2
+    assert "TrainingRuntime 'torch-distributed'" in r.stderr and "kubectl get trainingruntime torch-distributed" \
+        in r.stderr
 
 
 def test_build_with_the_runtime_writes_the_jobset(tmp_path):
@@ -259,10 +290,15 @@ def test_import_with_runtime_files_checks_them_and_the_spec_expands_on_them(tmp_
     assert bad.returncode == 2 and "bad-no-trainer.yaml:10:7: spec.template.spec.replicatedJobs" in bad.stderr
     other = tmp_path / "other.yaml"
     other.write_text(RUNTIME.read_text().replace("name: torch-distributed", "name: other"))
-    missing = run_cli("import", str(manifest), "--runtime", str(other))
+    mine = tmp_path / "01-multi-node.yaml"  # on a runtime Kubeflow Trainer does not ship
+    mine.write_text(manifest.read_text().replace("name: torch-distributed", "name: my-torch"))
+    missing = run_cli("import", str(mine), "--runtime", str(other))
     assert missing.returncode == 2
-    assert re.search(r"01-multi-node\.yaml:8:3: spec\.runtimeRef: runtime ClusterTrainingRuntime 'torch-distributed' "
-                     r"is not in MANIFEST or the --runtime files \(ClusterTrainingRuntime other\)", missing.stderr)
+    assert re.search(r"01-multi-node\.yaml:8:3: spec\.runtimeRef: runtime ClusterTrainingRuntime 'my-torch' "
+                     r"is not in MANIFEST, the --runtime files \(ClusterTrainingRuntime other\) nor the ones Kubeflow "
+                     r"Trainer ships", missing.stderr), missing.stderr
+    shipped = run_cli("import", str(manifest), "--strict", "--runtime", str(other))
+    assert shipped.returncode == 0, shipped.stderr  # torch-distributed: the one Trainer ships
     spec = tmp_path / "spec.yaml"
     r = run_cli("import", str(manifest), "--strict", "--runtime", str(RUNTIME), "-o", str(spec))
     assert r.returncode == 0, r.stderr
@@ -302,3 +338,22 @@ def test_an_mpi_spec_on_a_runtime_gives_its_command_to_the_launcher(tmp_path):
                                              "worker: {replicas: 2, command: [sleep, '1']}"))
     bad = run_cli("compile", str(spec), "--target", "jobset", "--runtime", str(tmp_path / "rt.yaml"))
     assert bad.returncode == 2 and "spec.roles.worker" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_migrate_of_a_trainjob_to_jobset_expands_the_given_runtime_else_the_shipped_one(tmp_path):
+    manifest = Path(__file__).resolve().parent / "import_manifests" / "trainjobs" / "01-multi-node.yaml"
+    shipped = run_cli("migrate", str(manifest), "--to", "jobset", "-o", str(tmp_path / "shipped.yaml"))
+    assert shipped.returncode == 0, shipped.stderr
+    assert f"trainspec: note: {manifest}: ClusterTrainingRuntime 'torch-distributed': Kubeflow Trainer v2.3.0's " \
+        "shipped definition" in shipped.stderr
+    given = run_cli("migrate", str(manifest), "--to", "jobset", "--runtime", str(RUNTIME), "-o", str(tmp_path / "given.yaml"))
+    assert given.returncode == 0, given.stderr
+    assert "note:" not in given.stderr
+
+    def image(name: str) -> str:
+        (js,) = [d for d in yaml.safe_load_all((tmp_path / name).read_text()) if d]
+        return js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["image"]
+
+    # the TrainJob sets no image: the runtime's, the one given winning over the one Trainer ships
+    assert image("shipped.yaml") == "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
+    assert image("given.yaml") == "trainspec-test:py3"

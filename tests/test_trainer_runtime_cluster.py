@@ -106,3 +106,33 @@ def test_the_expanded_runtime_passes_the_server_check(cluster, target):
             "--dry-run=server")
     assert r.returncode == 0, r.stderr
     assert "accepted (dry run: server)" in r.stdout and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("target", ["jobset", "k8s"])
+def test_the_shipped_runtime_expanded_passes_the_server_check(cluster, target):
+    """No --runtime: expanded on the torch-distributed Kubeflow Trainer ships (said in a note); the JobSet or Jobs
+    name no runtime, so the cluster need not have it."""
+    r = cli("apply", str(SPECS / "torch-on-runtime.yaml"), "--target", target, "--dry-run=server")
+    assert r.returncode == 0, r.stderr
+    assert "accepted (dry run: server)" in r.stdout and "Traceback" not in r.stderr
+    assert r.stderr.count("trainspec: note: ") == 1
+    assert "ClusterTrainingRuntime 'torch-distributed': Kubeflow Trainer v2.3.0's shipped definition" in r.stderr
+
+
+def test_a_shipped_runtime_is_still_one_the_cluster_must_have_for_a_trainjob(cluster, tmp_path):
+    """trainspec's copy of a shipped runtime is no install: a TrainJob on one the server lacks is refused, with
+    Kubeflow's own install command."""
+    try:
+        cluster.request("GET", f"{RUNTIMES}/jax-distributed")
+        pytest.skip("this API server has jax-distributed installed (not by these tests)")
+    except Exception:
+        pass
+    spec = tmp_path / "job.yaml"
+    spec.write_text((SPECS / "torch-on-runtime.yaml").read_text().replace("name: torch-distributed",
+                                                                           "name: jax-distributed"))
+    r = cli("apply", str(spec), "--target", "trainjob", "--dry-run=server")
+    assert r.returncode == 2
+    assert "TrainJob torch-on-runtime runs on ClusterTrainingRuntime 'jax-distributed', which the cluster does not " \
+        "have: install the runtime (Kubeflow Trainer's runtimes: `kubectl apply --server-side -k " \
+        "\"https://github.com/kubeflow/trainer.git/manifests/overlays/runtimes?ref=v2.3.0\"`)" in r.stderr, r.stderr
+    assert "note:" not in r.stderr  # the trainjob target does not expand it

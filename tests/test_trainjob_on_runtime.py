@@ -101,13 +101,32 @@ def test_example_spec_compiles_to_one_trainjob_naming_its_runtime():
     assert job["spec"]["runtimePatches"][0]["manager"] == "example.io/platform-team"
 
 
+def _on_runtime_named(tmp_path, name: str) -> pathlib.Path:
+    """The example spec on the ClusterTrainingRuntime `name` (one Kubeflow Trainer does not ship: the cluster's own)."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text((SPECS / "torch-on-runtime.yaml").read_text().replace("name: torch-distributed", f"name: {name}"))
+    return spec
+
+
 @pytest.mark.parametrize("target", ["k8s", "jobset", "volcano", "kubeflow"])
-def test_other_targets_name_the_runtime_they_would_need(target):
-    run = run_cli("compile", str(SPECS / "torch-on-runtime.yaml"), "--target", target)
+def test_other_targets_name_the_runtime_they_would_need(target, tmp_path):
+    run = run_cli("compile", str(_on_runtime_named(tmp_path, "my-torch")), "--target", target)
     assert run.returncode == 2
     assert "spec.trainjob.runtime" in run.stderr
-    assert "ClusterTrainingRuntime 'torch-distributed'" in run.stderr
+    assert "ClusterTrainingRuntime 'my-torch'" in run.stderr
     assert "--target trainjob" in run.stderr
+    assert "--runtime FILE|DIR" in run.stderr
+    assert "torch-distributed" in run.stderr  # the names known without --runtime
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("target", ["volcano", "kubeflow"])
+def test_targets_that_cannot_hold_a_shipped_runtime_point_at_those_that_expand_it(target):
+    run = run_cli("compile", str(SPECS / "torch-on-runtime.yaml"), "--target", target)
+    assert run.returncode == 2
+    assert "ClusterTrainingRuntime 'torch-distributed'" in run.stderr
+    assert "--target jobset or k8s (the runtime's JobSet" in run.stderr
+    assert "--runtime" not in run.stderr  # nothing more to give: Trainer ships it
     assert "Traceback" not in run.stderr
 
 

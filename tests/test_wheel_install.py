@@ -76,6 +76,10 @@ def test_the_sdist_and_the_wheel_hold_every_file_of_the_tree(dists):
     assert set(expected.values()) - in_wheel == set(), "the wheel misses these files of the tree"
     assert in_wheel - set(expected.values()) == set(), "the wheel holds files that are not in the tree"
     assert "trainspec/py.typed" in in_wheel  # the API's types reach its users (PEP 561)
+    # Kubeflow Trainer's shipped runtimes, package data a spec on torch-distributed & co. expands without --runtime
+    shipped = {f"trainspec/compiler/shipped_runtimes/{name}_distributed.yaml"
+               for name in ("torch", "deepspeed", "mlx", "jax", "xgboost")}
+    assert shipped | {"trainspec/compiler/shipped_runtimes/README.md"} <= in_wheel
     with tarfile.open(sdist) as tf:
         top = tf.getnames()[0].split("/")[0]
         in_sdist = {n.removeprefix(top + "/") for n in tf.getnames()}
@@ -118,6 +122,9 @@ def test_every_command_runs_from_the_wheel(installed, tmp_path):
         assert ok("compile", spec, "--target", target) == (GOLDEN / "tf-ps" / f"{target}.yaml").read_text()
     assert ok("compile", SPECS / "pytorch-ddp.yaml", "--target", "trainjob") == \
         (GOLDEN / "pytorch-ddp" / "trainjob.yaml").read_text()
+    for target in ("jobset", "k8s"):  # on the torch-distributed the wheel ships (no --runtime)
+        assert ok("compile", SPECS / "torch-on-runtime.yaml", "--target", target) == \
+            (GOLDEN / "torch-on-runtime" / f"{target}.yaml").read_text()
     ok("compile", spec, "--target", "helm", "-o", tmp_path / "chart")
     assert (tmp_path / "chart" / "Chart.yaml").is_file() and (tmp_path / "chart" / "templates").is_dir()
     ok("build", SPECS, "-o", tmp_path / "deploy")

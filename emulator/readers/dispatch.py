@@ -86,7 +86,8 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
          set_options: Iterable[str] = (), values_files: Iterable[str] = (), start_order: bool = False,
          check_missing: bool = True, namespace: str | None = None, env_files: Iterable[str] = (),
          env_options: Iterable[str] = (), runtimes: Iterable[str] = (),
-         spec_on_runtime: Callable[[str, tuple[str, ...], str | None], list[dict]] | None = None) -> JobModel:
+         spec_on_runtime: Callable[[str, tuple[str, ...], str | None], tuple[list[dict], list[str]]] | None = None,
+         ) -> JobModel:
     """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
     the plan's start order names, as the compose and jobset targets do; by default a spec runs
     like its k8s output, every replica at once. `set_options` are a chart's `--set` values (a
@@ -95,7 +96,8 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     `namespace`: a chart's release namespace (`helm install -n`); other inputs carry their own.
     `runtimes`: --runtime FILE|DIR, Kubeflow Trainer runtimes for a TrainJob or a spec v1.3 job on a
     runtime; `spec_on_runtime(path, runtimes, job)`: the objects the Trainer controller creates for such
-    a spec (the JobSet), handed in by the CLI, which may render a target (the emulator never does)."""
+    a spec (the JobSet) and notes (a shipped runtime's definition used), handed in by the CLI, which may
+    render a target (the emulator never does)."""
     from . import helm
 
     secrets = parse_key_options(secret_options, "--secret")
@@ -127,6 +129,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         raise UsageError(f"{path}: --start-order is for a spec; a compiled file starts as its target orders it "
                          "(k8s.yaml: all at once; compose.yaml: depends_on)")
     spec = is_spec(path, docs)
+    runtime_notes: list[str] = []
     runtimes = tuple(runtimes)
     given: tuple = ()
     if runtimes:
@@ -136,7 +139,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
         documents = documents + [r.document for r in given]  # errors about a runtime: at its line:column
     if spec and docs and any(isinstance(d, dict) and isinstance(d.get("spec"), dict) and "trainjob" in d["spec"]
                              for d in docs):
-        docs = _on_runtime(path, docs, runtimes, job, spec_on_runtime)
+        docs, runtime_notes = _on_runtime(path, docs, runtimes, job, spec_on_runtime)
         spec = False
     with reading(documents):  # errors about the file's fields at their line:column (positions.py)
         variables = None
@@ -158,7 +161,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
                              f"({type(exc).__name__}: {neutralise(str(exc)[:200])})", where=shown,
                              hint="check the file against the Kubernetes API reference") from None
     check_run_size(len(model.replicas), shown)
-    model.notes += notes
+    model.notes += runtime_notes + notes
     if check_missing:  # `trainspec run` reports them in preflight, with missing images, all at once
         missing_objects_error(model)
     return model
@@ -209,15 +212,17 @@ def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, j
 
 
 def _on_runtime(path: str, docs: list[Any], runtimes: tuple[str, ...], job: str | None,
-                spec_on_runtime: Callable[[str, tuple[str, ...], str | None], list[dict]] | None) -> list[Any]:
+                spec_on_runtime: Callable[[str, tuple[str, ...], str | None], tuple[list[dict], list[str]]] | None,
+                ) -> tuple[list[Any], list[str]]:
     """A spec v1.3 job on a Trainer runtime runs as the JobSet the Trainer controller makes of its TrainJob
-    and the runtime (given with --runtime): those objects, read as a jobset file is."""
-    from ...compiler.runtimes import how_to_give, ref_of
+    and the runtime (given with --runtime, or one Trainer ships): those objects, read as a jobset file is,
+    and the notes planning it gave."""
+    from ...compiler.runtimes import how_to_give, ref_of, shipped
 
-    if not runtimes or spec_on_runtime is None:
-        ref = next(d["spec"]["trainjob"].get("runtime") or {} for d in docs if isinstance(d, dict)
-                   and isinstance(d.get("spec"), dict) and isinstance(d["spec"].get("trainjob"), dict))
-        kind, name = ref_of(ref if isinstance(ref, dict) else {})
+    ref = next(d["spec"]["trainjob"].get("runtime") or {} for d in docs if isinstance(d, dict)
+               and isinstance(d.get("spec"), dict) and isinstance(d["spec"].get("trainjob"), dict))
+    kind, name = ref_of(ref if isinstance(ref, dict) else {})
+    if spec_on_runtime is None or not (runtimes or shipped(kind, name)):
         raise UsageError(f"the job runs on the cluster's {kind} {name!r}: its pods are that runtime's, "
                          "which the emulator needs", where=path, path="spec.trainjob.runtime",
                          hint=how_to_give(kind, name))

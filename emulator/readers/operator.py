@@ -17,7 +17,7 @@ from ...compiler.kinds import jobset as jobset_kinds
 from ...compiler.kinds import kubeflow as kubeflow_kinds
 from ...compiler.kinds import trainjob as trainer_kinds
 from ...compiler.kinds import volcano as volcano_kinds
-from ...compiler.runtimes import Runtime, find, how_to_give, ref_of
+from ...compiler.runtimes import Runtime, how_to_give, lookup, ref_of, shipped_note
 from ..model.job import JobModel
 from .controllers import Created, jobset, kind_of, kubeflow_v1, mpi_operator, trainjob, volcano_job
 from .positions import field_error
@@ -49,20 +49,24 @@ def _jobset(doc: dict, source: str) -> Created:
 
 
 def _trainjob(doc: dict, source: str, docs: list[Any] | None = None, runtimes: tuple[Runtime, ...] = ()) -> Created:
-    """The TrainJob on its runtime: one in the same file, or given with --runtime."""
+    """The TrainJob on its runtime: one in the same file, given with --runtime, or one Trainer ships
+    (compiler/runtimes.py `lookup`; said in a note)."""
     ref = (doc.get("spec") or {}).get("runtimeRef") or {}
     kind, name = ref_of(ref)
     label = f"TrainJob {(doc.get('metadata') or {}).get('name')}"
     runtime = next((d for d in docs or [] if kind_of(d)[1] == kind
                     and (d.get("metadata") or {}).get("name") == name), None)
+    found = lookup(runtimes, ref) if runtime is None else None
     if runtime is None:
-        given = find(runtimes, ref)
-        runtime = given.data if given is not None else None
-    if runtime is None:
-        raise field_error(source, doc, ("spec", "runtimeRef", "name"),
-                          f"{kind} {name!r} is not in the file" + (" nor in the --runtime files" if runtimes else ""),
-                          hint=how_to_give(kind, name), label=label)
-    return trainjob.create(doc, runtime, source)
+        if found is None:
+            raise field_error(source, doc, ("spec", "runtimeRef", "name"), f"{kind} {name!r} is not in the file"
+                              + (" nor in the --runtime files" if runtimes else ""), hint=how_to_give(kind, name),
+                              label=label)
+        runtime = found.data
+    made = trainjob.create(doc, runtime, source)
+    if found is not None and found.shipped:
+        made.notes.append(f"note: {source}: {label}: {shipped_note(found)}")
+    return made
 
 
 def is_operator_input(docs: list[Any]) -> bool:
@@ -122,4 +126,5 @@ def from_operator(docs: list[Any], source: str, state_dir: str = ".trainspec", j
     model.active_deadline = made.active_deadline
     model.restart = made.restart
     model.gates = {pod: tuple(gates) for pod, gates in made.gates.items()}  # the controller creates them later
+    model.notes += made.notes
     return model

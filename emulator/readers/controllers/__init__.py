@@ -55,6 +55,8 @@ class Created:
     gates: dict[str, list[Gate]] = field(default_factory=dict)
     # the controller's whole-job restart (JobSet failurePolicy, Volcano RestartJob); run by restarts.py
     restart: JobRestart | None = None
+    # what the user should know about how it was read (a Trainer runtime's shipped definition used)
+    notes: list[str] = field(default_factory=list)
 
 
 def fail(source: str, node: Any, path: tuple, message: str, *, expected: str = "", hint: str = "",

@@ -28,9 +28,9 @@ Not in the matrix (test_every_golden_job_is_in_the_matrix keeps this list honest
   (scripts/build-framework-image.sh --paddle, ~850 MB) is not built in CI. Their environment is checked in
   e2e/test_v1_frameworks_e2e.py, and a real all-reduce through the launcher there when the image exists.
 - torch-on-runtime.yaml (spec v1.3, on the cluster's torch-distributed ClusterTrainingRuntime): its pods are the
-  runtime's template with the spec laid over it, so it runs only with `--runtime FILE` (the runtime's definition),
-  and only its trainjob.yaml is golden; it is also `suspend: true` (a queue admits it). A spec and its compiled
-  TrainJob on a given runtime run in e2e/test_trainjob_runtime_docker.py (tests/data/runtimes/).
+  runtime's template with the spec laid over it (golden: expanded on the definition Kubeflow Trainer v2.3.0 ships,
+  whose image is CUDA's), and it is `suspend: true` (a queue admits it). A spec and its compiled TrainJob on a
+  given runtime, and on the shipped one, run in e2e/test_trainjob_runtime_docker.py.
 """
 
 from __future__ import annotations

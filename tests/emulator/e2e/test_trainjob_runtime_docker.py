@@ -1,5 +1,5 @@
 """A spec v1.3 job on a Trainer runtime (spec.trainjob), and a TrainJob, run locally on a given runtime
-(`trainspec run --runtime FILE`): the pods are the JobSet the Trainer controller makes of the runtime's
+(`trainspec run --runtime FILE`) or on one Kubeflow Trainer ships (no --runtime): the pods are the JobSet the Trainer controller makes of the runtime's
 template and the TrainJob, with the torch plugin's PET_* variables (kubeflow/trainer
 pkg/runtime/framework/plugins/torch/torch.go), on the real Docker engine."""
 
@@ -55,11 +55,39 @@ def test_the_compiled_trainjob_runs_on_the_runtime_folder(test_image, tmp_path):
 
 
 def test_without_the_runtime_the_error_names_it_and_how_to_give_it(tmp_path):
-    r = trainspec("run", SPEC, cwd=tmp_path)
+    spec = tmp_path / "spec.yaml"  # on a runtime Kubeflow Trainer does not ship: the cluster's own
+    spec.write_text(SPEC.read_text().replace("name: torch-distributed", "name: my-torch"))
+    r = trainspec("run", spec, cwd=tmp_path)
     assert r.returncode == 2
-    assert "ClusterTrainingRuntime 'torch-distributed'" in r.stderr
-    assert "--runtime FILE|DIR" in r.stderr and "kubectl get clustertrainingruntime torch-distributed" in r.stderr
+    assert "ClusterTrainingRuntime 'my-torch'" in r.stderr
+    assert "--runtime FILE|DIR" in r.stderr and "kubectl get clustertrainingruntime my-torch" in r.stderr
+    assert "torch-distributed" in r.stderr  # the names known without --runtime
     assert "Traceback" not in r.stderr
+
+
+def test_without_the_runtime_a_spec_on_torch_distributed_runs_on_the_shipped_one(test_image, tmp_path):
+    r = trainspec("run", SPEC, cwd=tmp_path)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    _check_nodes(out)
+    assert out.count("Kubeflow Trainer v2.3.0's shipped definition") == 1, out
+    assert f"note: {SPEC}:" in out and "spec.trainjob.runtime: ClusterTrainingRuntime 'torch-distributed'" in out
+
+
+UPSTREAM_TRAINJOB = Path(__file__).resolve().parents[2] / "import_manifests" / "trainjobs" / "01-multi-node.yaml"
+
+
+def test_an_upstream_trainjob_on_torch_distributed_runs_without_runtime(torchrun_image, tmp_path):
+    """Kubeflow Trainer's own example (examples/yaml/01-multi-node.yaml, unchanged): three nodes of torchrun
+    with gloo, on the shipped torch-distributed (its CUDA image swapped for the local torch image)."""
+    r = trainspec("run", UPSTREAM_TRAINJOB, "--image", torchrun_image, cwd=tmp_path, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "TrainJob multi-node-example: ClusterTrainingRuntime 'torch-distributed': Kubeflow Trainer v2.3.0's " \
+        "shipped definition" in out
+    for rank in range(3):
+        assert re.search(rf"^node-{rank} \| RANK: {rank}$", out, re.M), out
+    assert len(re.findall(r"^node-\d \| WORLD_SIZE: 3$", out, re.M)) == 3, out
 
 
 def test_a_bad_runtime_file_is_an_error_at_its_line(tmp_path):

@@ -32,8 +32,8 @@ import fuzzing
 
 HERE = Path(__file__).parents[1]  # tests/emulator
 ROOT = HERE.parents[1]
-# A v1.3 job on a Trainer runtime runs only with the runtime's definition (--runtime): its own tests are
-# tests/emulator/e2e/test_trainjob_runtime_docker.py.
+# A v1.3 job on a Trainer runtime runs with the runtime's definition (--runtime, or one Kubeflow Trainer ships): its
+# own tests are tests/emulator/e2e/test_trainjob_runtime_docker.py.
 SPECS = sorted(p.name for p in (ROOT / "specs").glob("*.yaml") if "\n  trainjob:" not in p.read_text())
 SECRETS = {"hf-credentials": {"token": b"tok"}, "internal-ca": {"ca.crt": b"CERT"},
            "mpi-horovod-ssh": {"ssh-privatekey": b"PRIV", "ssh-publickey": b"PUB"}}
