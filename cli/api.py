@@ -190,6 +190,12 @@ class Job:
         check_target(target)
         return list(self.plan.target_warnings.get(target, ()))
 
+    @property
+    def notes(self) -> list[Problem]:
+        """What the CLI says as notes for this job: where a definition came from that no option gave
+        (Kubeflow Trainer's shipped runtime, for a job on a runtime no `runtimes` file holds)."""
+        return list(self.plan.notes)
+
 
 def check_target(name: str) -> None:
     """UsageError unless `name` is a target this installation has."""

@@ -321,3 +321,16 @@ def test_json_text_is_read_as_json_from_loads_and_standard_input():
     assert done.stdout == trainspec.loads(text, name="<stdin>")[0].compile("k8s")["k8s.yaml"]
     problems = trainspec.validate(json.loads(text.replace('"pt:1"', "5")))
     assert problems[0].format() == '<mapping>:1:1: spec.image: is an integer; expected a string; hint: quote it: "5"'
+
+
+def test_a_job_on_a_shipped_runtime_says_so_in_its_notes_and_a_given_runtime_does_not(tmp_path):
+    (job,) = trainspec.load(SPECS / "torch-on-runtime.yaml")
+    [note] = job.notes
+    assert "torch-distributed" in note.message and "shipped" in note.message
+    assert job.compile("jobset")
+    runtime = tmp_path / "rt.yaml"
+    from trainspec.compiler.runtimes import SHIPPED_DIR
+    runtime.write_text((Path(SHIPPED_DIR) / "torch_distributed.yaml").read_text())
+    (given,) = trainspec.load(SPECS / "torch-on-runtime.yaml", runtimes=[runtime])
+    assert given.notes == []
+    assert given.compile("jobset") == job.compile("jobset")
