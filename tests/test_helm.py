@@ -448,15 +448,17 @@ def test_job_success_policy_follows_the_kube_version_and_replicas(spec, tmp_path
 
 def _ranked_edit(no_command: bool, user_env: dict):
     def edit(data: dict) -> None:
-        if no_command:
+        if no_command:  # True: no command; "empty": `command: []`, the image's entry point too (Kubernetes)
             data["spec"].pop("command", None)
+            if no_command == "empty":
+                data["spec"]["command"] = []
         data["spec"].setdefault("env", {}).update(user_env)
         data["spec"]["roles"]["worker"]["replicas"] = 3
     return edit
 
 
 @pytest.mark.parametrize("spec", ["xgboost.yaml", "full-features.yaml"])
-@pytest.mark.parametrize("no_command, user_env", [(False, {}), (True, {}), (False, {"RANK": "7"}),
+@pytest.mark.parametrize("no_command, user_env", [(False, {}), (True, {}), ("empty", {}), (False, {"RANK": "7"}),
                                                   (False, {"RANK": "7", "PET_NODE_RANK": "7"})])
 def test_ranked_workers_render_as_the_k8s_target(spec, no_command, user_env, tmp_path):
     """The rank prelude (or, with no command, a Job per replica) and the user's own RANK: chart == k8s target."""
