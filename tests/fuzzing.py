@@ -138,7 +138,9 @@ def _resources():
 def _handler(kinds=("exec", "httpGet", "tcpSocket")):
     options = {
         "exec": st.lists(free_text, min_size=1, max_size=4),
-        "httpGet": st.fixed_dictionaries({"port": st.one_of(st.integers(1, 65535), dns_label(max_len=15, first=_LOWER))},
+        # a port name is an IANA service name: a DNS label without consecutive hyphens (IsValidPortName)
+        "httpGet": st.fixed_dictionaries({"port": st.one_of(st.integers(1, 65535), dns_label(
+            max_len=15, first=_LOWER).filter(lambda name: "--" not in name))},
                                          optional={"path": plain_path, "scheme": st.sampled_from(["HTTP", "HTTPS"]),
                                                    "host": dns1123}),
         "tcpSocket": st.fixed_dictionaries({"port": st.integers(1, 65535)}, optional={"host": dns1123}),
