@@ -25,6 +25,7 @@ from .assemble import assemble, metadata
 from .context import Context
 from .objects import diff_fields
 from .pod import CONTAINER_NAME, PORT_NAMES, PodImporter, RoleDraft, is_injected, pointer
+from .prelude import without_rank_prelude
 
 JOB_LABEL, ROLE_LABEL, INDEX_LABEL = "trainspec.dev/job", "trainspec.dev/role", "trainspec.dev/index"
 
@@ -88,7 +89,7 @@ def import_job(ctx: Context, data: dict, docs: list) -> dict:
         # the k8s target names the pods' domain (its Service) and a per-replica Job's host itself
         importer.target_sets = {"subdomain": (ctx.job_name,), "hostname": tuple(
             f"{(j.get('metadata') or {}).get('name')}" for j in jobs)}
-        drafts[role] = importer.template(_pod(jobs[0]), ("spec", "template"), "")
+        drafts[role] = importer.template(without_rank_prelude(_pod(jobs[0]), framework), ("spec", "template"), "")
         restart[role] = (_pod(jobs[0]).get("spec") or {}).get("restartPolicy")
         replicas[role] = sum(_pods_of(j) for j in jobs)
         texts = {_main_text(j, framework) for j in jobs}

@@ -138,7 +138,9 @@ def _resources():
 def _handler(kinds=("exec", "httpGet", "tcpSocket")):
     options = {
         "exec": st.lists(free_text, min_size=1, max_size=4),
-        "httpGet": st.fixed_dictionaries({"port": st.one_of(st.integers(1, 65535), dns_label(max_len=15, first=_LOWER))},
+        # a port name is an IANA service name: a DNS label without consecutive hyphens (IsValidPortName)
+        "httpGet": st.fixed_dictionaries({"port": st.one_of(st.integers(1, 65535), dns_label(
+            max_len=15, first=_LOWER).filter(lambda name: "--" not in name))},
                                          optional={"path": plain_path, "scheme": st.sampled_from(["HTTP", "HTTPS"]),
                                                    "host": dns1123}),
         "tcpSocket": st.fixed_dictionaries({"port": st.integers(1, 65535)}, optional={"host": dns1123}),
@@ -603,7 +605,20 @@ def _kubelet_view(container: dict, config_maps: dict, index: int = 0) -> tuple:
                 env[entry["name"]] = source
     command = [expand_references(s, values) for s in container["command"]] if "command" in container else None
     args = [expand_references(s, values) for s in container["args"]] if "args" in container else None
-    return command, args, env
+    return _after_rank_prelude(container.get("command"), command, args, env, values)
+
+
+def _after_rank_prelude(written, command, args, env: dict, values: dict) -> tuple:
+    """Under the k8s target's rank prelude (targets/k8s/scheme.py), what the program sees: the command after it,
+    and each variable the script exports = TRAINSPEC_INDEX + 1 (a model of `sh`; tests/test_k8s_target.py and the
+    emulator's e2e tests run the script in a real /bin/sh)."""
+    from trainspec.targets.k8s.scheme import RANK_VALUE, RANK_VARIABLES, strip_rank_prelude
+
+    if command is None or all(strip_rank_prelude(written, fw) is None for fw in RANK_VARIABLES):
+        return command, args, env
+    names = re.findall(r"(\w+)=" + re.escape(RANK_VALUE), command[2])
+    rank = str(int(values["TRAINSPEC_INDEX"]) + 1)
+    return command[3:], args, {**env, **dict.fromkeys(names, rank)}
 
 
 def k8s_hosts(plan):

@@ -88,10 +88,11 @@ def test_a_spec_nested_past_the_depth_bound_inside_an_alias_is_refused(tmp_path)
 # -- every target's output, estimated before it is rendered ---------------------------------------
 
 def _wide_spec(tmp: Path) -> Path:
-    # No template at all: 3,000 workers whose command is 40 aliases of one 1.2 KB word. Targets that
-    # write a pod per replica would write ~150 MB; those with a template per role a few kilobytes.
+    # No template at all: 3,000 workers whose args are 40 aliases of one 1.2 KB word, and no command (the
+    # image's entry point: k8s keeps a Job per ranked worker, scheme.py). Targets that write a pod per
+    # replica would write ~150 MB; those with a template per role a few kilobytes.
     word = "w" * 1200
-    body = ["  framework: pytorch", "  image: busybox", f"  command: [&w {word}, " + ", ".join(["*w"] * 39) + "]",
+    body = ["  framework: pytorch", "  image: busybox", f"  args: [&w {word}, " + ", ".join(["*w"] * 39) + "]",
             "  roles:", "    master: {replicas: 1}", "    worker: {replicas: 3000}"]
     path = tmp / "wide.yaml"
     path.write_text(spec_text(body, "wide"))

@@ -238,6 +238,60 @@ def test_shrink_reapply_force_prune_ps_logs_down_on_k8s(cluster, tmp_path):
     assert "nothing to remove" in cli("down", "--cluster", JOB, "-n", "ml").stdout
 
 
+RANKED_JOB = "pt-it-ranked"
+
+
+def test_ranked_workers_one_indexed_job_apply_ps_down_on_k8s(cluster, tmp_path):
+    """Issue 31: PyTorch workers beside a master are one Indexed Job under the rank prelude: the server stores the
+    command as written; ps finds every replica, and a pod as the Job controller makes it (completion index 2) by
+    its index; down removes the job's objects."""
+    import json
+
+    data = yaml.safe_load((SPECS / "pytorch-ddp.yaml").read_text())
+    data["metadata"]["name"] = RANKED_JOB
+    data["spec"]["roles"]["worker"]["replicas"] = 3
+    spec = tmp_path / "ranked.yaml"
+    spec.write_text(yaml.safe_dump(data, sort_keys=False))
+    compiled = run_cli("compile", str(spec), "--target", "k8s")
+    assert compiled.returncode == 0, compiled.stderr
+    (worker,) = [d for d in yaml.safe_load_all(compiled.stdout) if d and d["metadata"]["name"] == f"{RANKED_JOB}-worker"]
+    pod_path, sa_path = "/api/v1/namespaces/ml/pods", "/api/v1/namespaces/ml/serviceaccounts"
+    pod_name = f"{RANKED_JOB}-worker-2-abcde"
+    try:
+        result = cli("apply", str(spec))
+        assert result.returncode == 0, result.stderr
+        assert labelled(cluster, RANKED_JOB) == compiled_names(spec)
+        stored = cluster.request("GET", f"/apis/batch/v1/namespaces/ml/jobs/{RANKED_JOB}-worker")
+        assert stored["spec"]["completions"] == 3
+        container = stored["spec"]["template"]["spec"]["containers"][0]
+        assert container["command"] == worker["spec"]["template"]["spec"]["containers"][0]["command"]
+        assert container["command"][:2] == ["/bin/sh", "-c"]
+        template = stored["spec"]["template"]
+        labels = dict(template["metadata"]["labels"], **{"batch.kubernetes.io/job-completion-index": "2"})
+        # no controller makes the namespace's default service account on a bare API server: one of this test's
+        cluster.request("POST", sa_path, None, {"apiVersion": "v1", "kind": "ServiceAccount",
+                                                "metadata": {"name": RANKED_JOB}})
+        cluster.request("POST", pod_path, None, {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": pod_name, "labels": labels,
+                         "annotations": {"batch.kubernetes.io/job-completion-index": "2"}},
+            "spec": dict(template["spec"], hostname=f"{RANKED_JOB}-worker-2", serviceAccountName=RANKED_JOB)})
+        ps = cli("ps", "--cluster", RANKED_JOB, "-n", "ml", "--format", "json")
+        assert ps.returncode == 0, ps.stderr
+        rows = {r["name"]: r for r in json.loads(ps.stdout)["replicas"]}
+        assert list(rows) == ["master-0", "worker-0", "worker-1", "worker-2"]
+        assert rows["worker-2"]["phase"] == "Pending"
+    finally:
+        for path in (f"{pod_path}/{pod_name}", f"{sa_path}/{RANKED_JOB}"):
+            try:
+                cluster.request("DELETE", path, {"gracePeriodSeconds": "0"})
+            except Exception:
+                pass
+        result = cli("down", "--cluster", RANKED_JOB, "-n", "ml", "--wait", "--timeout", "120")
+    assert result.returncode == 0, result.stderr
+    assert labelled(cluster, RANKED_JOB) == []
+
+
 def test_objects_a_training_job_is_not_made_of_are_refused_by_a_real_server_too(cluster, tmp_path):
     docs = [d for d in yaml.safe_load_all((GOLDEN / "tf-ps" / "k8s.yaml").read_text()) if d]
     docs.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",

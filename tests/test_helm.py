@@ -199,15 +199,28 @@ def test_worker_replicas_8_updates_every_replicas_topology(tmp_path):
 
 
 def test_pytorch_world_size_follows_replicas(tmp_path):
-    """PyTorch workers beside a master keep one Job per replica (RANK is index + 1), also after --set."""
+    """PyTorch workers beside a master are one Indexed Job whose rank prelude sets RANK = index + 1, also after
+    --set; with no command (the image's entry point) they stay one Job per replica, RANK written in each."""
+    from trainspec.targets.k8s.scheme import SHELL
+
     plan = plan_of("full-features.yaml", tmp_path)
-    docs = render(write_chart(plan, tmp_path), plan.namespace, {"roles": {"worker": {"replicas": 5}}})
-    env = env_of(docs, "bert-finetune-worker-4")
+    docs = render(write_chart(plan, tmp_path / "a"), plan.namespace, {"roles": {"worker": {"replicas": 5}}})
+    (workers,) = [o for o in docs if o["kind"] == "Job" and o["metadata"]["name"] == "bert-finetune-worker"]
+    assert (workers["spec"]["completions"], workers["spec"]["parallelism"]) == (5, 5)
+    env = env_of(docs, "bert-finetune-worker")
     assert env["WORLD_SIZE"]["value"] == "12"  # (1 master + 5 workers) x nprocPerNode 2
     assert env["PET_NNODES"]["value"] == "6"
-    assert env["RANK"]["value"] == "5"
-    assert env["RUN_NAME"]["value"] == "bert-finetune-worker-4"
+    assert "RANK" not in env and "PET_NODE_RANK" not in env  # the prelude exports them
+    command = container_of(docs, "bert-finetune-worker")["command"]
+    assert tuple(command[:2]) == SHELL and "PET_NODE_RANK=" in command[2]
+    assert command[3:] == ["torchrun", "/workspace/finetune.py"]
+    assert env["RUN_NAME"]["value"] == "bert-finetune-worker-$(TRAINSPEC_INDEX)"
     assert env_of(docs, "bert-finetune-master")["WORLD_SIZE"]["value"] == "12"
+
+    plan = plan_of("full-features.yaml", tmp_path, lambda d: d["spec"].pop("command"))
+    docs = render(write_chart(plan, tmp_path / "b"), plan.namespace, {"roles": {"worker": {"replicas": 5}}})
+    env = env_of(docs, "bert-finetune-worker-4")
+    assert env["RANK"]["value"] == "5" and "command" not in container_of(docs, "bert-finetune-worker-4")
 
 
 def test_mxnet_and_mpi_counts_follow_replicas(tmp_path):
@@ -431,3 +444,26 @@ def test_job_success_policy_follows_the_kube_version_and_replicas(spec, tmp_path
         assert job["spec"]["successPolicy"] == {"rules": [{"succeededIndexes": "0"}]}
         one = render(chart, plan.namespace, {"roles": {role: {"replicas": 1}}})
         assert "successPolicy" not in next(o for o in one if o["metadata"]["name"] == f"{plan.name}-worker")["spec"]
+
+
+def _ranked_edit(no_command: bool, user_env: dict):
+    def edit(data: dict) -> None:
+        if no_command:  # True: no command; "empty": `command: []`, the image's entry point too (Kubernetes)
+            data["spec"].pop("command", None)
+            if no_command == "empty":
+                data["spec"]["command"] = []
+        data["spec"].setdefault("env", {}).update(user_env)
+        data["spec"]["roles"]["worker"]["replicas"] = 3
+    return edit
+
+
+@pytest.mark.parametrize("spec", ["xgboost.yaml", "full-features.yaml"])
+@pytest.mark.parametrize("no_command, user_env", [(False, {}), (True, {}), ("empty", {}), (False, {"RANK": "7"}),
+                                                  (False, {"RANK": "7", "PET_NODE_RANK": "7"})])
+def test_ranked_workers_render_as_the_k8s_target(spec, no_command, user_env, tmp_path):
+    """The rank prelude (or, with no command, a Job per replica) and the user's own RANK: chart == k8s target."""
+    plan = plan_of(spec, tmp_path, _ranked_edit(no_command, user_env))
+    want = k8s_objects(plan)
+    assert_same_objects(render(write_chart(plan, tmp_path / "chart"), plan.namespace), want)
+    workers = [o for o in want if o["metadata"]["name"].startswith(f"{plan.name}-worker")]
+    assert len(workers) == (3 if no_command else 1)

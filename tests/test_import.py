@@ -615,6 +615,43 @@ def test_the_k8s_targets_own_output_round_trips(tmp_path):
     assert again.stdout.split("\n", 1)[1] == first.stdout.split("\n", 1)[1]  # all but the header naming the source
 
 
+@pytest.mark.parametrize("framework", ["pytorch", "xgboost"])
+def test_ranked_workers_round_trip_without_their_rank_prelude(tmp_path, framework):
+    """Issue 31: a ranked worker role's command under the k8s target's rank prelude imports as the role's own
+    command (the prelude is the target's, never the user's) and compiles back to the same file, under --strict."""
+    spec = tmp_path / "ranked.yaml"
+    spec.write_text(f"apiVersion: trainspec/v1\nkind: TrainingJob\nmetadata: {{name: ranked}}\nspec:\n"
+                    f"  framework: {framework}\n  image: busybox\n  command: [sh, -c, 'echo $RANK']\n"
+                    "  args: [--epochs, '2']\n  roles:\n    master: {replicas: 1}\n    worker: {replicas: 3}\n")
+    first = run_cli("compile", str(spec), "--target", "k8s")
+    assert first.returncode == 0, first.stderr
+    assert "export RANK=" in first.stdout
+    compiled = tmp_path / "k8s.yaml"
+    compiled.write_text(first.stdout)
+    imported_spec = tmp_path / "imported.yaml"
+    run = run_cli("import", str(compiled), "--strict", "-o", str(imported_spec))
+    assert run.returncode == 0 and "warning" not in run.stderr, run.stderr
+    data = yaml.safe_load(imported_spec.read_text())["spec"]
+    assert data["command"] == ["sh", "-c", "echo $RANK"] and data["args"] == ["--epochs", "2"]
+    assert "/bin/sh" not in imported_spec.read_text()
+    again = run_cli("compile", str(imported_spec), "--target", "k8s")
+    assert again.stdout.split("\n", 1)[1] == first.stdout.split("\n", 1)[1]  # all but the header naming the source
+
+
+def test_a_command_like_the_prelude_but_not_it_is_the_users(tmp_path):
+    """Only the prelude the k8s target writes is taken away: a user's own `/bin/sh -c ...` imports as written."""
+    from trainspec.targets.k8s.scheme import strip_rank_prelude
+
+    assert strip_rank_prelude(["/bin/sh", "-c", 'export RANK=1; exec "$0" "$@"', "python"], "pytorch") is None
+    assert strip_rank_prelude(["/bin/sh", "-c", "echo hi"], "pytorch") is None
+    assert strip_rank_prelude(["sh", "-c", 'export RANK=$$((TRAINSPEC_INDEX + 1)); exec "$0" "$@"', "x"],
+                              "xgboost") is None
+    assert strip_rank_prelude(["/bin/sh", "-c", 'export RANK=$$((TRAINSPEC_INDEX + 1)); exec "$0" "$@"', "x"],
+                              "tensorflow") is None
+    assert strip_rank_prelude(["/bin/sh", "-c", 'export RANK=$$((TRAINSPEC_INDEX + 1)); exec "$0" "$@"', "x", "y"],
+                              "xgboost") == ["x", "y"]
+
+
 def test_templated_per_replica_values_of_k8s_output_are_a_loss(tmp_path):
     compiled = tmp_path / "k8s.yaml"
     compiled.write_text(run_cli("compile", str(Path(__file__).parent.parent / "specs" / "tf-args-style.yaml"),

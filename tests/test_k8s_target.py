@@ -14,7 +14,7 @@ from trainspec.compiler.plan import expand_references, resolved_env
 from trainspec.compiler.schemes import SERVICE
 from trainspec.targets import load_plans
 from trainspec.targets.k8s import render as k8s
-from trainspec.targets.k8s.scheme import INDEXED
+from trainspec.targets.k8s.scheme import INDEXED, SHELL
 
 from helpers import ROOT, SPECS, on_runtime, run_cli
 
@@ -46,7 +46,18 @@ def _kubelet_env(doc: dict, config_maps: dict, index: int = 0) -> dict[str, str]
                 values[entry["name"]] = config_maps[ref["name"]][ref["key"]]
         elif entry["valueFrom"].get("fieldRef", {}).get("fieldPath") in INDEX_PATHS:
             values[entry["name"]] = str(index)
-    return values
+    return values | _prelude_exports(container.get("command"), values)
+
+
+def _prelude_exports(command: list[str] | None, env: dict[str, str]) -> dict[str, str]:
+    """What a rank prelude (scheme.py) exports before it execs the command: run by a real /bin/sh, with the
+    command the kubelet expanded, and the environment the container starts with."""
+    if not command or tuple(command[:2]) != SHELL:
+        return {}
+    argv = [expand_references(word, env) for word in command[:3]]
+    result = subprocess.run([*argv, "env"], env=env, capture_output=True, text=True, check=True, timeout=30)
+    out = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+    return {k: v for k, v in out.items() if env.get(k) != v and k not in ("PWD", "SHLVL", "_")}
 
 
 INDEX_PATHS = ("metadata.annotations['batch.kubernetes.io/job-completion-index']",
@@ -237,3 +248,123 @@ def test_worker_0_decides_through_the_jobs_success_policy_from_1_31(version, rul
         "trainspec.dev/run-policy"]
     for doc in docs:
         kubernetes_validate.validate(doc, version, strict=True)
+
+
+# --- issue 31: every framework's k8s output grows with roles, not replicas ------------------------------
+
+FRAMEWORK_ROLES = {"tensorflow": {"ps": 2, "worker": None}, "pytorch": {"master": 1, "worker": None},
+                   "mxnet": {"scheduler": 1, "server": 2, "worker": None}, "mpi": {"launcher": 1, "worker": None},
+                   "xgboost": {"master": 1, "worker": None}, "paddle": {"master": 1, "worker": None},
+                   "jax": {"worker": None}, "generic": {"coordinator": 1, "trainer": None}}
+
+
+def _framework_job(tmp_path, framework: str, workers: int, command: bool = True) -> str:
+    roles = {role: {"replicas": workers if n is None else n} for role, n in FRAMEWORK_ROLES[framework].items()}
+    spec = {"apiVersion": "trainspec/v1.2", "kind": "TrainingJob", "metadata": {"name": "scale"},
+            "spec": {"framework": framework, "image": "img:1", "roles": roles}}
+    if command:
+        spec["spec"]["command"] = ["python", "train.py"]
+    path = tmp_path / f"{framework}-{workers}-{command}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return str(path)
+
+
+@pytest.mark.parametrize("framework", sorted(FRAMEWORK_ROLES))
+def test_a_1024_worker_job_is_at_most_2_objects_per_role_plus_2_and_linear(tmp_path, framework):
+    """Issue 31's Done-when at the default --kube-version: <= 2 objects per role + 2 (here: one per role + the
+    ConfigMap and the Service), and bytes per replica at 1,024 workers at most 1.2x those at 16."""
+    sizes = []
+    for workers in (16, 1024):
+        (plan,) = load_plans(_framework_job(tmp_path, framework, workers))
+        assert plan.kube_version == (1, 30)  # the default
+        text = k8s.render(plan)[k8s.FILE]
+        docs = [d for d in yaml.safe_load_all(text) if d]
+        roles = [r for r in plan.roles if r.count]
+        assert len(docs) <= 2 * len(roles) + 2, [d["metadata"]["name"] for d in docs]
+        assert len(docs) == len(roles) + 2
+        sizes.append(len(text.encode()) / plan.total_replicas)
+    assert sizes[1] <= 1.2 * sizes[0], sizes
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "xgboost"])
+def test_ranked_workers_are_one_indexed_job_under_a_rank_prelude(tmp_path, framework):
+    """PyTorch / XGBoost worker i has RANK i + 1 from one pod template: a /bin/sh prelude execs the command."""
+    from trainspec.targets.k8s.scheme import RANK_VARIABLES, strip_rank_prelude
+
+    (plan,) = load_plans(_framework_job(tmp_path, framework, 4))
+    docs = [d for d in yaml.safe_load_all(k8s.render(plan)[k8s.FILE]) if d]
+    (worker,) = [d for d in docs if d["metadata"]["name"] == "scale-worker"]
+    assert worker["spec"]["completions"] == 4 and worker["spec"]["completionMode"] == "Indexed"
+    container = worker["spec"]["template"]["spec"]["containers"][0]
+    assert strip_rank_prelude(container["command"], framework) == ["python", "train.py"]
+    assert not {e["name"] for e in container["env"]} & set(RANK_VARIABLES[framework])  # nothing to contradict
+    for index in range(4):
+        env = _kubelet_env(worker, {}, index)
+        assert {name: env[name] for name in RANK_VARIABLES[framework]} == dict.fromkeys(
+            RANK_VARIABLES[framework], str(index + 1))
+    master = next(d for d in docs if d["metadata"]["name"] == "scale-master")
+    assert master["spec"]["template"]["spec"]["containers"][0]["command"] == ["python", "train.py"]
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "xgboost"])
+def test_ranked_workers_with_no_command_stay_a_job_each_and_compile_says_so(tmp_path, framework):
+    """The image's entry point: nothing for the prelude to exec, so a one-pod Job per replica (RANK written in
+    each), and a warning at the role naming the fix; the output stays linear, one Job more per replica."""
+    path = _framework_job(tmp_path, framework, 3, command=False)
+    result = run_cli("compile", path, "--target", "k8s")
+    assert result.returncode == 0, result.stderr
+    (warning,) = [line for line in result.stderr.splitlines() if "one-pod Jobs" in line]
+    assert warning.startswith(f"trainspec: warning: {path}:") and "spec.roles.worker: target k8s:" in warning
+    assert "set command to the image's entry point to get one Indexed Job" in warning
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    workers = [d for d in docs if d["metadata"]["name"].startswith("scale-worker")]
+    assert [d["metadata"]["name"] for d in workers] == [f"scale-worker-{i}" for i in range(3)]
+    for i, job in enumerate(workers):
+        container = job["spec"]["template"]["spec"]["containers"][0]
+        assert "command" not in container
+        assert {e["name"]: e.get("value") for e in container["env"]}["RANK"] == str(i + 1)
+    with_command = run_cli("compile", _framework_job(tmp_path, framework, 3), "--target", "k8s")
+    assert "one-pod Jobs" not in with_command.stderr
+
+
+def test_a_rank_variable_the_spec_sets_keeps_the_specs_value(tmp_path):
+    """The user's RANK wins (as on every target): the prelude sets only PET_NODE_RANK; both set: no prelude."""
+    spec = yaml.safe_load(open(_framework_job(tmp_path, "pytorch", 3)))
+    spec["spec"]["env"] = {"RANK": "7"}
+    path = tmp_path / "user-rank.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    (plan,) = load_plans(str(path))
+    (worker,) = [d for d in yaml.safe_load_all(k8s.render(plan)[k8s.FILE]) if d and d["metadata"]["name"] ==
+                 "scale-worker"]
+    env = _kubelet_env(worker, {}, 2)
+    assert (env["RANK"], env["PET_NODE_RANK"]) == ("7", "3")
+    spec["spec"]["env"] = {"RANK": "7", "PET_NODE_RANK": "7"}
+    path.write_text(yaml.safe_dump(spec))
+    (plan,) = load_plans(str(path))
+    (worker,) = [d for d in yaml.safe_load_all(k8s.render(plan)[k8s.FILE]) if d and d["metadata"]["name"] ==
+                 "scale-worker"]
+    assert worker["spec"]["template"]["spec"]["containers"][0]["command"] == ["python", "train.py"]
+
+
+def test_the_prelude_survives_kubelet_expansion_and_execs_the_exact_argv(tmp_path):
+    """`$$` is the kubelet's escape (k8s third_party/forked/golang/expansion): expanded, the script is the shell
+    text; run by a real /bin/sh it execs command + args with every word intact ($, spaces, quotes, `$(X)`)."""
+    from trainspec.targets.k8s.scheme import RANK_SCRIPT, rank_script
+
+    script = rank_script(("RANK",))
+    assert expand_references(script, {"TRAINSPEC_INDEX": "5", "RANK": "x"}) == RANK_SCRIPT.format(
+        exports="RANK=$((TRAINSPEC_INDEX + 1))")
+    tricky = ["a b", "$HOME", "'q'", '"dq"', "$(X)", "", "-c"]
+    spec = yaml.safe_load(open(_framework_job(tmp_path, "xgboost", 2)))
+    spec["spec"]["command"] = ["printf", "[%s]\\n", "--"]
+    spec["spec"]["args"] = tricky
+    path = tmp_path / "argv.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    (plan,) = load_plans(str(path))
+    (worker,) = [d for d in yaml.safe_load_all(k8s.render(plan)[k8s.FILE]) if d and d["metadata"]["name"] ==
+                 "scale-worker"]
+    container = worker["spec"]["template"]["spec"]["containers"][0]
+    env = {"TRAINSPEC_INDEX": "1", "PATH": "/usr/bin:/bin", "X": "expanded"}
+    argv = [expand_references(w, env) for w in container["command"] + container["args"]]
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True, timeout=30).stdout
+    assert out.splitlines() == [f"[{word}]" for word in ["--", *tricky]]

@@ -9,7 +9,7 @@ same objects).
 
 from trainspec.compiler.target_rules import TargetRules
 
-from ..k8s.checks import check, helm_limits, plain_kubernetes_caveat
+from ..k8s.checks import check, helm_limits, warnings
 from ..k8s.scheme import scheme_for
 
-RULES = TargetRules("helm", scheme_for, check, warnings=plain_kubernetes_caveat, limits=helm_limits)
+RULES = TargetRules("helm", scheme_for, check, warnings=warnings, limits=helm_limits)

@@ -16,10 +16,11 @@ so the charts of the other frameworks stay as they were.
 
 from __future__ import annotations
 
+import json
 import os
 
 from trainspec.compiler.frameworks import CONTAINER_NAME, START_AFTER, SUCCESS_RULES
-from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES
+from trainspec.compiler.kube import MAX_NAME, PERMANENT_EXIT_CODES, escape_references
 from trainspec.compiler.model import GENERIC, MAX_REPLICAS, ROLE_ORDER
 from trainspec.compiler.runpolicy import VERSION
 
@@ -27,7 +28,7 @@ from ..common import PORT_NAMES
 from ..jobset.checks import JOBSET_FRAMEWORKS, MAX_DNS_LABEL, POD_SUFFIX
 from ..jobset.render import START_ORDER
 from ..jobset.scheme import JOBSET_ONE_POD_JOBS
-from ..k8s.scheme import RANKED_ROLES
+from ..k8s.scheme import RANK_SCRIPT, RANK_VALUE, RANK_VARIABLES, RANKED_ROLES, SHELL
 
 # Frameworks whose code is in the template files themselves.
 BUILTIN = ("tensorflow", "pytorch", "mxnet", "mpi")
@@ -185,16 +186,26 @@ def exit_code_list_code(framework: str | None = None, codes: range = PERMANENT_E
             f"{{{{- $exitCodes = append $exitCodes ({add}) -}}}}{{{{- end -}}}}\n")
 
 
-RANKED_ROLES_MARKER = "{{- /* trainspec:ranked-roles (generated from targets/k8s/scheme.py RANKED_ROLES) */ -}}\n"
+RANKED_ROLES_MARKER = ("{{- /* trainspec:ranked-roles (generated from targets/k8s/scheme.py RANKED_ROLES, "
+                       "RANK_VARIABLES, RANK_SCRIPT) */ -}}\n")
 JOB_SUCCESS_POLICY_MARKER = ("{{- /* trainspec:job-success-policy (generated from compiler/kube_rules.py "
                              "job-success-policy and --kube-version) */ -}}\n")
 
 
 def ranked_roles_code(framework: str | None = None) -> str:
-    """`$rankedRoles`: framework -> roles whose RANK is index + 1 (workload jobs keeps one Job per replica)."""
+    """`$rankedRoles`: framework -> roles whose RANK is index + 1; `$rankVars`: the variables set to it; the rank
+    prelude's pieces (`$rankShell`, the `$rankScript` format, `$rankValue`), in kubelet text as the k8s target
+    writes them (scheme.rank_script: escaped once, whole)."""
     known = chart_frameworks(framework)
     table: dict[str, tuple[str, ...]] = {fw: roles for fw, roles in RANKED_ROLES.items() if fw in known}
-    return f"{{{{- $rankedRoles := dict {_string_lists(table)} -}}}}\n"
+    names: dict[str, tuple[str, ...]] = {fw: names for fw, names in RANK_VARIABLES.items() if fw in known}
+    script = escape_references(RANK_SCRIPT.replace("%", "%%").format(exports="%s"))
+    shell = " ".join(json.dumps(word) for word in SHELL)
+    return (f"{{{{- $rankedRoles := dict {_string_lists(table)} -}}}}\n"
+            f"{{{{- $rankVars := dict {_string_lists(names)} -}}}}\n"
+            f"{{{{- $rankShell := list {shell} -}}}}\n"
+            f"{{{{- $rankScript := {json.dumps(script)} -}}}}\n"
+            f"{{{{- $rankValue := {json.dumps(escape_references(RANK_VALUE))} -}}}}\n")
 
 
 def job_success_policy_code(applies: bool) -> str:

@@ -7,7 +7,7 @@ job's headless Service (scheme.py).
 
 from trainspec.compiler.target_rules import TargetRules
 
-from .checks import checks, limits, plain_kubernetes_caveat
+from .checks import checks, limits, warnings
 from .scheme import scheme_for
 
-RULES = TargetRules("k8s", scheme_for, checks, warnings=plain_kubernetes_caveat, limits=limits, expands_runtime=True)
+RULES = TargetRules("k8s", scheme_for, checks, warnings=warnings, limits=limits, expands_runtime=True)

@@ -1,4 +1,5 @@
-"""What the k8s target warns about: with no controller, nothing ends the roles that outlive the decider.
+"""What the k8s target warns about: with no controller, nothing ends the roles that outlive the decider;
+ranked workers with no command stay one Job per replica.
 
 The helm target writes the same objects and warns the same (targets/helm/__init__.py).
 """
@@ -7,7 +8,7 @@ from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem, kubernetes
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan
 from trainspec.compiler.target_rules import Problem
 
-from .scheme import INDEXED, shape
+from .scheme import INDEXED, command_known, rank_names, shape
 
 
 def estimate_args(plan: JobPlan) -> dict:
@@ -63,6 +64,27 @@ def plain_kubernetes_caveat(plan: JobPlan) -> list[Problem]:
                     f"{plan.success.text}: they keep running, and holding their resources, forever",
                     "spec.activeDeadlineSeconds, or a target whose controller ends the job",
                     "compile for jobset, kubeflow or volcano, or set activeDeadlineSeconds")]
+
+
+def ranked_one_job_per_replica(plan: JobPlan) -> list[Problem]:
+    """k8s / helm: PyTorch / XGBoost workers with no command stay a Job per replica (scheme.py): say so, and how not."""
+    out = []
+    for role in plan.roles:
+        if rank_names(plan, role) and not command_known(role):
+            out.append(Problem(
+                ("spec", "roles", role.name),
+                f"the {role.name} role's {role.count} replicas are {role.count} one-pod Jobs, not one Indexed Job: "
+                f"their RANK is the index + 1, which a shell prelude sets before the role's command, and the spec "
+                "sets no command (the image's entry point) for the prelude to run",
+                "spec.command or spec.roles." + role.name + ".command (the entry point, written out)",
+                "set command to the image's entry point to get one Indexed Job for the role "
+                "(docs/targets-jobset-trainjob.md#ranked-workers)"))
+    return out
+
+
+def warnings(plan: JobPlan) -> list[Problem]:
+    """What the k8s target and the chart warn about (valid output the user should know of)."""
+    return plain_kubernetes_caveat(plan) + ranked_one_job_per_replica(plan)
 
 
 MAX_DNS_LABEL = 63

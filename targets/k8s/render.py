@@ -10,10 +10,16 @@ per-replica text is kubelet `$(TRAINSPEC_INDEX)` expansion, and topology-wide va
 cluster, MPI hostfile, XGBoost's worker list) live once in the `<job>-topology` ConfigMap, so the
 output grows with the number of roles, not replicas.
 
+PyTorch / XGBoost workers beside a master have RANK = index + 1, which the downward API cannot add: their
+one Indexed Job's container runs `/bin/sh -c <rank prelude> <command...>` (scheme.py `rank_prelude`), a
+fixed script that exports RANK (and PyTorch's PET_NODE_RANK) as TRAINSPEC_INDEX + 1 and `exec`s the role's
+own command and args unchanged, so the program sees what the training operator gives worker i (i + 1); those
+variables are then not in the container's static env.  The image needs `/bin/sh`.
+
 A role whose replicas one pod template cannot serve keeps one object per replica (a one-pod Job, or a
 one-pod Deployment for Always) that sets the same `hostname` and `subdomain` itself: a template whose
-per-replica text has no `$(TRAINSPEC_INDEX)` form, and PyTorch / XGBoost workers beside a master,
-whose RANK is index + 1 (the downward API cannot add).
+per-replica text has no `$(TRAINSPEC_INDEX)` form, and ranked workers with no command (the image's entry
+point: nothing for the prelude to `exec`; compile warns, checks.py).
 
 Restart: Never -> `backoffLimitPerIndex: 0` (each replica fails alone, as a Job per replica did);
 OnFailure -> the pods restart in place, `backoffLimit` counts the role's restarts; ExitCode ->
@@ -34,7 +40,7 @@ from ..jobset import render as jobset
 from ..role_template import base_env, field_ref, role_container, role_labels, topology_data
 from ..yamlout import dump_all
 from .checks import lingering_roles
-from .scheme import INDEXED, ranked, shape
+from .scheme import INDEXED, rank_names, rank_prelude, ranked, shape
 
 FILE = "k8s.yaml"
 JOB_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
@@ -175,7 +181,9 @@ def pod_template(plan: JobPlan, role: RolePlan, pod_policy: str, index: int | No
         rank = {"value": str(index + 1)}
         labels = role_labels(plan, role)
         labels["trainspec.dev/index"] = str(index)
-    taken = jobset.user_env_names(role)
+    prelude = rank_prelude(plan, role) if index is None else []
+    # the rank prelude sets these at start (scheme.py): no static value in the env to contradict it
+    taken = jobset.user_env_names(role) | (set(rank_names(plan, role)) if prelude else set())
     env = base_env(plan, role, index_entry, plan.topology_name)
     env += [e for e in jobset.framework_env(plan, role, settings, host_names(plan), rank,
                                             f"{name}-$(TRAINSPEC_INDEX).{service_name(plan)}", shared_lists=True)
@@ -185,6 +193,8 @@ def pod_template(plan: JobPlan, role: RolePlan, pod_policy: str, index: int | No
     for key, items in (("command", command), ("args", args)):
         if items is not None:
             container[key] = items
+    if prelude:  # `sh -c SCRIPT <command...>`: the kubelet appends args, the script execs them all unchanged
+        container["command"] = prelude + container["command"]
     extra_volumes, extra_mounts = mpi_mounts(plan, role)
     if extra_mounts:
         container["volumeMounts"] = container.get("volumeMounts", []) + extra_mounts

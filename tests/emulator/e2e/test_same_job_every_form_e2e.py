@@ -138,3 +138,38 @@ def test_volcano_min_available_tolerates_a_failed_pod(tmp_path, test_image, leak
     out = norm(r.stdout)
     assert r.returncode == 0, out + r.stderr
     assert "every pod finished, 2 succeeded (minAvailable 2)" in out
+
+
+def _pytorch_two_workers(tmp: Path) -> Path:
+    data = yaml.safe_load((ROOT / "specs" / "pytorch-ddp.yaml").read_text())
+    data["spec"]["roles"]["worker"]["replicas"] = 2
+    data["spec"]["command"][2] += ('print(f"node rank {os.environ[\'PET_NODE_RANK\']} of rank '
+                                   '{os.environ[\'RANK\']}", flush=True)\n')
+    path = tmp / "pytorch-3.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize("form", ["spec", "k8s", pytest.param("helm", marks=pytest.mark.skipif(
+    __import__("importlib").util.find_spec("helm_python") is None, reason="helm-python-sdk missing"))])
+def test_pytorch_master_and_two_workers_from_one_indexed_job_all_reduce(tmp_path, torch_image, leak_check, form):
+    """Issue 31: the workers are one Indexed Job whose /bin/sh rank prelude sets RANK and PET_NODE_RANK = index + 1
+    (targets/k8s/scheme.py); run for real, the gloo all-reduce of ranks 0-2 ends as from the spec."""
+    spec = _pytorch_two_workers(tmp_path)
+    path = spec
+    if form != "spec":
+        path = tmp_path / (form if form == "helm" else f"{form}.yaml")
+        c = trainspec("compile", spec, "--target", form, "-o", path, cwd=tmp_path)
+        assert c.returncode == 0, c.stderr
+    if form == "k8s":
+        workers = [d for d in yaml.safe_load_all(path.read_text()) if d and d["kind"] == "Job"
+                   and d["metadata"]["name"].startswith("pytorch-ddp-worker")]
+        assert [(d["metadata"]["name"], d["spec"]["completions"]) for d in workers] == [("pytorch-ddp-worker", 2)]
+        assert workers[0]["spec"]["template"]["spec"]["containers"][0]["command"][0] == "/bin/sh"
+    r = trainspec("run", path, "--image", f"pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime={torch_image}",
+                  "--cpu-only", "--offline", cwd=tmp_path, timeout=300)
+    out = norm(r.stdout)
+    assert r.returncode == 0, out + r.stderr
+    for name, rank in (("master-0", 0), ("worker-0", 1), ("worker-1", 2)):
+        assert f"{name} | rank {rank}/3: all-reduce ok (6.0)" in out, out
+        assert f"{name} | node rank {rank} of rank {rank}" in out, out

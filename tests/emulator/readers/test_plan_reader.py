@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from trainspec.emulator.readers.plan import from_plan
 from trainspec.targets import load_plans
 from trainspec.targets.compose import render as compose
 from trainspec.targets.k8s import render as k8s
+from trainspec.targets.k8s.scheme import SHELL
 
 import fuzzing
 
@@ -92,6 +94,19 @@ def _k8s_named(mine: tuple, theirs: tuple, rename) -> tuple:
     return mine[:2] + (env, words) + mine[4:10] + (files,) + mine[11:]
 
 
+def _as_started(view: tuple) -> tuple:
+    """A k8s container's view as its program starts: under the k8s target's rank prelude (`/bin/sh -c SCRIPT
+    <command...>`, targets/k8s/scheme.py), the command after it and the variables it exports, as a real /bin/sh
+    gives them from the container's environment."""
+    command, args = view[3]
+    if not command or tuple(command[:2]) != SHELL:
+        return view
+    ran = subprocess.run([*command[:3], "env"], env=view[2], capture_output=True, text=True, check=True, timeout=30)
+    exported = dict(line.split("=", 1) for line in ran.stdout.splitlines() if "=" in line)
+    env = view[2] | {k: v for k, v in exported.items() if view[2].get(k) != v and k not in ("PWD", "SHLVL", "_")}
+    return view[:2] + (env, (command[3:], args)) + view[4:]
+
+
 def _container_view(c, r, namespace):
     env = container_env(c, r, namespace, "10.0.0.9")
     files = sorted((m.target, f.path, f.data, f.mode) for m in c.mounts for f in m.files)
@@ -125,8 +140,8 @@ def test_a_spec_runs_as_its_k8s_output_would(name):
         assert set(b.aliases) <= set(a.aliases) and a.labels == b.labels and a.hostname == b.hostname
         # a spec runs with the plan's host names (<job>-<role>-<i>), its k8s output with the target's
         # (<job>-<role>-<i>.<job>, spec v1.3): both resolve in their runs; the texts differ by those names only
-        assert _k8s_named(_container_view(a.main, a, mine.namespace), _container_view(b.main, b, theirs.namespace),
-                          rename) == _k8s_view(_container_view(b.main, b, theirs.namespace)), a.name
+        started = _as_started(_container_view(b.main, b, theirs.namespace))
+        assert _k8s_named(_container_view(a.main, a, mine.namespace), started, rename) == _k8s_view(started), a.name
         assert [_container_view(c, a, mine.namespace) for c in a.init_containers] == \
                [_k8s_view(_container_view(c, b, theirs.namespace)) for c in b.init_containers]
     assert (mine.success, mine.clean_pod_policy, mine.backoff_limit, mine.active_deadline, mine.framework) == \
