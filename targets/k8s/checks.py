@@ -3,8 +3,9 @@
 The helm target writes the same objects and warns the same (targets/helm/__init__.py).
 """
 
-from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem, kubernetes_limits, output_size, text_bytes
+from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem, text_bytes
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan
+from trainspec.compiler.plan_limits import kubernetes_limits, output_size
 from trainspec.compiler.target_rules import Problem
 
 from .scheme import INDEXED, shape

@@ -2,8 +2,9 @@
 cannot carry, and the warning for MPI's SSH key under root."""
 
 from trainspec.compiler.frameworks import CONTAINER_NAME
-from trainspec.compiler.limits import LimitProblem, kubernetes_limits, output_size
+from trainspec.compiler.limits import LimitProblem
 from trainspec.compiler.plan import JobPlan, Rendered, RolePlan
+from trainspec.compiler.plan_limits import kubernetes_limits, output_size
 from trainspec.compiler.target_rules import Problem
 
 from ..shared_checks import container_path, env_path, generic_refused, job_pods_always, shared_template_problems
