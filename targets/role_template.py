@@ -1,5 +1,5 @@
-"""Shared by the targets whose controllers create the pods (kubeflow, volcano, jobset, trainjob): one pod
-template per role.
+"""Shared by the targets that write one pod template per role (kubeflow, volcano, jobset, trainjob, and k8s
+for its Indexed Jobs): one pod template per role.
 
 Operators take one pod template per replica type (Kubeflow) or task (Volcano)
 and create the pods themselves, so the template must serve every replica of a
