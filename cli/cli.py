@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import functools
 import gc
 import os
 import sys
 from typing import Any
 
 from trainspec import __version__
+from trainspec.argparser import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Parser
 from trainspec.loading import load_input, load_job_plans, load_specs, print_warning, spec_options, validate_inputs
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 TOP_EPILOG = """examples:
   trainspec validate specs/*.yaml
@@ -27,35 +25,7 @@ TOP_EPILOG = """examples:
 """
 
 
-def _columns() -> int:
-    """What shutil.get_terminal_size() answers, without importing shutil (and bz2, lzma, fnmatch)."""
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
-class _Parser(argparse.ArgumentParser):
-    def __init__(self, *, formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter,
-                 **kwargs: Any) -> None:
-        # The terminal's width given: argparse's own default imports shutil for it, and asks on every
-        # add_argument, which is most of what a parser costs at start-up (argparse keeps 2 columns free).
-        sized = functools.partial(formatter_class, width=_columns() - 2)
-        super().__init__(formatter_class=sized, **kwargs)
-
-    def error(self, message: str):  # usage errors exit 2 with one line, as documented
-        self.print_usage(sys.stderr)
-        print(f"trainspec: error: {message}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
-class _Unused(_Parser):
+class _Unused(Parser):
     """The parser of a sub-command this run does not run, keeping nothing: a real one costs ~1 ms."""
 
     def __init__(self, **kwargs) -> None:
@@ -119,7 +89,7 @@ COMPILE_COMMANDS = ("validate", "compile", "build", "diff", "graph", "import", "
 def build_parser(command: str | None = None, cluster: bool = False) -> argparse.ArgumentParser:
     """The parser; for a compile-path `command`, with only its own options and not the emulator's commands;
     `cluster`: `ps|logs|down --cluster`, with the cluster's verbs (kubectl's options) instead of the local ones."""
-    parser = _Parser(prog="trainspec", description="Compile distributed-training job specs to Kubernetes, "
+    parser = Parser(prog="trainspec", description="Compile distributed-training job specs to Kubernetes, "
                      "Kubeflow, Volcano, Helm and Compose, and run them locally on Docker.",
                      epilog=TOP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"trainspec {__version__}")
@@ -127,10 +97,10 @@ def build_parser(command: str | None = None, cluster: bool = False) -> argparse.
     # the terminal size for each option, which is most of what `compile` spends in this function.
     only = command if command in COMPILE_COMMANDS or command == "version" else None
 
-    def sub_parser(**kwargs) -> _Parser:  # argparse calls parser_class(prog="trainspec <command>", ...)
-        return _Parser(**kwargs) if only is None or kwargs["prog"].endswith(f" {only}") else _Unused()
+    def sub_parser(**kwargs) -> Parser:  # argparse calls parser_class(prog="trainspec <command>", ...)
+        return Parser(**kwargs) if only is None or kwargs["prog"].endswith(f" {only}") else _Unused()
 
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=sub_parser)  # type: ignore[call-overload]
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=sub_parser)
 
     p = sub.add_parser("validate", help="check specs; exit 0 when all are valid, 2 otherwise",
                        description="Check specs and report every problem with file:line:column.",

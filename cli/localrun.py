@@ -136,9 +136,10 @@ def run(source: str | os.PathLike[str], *, offline: bool = False, engine: str | 
     console's lines go (default: standard output; `quiet`: only the transitions and the summary).
     The input is checked before this returns: an invalid spec raises SpecError, an unusable option
     or host UsageError."""
-    from trainspec.cli import build_parser
+    from trainspec.argparser import Parser
+    from trainspec.emulator.commands import add_run_arguments, build_run
 
-    argv = ["run", os.fspath(source), "--color", "never"]
+    argv = [os.fspath(source), "--color", "never"]
     if engine is not None:
         if engine not in ("docker", "podman"):
             raise UsageError(f"unknown engine {engine!r}", path="engine", expected="docker or podman")
@@ -156,11 +157,11 @@ def run(source: str | os.PathLike[str], *, offline: bool = False, engine: str | 
     for option, pairs in (("--tla", tla), ("--ext-var", ext_vars)):
         for key, value in (pairs or {}).items():
             argv += [option, f"{key}={value}"]
-    args = build_parser("run").parse_args(argv)
+    parser = Parser(prog="trainspec run")  # `trainspec run`'s own options, as the command line has them
+    add_run_arguments(parser)
+    args = parser.parse_args(argv)
     if args.gpus and args.cpu_only:
         raise UsageError("gpus and cpu_only contradict each other; use one")
-    from trainspec.emulator.commands import build_run
-
     return LocalRun(build_run(args, output))
 
 

@@ -55,8 +55,8 @@ def load_plans(path: str, rules: tuple[TargetRules, ...], named: bool = True, tl
     """
     from .errors import ErrorSink, SpecError, SpecErrors, UsageError
     from .kube_rules import DEFAULT_KUBE_VERSION, parse_version
-    from .limits import report as report_limits
     from .loader import JsonnetOptions, load_file
+    from .plan_limits import report as report_limits
     from .planner import build_plan
     from .validate import validate
 

@@ -1,5 +1,5 @@
-"""Shared by the targets whose controllers create the pods (kubeflow, volcano, jobset, trainjob): one pod
-template per role.
+"""Shared by the targets that write one pod template per role (kubeflow, volcano, jobset, trainjob, and k8s
+for its Indexed Jobs): one pod template per role.
 
 Operators take one pod template per replica type (Kubeflow) or task (Volcano)
 and create the pods themselves, so the template must serve every replica of a
@@ -13,11 +13,13 @@ where there is one; what a target cannot express was reported by its checks
 
 from __future__ import annotations
 
-from trainspec.compiler.frameworks import env_role
+from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, env_role
 from trainspec.compiler.plan import JobPlan, Rendered, Replica, RolePlan, RoleRender
 from trainspec.compiler.schemes import NamingScheme
 
 from . import common
+
+INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"  # an Indexed Job's pod: its index (TRAINSPEC_INDEX)
 
 
 def role_render(role: RolePlan, scheme: NamingScheme) -> RoleRender:
@@ -71,3 +73,50 @@ def user_wins(env: list[dict], user: set[str]) -> list[dict]:
         return env
     last = {entry["name"]: i for i, entry in enumerate(env) if entry["name"] in user}
     return [entry for i, entry in enumerate(env) if entry["name"] not in user or last[entry["name"]] == i]
+
+
+# --- a role's text on one pod template (jobset, trainjob, k8s) --------------------------------------
+
+def user_env_names(role: RolePlan) -> set[str]:
+    return {name for name, _ in role.sources.env}
+
+
+def role_texts(plan: JobPlan, role: RolePlan, scheme: NamingScheme):
+    """(values, command, args, user env entries) for the role's one pod template.
+
+    `values` is replica 0's rendering with `scheme`'s host names (the target's scheme.py), for
+    common.main_container;
+    command / args are None when `values` already holds the right text, else kubelet text with
+    `$(TRAINSPEC_INDEX)`.  A per-replica text with no such form was reported by
+    the target's checks.py (`plan.check` raised it before rendering).
+    """
+    rendered = role.renders[scheme.name]
+    values = rendered.of(0)
+    if rendered.uniform:
+        return values, None, None, common.env_list(values.env, plan.topology_name)
+    shared = rendered.shared
+    assert shared is not None, "the target's checks.py reports roles without a shared form"
+    return (values, None if shared.command is None else list(shared.command),
+            None if shared.args is None else list(shared.args), common.env_list(shared.env, plan.topology_name))
+
+
+# --- MPI: the ssh keys and the launcher's hostfile (k8s, jobset) -----------------------------------
+
+def ssh_secret_name(plan: JobPlan) -> str:
+    return f"{plan.name}-ssh"
+
+
+def mpi_mounts(plan: JobPlan, role: RolePlan) -> tuple[list[dict], list[dict]]:
+    """(volumes, mounts) for the ssh keys and, on the launcher, the hostfile."""
+    if plan.framework != "mpi":
+        return [], []
+    volumes = [{"name": "ssh-auth", "secret": {
+        "secretName": ssh_secret_name(plan), "defaultMode": 0o600,
+        "items": [{"key": "ssh-privatekey", "path": "id_rsa"}, {"key": "ssh-publickey", "path": "id_rsa.pub"},
+                  {"key": "ssh-publickey", "path": "authorized_keys"}]}}]
+    mounts = [{"name": "ssh-auth", "mountPath": plan.mpi_ssh_path}]
+    if role.name == "launcher":
+        volumes.append({"name": "mpi-job-config", "configMap": {
+            "name": plan.topology_name, "items": [{"key": HOSTFILE_KEY, "path": "hostfile"}]}})
+        mounts.append({"name": "mpi-job-config", "mountPath": MPI_HOSTFILE_PATH.rsplit("/", 1)[0]})
+    return volumes, mounts

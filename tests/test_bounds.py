@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, limits
+from trainspec.compiler import SpecErrors, limits, plan_limits
 from trainspec.compiler.kube import expand_env, expand_references
 from trainspec.emulator.host.savedlogs import LogReader, TimedLog
 
@@ -134,7 +134,7 @@ def test_the_estimate_is_within_a_small_factor_of_the_real_output():
             for plan in plans:
                 real = sum(len(text) for text in render(target, plan).values())
                 args = estimate_args(plan) if per_replica is None else {"per_replica": per_replica}
-                estimate, _ = limits.output_estimate(plan, **args)
+                estimate, _ = plan_limits.output_estimate(plan, **args)
                 assert 0.6 * real <= estimate <= 2.5 * real, (spec.name, target, estimate, real)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainspec.compiler import SpecErrors, limits
+from trainspec.compiler import SpecErrors, limits, plan_limits
 from trainspec.targets import TARGETS, load_plans, render, rules
 from trainspec.targets.compose import checks as compose_checks
 
@@ -68,7 +68,7 @@ def test_tf_config_over_max_arg_strlen_is_a_validation_error(tmp_path):
 
 def test_tf_config_just_under_the_limit_compiles(tmp_path):
     (plan,) = load_plans(_spec(tmp_path, workers=5700))
-    assert limits.exec_string_problems(plan) == []
+    assert plan_limits.exec_string_problems(plan) == []
     env = dict(limits_resolved(plan))
     assert len(("TF_CONFIG=" + env["TF_CONFIG"]).encode()) + 1 <= limits.MAX_ARG_STRLEN
 
@@ -113,7 +113,7 @@ def test_annotations_over_256_kib_are_refused_for_kubernetes_targets(tmp_path):
 def test_topology_config_map_over_1_mib(tmp_path, monkeypatch):
     (plan,) = load_plans(_spec(tmp_path, "pytorch", workers=200))
     size = sum(len(v) for v in plan.topology.values())
-    monkeypatch.setattr(limits, "CONFIG_MAP_MAX_BYTES", size - 1)
+    monkeypatch.setattr(plan_limits, "CONFIG_MAP_MAX_BYTES", size - 1)  # the checks' copy of the number
     (problem,) = rules("k8s").limits(plan)
     assert f"holds {size} bytes of data" in problem.message and "kubeflow and volcano keep only" in problem.hint
     assert rules("compose").limits(plan) == []
@@ -123,11 +123,11 @@ def test_topology_config_map_at_real_size(tmp_path, monkeypatch):
     """The k8s topology ConfigMap of a 30,000-replica TensorFlow job is over 1 MiB (such a job is
     refused earlier, for its environment: the check is a second line)."""
     assert "MAX_ARG_STRLEN" in _load_error(_spec(tmp_path, workers=30_000))
-    monkeypatch.setattr(limits, "report", lambda plan, sink: None)
+    monkeypatch.setattr(plan_limits, "report", lambda plan, sink: None)
     (plan,) = load_plans(_spec(tmp_path, workers=30_000))
-    (problem,) = limits.config_map_size(plan)  # the k8s target's: the whole topology
+    (problem,) = plan_limits.config_map_size(plan)  # the k8s target's: the whole topology
     assert "over the 1048576 bytes (1 MiB)" in problem.message
-    assert limits.config_map_size(plan, limits.HOST_LISTS) == []  # kubeflow's and volcano's: host lists only
+    assert plan_limits.config_map_size(plan, limits.HOST_LISTS) == []  # kubeflow's and volcano's: host lists only
 
 
 def test_compose_refuses_a_file_over_64_mib_before_rendering(tmp_path):

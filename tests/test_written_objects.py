@@ -232,9 +232,9 @@ def test_the_cli_reports_a_patched_refusal_in_the_usual_shape(tmp_path):
 def test_every_check_names_its_upstream_source():
     import inspect
 
-    from trainspec.compiler.apiserver import batch, core, crd, pod
+    from trainspec.compiler.apiserver import batch, core, crd, meta, pod
 
-    for module in (pod, core, batch, crd):
+    for module in (pod, core, meta, batch, crd):
         for name, function in inspect.getmembers(module, inspect.isfunction):
             if function.__module__ == module.__name__:
                 assert (function.__doc__ or "").strip(), f"{module.__name__}.{name}"

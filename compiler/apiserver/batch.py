@@ -4,7 +4,7 @@ validatePodFailurePolicy, validateSuccessPolicy) and pkg/apis/apps/validation (V
 from __future__ import annotations
 
 from ..kube_rules import JOB_SELECTOR_LABELS, subdomain_problem
-from . import Sink
+from .findings import Sink
 from .pod import pod_template
 
 COMPLETION_MODES = ("NonIndexed", "Indexed")

@@ -1,55 +1,17 @@
-"""Object metadata, Service, ConfigMap and Secret: kubernetes pkg/apis/core/validation/validation.go
-(ValidateObjectMeta, ValidateService, ValidateConfigMap, ValidateSecret) and apimachinery's
-api/validation (ValidateObjectMetaAccessor, ValidateAnnotations) and meta/v1/validation (ValidateLabels)."""
+"""Service, ConfigMap, Secret and Pod: kubernetes pkg/apis/core/validation/validation.go (ValidateService,
+ValidateConfigMap, ValidateSecret, ValidatePodCreate); their metadata is meta.py's."""
 
 from __future__ import annotations
 
 from ..kube import CONFIG_KEY
-from ..kube_rules import (
-    dns_label_problem,
-    job_name_ok,
-    label_value_problem,
-    port_name_problem,
-    qualified_name_problem,
-    subdomain_problem,
-)
-from . import Sink, cached
+from ..kube_rules import dns_label_problem, job_name_ok, port_name_problem, subdomain_problem
+from .findings import Sink
+from .meta import label_value_problem, qualified_name_problem
+from .pod import pod_spec
 
-# the same label keys, values and env names recur on every object of a job: each checked once
-qualified_name_problem = cached(qualified_name_problem)
-label_value_problem = cached(label_value_problem)
-
-ANNOTATIONS_MAX = 256 * 1024  # apimachinery TotalAnnotationSizeLimitB
 DATA_MAX = 1024 * 1024  # core MaxSecretSize; ConfigMap: the same 1 MiB (validateConfigMap's totalSize)
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
-
-
-def metadata(s: Sink, meta, path: tuple, namespaced: bool) -> None:
-    """apimachinery ValidateObjectMeta: the name (each kind's own rule), labels, annotations and their size."""
-    if not isinstance(meta, dict):
-        return
-    labels = meta.get("labels") or {}
-    for key, value in labels.items() if isinstance(labels, dict) else ():  # metav1 ValidateLabels
-        problem = qualified_name_problem(str(key))
-        if problem:
-            s.invalid(path + ("labels",), key, problem)
-        problem = label_value_problem(str(value))
-        if problem:
-            s.invalid(path + ("labels",), value, problem)
-    annotations = meta.get("annotations") or {}
-    total = 0
-    for key, value in annotations.items() if isinstance(annotations, dict) else ():  # ValidateAnnotations
-        problem = qualified_name_problem(str(key).lower())
-        if problem:
-            s.invalid(path + ("annotations",), key, problem)
-        total += len(str(key)) + len(str(value))
-    if total > ANNOTATIONS_MAX:  # ValidateAnnotationsSize
-        s.add(path + ("annotations",), f"Too long: may not be more than {ANNOTATIONS_MAX} bytes")
-    if namespaced and meta.get("namespace"):
-        problem = dns_label_problem(str(meta["namespace"]))
-        if problem:
-            s.invalid(path + ("namespace",), meta["namespace"], problem)
 
 
 def _name(s: Sink, doc: dict, check) -> None:
@@ -149,8 +111,6 @@ def secret(s: Sink, doc: dict) -> None:
 
 def pod(s: Sink, doc: dict) -> None:
     """core ValidatePodCreate -> ValidatePodSpec."""
-    from .pod import pod_spec
-
     _name(s, doc, subdomain_problem)
     pod_spec(s, doc.get("spec"), ("spec",))
 

@@ -15,7 +15,7 @@ import json
 import re
 from pathlib import Path
 
-from . import Sink, _go, field_path
+from .findings import Sink, field_path, go_value
 from .pod import pod_template
 
 FOLDER = Path(__file__).with_name("crds")
@@ -167,7 +167,7 @@ def _array(s: Sink, value: list, node: dict, path: tuple, rules: list, defs: dic
             key = tuple(_key_value(item, k, items) for k in keys)
             if key in seen:
                 s.duplicate(path + (i,), "map[string]interface {}{" + ", ".join(
-                    f'"{k}":{_go(v)}' for k, v in zip(keys, key)) + "}", raw=True)
+                    f'"{k}":{go_value(v)}' for k, v in zip(keys, key)) + "}", raw=True)
             seen.add(key)
     elif kind == "set":
         seen_items: list = []

@@ -23,7 +23,8 @@ from ..kube_rules import (
     resource_value_problem,
     subdomain_problem,
 )
-from . import Sink, cached
+from .findings import Sink
+from .meta import cached, metadata
 
 # the same label keys, values and env names recur on every object of a job: each checked once
 qualified_name_problem = cached(qualified_name_problem)
@@ -70,8 +71,6 @@ def pod_template(s: Sink, template, path: tuple) -> None:
     if not isinstance(template, dict):
         s.required(path)
         return
-    from .core import metadata
-
     metadata(s, template.get("metadata") or {}, path + ("metadata",), namespaced=False)
     pod_spec(s, template.get("spec"), path + ("spec",))
 

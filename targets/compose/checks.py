@@ -4,8 +4,9 @@ Every service carries the topology values literally, so compose.yaml grows with 
 replica count; past COMPOSE_MAX_BYTES it is refused before it is rendered (estimated from the plan).
 """
 
-from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem, largest_role, output_size
+from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem
 from trainspec.compiler.plan import JobPlan, resolved_env
+from trainspec.compiler.plan_limits import largest_role, output_size
 
 COMPOSE_MAX_BYTES = MAX_OUTPUT_BYTES  # every target's bound (compiler/limits.py); docs/targets-helm-compose.md
 COMPOSE_SERVICE_BYTES = 1536  # a service without its environment (image, labels, network, healthcheck ...)

@@ -1,8 +1,9 @@
 """What the jobset target cannot express: Job pods that restart Always, pod names past a DNS label,
 frameworks whose controller variables it does not write, per-replica text one template cannot hold."""
 
-from trainspec.compiler.limits import LimitProblem, kubernetes_limits, output_size
+from trainspec.compiler.limits import LimitProblem
 from trainspec.compiler.plan import JobPlan
+from trainspec.compiler.plan_limits import kubernetes_limits, output_size
 from trainspec.compiler.target_rules import Problem
 
 from ..shared_checks import env_path, job_pods_always, shared_template_problems

@@ -34,7 +34,6 @@ workers before the launcher).
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
 
 from trainspec.compiler.frameworks import (
     HOSTFILE_KEY,
@@ -48,17 +47,26 @@ from trainspec.compiler.frameworks import (
 from trainspec.compiler.kinds.jobset import JOBSET
 from trainspec.compiler.model import GENERIC
 from trainspec.compiler.plan import EnvVar, JobPlan, RolePlan
-from trainspec.compiler.schemes import NamingScheme
 
 from .. import common
-from ..role_template import base_env, field_ref, role_container, role_labels, topology_data
+from ..job_settings import Settings, settings_of
+from ..role_template import (
+    INDEX_ANNOTATION,
+    base_env,
+    field_ref,
+    mpi_mounts,
+    role_container,
+    role_labels,
+    role_texts,
+    topology_data,
+    user_env_names,
+)
 from ..yamlout import dump_all
 from .scheme import JOBSET_ONE_POD_JOBS, scheme_for
 
 FILE = "jobset.yaml"
 API_VERSION = JOBSET.api_version
 PADDLE_NODE_VAR = "POD_IP"  # paddle.distributed.launch's node address (its --host)
-INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 GLOBAL_INDEX_LABEL = "jobset.sigs.k8s.io/job-global-index"
 # replicatedJobs in start order: servers before their clients (InOrder starts k+1 once k is ready)
@@ -79,46 +87,6 @@ def render(plan: JobPlan) -> dict[str, str]:
     if plan.trainjob is not None and plan.runtime is not None:
         return {FILE: dump_all(on_runtime_objects(plan), common.header(plan))}
     return {FILE: dump_all(common.patched(plan, "jobset", objects(plan)), common.header(plan))}
-
-
-# --- what this target reads from the plan ----------------------------------------------------------
-
-class Settings(NamedTuple):
-    backoff_limit: int | None
-    active_deadline_seconds: int | None
-    ttl_seconds_after_finished: int | None
-    tf_success_policy: str | None
-    nproc_per_node: str | None
-    mpi_implementation: str
-    queue: str | None
-
-
-def settings_of(plan: JobPlan) -> Settings:
-    return Settings(plan.backoff_limit, plan.active_deadline_seconds, plan.cleanup.ttl_seconds_after_finished,
-                    plan.success_policy, plan.nproc_per_node, plan.mpi_implementation, plan.scheduling.queue)
-
-
-def user_env_names(role: RolePlan) -> set[str]:
-    return {name for name, _ in role.sources.env}
-
-
-def role_texts(plan: JobPlan, role: RolePlan, scheme: NamingScheme | None = None):
-    """(values, command, args, user env entries) for the role's one pod template.
-
-    `values` is replica 0's rendering with `scheme`'s host names (default: the jobset target's), for
-    common.main_container;
-    command / args are None when `values` already holds the right text, else kubelet text with
-    `$(TRAINSPEC_INDEX)`.  A per-replica text with no such form was reported by
-    checks.py (`plan.check` raised it before rendering).
-    """
-    rendered = role.renders[(scheme or scheme_for(plan.framework)).name]
-    values = rendered.of(0)
-    if rendered.uniform:
-        return values, None, None, common.env_list(values.env, plan.topology_name)
-    shared = rendered.shared
-    assert shared is not None, "checks.py reports roles without a shared form"
-    return (values, None if shared.command is None else list(shared.command),
-            None if shared.args is None else list(shared.args), common.env_list(shared.env, plan.topology_name))
 
 
 # --- host names ------------------------------------------------------------------------------------
@@ -298,9 +266,7 @@ def _decides_alone_at_index_0(plan: JobPlan, settings: Settings) -> bool:
 
 
 def pod_template(plan: JobPlan, role: RolePlan, settings: Settings, pod_policy: str) -> dict:
-    from ..k8s.render import mpi_mounts
-
-    values, command, args, user_env = role_texts(plan, role)
+    values, command, args, user_env = role_texts(plan, role, scheme_for(plan.framework))
     taken = user_env_names(role)
     env = base_env(plan, role, _index_entry(plan, role), plan.topology_name)
     env += [e for e in framework_env(plan, role, settings) if e["name"] not in taken]

@@ -4,8 +4,9 @@ ranked workers with no command stay one Job per replica.
 The helm target writes the same objects and warns the same (targets/helm/__init__.py).
 """
 
-from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem, kubernetes_limits, output_size, text_bytes
+from trainspec.compiler.limits import MAX_OUTPUT_BYTES, LimitProblem, text_bytes
 from trainspec.compiler.plan import JobPlan, Replica, RolePlan
+from trainspec.compiler.plan_limits import kubernetes_limits, output_size
 from trainspec.compiler.target_rules import Problem
 
 from .scheme import INDEXED, command_known, rank_names, shape

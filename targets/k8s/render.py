@@ -31,13 +31,13 @@ when all of its pods have, and the rule is only in the run-policy annotation.
 
 from __future__ import annotations
 
-from trainspec.compiler.frameworks import HOSTFILE_KEY, MPI_HOSTFILE_PATH, TF_CLUSTER_KEY, mpi_hostfile, tf_cluster
+from trainspec.compiler.frameworks import HOSTFILE_KEY, TF_CLUSTER_KEY, mpi_hostfile, tf_cluster
 from trainspec.compiler.kube_rules import applies
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from .. import common
 from ..jobset import render as jobset
-from ..role_template import base_env, field_ref, role_container, role_labels, topology_data
+from ..role_template import base_env, field_ref, mpi_mounts, role_container, role_labels, topology_data
 from ..yamlout import dump_all
 from .checks import lingering_roles
 from .scheme import INDEXED, rank_names, rank_prelude, ranked, shape
@@ -72,10 +72,6 @@ def lingering_note(plan: JobPlan) -> str:
                 f"{plan.success.text}; they would run {until}. The jobset and volcano targets end the whole job.")
     return (f"Caveat: no controller stops the {' and '.join(roles)} replicas when {plan.success.text}; "
             f"they run {until}. The jobset, kubeflow and volcano targets end the whole job.")
-
-
-def ssh_secret_name(plan: JobPlan) -> str:
-    return f"{plan.name}-ssh"
 
 
 # --- host names ------------------------------------------------------------------------------------
@@ -136,22 +132,6 @@ def service(plan: JobPlan) -> dict:
             "selector": {"trainspec.dev/job": plan.name},
         },
     }
-
-
-def mpi_mounts(plan: JobPlan, role: RolePlan) -> tuple[list[dict], list[dict]]:
-    """(volumes, mounts) for the ssh keys and, on the launcher, the hostfile."""
-    if plan.framework != "mpi":
-        return [], []
-    volumes = [{"name": "ssh-auth", "secret": {
-        "secretName": ssh_secret_name(plan), "defaultMode": 0o600,
-        "items": [{"key": "ssh-privatekey", "path": "id_rsa"}, {"key": "ssh-publickey", "path": "id_rsa.pub"},
-                  {"key": "ssh-publickey", "path": "authorized_keys"}]}}]
-    mounts = [{"name": "ssh-auth", "mountPath": plan.mpi_ssh_path}]
-    if role.name == "launcher":
-        volumes.append({"name": "mpi-job-config", "configMap": {
-            "name": plan.topology_name, "items": [{"key": HOSTFILE_KEY, "path": "hostfile"}]}})
-        mounts.append({"name": "mpi-job-config", "mountPath": MPI_HOSTFILE_PATH.rsplit("/", 1)[0]})
-    return volumes, mounts
 
 
 # --- one role ----------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """What the kubeflow target cannot express: the operators' own rules on names, restarts and pod templates."""
 
 from trainspec.compiler.frameworks import CONTAINER_NAME
-from trainspec.compiler.limits import HOST_LISTS, LimitProblem, annotations_size, config_map_size, output_size
+from trainspec.compiler.limits import HOST_LISTS, LimitProblem
 from trainspec.compiler.plan import JobPlan
+from trainspec.compiler.plan_limits import annotations_size, config_map_size, output_size
 from trainspec.compiler.target_rules import Problem
 
 from ..shared_checks import container_path, generic_refused, shared_template_problems

@@ -2,78 +2,18 @@
 cannot carry, and the warning for MPI's SSH key under root."""
 
 from trainspec.compiler.frameworks import CONTAINER_NAME
-from trainspec.compiler.limits import LimitProblem, kubernetes_limits, output_size
-from trainspec.compiler.plan import JobPlan, Rendered, RolePlan
+from trainspec.compiler.limits import LimitProblem
+from trainspec.compiler.plan import JobPlan
+from trainspec.compiler.plan_limits import kubernetes_limits, output_size
 from trainspec.compiler.target_rules import Problem
 
 from ..shared_checks import container_path, env_path, generic_refused, job_pods_always, shared_template_problems
+from .nodes import shared_nodes
 from .runtimes import NODE_FRAMEWORKS, TRAINER_OTHER_TARGETS, TRAINER_RUNTIMES
 from .scheme import scheme_for
 
 TRAINJOB_MAX_ITEMS = 128  # trainer CRD spec.trainer.{command,args,env} maxItems
 TRAINJOB_IMAGE_MAX = 500  # trainer CRD spec.trainer.image maxLength
-
-JOB_LEVEL = ("image", "workingDir", "restartPolicy", "volumes")  # node settings the spec also has job-wide
-JOB_LEVEL_HINT = "set it at the job level"
-SAME_HINT = "give the master and workers the same {}"
-
-
-def one_node_template(plan: JobPlan) -> str:
-    return (f"Trainer v2 runs the {NODE_FRAMEWORKS.get(plan.framework, plan.framework)} master and workers from "
-            "one pod template (its `node` Job)")
-
-
-def _node_settings(role: RolePlan) -> dict:
-    """The role's pod settings one shared `node` template must agree on (torch), by spec key."""
-    return {"image": role.image, "workingDir": role.working_dir, "restartPolicy": role.restart_policy,
-            "resources": role.resources, "volumes": role.volumes, "initContainers": role.init_containers,
-            "lifecycle": role.lifecycle, "probes": role.probes,
-            # spec v1.1's pod settings (the job's with the role's over them)
-            "imagePullPolicy": role.pod.image_pull_policy, "serviceAccountName": role.pod.service_account_name,
-            "nodeSelector": role.pod.node_selector, "tolerations": role.pod.tolerations,
-            "affinity": role.pod.affinity, "securityContext": role.pod.security_context,
-            "podSecurityContext": role.pod.pod_security_context, "podLabels": role.pod.pod_labels,
-            "podAnnotations": role.pod.pod_annotations, "priorityClassName": role.pod.priority_class_name}
-
-
-def _text_difference(role: RolePlan, a: Rendered, b: Rendered) -> tuple[str, tuple] | None:
-    """(field, spec path in `role`) of the first command / args item or env var where `a` and `b` differ."""
-    for key in ("command", "args"):
-        items_a, items_b, sources = getattr(a, key), getattr(b, key), getattr(role.sources, key)
-        if items_a != items_b:
-            i = next((i for i, (x, y) in enumerate(zip(items_a or (), items_b or ())) if x != y), 0)
-            return key, sources[i].path if sources and i < len(sources) else ("spec", "roles", role.name, key)
-    if a.env != b.env:
-        differing = [y for x, y in zip(a.env, b.env) if x != y] + list(b.env[len(a.env):]) + list(a.env[len(b.env):])
-        return "env", env_path(role, differing[0].name)
-    return None
-
-
-def _shared_nodes(plan: JobPlan) -> list[Problem]:
-    master, worker = plan.role("master"), plan.role("worker")
-    if master is None or worker is None or not worker.count:
-        return []
-    out = []
-    ours, theirs = _node_settings(master), _node_settings(worker)
-    for key in ours:
-        if ours[key] != theirs[key]:
-            path = worker.restart_path if key == "restartPolicy" else ("spec", "roles", "worker", key)
-            out.append(Problem(path, f"target trainjob: {one_node_template(plan)}, but their {key} differ",
-                               "the same settings for master and worker",
-                               f"{JOB_LEVEL_HINT if key in JOB_LEVEL else SAME_HINT.format(key)}, or use the jobset "
-                               "or kubeflow target", True))
-    scheme = scheme_for(plan.framework).name
-    m, w = master.renders.get(scheme), worker.renders.get(scheme)
-    if m is not None and w is not None:
-        found = _text_difference(worker, m.of(0), w.of(0))
-        if found is None and not w.uniform:
-            found = _text_difference(worker, w.of(0), w.of(1))
-        if found is not None:
-            key, path = found
-            out.append(Problem(path, f"target trainjob: {one_node_template(plan)}, but their {key} render differently "
-                                     "(a {{ role }} or {{ index }} template, or a per-role value)",
-                               "the same text for master and worker", "use the jobset or kubeflow target", True))
-    return out
 
 
 def check(plan: JobPlan) -> list[Problem]:
@@ -107,7 +47,7 @@ def check(plan: JobPlan) -> list[Problem]:
                            f"not {plan.mpi_implementation}", " or ".join(runtime.implementations),
                            "use the kubeflow (mpi-operator) or jobset target", True))
     if plan.framework in NODE_FRAMEWORKS:
-        out += _shared_nodes(plan)
+        out += shared_nodes(plan)
     else:
         # every role but the trainer shares one template per role (the trainer step is one pod)
         out += shared_template_problems(plan, "trainjob", scheme_for(plan.framework),

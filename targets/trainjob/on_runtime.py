@@ -87,9 +87,9 @@ def checks(plan: JobPlan) -> list[Problem]:
             out.append(_cannot(base, f"the {role.name}'s own command, args or env",
                                "the runtime's node Job runs them (sshd); the TrainJob overrides the launcher"))
     if plan.framework in ("pytorch", "xgboost"):
-        from .checks import _shared_nodes
+        from .nodes import shared_nodes
 
-        out += [p._replace(unsupported=False) for p in _shared_nodes(plan)]
+        out += [p._replace(unsupported=False) for p in shared_nodes(plan)]
     runtime = TRAINER_RUNTIMES.get(plan.framework)
     if runtime is not None:
         for name, _ in trainer.sources.env:
@@ -127,7 +127,7 @@ def _cannot(path: tuple, what: str, why: str = "") -> Problem:
 def trainer_fields(plan: JobPlan) -> dict:
     """spec.trainer, in the CRD's field order, with only what the spec says."""
     from .. import common
-    from ..jobset.render import role_texts  # a renderer's: only when rendering
+    from ..role_template import role_texts  # a renderer's: only when rendering
 
     role = trainer_role(plan)
     values, command, args, env = role_texts(plan, role, scheme_for(plan.framework))
@@ -158,7 +158,6 @@ def trainer_fields(plan: JobPlan) -> dict:
 
 def train_job(plan: JobPlan) -> dict:
     from .. import common
-    from .render import API_VERSION
 
     assert plan.trainjob is not None
     spec: dict = {"runtimeRef": dict(plan.trainjob.runtime_ref)}
@@ -176,5 +175,5 @@ def train_job(plan: JobPlan) -> dict:
             spec[key] = carried[key]
     labels = common.job_labels(plan)
     labels.update(common.kueue_labels(plan.scheduling.queue))
-    return {"apiVersion": API_VERSION, "kind": TRAINJOB.kind, "metadata": common.metadata(plan, plan.name, labels),
-            "spec": spec}
+    return {"apiVersion": TRAINJOB.api_version, "kind": TRAINJOB.kind,
+            "metadata": common.metadata(plan, plan.name, labels), "spec": spec}

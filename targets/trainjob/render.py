@@ -35,8 +35,17 @@ from trainspec.compiler.kinds.trainjob import GROUP, TRAINING_RUNTIME, TRAINJOB
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from .. import common
-from ..jobset.render import INDEX_ANNOTATION, Settings, role_texts, settings_of, user_env_names
-from ..role_template import base_env, field_ref, role_container, role_labels, topology_data
+from ..job_settings import Settings, settings_of
+from ..role_template import (
+    INDEX_ANNOTATION,
+    base_env,
+    field_ref,
+    role_container,
+    role_labels,
+    role_texts,
+    topology_data,
+    user_env_names,
+)
 from ..yamlout import dump_all
 from .runtimes import TRAINER_RUNTIMES, TrainerRuntime
 from .scheme import TRAINER_PORT, scheme_for

@@ -6,15 +6,9 @@ grows the object with the replica count (`object_size`, kube_rules' request-size
 """
 
 
-from trainspec.compiler.limits import (
-    HOST_LISTS,
-    LimitProblem,
-    annotations_size,
-    config_map_size,
-    largest_role,
-    output_size,
-)
+from trainspec.compiler.limits import HOST_LISTS, LimitProblem
 from trainspec.compiler.plan import JobPlan
+from trainspec.compiler.plan_limits import annotations_size, config_map_size, largest_role, output_size
 from trainspec.compiler.target_rules import Problem
 
 from .scheme import SUBDOMAIN

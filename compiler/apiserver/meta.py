@@ -1,0 +1,49 @@
+"""Object metadata: apimachinery's api/validation ValidateObjectMeta (ValidateObjectMetaAccessor,
+ValidateAnnotations) and meta/v1/validation ValidateLabels, which every kind's object and pod template
+has; core.py, pod.py and the package's check_objects call it."""
+
+from __future__ import annotations
+
+from ..kube_rules import dns_label_problem, label_value_problem, qualified_name_problem
+from .findings import Sink
+
+
+def cached(check):
+    """`check` (a pure function of hashable arguments) remembering its answers."""
+    import functools
+
+    return functools.lru_cache(maxsize=8192)(check)
+
+
+# the same label keys, values and env names recur on every object of a job: each checked once
+qualified_name_problem = cached(qualified_name_problem)
+label_value_problem = cached(label_value_problem)
+
+ANNOTATIONS_MAX = 256 * 1024  # apimachinery TotalAnnotationSizeLimitB
+
+
+def metadata(s: Sink, meta, path: tuple, namespaced: bool) -> None:
+    """apimachinery ValidateObjectMeta: the name (each kind's own rule), labels, annotations and their size."""
+    if not isinstance(meta, dict):
+        return
+    labels = meta.get("labels") or {}
+    for key, value in labels.items() if isinstance(labels, dict) else ():  # metav1 ValidateLabels
+        problem = qualified_name_problem(str(key))
+        if problem:
+            s.invalid(path + ("labels",), key, problem)
+        problem = label_value_problem(str(value))
+        if problem:
+            s.invalid(path + ("labels",), value, problem)
+    annotations = meta.get("annotations") or {}
+    total = 0
+    for key, value in annotations.items() if isinstance(annotations, dict) else ():  # ValidateAnnotations
+        problem = qualified_name_problem(str(key).lower())
+        if problem:
+            s.invalid(path + ("annotations",), key, problem)
+        total += len(str(key)) + len(str(value))
+    if total > ANNOTATIONS_MAX:  # ValidateAnnotationsSize
+        s.add(path + ("annotations",), f"Too long: may not be more than {ANNOTATIONS_MAX} bytes")
+    if namespaced and meta.get("namespace"):
+        problem = dns_label_problem(str(meta["namespace"]))
+        if problem:
+            s.invalid(path + ("namespace",), meta["namespace"], problem)
