@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from trainspec.compiler.errors import SpecError, SpecErrors, dotted
 from trainspec.compiler.kinds import KINDS as KIND_REGISTRY
 from trainspec.compiler.kinds import kinds as registry_kinds
+from trainspec.compiler.kinds import reader as kind_reader
 from trainspec.compiler.kinds import source_of as kind_source
 from trainspec.compiler.kinds.jobset import JOBSET
 from trainspec.compiler.kinds.kubeflow import GROUP as KUBEFLOW_GROUP
@@ -175,11 +176,9 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     data = checked(doc, shape)
     ctx = Context(doc, target)
     generate_name: str | None = None  # the source's metadata.generateName (it has no name)
-    if kind == "openpai":
-        from . import openpai
-
-        ctx.patchable = False  # no trainspec target writes OpenPAI: what has no spec field is lost
-        spec = openpai.import_job(ctx, data)
+    import_job = kind_reader(str(kind), "importer")  # where the kind's importer lives: compiler/kinds/
+    if kind == "openpai":  # a config, no Kubernetes object: no metadata
+        spec = import_job(ctx, data, docs, runtime)
     else:
         meta = data.get("metadata")
         if isinstance(meta, dict) and _made_of_prefix(meta.get("name"), meta.get("generateName")):
@@ -191,21 +190,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
             meta = data["metadata"]
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
             raise ctx.fail(("metadata",), "the job has no name", "metadata.name or metadata.generateName")
-        if kind == "trainjob":
-            from . import trainjob
-
-            ctx.patchable = False
-            spec = trainjob.import_job(ctx, data, docs, runtime)
-        elif kind == "jobset":
-            from . import jobset
-
-            spec = jobset.import_job(ctx, data)
-        elif kind == "batch":
-            from . import batch
-
-            spec = batch.import_job(ctx, data, docs)
-        else:
-            spec = volcano.import_job(ctx, data) if kind == "volcano" else kubeflow.import_job(ctx, data)
+        spec = import_job(ctx, data, docs, runtime)
     after = {"volcano": ("Job", volcano.policies)}
     if kind == "jobset":
         from . import jobset
