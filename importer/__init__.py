@@ -18,7 +18,7 @@ from trainspec.compiler.kinds import reader as kind_reader
 from trainspec.compiler.kinds import source_of as kind_source
 from trainspec.compiler.kinds.jobset import JOBSET
 from trainspec.compiler.kinds.kubeflow import GROUP as KUBEFLOW_GROUP
-from trainspec.compiler.kinds.kubeflow import KUBEFLOW_KIND_NAMES, MPI_JOB
+from trainspec.compiler.kinds.kubeflow import KUBEFLOW_KIND_NAMES, KUBEFLOW_V1, MPI_JOB
 
 from .context import Context
 
@@ -45,11 +45,11 @@ class Imported:
 LEGACY = {
     (KUBEFLOW_GROUP, MPI_JOB.kind): (
         "is the retired mpi-operator API",
-        "upgrade to kubeflow.org/v2beta1 (mpi-operator v0.4+): spec.mpiReplicaSpecs Launcher/Worker stay, "
+        f"upgrade to {MPI_JOB.api_version} (mpi-operator v0.4+): spec.mpiReplicaSpecs Launcher/Worker stay, "
         "slotsPerWorker replaces gpus/processingUnits, mpiImplementation and runPolicy are top-level; "
         "see github.com/kubeflow/mpi-operator/blob/master/proposals/scalable-robust-operator.md"),
 }
-LEGACY_V1 = "upgrade to kubeflow.org/v1 (training-operator v1.0+): the replica specs keep their names " \
+LEGACY_V1 = f"upgrade to {KUBEFLOW_V1} (training-operator v1.0+): the replica specs keep their names " \
     "({field}), cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit move under spec.runPolicy"
 RAY_KINDS = ("RayJob", "RayCluster", "RayService")
 V12_FEATURES = {"framework generic", "taskName", "containerName", "success"}

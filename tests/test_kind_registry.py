@@ -172,6 +172,23 @@ def test_a_kind_s_group_version_is_spelled_in_its_registry_module_only():
     assert outside == {}
 
 
+# Modules whose messages still spell a kind's group/version inside a longer text (a ratchet): the chart's
+# NOTES text is the helm target's own (targets/helm/render.py, being reworked in another change).
+SPELLED_IN_TEXT_NOT_YET = {"targets/helm/render.py"}
+
+
+def test_no_message_spells_a_kind_s_group_version_but_for_the_listed_modules():
+    spelled = {k.api_version for _, k in every_kind() if k.group not in ("", "batch")}
+    outside = set()
+    for folder in ("cli", "compiler", "targets", "emulator", "importer", "cluster"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if (ROOT / "compiler" / "kinds") in path.parents:
+                continue
+            if any(version in text for text in _strings(path) for version in spelled):
+                outside.add(str(path.relative_to(ROOT)))
+    assert outside == SPELLED_IN_TEXT_NOT_YET
+
+
 # Modules that still spell a kind's API group or kind name themselves (a ratchet: none now; a new spelling
 # outside compiler/kinds/ fails, unless listed here with why).
 NOT_YET: set[str] = set()
