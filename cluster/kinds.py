@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from trainspec.compiler.kinds import OperatorKind, jobset, trainjob, volcano
-from trainspec.compiler.kinds.kubeflow import KUBEFLOW_JOBS, MPI_JOB, MX_JOB
+from trainspec.compiler import kinds as registry
+from trainspec.compiler.kinds import OperatorKind, trainjob
 
 
 class Kind(NamedTuple):
@@ -17,13 +17,14 @@ class Kind(NamedTuple):
     instead: str  # a target that runs the job without it ("" when none)
 
 
-def _operator(kind: OperatorKind, instead: str) -> Kind:
-    """An operator's kind as the cluster commands see it (its identity: compiler/kinds/)."""
-    return Kind(kind.api_version, kind.kind, kind.plural, kind.namespaced, kind.provider, instead)
+def _operator(kind: OperatorKind) -> Kind:
+    """An operator's kind as the cluster commands see it (its identity and what runs it instead: compiler/kinds/)."""
+    return Kind(kind.api_version, kind.kind, kind.plural, kind.namespaced, kind.provider, kind.instead)
 
 
-# A target that runs a Kubeflow job without its operator: jobset, except where its semantics need plain k8s.
-_INSTEAD = {MX_JOB: "k8s", MPI_JOB: "k8s"}
+def operator_kinds() -> tuple[Kind, ...]:
+    """Every kind an operator installs, from the kinds registry (built-in kinds, batch/v1's Job, are listed above)."""
+    return tuple(_operator(k) for name in registry.KINDS for k in registry.kinds(name) if k.provider)
 
 KINDS: tuple[Kind, ...] = (
     Kind("v1", "Namespace", "namespaces", False, "", ""),
@@ -35,10 +36,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("batch/v1", "Job", "jobs", True, "", ""),
     Kind("apps/v1", "Deployment", "deployments", True, "", ""),
     Kind("apps/v1", "StatefulSet", "statefulsets", True, "", ""),  # the k8s target's roles of restartPolicy Always
-    *(_operator(k, _INSTEAD.get(k, "jobset")) for k in KUBEFLOW_JOBS),
-    _operator(volcano.JOB, "k8s"),
-    _operator(jobset.JOBSET, "k8s"),
-    *(_operator(k, "jobset") for k in trainjob.KINDS),  # the runtimes, then the TrainJob
+    *operator_kinds(),  # each registry entry's, in its order (a TrainJob's runtimes before the TrainJob)
 )
 BY_KEY = {(k.api_version, k.kind): k for k in KINDS}
 

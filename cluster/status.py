@@ -5,11 +5,11 @@ job stands) and its pods (how each replica stands). Pure: objects in, rows out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from trainspec.compiler.kinds import kubeflow, volcano
-from trainspec.compiler.kinds.jobset import JOBSET
+from trainspec.compiler import kinds
 from trainspec.compiler.kinds.trainjob import TRAINING_RUNTIME, TRAINJOB
 
 ROLE, INDEX = "trainspec.dev/role", "trainspec.dev/index"
@@ -81,10 +81,13 @@ def _template_index(template: Any) -> int | None:
     return int(raw) if isinstance(raw, str) and raw.isdigit() else None
 
 
+# add(role, count, fixed index or None): a status reader's one call per group of replicas (expected_replicas).
+Add = Callable[[str, int, int | None], None]
+
+
 def expected_replicas(obj: dict) -> list[tuple[str, int]]:
-    """(role, index) of every replica the job object asks for, in its own order."""
-    kind, spec = obj.get("kind"), obj.get("spec") or {}
-    api = str(obj.get("apiVersion", ""))
+    """(role, index) of every replica the job object asks for, in its own order: the kinds registry says
+    whose object it is and where that kind's status reader lives (compiler/kinds/); built-in workloads here."""
     out: list[tuple[str, int]] = []
     counts: dict[str, int] = {}
 
@@ -94,30 +97,52 @@ def expected_replicas(obj: dict) -> list[tuple[str, int]]:
             counts[role] = max(counts.get(role, 0), index + 1)
             out.append((role, index))
 
-    if api.startswith(f"{kubeflow.GROUP}/"):
-        for field, value in spec.items():
-            if field.endswith("ReplicaSpecs") and isinstance(value, dict):
-                for rtype, rspec in value.items():
-                    rspec = rspec or {}
-                    add(_template_role(rspec.get("template"), rtype.lower()), _int(rspec.get("replicas")))
-    elif api.startswith(f"{volcano.GROUP}/"):
-        for task in spec.get("tasks") or ():
-            add(_template_role(task.get("template"), str(task.get("name"))), _int(task.get("replicas")),
-                _template_index(task.get("template")))
-    elif kind == JOBSET.kind or kind == TRAINING_RUNTIME.kind:
-        jobs = spec.get("replicatedJobs") or ((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs")
-        for rjob in jobs or ():
-            jspec = (rjob.get("template") or {}).get("spec") or {}
-            per_job = _int(jspec.get("parallelism") or jspec.get("completions"))
-            add(_template_role(jspec.get("template"), str(rjob.get("name"))), _int(rjob.get("replicas")) * per_job)
-    elif kind == "Job":
-        template = spec.get("template")
-        n = _int(spec.get("completions") or spec.get("parallelism"))
-        add(_template_role(template, obj["metadata"]["name"]), n, _template_index(template))
-    elif kind in ("Deployment", "StatefulSet"):
-        template = spec.get("template")
+    name = kinds.entry_of(obj)
+    reader = kinds.reader(name, "status") if name is not None else None
+    if reader is not None:
+        reader(obj, add)
+    elif obj.get("kind") in ("Deployment", "StatefulSet"):
+        spec, template = obj.get("spec") or {}, (obj.get("spec") or {}).get("template")
         add(_template_role(template, obj["metadata"]["name"]), _int(spec.get("replicas")), _template_index(template))
     return out
+
+
+def kubeflow_expected(obj: dict, add: Add) -> None:
+    """A Kubeflow job's replicas: each of its replica specs (`<framework>ReplicaSpecs`), in its order."""
+    for field, value in (obj.get("spec") or {}).items():
+        if field.endswith("ReplicaSpecs") and isinstance(value, dict):
+            for rtype, rspec in value.items():
+                rspec = rspec or {}
+                add(_template_role(rspec.get("template"), rtype.lower()), _int(rspec.get("replicas")), None)
+
+
+def volcano_expected(obj: dict, add: Add) -> None:
+    for task in (obj.get("spec") or {}).get("tasks") or ():
+        add(_template_role(task.get("template"), str(task.get("name"))), _int(task.get("replicas")),
+            _template_index(task.get("template")))
+
+
+def jobset_expected(obj: dict, add: Add) -> None:
+    """A JobSet's replicas, or a TrainingRuntime's (its JobSet template's)."""
+    spec = obj.get("spec") or {}
+    jobs = spec.get("replicatedJobs") or ((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs")
+    for rjob in jobs or ():
+        jspec = (rjob.get("template") or {}).get("spec") or {}
+        per_job = _int(jspec.get("parallelism") or jspec.get("completions"))
+        add(_template_role(jspec.get("template"), str(rjob.get("name"))), _int(rjob.get("replicas")) * per_job, None)
+
+
+def trainjob_expected(obj: dict, add: Add) -> None:
+    """A TrainJob's replicas are its runtime's (job_state reads them from the TrainingRuntime's template)."""
+    if obj.get("kind") == TRAINING_RUNTIME.kind:
+        jobset_expected(obj, add)
+
+
+def job_expected(obj: dict, add: Add) -> None:
+    spec = obj.get("spec") or {}
+    template = spec.get("template")
+    n = _int(spec.get("completions") or spec.get("parallelism"))
+    add(_template_role(template, obj["metadata"]["name"]), n, _template_index(template))
 
 
 def job_phase(obj: dict) -> tuple[str, str]:

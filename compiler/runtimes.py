@@ -169,7 +169,8 @@ def load_runtimes(paths: Iterable[str]) -> tuple[Runtime, ...]:
                 out.append(Runtime(str(d["kind"]), str((d.get("metadata") or {}).get("name")), d, doc))
         if not found and os.path.isfile(path):
             errors.append(SpecError(path, 1, 1, "kind", "holds no TrainingRuntime or ClusterTrainingRuntime",
-                                    "kind: ClusterTrainingRuntime or TrainingRuntime (trainer.kubeflow.org/v1alpha1)",
+                                    f"kind: {CLUSTER_TRAINING_RUNTIME.kind} or {TRAINING_RUNTIME.kind} "
+                                    f"({TRAINING_RUNTIME.api_version})",
                                     "`kubectl get clustertrainingruntime NAME -o yaml > runtime.yaml`"))
     if errors:
         raise SpecErrors(errors)

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from trainspec.compiler.errors import SpecError, SpecErrors, dotted
 from trainspec.compiler.kinds import KINDS as KIND_REGISTRY
 from trainspec.compiler.kinds import kinds as registry_kinds
+from trainspec.compiler.kinds import reader as kind_reader
 from trainspec.compiler.kinds import source_of as kind_source
 from trainspec.compiler.kinds.jobset import JOBSET
 from trainspec.compiler.kinds.kubeflow import GROUP as KUBEFLOW_GROUP
-from trainspec.compiler.kinds.kubeflow import KUBEFLOW_KIND_NAMES, MPI_JOB
+from trainspec.compiler.kinds.kubeflow import KUBEFLOW_KIND_NAMES, KUBEFLOW_V1, MPI_JOB
 
 from .context import Context
 
@@ -44,11 +45,11 @@ class Imported:
 LEGACY = {
     (KUBEFLOW_GROUP, MPI_JOB.kind): (
         "is the retired mpi-operator API",
-        "upgrade to kubeflow.org/v2beta1 (mpi-operator v0.4+): spec.mpiReplicaSpecs Launcher/Worker stay, "
+        f"upgrade to {MPI_JOB.api_version} (mpi-operator v0.4+): spec.mpiReplicaSpecs Launcher/Worker stay, "
         "slotsPerWorker replaces gpus/processingUnits, mpiImplementation and runPolicy are top-level; "
         "see github.com/kubeflow/mpi-operator/blob/master/proposals/scalable-robust-operator.md"),
 }
-LEGACY_V1 = "upgrade to kubeflow.org/v1 (training-operator v1.0+): the replica specs keep their names " \
+LEGACY_V1 = f"upgrade to {KUBEFLOW_V1} (training-operator v1.0+): the replica specs keep their names " \
     "({field}), cleanPodPolicy/ttlSecondsAfterFinished/activeDeadlineSeconds/backoffLimit move under spec.runPolicy"
 RAY_KINDS = ("RayJob", "RayCluster", "RayService")
 V12_FEATURES = {"framework generic", "taskName", "containerName", "success"}
@@ -175,11 +176,9 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     data = checked(doc, shape)
     ctx = Context(doc, target)
     generate_name: str | None = None  # the source's metadata.generateName (it has no name)
-    if kind == "openpai":
-        from . import openpai
-
-        ctx.patchable = False  # no trainspec target writes OpenPAI: what has no spec field is lost
-        spec = openpai.import_job(ctx, data)
+    import_job = kind_reader(str(kind), "importer")  # where the kind's importer lives: compiler/kinds/
+    if kind == "openpai":  # a config, no Kubernetes object: no metadata
+        spec = import_job(ctx, data, docs, runtime)
     else:
         meta = data.get("metadata")
         if isinstance(meta, dict) and _made_of_prefix(meta.get("name"), meta.get("generateName")):
@@ -191,21 +190,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
             meta = data["metadata"]
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
             raise ctx.fail(("metadata",), "the job has no name", "metadata.name or metadata.generateName")
-        if kind == "trainjob":
-            from . import trainjob
-
-            ctx.patchable = False
-            spec = trainjob.import_job(ctx, data, docs, runtime)
-        elif kind == "jobset":
-            from . import jobset
-
-            spec = jobset.import_job(ctx, data)
-        elif kind == "batch":
-            from . import batch
-
-            spec = batch.import_job(ctx, data, docs)
-        else:
-            spec = volcano.import_job(ctx, data) if kind == "volcano" else kubeflow.import_job(ctx, data)
+        spec = import_job(ctx, data, docs, runtime)
     after: dict = {"volcano": ("Job", volcano.policies)}  # kind -> (the compiled kind compared, compare)
     if kind == "jobset":
         from . import jobset

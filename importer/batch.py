@@ -64,7 +64,7 @@ def _framework(pod: dict) -> str:
     return "generic"
 
 
-def import_job(ctx: Context, data: dict, docs: list) -> dict:
+def import_job(ctx: Context, data: dict, docs: list, runtime_paths: list[str] | None = None) -> dict:
     ctx.patchable = False
     group = own_group(docs, data)
     ctx.group = group

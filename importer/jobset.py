@@ -25,7 +25,7 @@ def _rjobs(data: dict) -> list:
     return (data.get("spec") or {}).get("replicatedJobs") or []
 
 
-def import_job(ctx: Context, data: dict) -> dict:
+def import_job(ctx: Context, data: dict, docs: list | None = None, runtime_paths: list[str] | None = None) -> dict:
     if data.get("apiVersion") != API:
         raise ctx.fail(("apiVersion",), f"JobSet {data.get('apiVersion')!r} is not supported", API)
     spec: dict = data["spec"] if isinstance(data.get("spec"), dict) else {}

@@ -39,7 +39,7 @@ def compiled_type(role: str) -> str:
     return COMPILED_TYPE.get(role, role.capitalize())
 
 
-def import_job(ctx: Context, data: dict) -> dict:
+def import_job(ctx: Context, data: dict, docs: list | None = None, runtime_paths: list[str] | None = None) -> dict:
     kind = data["kind"]
     api, framework, field, types = KINDS[kind]
     if data.get("apiVersion") != api:

@@ -40,7 +40,8 @@ def dns_label(name: str) -> str:
     return re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "-", name.lower())).strip("-")[:63] or "job"
 
 
-def import_job(ctx: Context, data: dict) -> dict:
+def import_job(ctx: Context, data: dict, docs: list | None = None, runtime_paths: list[str] | None = None) -> dict:
+    ctx.patchable = False  # no trainspec target writes OpenPAI: what has no spec field is lost
     v2 = str(data.get("protocolVersion", "")) == "2"
     keys = V2_KEYS if v2 else V1_KEYS
     for key in data:

@@ -57,6 +57,7 @@ def check_runtime_given(ctx: Context, ref: dict, docs: list, runtime_paths: list
 def import_job(ctx: Context, data: dict, docs: list, runtime_paths: list[str] | None = None) -> dict:
     """The TrainJob as a spec v1.3 job on its runtime (spec.trainjob): lossless whether or not the runtime's
     definition is at hand, since the spec names the runtime as the TrainJob does."""
+    ctx.patchable = False
     if data.get("apiVersion") != API:
         raise ctx.fail(("apiVersion",), f"{TRAINJOB.kind} {data.get('apiVersion')!r} is not supported", API)
     spec: dict = data["spec"] if isinstance(data.get("spec"), dict) else {}

@@ -31,7 +31,7 @@ EXIT_CODE_POLICIES = [{"exitCode": code, "action": "TerminateJob"} for code in P
     {"event": "PodFailed", "action": "RestartJob"}]
 
 
-def import_job(ctx: Context, data: dict) -> dict:
+def import_job(ctx: Context, data: dict, docs: list | None = None, runtime_paths: list[str] | None = None) -> dict:
     if data.get("apiVersion") != JOB.api_version:
         raise ctx.fail(("apiVersion",), f"Volcano Job {data.get('apiVersion')!r} is not supported",
                        repr(JOB.api_version))

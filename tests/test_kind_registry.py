@@ -1,6 +1,7 @@
 """The operator kinds' registry (compiler/kinds/): one module per kind's home, one line each in `KINDS`.
 
-A throwaway kind is registered so and the importer's and the emulator's detectors see it; every
+A throwaway kind is registered so, and the importer, the emulator's controller lookup and the cluster
+commands (their kinds and `ps`'s status reader) find it and its readers; every
 registered kind's identity is consistent; and no module outside the registry spells a kind's
 group/version (docstrings and comments aside).
 """
@@ -8,10 +9,12 @@ group/version (docstrings and comments aside).
 from __future__ import annotations
 
 import ast
+import importlib
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from trainspec.compiler import kinds
 from trainspec.compiler.kinds import OperatorKind
@@ -20,37 +23,97 @@ from helpers import ROOT
 
 PACKAGE = "trainspec_test_tiny_kind"
 MODULE = '''\
-"""RayJob: a kind trainspec does not read, registered by a test."""
+"""TinyJob: a kind trainspec does not read, registered by a test, with its importer, emulator controller and
+cluster status reader in this one module."""
 
-from trainspec.compiler.kinds import OperatorKind, matching
+from trainspec.compiler.kinds import OperatorKind, Readers, matching
 
-RAY_JOB = OperatorKind("RayJob", "ray.io/v1", "rayjobs", provider="KubeRay")
-KINDS = (RAY_JOB,)
+TINY_JOB = OperatorKind("TinyJob", "tiny.example.com/v1", "tinyjobs", provider="Tiny", instead="k8s")
+KINDS = (TINY_JOB,)
+READERS = Readers(f"{__name__}:import_job", f"{__name__}:controller", f"{__name__}:expected")
+CREATED = object()  # what its controller makes of a TinyJob
+
+
+class Imported(Exception):
+    """Its importer was reached, with what it was given."""
 
 
 def matches(doc):
     return matching(KINDS, doc)
+
+
+def import_job(ctx, data, docs, runtime_paths):
+    raise Imported(data["metadata"]["name"], len(docs))
+
+
+def controller(doc):
+    return make if TINY_JOB.matches(doc) else None
+
+
+def make(doc, source, docs, runtimes):
+    return CREATED
+
+
+def expected(obj, add):
+    add("worker", obj["spec"]["workers"], None)
 '''
+DOC = {"apiVersion": "tiny.example.com/v1", "kind": "TinyJob", "metadata": {"name": "t"}, "spec": {"workers": 2}}
 
 
 @pytest.fixture
 def tiny_kind(tmp_path, monkeypatch):
     (tmp_path / f"{PACKAGE}.py").write_text(MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(kinds.KINDS, "ray", PACKAGE)  # the one line
-    yield
+    monkeypatch.setitem(kinds.KINDS, "tiny", PACKAGE)  # the one line
+    yield importlib.import_module(PACKAGE)
     sys.modules.pop(PACKAGE, None)
 
 
 def test_a_new_input_kind_is_one_module_and_one_line(tiny_kind):
     from trainspec.importer import source_of
 
-    doc = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "r"}}
-    assert kinds.source_of(doc) == "ray"
-    assert source_of(doc) == "ray"  # the importer asks the registry
-    assert kinds.kind("ray", "RayJob").plural == "rayjobs"
-    assert kinds.source_of(dict(doc, apiVersion="ray.io/v2")) == "ray"  # any version of its group
-    assert kinds.source_of(dict(doc, apiVersion="example.com/v1")) is None
+    assert kinds.source_of(DOC) == "tiny"
+    assert source_of(DOC) == "tiny"  # the importer asks the registry
+    assert kinds.kind("tiny", "TinyJob").plural == "tinyjobs"
+    assert kinds.source_of(dict(DOC, apiVersion="tiny.example.com/v2")) == "tiny"  # any version of its group
+    assert kinds.source_of(dict(DOC, apiVersion="example.com/v1")) is None
+
+
+def test_the_importer_finds_a_new_kind_s_importer_in_the_registry(tiny_kind):
+    from trainspec.importer import import_text
+
+    text = yaml.safe_dump(DOC) + "---\n" + yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap",
+                                                           "metadata": {"name": "c"}})
+    with pytest.raises(tiny_kind.Imported) as reached:
+        import_text(text, "tiny.yaml")
+    assert reached.value.args == ("t", 2)  # the job's data, and the file's documents
+
+
+def test_the_emulator_finds_a_new_kind_s_controller_in_the_registry(tiny_kind):
+    from trainspec.emulator.readers import operator
+
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    assert operator.is_operator_input([DOC]) and not operator.is_operator_input([config])
+    made, others = operator.created([DOC, config], "tiny.yaml")
+    assert made is tiny_kind.CREATED and others == [config]
+
+
+def test_the_cluster_commands_find_a_new_kind_and_its_status_reader_in_the_registry(tiny_kind):
+    from trainspec.cluster.kinds import Kind, operator_kinds
+    from trainspec.cluster.status import expected_replicas
+
+    assert Kind("tiny.example.com/v1", "TinyJob", "tinyjobs", True, "Tiny", "k8s") in operator_kinds()
+    assert expected_replicas(DOC) == [("worker", 0), ("worker", 1)]
+    assert expected_replicas(dict(DOC, apiVersion="example.com/v1")) == []  # not its kind: no reader
+
+
+def test_each_entry_s_readers_are_where_it_says():
+    for name in kinds.KINDS:
+        for role in ("importer", "controller", "status"):
+            where = getattr(kinds.module(name).READERS, role)
+            assert (kinds.reader(name, role) is None) == (where == ""), (name, role)
+            if where:
+                assert callable(kinds.reader(name, role)), (name, role, where)
 
 
 def every_kind() -> list[tuple[str, OperatorKind]]:
@@ -82,7 +145,8 @@ def test_the_cluster_commands_take_the_operators_from_the_registry():
     for name in ("kubeflow", "volcano", "jobset", "trainjob"):
         for kind in kinds.kinds(name):
             row = BY_KEY[(kind.api_version, kind.kind)]
-            assert (row.plural, row.namespaced, row.provider) == (kind.plural, kind.namespaced, kind.provider)
+            assert (row.plural, row.namespaced, row.provider, row.instead) == \
+                (kind.plural, kind.namespaced, kind.provider, kind.instead)
 
 
 def _strings(path: Path) -> set[str]:
@@ -106,6 +170,23 @@ def test_a_kind_s_group_version_is_spelled_in_its_registry_module_only():
             if found:
                 outside[str(path.relative_to(ROOT))] = sorted(found)
     assert outside == {}
+
+
+# Modules whose messages still spell a kind's group/version inside a longer text (a ratchet): the chart's
+# NOTES text is the helm target's own (targets/helm/render.py, being reworked in another change).
+SPELLED_IN_TEXT_NOT_YET = {"targets/helm/render.py"}
+
+
+def test_no_message_spells_a_kind_s_group_version_but_for_the_listed_modules():
+    spelled = {k.api_version for _, k in every_kind() if k.group not in ("", "batch")}
+    outside = set()
+    for folder in ("cli", "compiler", "targets", "emulator", "importer", "cluster"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if (ROOT / "compiler" / "kinds") in path.parents:
+                continue
+            if any(version in text for text in _strings(path) for version in spelled):
+                outside.add(str(path.relative_to(ROOT)))
+    assert outside == SPELLED_IN_TEXT_NOT_YET
 
 
 # Modules that still spell a kind's API group or kind name themselves (a ratchet: none now; a new spelling

@@ -9,21 +9,25 @@ commands and the targets read it here, so a kind's group/version and name are sp
 module only.  Adding an input kind is a module and one line in `KINDS` (tests/test_kind_registry.py
 adds a throwaway one so).
 
-What differs per consumer stays with it (a controller's default port, the importer's aliases).
-The registry loads a module when a kind of it is asked for, as `trainspec.targets.TARGETS` does.
+Each module also says where the kind's readers live (`READERS`: the importer, the emulator's
+controller, the cluster's status reader, as "module:attribute" strings; "" where there is none), and
+the importer, the emulator and the cluster commands find them through `reader()`, never by a table of
+their own.  What differs per consumer stays with it (a controller's default port, the importer's
+aliases).  The registry loads a module when a kind of it is asked for, as `trainspec.targets.TARGETS`
+does, and a reader's module when it is asked for.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 # name -> the module that holds those kinds.  Order: the order documents are matched in.
 KINDS: dict[str, str] = {
     "kubeflow": "trainspec.compiler.kinds.kubeflow",
     "volcano": "trainspec.compiler.kinds.volcano",
-    "trainjob": "trainspec.compiler.kinds.trainjob",
     "jobset": "trainspec.compiler.kinds.jobset",
+    "trainjob": "trainspec.compiler.kinds.trainjob",
     "batch": "trainspec.compiler.kinds.batch",
     "openpai": "trainspec.compiler.kinds.openpai",
 }
@@ -38,6 +42,7 @@ class OperatorKind(NamedTuple):
     replica_types: tuple[tuple[str, str], ...] = ()  # (role, the operator's replica type), in the operator's order
     provider: str = ""  # what installs the kind on a cluster ("" for a built-in kind)
     namespaced: bool = True
+    instead: str = ""  # a target that runs the job without `provider` (the cluster commands' hint)
 
     @property
     def group(self) -> str:
@@ -74,6 +79,39 @@ def kinds(name: str) -> tuple[OperatorKind, ...]:
 def kind(name: str, kind_name: str) -> OperatorKind:
     """One kind of registry entry `name` by its kind name (`kind("jobset", "JobSet")`)."""
     return next(k for k in kinds(name) if k.kind == kind_name)
+
+
+class Readers(NamedTuple):
+    """Where a registry entry's readers live: "module:attribute", "" when it has none.
+
+    importer: `import_job(ctx, data, docs, runtime_paths) -> spec` (trainspec.importer);
+    controller: `controller(doc) -> make | None`, make(doc, source, docs, runtimes) -> Created (the emulator);
+    status: `expected(obj, add)`, calling add(role, count, fixed index | None) per replica group (the cluster's
+    `ps`)."""
+
+    importer: str = ""
+    controller: str = ""
+    status: str = ""
+
+
+Role = Literal["importer", "controller", "status"]
+
+
+def reader(name: str, role: Role) -> Any | None:
+    """Registry entry `name`'s reader for `role`, its module loaded now; None when the entry has none."""
+    where = getattr(getattr(module(name), "READERS", Readers()), role)
+    if not where:
+        return None
+    path, _, attribute = where.partition(":")
+    return getattr(importlib.import_module(path), attribute)
+
+
+def entry_of(doc: Any) -> str | None:
+    """The registry entry one of whose kinds `doc` is (a TrainingRuntime's too, which `source_of` leaves out)."""
+    for name in KINDS:
+        if matching(kinds(name), doc) or module(name).matches(doc):
+            return name
+    return None
 
 
 def source_of(doc: Any) -> str | None:

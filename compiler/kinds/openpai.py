@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import OperatorKind
+from . import OperatorKind, Readers
 
 KINDS: tuple[OperatorKind, ...] = ()
+# Where its readers live (compiler/kinds/__init__.py: Readers).
+READERS = Readers("trainspec.importer.openpai:import_job",
+                  "",
+                  "")
 
 
 def matches(doc: Any) -> bool:

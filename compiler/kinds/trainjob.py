@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import OperatorKind, matching
+from . import OperatorKind, Readers, matching
 
 GROUP = "trainer.kubeflow.org"
 API_VERSION = f"{GROUP}/v1alpha1"
 PROVIDER = "Kubeflow Trainer v2"
-TRAINING_RUNTIME = OperatorKind("TrainingRuntime", API_VERSION, "trainingruntimes", provider=PROVIDER)
+TRAINING_RUNTIME = OperatorKind("TrainingRuntime", API_VERSION, "trainingruntimes", provider=PROVIDER, instead="jobset")
 CLUSTER_TRAINING_RUNTIME = OperatorKind("ClusterTrainingRuntime", API_VERSION, "clustertrainingruntimes",
-                                        provider=PROVIDER, namespaced=False)
-TRAINJOB = OperatorKind("TrainJob", API_VERSION, "trainjobs", provider=PROVIDER)
+                                        provider=PROVIDER, namespaced=False, instead="jobset")
+TRAINJOB = OperatorKind("TrainJob", API_VERSION, "trainjobs", provider=PROVIDER, instead="jobset")
 RUNTIMES: tuple[OperatorKind, ...] = (TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)
 KINDS: tuple[OperatorKind, ...] = (*RUNTIMES, TRAINJOB)
+# Where its readers live (compiler/kinds/__init__.py: Readers).
+READERS = Readers("trainspec.importer.trainjob:import_job",
+                  "trainspec.emulator.readers.controllers.trainjob:controller",
+                  "trainspec.cluster.status:trainjob_expected")
 
 
 def matches(doc: Any) -> bool:

@@ -9,64 +9,23 @@ and cleanup replace the ones a k8s.yaml carries in annotations.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from ...compiler import kinds
 from ...compiler.errors import UsageError
-from ...compiler.kinds import jobset as jobset_kinds
-from ...compiler.kinds import kubeflow as kubeflow_kinds
-from ...compiler.kinds import trainjob as trainer_kinds
-from ...compiler.kinds import volcano as volcano_kinds
-from ...compiler.runtimes import Runtime, how_to_give, lookup, ref_of, shipped_note
+from ...compiler.runtimes import Runtime
 from ..model.job import JobModel
-from .controllers import Created, jobset, kind_of, kubeflow_v1, mpi_operator, trainjob, volcano_job
-from .positions import field_error
-
-KUBEFLOW_V1 = kubeflow_kinds.KUBEFLOW_V1
+from .controllers import Created, Make
 
 
-def controller(doc: Any) -> Callable[[dict, str], Created] | None:
-    """The controller that acts on this document, or None for an object it does not own (the kinds'
-    identities: compiler/kinds/)."""
-    api, kind = kind_of(doc)
-    if api == KUBEFLOW_V1 and kind in kubeflow_v1.KINDS:
-        return kubeflow_v1.create
-    if kubeflow_kinds.MPI_JOB.matches(doc) and api.startswith(f"{kubeflow_kinds.GROUP}/v2"):
-        return mpi_operator.create
-    if volcano_kinds.JOB.matches(doc):
-        return volcano_job.create
-    if jobset_kinds.JOBSET.matches(doc):
-        return _jobset
-    if trainer_kinds.TRAINJOB.matches(doc):
-        return _trainjob  # with its TrainingRuntime, found in the same file by created()
-    return None
-
-
-def _jobset(doc: dict, source: str) -> Created:
-    rjobs = {str(r.get("name")) for r in (doc.get("spec") or {}).get("replicatedJobs") or []}
-    # run.py starts an MPI job's workers (their sshd) before the launcher, as InOrder does here.
-    return jobset.create(doc, source, framework="mpi" if "launcher" in rjobs else None)
-
-
-def _trainjob(doc: dict, source: str, docs: list[Any] | None = None, runtimes: tuple[Runtime, ...] = ()) -> Created:
-    """The TrainJob on its runtime: one in the same file, given with --runtime, or one Trainer ships
-    (compiler/runtimes.py `lookup`; said in a note)."""
-    ref = (doc.get("spec") or {}).get("runtimeRef") or {}
-    kind, name = ref_of(ref)
-    label = f"TrainJob {(doc.get('metadata') or {}).get('name')}"
-    runtime = next((d for d in docs or [] if kind_of(d)[1] == kind
-                    and (d.get("metadata") or {}).get("name") == name), None)
-    found = lookup(runtimes, ref) if runtime is None else None
-    if runtime is None:
-        if found is None:
-            raise field_error(source, doc, ("spec", "runtimeRef", "name"), f"{kind} {name!r} is not in the file"
-                              + (" nor in the --runtime files" if runtimes else ""), hint=how_to_give(kind, name),
-                              label=label)
-        runtime = found.data
-    made = trainjob.create(doc, runtime, source)
-    if found is not None and found.shipped:
-        made.notes.append(f"note: {source}: {label}: {shipped_note(found)}")
-    return made
+def controller(doc: Any) -> Make | None:
+    """The controller that acts on this document, or None for an object it does not own: the kinds
+    registry says which entry the document is and where that entry's controller lives (compiler/kinds/)."""
+    name = kinds.source_of(doc)
+    if name is None:
+        return None
+    found = kinds.reader(name, "controller")
+    return None if found is None else found(doc)
 
 
 def is_operator_input(docs: list[Any]) -> bool:
@@ -90,7 +49,7 @@ def created(docs: list[Any], source: str, job: str | None = None,
     others = [d for d in docs if isinstance(d, dict) and controller(d) is None
               and d.get("kind") in ("ConfigMap", "Secret", "Service")]
     try:
-        made = _trainjob(doc, source, docs, runtimes) if make is _trainjob else make(doc, source)
+        made = make(doc, source, docs, runtimes)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         # A field of the wrong shape (a list where a map goes, "two" replicas): what the API server's
         # schema would refuse. Said as a usage error, with the object, never a traceback.

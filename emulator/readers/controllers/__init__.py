@@ -17,6 +17,7 @@ tests/operator_model.py reads the same modules: one model of the controllers.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,12 @@ class Created:
     restart: JobRestart | None = None
     # what the user should know about how it was read (a Trainer runtime's shipped definition used)
     notes: list[str] = field(default_factory=list)
+
+
+# What a kind's controller is, as the kinds registry names it (compiler/kinds/: `READERS.controller`):
+# `controller(doc)` is the `Make` that acts on `doc`, or None for an object it does not own; a Make takes the
+# object, its file, the file's other objects and the --runtime files (a TrainJob finds its runtime in them).
+Make = Callable[[dict, str, list[Any], tuple[Any, ...]], "Created"]
 
 
 def fail(source: str, node: Any, path: tuple, message: str, *, expected: str = "", hint: str = "",

@@ -38,9 +38,12 @@ RestartJobAndIgnoreMaxRestarts (refused).
 
 from __future__ import annotations
 
+from typing import Any
+
+from ....compiler.kinds.jobset import JOBSET
 from ...model.job import FAIL, RESTART, RESTART_UNCOUNTED
 from .. import positions
-from . import ControllerSuccess, Created, Gate, JobRestart, RestartRule, append_env, fail, meta, pod_wrapper
+from . import ControllerSuccess, Created, Gate, JobRestart, Make, RestartRule, append_env, fail, meta, pod_wrapper
 
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 PREFIX = "jobset.sigs.k8s.io/"
@@ -118,6 +121,17 @@ def failure_policy(spec: dict, pods_of: dict[str, list[str]], source: str, label
                       group_of={pod: rj for rj, pods in pods_of.items() for pod in pods},
                       limit=f"maxRestarts {most}", attempt_label=PREFIX + "restart-attempt",
                       owner_of={pod: pod.rsplit("-", 1)[0] for pods in pods_of.values() for pod in pods})
+
+
+def controller(doc: Any) -> Make | None:
+    """The kinds registry's controller of the `jobset` entry."""
+    return _make if JOBSET.matches(doc) else None
+
+
+def _make(doc: dict, source: str, docs: list[Any], runtimes: tuple[Any, ...]) -> Created:
+    rjobs = {str(r.get("name")) for r in (doc.get("spec") or {}).get("replicatedJobs") or []}
+    # run.py starts an MPI job's workers (their sshd) before the launcher, as InOrder does here.
+    return create(doc, source, framework="mpi" if "launcher" in rjobs else None)
 
 
 def create(js: dict, source: str, framework: str | None = None) -> Created:

@@ -7,10 +7,39 @@ line:column so an error about them points into the runtime's file.
 
 from __future__ import annotations
 
-from ....compiler.runtimes import RuntimeProblem, expand
+from typing import Any
+
+from ....compiler.kinds.trainjob import TRAINJOB
+from ....compiler.runtimes import Runtime, RuntimeProblem, expand, how_to_give, lookup, ref_of, shipped_note
 from .. import positions
-from . import Created, fail
+from . import Created, Make, fail, kind_of
 from . import jobset as jobset_controller
+
+
+def controller(doc: Any) -> Make | None:
+    """The kinds registry's controller of the `trainjob` entry (a runtime is run with its TrainJob)."""
+    return _make if TRAINJOB.matches(doc) else None
+
+
+def _make(doc: dict, source: str, docs: list[Any], runtimes: tuple[Runtime, ...]) -> Created:
+    """The TrainJob on its runtime: one in the same file, given with --runtime, or one Trainer ships
+    (compiler/runtimes.py `lookup`; said in a note)."""
+    ref = (doc.get("spec") or {}).get("runtimeRef") or {}
+    kind, name = ref_of(ref)
+    label = f"{TRAINJOB.kind} {(doc.get('metadata') or {}).get('name')}"
+    runtime = next((d for d in docs or [] if kind_of(d)[1] == kind
+                    and (d.get("metadata") or {}).get("name") == name), None)
+    found = lookup(runtimes, ref) if runtime is None else None
+    if runtime is None:
+        if found is None:
+            raise fail(source, doc, ("spec", "runtimeRef", "name"),
+                       f"{kind} {name!r} is not in the file" + (" nor in the --runtime files" if runtimes else ""),
+                       hint=how_to_give(kind, name), label=label)
+        runtime = found.data
+    made = create(doc, runtime, source)
+    if found is not None and found.shipped:
+        made.notes.append(f"note: {source}: {label}: {shipped_note(found)}")
+    return made
 
 
 def create(tj: dict, runtime: dict, source: str) -> Created:

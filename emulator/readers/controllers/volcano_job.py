@@ -35,7 +35,9 @@ ready (job_controller_actions.go isDependsOnPodsReady): a start gate with no tim
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from ....compiler.kinds import volcano
 from ...model.job import FAIL, GROUP, JOB, NONE, POD, RESTART
 from .. import positions
 from . import (
@@ -44,6 +46,7 @@ from . import (
     Created,
     Gate,
     JobRestart,
+    Make,
     RestartRule,
     append_env,
     fail,
@@ -129,6 +132,15 @@ def plugin_env(plugins: dict, tasks: list[dict], task: dict, i: int, task_hosts:
         if task["name"] == f["master"]:
             env.append(("MPI_HOST", ",".join(task_hosts.get(f["worker"], []))))
     return env
+
+
+def controller(doc: Any) -> Make | None:
+    """The kinds registry's controller of the `volcano` entry."""
+    return _make if volcano.JOB.matches(doc) else None
+
+
+def _make(doc: dict, source: str, docs: list[Any], runtimes: tuple[Any, ...]) -> Created:
+    return create(doc, source)
 
 
 def create(job: dict, source: str) -> Created:
