@@ -1,6 +1,6 @@
 """Spec v1.3 `metadata.generateName`, through the CLI: validation, build, apply (client dry run), import.
 
-The real-server run (apply, ps, down with the generated name) is in tests/test_cluster_integration.py.
+The real-server run (apply, ps, down with the generated name) is in tests/cluster/test_cluster_integration.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 
 from helpers import ROOT, run_cli
 
-MANIFESTS = Path(__file__).parent / "import_manifests" / "generatename"
+MANIFESTS = Path(__file__).parents[1] / "import_manifests" / "generatename"
 OPERATOR_TARGETS = ("kubeflow", "jobset", "volcano", "trainjob")
 ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apiserver/pkg/storage/names: the API server's suffix letters
 

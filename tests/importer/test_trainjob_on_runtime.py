@@ -16,7 +16,7 @@ import yaml
 import schemas
 from helpers import SPECS, run_cli
 
-TRAINJOBS = pathlib.Path(__file__).parent / "import_manifests" / "trainjobs"
+TRAINJOBS = pathlib.Path(__file__).parents[1] / "import_manifests" / "trainjobs"
 EXAMPLES = sorted(TRAINJOBS.glob("*.yaml"))
 OWN_LABELS = ("app.kubernetes.io/", "trainspec.dev/")
 

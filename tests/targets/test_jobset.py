@@ -24,7 +24,7 @@ def _framework(path) -> str:
 
 def _on_runtime(path) -> bool:
     """A v1.3 job on a Trainer runtime: the jobset target writes it only with --runtime
-    (tests/test_runtime_expansion.py)."""
+    (tests/compiler/test_runtime_expansion.py)."""
     import yaml
 
     return "trainjob" in yaml.safe_load(path.read_text())["spec"]

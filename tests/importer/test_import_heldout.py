@@ -20,7 +20,7 @@ from trainspec.importer.verify import compile_text
 
 from helpers import run_cli
 
-HERE = Path(__file__).parent / "import_manifests"
+HERE = Path(__file__).parents[1] / "import_manifests"
 HELDOUT = HERE / "heldout"
 DOCS = sorted(p.name for p in HELDOUT.iterdir() if p.suffix in (".yaml", ".json"))
 
@@ -156,7 +156,7 @@ def test_openpai_task_retry_count_zero_is_what_the_spec_says():
 
 def test_generate_name_imports_into_a_spec_that_keeps_it(tmp_path):
     """Kueue's sample Job has only generateName: the spec keeps it (v1.3), no loss is reported for it; a TFJob
-    with generateName imports under --strict (tests/test_generate_name.py has the round trips)."""
+    with generateName imports under --strict (tests/importer/test_generate_name.py has the round trips)."""
     path = HELDOUT / "batch-kueue-sample-job.yaml"
     run = run_cli("import", str(path))
     assert run.returncode == 0, run.stderr

@@ -22,7 +22,7 @@ import fuzzing
 import schemas
 
 EXAMPLES = 40  # x 4 frameworks
-# Generated specs: the slow set (`pytest -m "not slow"` leaves them out), as tests/test_fuzz.py.
+# Generated specs: the slow set (`pytest -m "not slow"` leaves them out), as tests/compiler/test_fuzz.py.
 pytestmark = pytest.mark.slow
 
 

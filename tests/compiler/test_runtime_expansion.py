@@ -17,7 +17,7 @@ from trainspec.compiler.runtimes import COMPLETION_INDEX, expand
 import schemas
 from helpers import SPECS, run_cli
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 RUNTIME = DATA / "runtimes" / "torch-distributed.yaml"
 K8S_VERSION = "1.33"
 
@@ -190,7 +190,7 @@ def test_an_edited_runtime_is_recompiled_by_build(tmp_path):
 
 
 def test_migrate_a_pytorchjob_onto_torch_distributed_says_what_the_runtime_changes(tmp_path):
-    manifest = Path(__file__).resolve().parent / "import_manifests" / "pytorch-ddp-v1.yaml"
+    manifest = Path(__file__).resolve().parents[1] / "import_manifests" / "pytorch-ddp-v1.yaml"
     out = tmp_path / "tj.yaml"
     r = run_cli("migrate", str(manifest), "--to", "trainjob", "--runtime", str(RUNTIME), "-o", str(out))
     assert r.returncode == 0, r.stderr
@@ -254,7 +254,7 @@ def test_k8s_with_the_runtime_writes_the_jobset_controllers_jobs_and_service():
 
 
 def test_import_with_runtime_files_checks_them_and_the_spec_expands_on_them(tmp_path):
-    manifest = Path(__file__).resolve().parent / "import_manifests" / "trainjobs" / "01-multi-node.yaml"
+    manifest = Path(__file__).resolve().parents[1] / "import_manifests" / "trainjobs" / "01-multi-node.yaml"
     bad = run_cli("import", str(manifest), "--runtime", str(DATA / "bad-runtimes"))
     assert bad.returncode == 2 and "bad-no-trainer.yaml:10:7: spec.template.spec.replicatedJobs" in bad.stderr
     other = tmp_path / "other.yaml"

@@ -47,4 +47,4 @@ def test_commands_that_need_no_cluster_do_not_import_the_client(args):
 
 
 # Only cluster/client.py imports kubernetes: a contract in pyproject.toml [tool.importlinter]
-# (tests/test_import_contracts.py).
+# (tests/project/test_import_contracts.py).

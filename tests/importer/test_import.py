@@ -23,7 +23,7 @@ from trainspec.targets import load_plans
 
 from helpers import run_cli
 
-HERE = Path(__file__).parent / "import_manifests"
+HERE = Path(__file__).parents[1] / "import_manifests"
 
 
 @dataclass(frozen=True)
@@ -539,7 +539,7 @@ def test_every_import_validates(name, tmp_path):
 
 def test_trainjob_names_its_runtime_with_or_without_its_file(tmp_path):
     """Spec v1.3: the spec names the runtime, as the TrainJob does; nothing of the runtime is needed or lost
-    (tests/test_trainjob_on_runtime.py compiles real TrainJobs back)."""
+    (tests/importer/test_trainjob_on_runtime.py compiles real TrainJobs back)."""
     empty = tmp_path / "noref"
     empty.mkdir()
     out = tmp_path / "spec.yaml"
@@ -617,7 +617,7 @@ def test_the_k8s_targets_own_output_round_trips(tmp_path):
 
 def test_templated_per_replica_values_of_k8s_output_are_a_loss(tmp_path):
     compiled = tmp_path / "k8s.yaml"
-    compiled.write_text(run_cli("compile", str(Path(__file__).parent.parent / "specs" / "tf-args-style.yaml"),
+    compiled.write_text(run_cli("compile", str(Path(__file__).parents[2] / "specs" / "tf-args-style.yaml"),
                                 "--target", "k8s").stdout)
     run = run_cli("import", str(compiled), "--strict")
     # spec v1.3: one template per role, the per-replica part in kubelet $(TRAINSPEC_INDEX) text spec text cannot hold

@@ -37,7 +37,7 @@ def _jobset_refuses(spec: str) -> bool:
 
 
 JOBSET_EXAMPLES = [spec for spec in EXAMPLES if not _jobset_refuses(spec)]
-K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (as tests/test_jobset.py)
+K8S_VERSION = "1.33"  # the Indexed Job's successPolicy is GA in 1.33 (as tests/targets/test_jobset.py)
 
 
 def jobset_objects(plan) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Regression tests for the bugs the fuzzer (tests/test_fuzz.py, bench/fuzz.py) found.
+"""Regression tests for the bugs the fuzzer (tests/compiler/test_fuzz.py, bench/fuzz.py) found.
 
 Each test is the smallest spec that showed the bug, checked the way the real
 consumer reads the output (go-yaml's types for Kubernetes / Helm / Compose, the

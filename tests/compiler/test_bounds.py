@@ -20,7 +20,7 @@ from trainspec.compiler import SpecErrors, limits
 from trainspec.compiler.kube import expand_env, expand_references
 from trainspec.emulator.host.savedlogs import LogReader, TimedLog
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NO_DAEMON = {"DOCKER_HOST": "unix:///nonexistent/trainspec-bounds.sock", "NO_COLOR": "1"}
 MEMORY_CAP = 1536 << 20  # bytes of address space for each child: far below what the unbounded work took
 

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(not KUBECONFIG, reason="no API server: set TRAIN
 CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 RUNTIMES = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
 NAME = "trainspec-test-torch"  # not Kubeflow's name: never collides with a runtime someone else installed
-RUNTIME_FILE = os.path.join(os.path.dirname(__file__), "data", "runtimes", "torch-distributed.yaml")
+RUNTIME_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "runtimes", "torch-distributed.yaml")
 
 
 @pytest.fixture(scope="module")

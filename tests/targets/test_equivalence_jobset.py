@@ -1,6 +1,6 @@
 """Every example spec means the same to its program under the jobset target as under the k8s target.
 
-Like tests/test_equivalence.py (kubeflow / volcano): per replica, what a program
+Like tests/targets/test_equivalence.py (kubeflow / volcano): per replica, what a program
 relies on (role, index, counts, host lists, TF_CONFIG task and cluster,
 MASTER_* / WORLD_SIZE / RANK / PET_*, DMLC_*, the MPI hostfile and variables, the
 command line and the user's env) from (a) the plan (`k8s`) and (b) jobset.yaml run
@@ -27,7 +27,7 @@ from trainspec.targets.jobset.checks import JOBSET_FRAMEWORKS
 
 from helpers import on_runtime
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPECS = sorted(p for p in (ROOT / "specs").glob("*.yaml")
                if yaml.safe_load(p.read_text())["spec"]["framework"] in JOBSET_FRAMEWORKS and not on_runtime(p))
 

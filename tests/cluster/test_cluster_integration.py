@@ -85,7 +85,7 @@ def cluster():
         installed = False
     except Exception:
         c.request("PATCH", runtime_path, {"fieldManager": "trainspec-tests"},
-                  yaml.safe_load((Path(__file__).parent / "data" / "runtimes" / "torch-distributed.yaml").read_text()),
+                  yaml.safe_load((Path(__file__).parents[1] / "data" / "runtimes" / "torch-distributed.yaml").read_text()),
                   content_type="application/apply-patch+yaml")
         installed = True
     yield c

@@ -21,7 +21,7 @@ from trainspec.targets import load_plans
 from fuzzing import valid_specs
 from helpers import run_cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "schema" / "trainspec.schema.json"
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))
 

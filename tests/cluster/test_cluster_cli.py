@@ -158,7 +158,7 @@ def test_an_unknown_context_lists_the_known_ones(fake, tmp_path):
 def test_dry_run_server_sends_every_compiled_example_and_stores_nothing(fake, tmp_path, target):
     fake.put({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "research"}})
     fake.namespaces.add("research")  # bert-finetune's
-    runtime = yaml.safe_load((Path(__file__).parent / "data" / "runtimes" / "torch-distributed.yaml").read_text())
+    runtime = yaml.safe_load((Path(__file__).parents[1] / "data" / "runtimes" / "torch-distributed.yaml").read_text())
     fake.put(runtime)  # the ClusterTrainingRuntime torch-on-runtime's TrainJob names (apply checks it is there)
     files = sorted(str(p) for p in GOLDEN.glob(f"*/{target}.yaml"))
     result = cli(fake, tmp_path, "apply", *files, "--dry-run=server", "--create-namespace")
@@ -575,7 +575,7 @@ def test_ps_shows_the_replicas_of_a_job_with_no_pods_yet_for_every_target(fake, 
 
 
 def test_a_trainjob_on_a_runtime_the_cluster_lacks_names_it(fake, tmp_path):
-    """The runtime is read before the dry run (the real-server test is tests/test_trainer_runtime_cluster.py)."""
+    """The runtime is read before the dry run (the real-server test is tests/cluster/test_trainer_runtime_cluster.py)."""
     fake.namespaces.add("ml")
     tj = str(GOLDEN / "torch-on-runtime" / "trainjob.yaml")
     result = cli(fake, tmp_path, "apply", tj, "--dry-run=server")
@@ -583,7 +583,7 @@ def test_a_trainjob_on_a_runtime_the_cluster_lacks_names_it(fake, tmp_path):
     assert "TrainJob torch-on-runtime runs on ClusterTrainingRuntime 'torch-distributed', which the cluster does " \
         "not have: install the runtime" in result.stderr, result.stderr
     assert not [r for r in fake.requests if r[0] == "PATCH"]  # nothing sent
-    fake.put(yaml.safe_load((Path(__file__).parent / "data" / "runtimes" / "torch-distributed.yaml").read_text()))
+    fake.put(yaml.safe_load((Path(__file__).parents[1] / "data" / "runtimes" / "torch-distributed.yaml").read_text()))
     result = cli(fake, tmp_path, "apply", tj, "--dry-run=server")
     assert result.returncode == 0, result.stderr
     assert "TrainJob.trainer.kubeflow.org ml/torch-on-runtime: accepted (dry run: server)" in result.stdout

@@ -37,7 +37,7 @@ from trainspec.targets import load_plans, render
 import operator_model
 from helpers import on_runtime
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPECS = sorted(p for p in (ROOT / "specs").glob("*.yaml") if not on_runtime(p))
 
 

@@ -31,7 +31,7 @@ from trainspec.emulator.readers import dispatch
 from trainspec.emulator.readers.interpolation import compose_env, interpolate
 from trainspec.termsafe import neutralise
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NO_DAEMON = {"DOCKER_HOST": "unix:///nonexistent/trainspec-round3.sock", "NO_COLOR": "1"}
 DAEMON_ERROR = "cannot reach the Docker daemon"
 
