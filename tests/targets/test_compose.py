@@ -116,7 +116,7 @@ def test_one_service_per_replica_with_k8s_dns_names(spec):
         pod_ip = next((n for n, v in want.items() if isinstance(v, FieldRef) and v.field_path == "status.podIP"), None)
         for name, value in want.items():
             if isinstance(value, (FieldRef, ResourceFieldRef)):
-                continue  # the downward API: known only inside a pod (targets/compose/service_fields.downward)
+                continue  # the downward API: known only inside a pod (`downward` in targets/compose/service_fields.py)
             if isinstance(value, (SecretRef, ConfigMapRef)):
                 assert got[name].startswith("${") and value.name in got[name]
             elif pod_ip and (name == pod_ip or f"$({pod_ip})" in value):

@@ -68,8 +68,8 @@ def test_valid_against_the_trainer_crds_and_the_job_schema(spec, xgboost_spec):
 
 
 def _trainer_pods(docs):
-    """Trainer v2 + JobSet for the torch runtime, as the product's controllers make them (emulator/controllers/
-    trainjob.py, jobset.py): node k of `<tj>-node-0`, env = runtime, TrainJob (upserted), PET_*."""
+    """Trainer v2 + JobSet for the torch runtime, as the product's controllers make them (emulator/readers/
+    controllers/trainjob.py, jobset.py): node k of `<tj>-node-0`, env = runtime, TrainJob (upserted), PET_*."""
     return [pod.env for pod in operator_model.trainjob_pods(docs)]
 
 
