@@ -149,7 +149,7 @@ def test_an_admission_webhook_refusal_is_not_called_a_permission_problem():
 
 
 def test_a_webhook_refusal_that_names_a_field_points_at_the_spec():
-    from trainspec.cluster.commands import _rejection_lines
+    from trainspec.cluster.commands.apply import _rejection_lines
     from trainspec.cluster.sources import Bundle
 
     jobset = golden("tf-ps", "jobset", "JobSet")

@@ -159,7 +159,7 @@ def test_python_m_trainspec_finds_the_installed_package_whatever_the_working_fol
 
 @pytest.mark.parametrize("refusal", ["a bad spec", "a refused hostPath"])
 def test_a_run_refused_before_any_engine_contact_never_imports_docker(refusal, tmp_path):
-    # The input's checks run before the engine is imported (emulator/commands.py build_run, then
+    # The input's checks run before the engine is imported (emulator/commands/run.py build_run, then
     # engine/preflight.py connects): a refusal answers at once, without loading docker (~0.5 s).
     if refusal == "a bad spec":
         path = tmp_path / "bad.yaml"
