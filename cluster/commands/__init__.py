@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 
+from trainspec.subcommand import add_colour_option, add_command
+
 from .apply import cmd_apply
 from .down import cmd_down
 from .live import POLL_SECONDS
@@ -29,17 +31,18 @@ def add_connection_options(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "apply", help="put jobs on a cluster: server-side apply, labelled by job (--dry-run=server to check)",
-        description="Compile specs in memory (or read compiled files and chart folders) and server-side apply "
-                    "every object with field manager `trainspec`, labelled with its job. Exit 0 applied or "
-                    "checked, 2 bad input, a rejection, or a cluster error.",
-        epilog="examples:\n  trainspec apply specs/tf-ps.yaml --dry-run=server   # the pre-merge check\n"
-               "  trainspec apply specs/tf-ps.yaml --target kubeflow -n ml --create-namespace\n"
-               "  trainspec apply specs/pytorch-ddp.yaml --prune        # and delete what the job no longer has\n"
-               "  trainspec apply build/tf-ps/jobset.yaml --context prod\n"
-               "  trainspec apply specs/full-features.yaml --secret hf-credentials:token=@env:HF_TOKEN",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(subparsers, "apply",
+                    help="put jobs on a cluster: server-side apply, labelled by job (--dry-run=server to check)",
+                    description="Compile specs in memory (or read compiled files and chart folders) and "
+                                "server-side apply every object with field manager `trainspec`, labelled with its "
+                                "job. Exit 0 applied or checked, 2 bad input, a rejection, or a cluster error.",
+                    examples=[
+                        "trainspec apply specs/tf-ps.yaml --dry-run=server   # the pre-merge check",
+                        "trainspec apply specs/tf-ps.yaml --target kubeflow -n ml --create-namespace",
+                        "trainspec apply specs/pytorch-ddp.yaml --prune        # and delete what the job no longer has",
+                        "trainspec apply build/tf-ps/jobset.yaml --context prod",
+                        "trainspec apply specs/full-features.yaml --secret hf-credentials:token=@env:HF_TOKEN",
+                    ])
     p.add_argument("inputs", nargs="+", metavar="SPEC_OR_DIR_OR_COMPILED",
                    help="spec file or folder (compiled in memory), compiled file, or chart folder")
     p.add_argument("--target", "-t", metavar="TARGET",
@@ -76,12 +79,14 @@ def register(subparsers) -> None:
 
 
 def register_verbs(subparsers) -> None:
-    ps = subparsers.add_parser("ps", help="a job's replicas on the cluster",
-                               description="List trainspec jobs in the namespace, or one job's replicas: role, "
-                                           "index, phase, restarts, exit code, node, age.",
-                               epilog="examples:\n  trainspec ps --cluster\n  trainspec ps --cluster tf-ps -n ml\n"
-                                      "  trainspec ps --cluster tf-ps --watch",
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    ps = add_command(subparsers, "ps", help="a job's replicas on the cluster",
+                     description="List trainspec jobs in the namespace, or one job's replicas: role, "
+                                 "index, phase, restarts, exit code, node, age.",
+                     examples=[
+                         "trainspec ps --cluster",
+                         "trainspec ps --cluster tf-ps -n ml",
+                         "trainspec ps --cluster tf-ps --watch",
+                     ])
     ps.add_argument("--cluster", action="store_true", required=True)
     ps.add_argument("job", nargs="?", metavar="JOB")
     ps.add_argument("-w", "--watch", action="store_true", help=f"print the table again every {POLL_SECONDS:g} s")
@@ -89,17 +94,18 @@ def register_verbs(subparsers) -> None:
     add_connection_options(ps)
     ps.set_defaults(func=cmd_ps)
 
-    logs = subparsers.add_parser("logs", help="a job's logs on the cluster, prefixed by replica",
-                                 description="Print the job's pods' logs with the prefixes of local logs.",
-                                 epilog="examples:\n  trainspec logs --cluster tf-ps\n"
-                                        "  trainspec logs --cluster tf-ps worker-1 -f --tail 20",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    logs = add_command(subparsers, "logs", help="a job's logs on the cluster, prefixed by replica",
+                       description="Print the job's pods' logs with the prefixes of local logs.",
+                       examples=[
+                           "trainspec logs --cluster tf-ps",
+                           "trainspec logs --cluster tf-ps worker-1 -f --tail 20",
+                       ])
     logs.add_argument("--cluster", action="store_true", required=True)
     logs.add_argument("job", metavar="JOB")
     logs.add_argument("replica", nargs="?", metavar="ROLE[-INDEX]", help="e.g. worker (every worker) or worker-1")
     logs.add_argument("-f", "--follow", action="store_true")
     logs.add_argument("--tail", type=int, metavar="N", help="only the last N lines of each replica")
-    logs.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
+    add_colour_option(logs)
     add_connection_options(logs)
     logs.set_defaults(func=cmd_logs)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from trainspec.subcommand import add_colour_option, add_command
+
 from .down import cmd_down, cmd_gc
 from .run import build_run, cmd_run
 from .status import cmd_logs, cmd_ps
@@ -31,29 +33,29 @@ def _add_engine(p: argparse.ArgumentParser, what: str = "") -> None:
 
 
 def register(subparsers) -> None:
-    run = subparsers.add_parser(
-        "run", help="run a spec, a compiled file or a chart folder locally on Docker (or Podman)",
-        description="Compile (if given a spec) and run the job on the local Docker engine (or Podman: --engine): "
-                    "a spec, any file "
-                    "trainspec compiles (k8s, compose, kubeflow, volcano, jobset, trainjob; hand-written ones "
-                    "too) or a Helm chart folder; one network per "
-                    "run, one container per replica, the operators' env and success rules. Exit code: 0 the "
-                    "job succeeded, 1 it failed, 2 bad input; 130/143 when interrupted.",
-        epilog="examples:\n  trainspec run specs/tf-ps.yaml\n"
-               "  trainspec run specs/pytorch-ddp.yaml --gpus 0,1\n"
-               "  trainspec run build/tf-ps/k8s.yaml --image registry.example.com/tf:2.15=tf:dev --cpu-only\n"
-               "  trainspec run specs/full-features.yaml --secret hf-credentials=secrets/hf-credentials/ --detach\n"
-               "  trainspec run specs/tf-ps.yaml --set roles.worker.replicas=1 --claim tf-results=./out:rw\n"
-               "  trainspec run specs/pytorch-ddp.yaml --gpus 0 --share-gpus",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    run = add_command(subparsers, "run",
+                      help="run a spec, a compiled file or a chart folder locally on Docker (or Podman)",
+                      description="Compile (if given a spec) and run the job on the local Docker engine (or "
+                                  "Podman: --engine): a spec, any file trainspec compiles (k8s, compose, kubeflow, "
+                                  "volcano, jobset, trainjob; hand-written ones too) or a Helm chart folder; one "
+                                  "network per run, one container per replica, the operators' env and success rules. "
+                                  "Exit code: 0 the job succeeded, 1 it failed, 2 bad input; 130/143 when interrupted.",
+                      examples=[
+                          "trainspec run specs/tf-ps.yaml",
+                          "trainspec run specs/pytorch-ddp.yaml --gpus 0,1",
+                          "trainspec run build/tf-ps/k8s.yaml --image registry.example.com/tf:2.15=tf:dev --cpu-only",
+                          "trainspec run specs/full-features.yaml --secret hf-credentials=secrets/hf-credentials/ "
+                          "--detach",
+                          "trainspec run specs/tf-ps.yaml --set roles.worker.replicas=1 --claim tf-results=./out:rw",
+                          "trainspec run specs/pytorch-ddp.yaml --gpus 0 --share-gpus",
+                      ])
     add_run_arguments(run)
     run.set_defaults(func=cmd_run)
 
-    ps = subparsers.add_parser("ps", help="list emulator runs (or one run's replicas)",
-                               description="List the live emulator runs started from this folder (--all: also "
-                                           "finished ones, and those of other folders), or one run's replicas.",
-                               epilog="examples:\n  trainspec ps\n  trainspec ps tf-ps",
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    ps = add_command(subparsers, "ps", help="list emulator runs (or one run's replicas)",
+                     description="List the live emulator runs started from this folder (--all: also "
+                                 "finished ones, and those of other folders), or one run's replicas.",
+                     examples=["trainspec ps", "trainspec ps tf-ps"])
     ps.add_argument("run", nargs="?", help="a run id or job name: show its replicas")
     ps.add_argument("-a", "--all", action="store_true",
                     help="also list finished runs recorded here, and live runs started from other folders")
@@ -63,11 +65,14 @@ def register(subparsers) -> None:
     _add_engine(ps, RECORDED)
     ps.set_defaults(func=cmd_ps)
 
-    logs = subparsers.add_parser("logs", help="show a run's logs (saved under .trainspec/runs/<run-id>/)",
-                                 description="Show a run's logs, prefixed by replica.",
-                                 epilog="examples:\n  trainspec logs tf-ps\n  trainspec logs tf-ps worker-1 -f\n"
-                                        "  trainspec logs tf-ps --tail 20 -t\n  trainspec logs tf-ps --since 5m",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    logs = add_command(subparsers, "logs", help="show a run's logs (saved under .trainspec/runs/<run-id>/)",
+                       description="Show a run's logs, prefixed by replica.",
+                       examples=[
+                           "trainspec logs tf-ps",
+                           "trainspec logs tf-ps worker-1 -f",
+                           "trainspec logs tf-ps --tail 20 -t",
+                           "trainspec logs tf-ps --since 5m",
+                       ])
     logs.add_argument("job", metavar="JOB", help="a run id, or a job name (its latest run)")
     logs.add_argument("replica", metavar="REPLICA", nargs="?", help="e.g. worker-1 (default: every replica)")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines until the run ends")
@@ -77,16 +82,15 @@ def register(subparsers) -> None:
                            "(2026-11-23T14:00:00Z)")
     logs.add_argument("-t", "--timestamps", action="store_true", help="show when each line was printed (UTC)")
     logs.add_argument("--state-dir", help="where runs are recorded")
-    logs.add_argument("--color", dest="colour", choices=("auto", "always", "never"), default="auto")
+    add_colour_option(logs)
     _add_engine(logs, RECORDED)
     logs.set_defaults(func=cmd_logs)
 
-    down = subparsers.add_parser("down", help="stop a run and remove its containers and network",
-                                 description="Stop a run and remove its containers, network and volumes. "
-                                             "A job name stops the job's runs started from this folder "
-                                             "(--all: from any folder); a run id stops that run.",
-                                 epilog="examples:\n  trainspec down tf-ps\n  trainspec down tf-ps-3f9a1c -t 0",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    down = add_command(subparsers, "down", help="stop a run and remove its containers and network",
+                       description="Stop a run and remove its containers, network and volumes. "
+                                   "A job name stops the job's runs started from this folder "
+                                   "(--all: from any folder); a run id stops that run.",
+                       examples=["trainspec down tf-ps", "trainspec down tf-ps-3f9a1c -t 0"])
     down.add_argument("job", metavar="JOB", help="a run id, or a job name (every run of it)")
     down.add_argument("-t", "--grace", type=float, metavar="SECONDS",
                       help="cap on the grace period of the run's containers (default: their own, capped by the "
@@ -98,11 +102,10 @@ def register(subparsers) -> None:
     _add_engine(down, RECORDED)
     down.set_defaults(func=cmd_down)
 
-    gc = subparsers.add_parser("gc", help="remove what crashed or killed runs left behind (found by labels)",
-                               description="Remove the containers, networks and volumes that crashed or killed "
-                                           "runs of this state folder left behind, found by their trainspec labels.",
-                               epilog="examples:\n  trainspec gc --dry-run\n  trainspec gc",
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    gc = add_command(subparsers, "gc", help="remove what crashed or killed runs left behind (found by labels)",
+                     description="Remove the containers, networks and volumes that crashed or killed "
+                                 "runs of this state folder left behind, found by their trainspec labels.",
+                     examples=["trainspec gc --dry-run", "trainspec gc"])
     gc.add_argument("--all", action="store_true", help="also remove live and --keep runs")
     gc.add_argument("--all-folders", action="store_true",
                     help="the runs of every state folder on this Docker engine, not only this one's")
