@@ -1,6 +1,6 @@
 """The long fuzz run (issue 7, item 1): `python bench/fuzz.py --examples N [--seed S]`.
 
-The same generators and checks as tests/test_fuzz.py (tests/fuzzing.py), with
+The same generators and checks as tests/compiler/test_fuzz.py (tests/fuzzing.py), with
 fresh random examples (the seed is printed, so a run can be repeated):
 
 - mutated specs (`--mutants` per generated spec) through load -> validate ->

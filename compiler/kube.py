@@ -1,8 +1,7 @@
 """Kubernetes' own rules, in one place: names and labels, quantities, `$(VAR)` expansion, exit codes.
 
 The compiler validates with these, the targets write with them, and the emulator
-should run with them (see docs/architecture.md: emulator/quantity.py and
-emulator/expand.py are the same rules and are to be replaced by these).
+runs with them (emulator/engine/podenv.py, emulator/readers/shapes.py): one set of rules.
 Everything here is plain data and functions: no Kubernetes client, no I/O.
 """
 

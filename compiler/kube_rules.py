@@ -4,7 +4,7 @@ and the Kubernetes versions it applies to, and the checks themselves as plain fu
 `trainspec validate|compile|build --kube-version X.Y` chooses the version (KUBE_VERSIONS; default the
 oldest, DEFAULT_KUBE_VERSION).  A rule whose `since`/`until` bound the version applies only inside
 them; every other rule holds for the whole range.  docs/validation.md lists this table, and
-tests/test_apiserver_verdicts.py runs recorded verdicts against it.
+tests/compiler/test_apiserver_verdicts.py runs recorded verdicts against it.
 
 Each check returns the API server's own message (its wording, so a user can search for it), or
 None.  Sources name files and functions of kubernetes/kubernetes unless another repository is named:

@@ -3,7 +3,7 @@
 tolerations, affinity, securityContext and podSecurityContext are written as
 Kubernetes writes them.  Their field names and types come from the Kubernetes
 OpenAPI definitions (kube_shapes_data.py, generated from kubernetes-validate by
-scripts/gen_kube_shapes.py and checked by tests/test_kube_shapes.py), so the
+scripts/gen_kube_shapes.py and checked by tests/compiler/test_kube_shapes.py), so the
 compile path needs no schema package.  The OpenAPI types carry no enums: the
 API server's own value rules (operators, effects, profile types, weights) are
 added here, as the API server's validation states them.

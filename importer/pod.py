@@ -32,7 +32,7 @@ CONTAINER_NAME = {fw: fw for fw in INJECTED_ENV} | {"generic": "main"}
 PORT_NAMES = {"tensorflow": "tfjob-port", "pytorch": "pytorchjob-port", "mxnet": "mxjob-port",
               "mpi": "mpijob-port", "xgboost": "xgboostjob-port", "paddle": "master", "jax": "jaxjob-port",
               "generic": "trainspec"}
-# Label and annotation prefixes trainspec writes itself and a spec may not set (compiler/validate.py).
+# Label and annotation prefixes trainspec writes itself and a spec may not set (compiler/validate/pod.py).
 RESERVED_PREFIXES = ("app.kubernetes.io/", "trainspec.dev/")
 GPU_SUFFIXES = ("/gpu", "/npu", "/mlu", "/dcu")
 SPEC_POD_FIELDS = {  # pod template spec key -> spec field (v1.1)

@@ -5,7 +5,7 @@ bounds, required fields, list-map keys) and the schema's `x-kubernetes-validatio
 compiler/apiserver/crd.py does the same offline with these files, one per served kind and version
 (`<group>_<version>_<Kind>.json`, read only when that kind is written): the CRD's schema with the
 descriptions and every keyword the server does not validate with removed.
-tests/test_written_objects.py checks they are still what this script makes of the CRDs.
+tests/targets/test_written_objects.py checks they are still what this script makes of the CRDs.
 
     python scripts/gen_crd_schemas.py [reference/crds]
 """

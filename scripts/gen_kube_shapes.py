@@ -3,7 +3,7 @@
 The compiler validates the Kubernetes-shaped spec fields (tolerations, affinity,
 securityContext, podSecurityContext) without importing kubernetes-validate (a test
 dependency, slow to load): this script extracts the few definitions they reach as a
-small Python table; tests/test_kube_shapes.py checks the table is still what it gives.
+small Python table; tests/compiler/test_kube_shapes.py checks the table is still what it gives.
 
     python scripts/gen_kube_shapes.py > compiler/kube_shapes_data.py
 """

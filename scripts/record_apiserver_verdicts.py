@@ -14,7 +14,7 @@ at all (a spec field trainspec refuses has no object to send: its verdict is `no
 `python scripts/record_apiserver_verdicts.py patch/k8s/` records only the ids starting with the
 argument (and keeps the others).  Writes tests/data/apiserver/verdicts.jsonl (one case a line,
 sorted: a regeneration reviews as a diff) with the server's version;
-tests/test_apiserver_differential.py checks trainspec agrees.
+tests/compiler/test_apiserver_differential.py checks trainspec agrees.
 Creates nothing (dry run): the cluster is left as it was.
 """
 

@@ -10,7 +10,7 @@ Two families, both generated from schemas rather than listed by hand:
   edge values of its type, into a valid seed where the field sits in a list item.
 
 scripts/record_apiserver_verdicts.py sends each mutation's compiled objects to a real API server
-and records its verdicts; tests/test_apiserver_differential.py checks `trainspec` agrees.
+and records its verdicts; tests/compiler/test_apiserver_differential.py checks `trainspec` agrees.
 """
 
 from __future__ import annotations

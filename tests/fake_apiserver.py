@@ -6,7 +6,7 @@ controller. What it says is real data: discovery of the CRD groups comes from th
 reference/crds (their kinds, plurals, scope), `kubeflow.org/v1` discovery and every error body it
 replays are the recorded answers of a real kube-apiserver v1.36 (reference/apiserver/), with
 only names substituted. Tests that need a real server use TRAINSPEC_TEST_KUBECONFIG
-(tests/test_cluster_integration.py).
+(tests/cluster/test_cluster_integration.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Shared pieces of the fuzz tests (tests/test_fuzz.py) and the long run (bench/fuzz.py).
+"""Shared pieces of the fuzz tests (tests/compiler/test_fuzz.py) and the long run (bench/fuzz.py).
 
 - `valid_specs()`: a hypothesis strategy of spec documents (plain dicts) that must
   validate: every framework and topology, replica counts down to 0 where a role may

@@ -30,7 +30,7 @@ spec:
 @functools.cache
 def on_runtime(path: str | os.PathLike) -> bool:
     """A spec v1.3 job on the cluster's Trainer runtime (spec.trainjob): without the runtime's definition
-    (--runtime) only the trainjob target writes it (tests/test_trainjob_on_runtime.py, test_runtime_expansion.py)."""
+    (--runtime) only the trainjob target writes it (tests/importer/test_trainjob_on_runtime.py, test_runtime_expansion.py)."""
     import yaml
 
     doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))

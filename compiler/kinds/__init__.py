@@ -6,7 +6,7 @@ TrainJob and its runtimes), `batch` (an Indexed Job) and `openpai` (a job config
 kind).  Each holds its kinds' identity (`OperatorKind`: group, version, kind, plural, replica
 types, what installs it) and `matches(doc)`; the importer, the emulator's readers, the cluster
 commands and the targets read it here, so a kind's group/version and name are spelled in its
-module only.  Adding an input kind is a module and one line in `KINDS` (tests/test_kind_registry.py
+module only.  Adding an input kind is a module and one line in `KINDS` (tests/compiler/test_kind_registry.py
 adds a throwaway one so).
 
 Each module also says where the kind's readers live (`READERS`: the importer, the emulator's

@@ -39,7 +39,7 @@ from pathlib import Path
 from ...compiler.errors import UsageError
 from ...compiler.limits import MAX_TMPFS_BYTES
 from ..model.job import JobModel, Mount
-from .ownfs import FOLDER, Untrusted, own_dir, own_dir_fd, read_own_file, sign, verify, write_own_file
+from .ownfs import Untrusted, own_dir_fd, read_own_file, run_folders, sign, verify, write_own_file
 
 RECORD = "files-dir"
 
@@ -289,19 +289,7 @@ def sweep(state: Path, alive: Callable[[str, str], bool], dry_run: bool = False,
     this user's run (owned_files_dir), count; the others go to `refused` (run folder -> why).
     Returns (run id, folder) for each."""
     out: list[tuple[str, str]] = []
-    try:
-        runs = own_dir(state, "runs", create=False)
-    except FileNotFoundError:
-        return out
-    except Untrusted as exc:
-        if refused is not None:
-            refused[FOLDER] = str(exc)
-        return out
-    except OSError as exc:  # e.g. another user's folder this user may not open
-        if refused is not None:
-            refused[FOLDER] = f"{state} cannot be read ({exc.strerror})"
-        return out
-    for d in sorted(runs.iterdir()):
+    for d in run_folders(state, refused):
         try:
             path, supervisor = read_record(d)
         except (FileNotFoundError, NotADirectoryError):

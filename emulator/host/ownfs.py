@@ -117,6 +117,25 @@ def own_dir(state: Path | str, *parts: str, create: bool = True, mode: int = 0o7
         return Path(parent, name, *parts)
 
 
+
+def run_folders(state: Path, refused: dict[str, str] | None = None) -> list[Path]:
+    """The run folders under `state`/runs, sorted by name: none when it does not exist, or when it is
+    not this user's own folder (then `refused[FOLDER]` says why). What each run folder holds is its
+    reader's to check (state.find_runs, filesvol.sweep)."""
+    try:
+        runs = own_dir(state, "runs", create=False)
+    except FileNotFoundError:
+        return []
+    except Untrusted as exc:
+        if refused is not None:
+            refused[FOLDER] = str(exc)
+        return []
+    except OSError as exc:  # e.g. another user's folder this user may not open
+        if refused is not None:
+            refused[FOLDER] = f"{state} cannot be read ({exc.strerror})"
+        return []
+    return sorted(runs.iterdir())
+
 def check_state(state: Path | str) -> None:
     """Before a run creates anything: the state folder, its `runs` and `volumes` are not links
     (nor someone else's) where they exist already."""

@@ -14,7 +14,7 @@ import socket
 import time
 from pathlib import Path
 
-from .ownfs import FOLDER, Untrusted, own_dir, read_own_file, sign, verify, write_own_file
+from .ownfs import Untrusted, own_dir, read_own_file, run_folders, sign, verify, write_own_file
 
 
 def state_dir(explicit: str | None = None) -> Path:
@@ -113,19 +113,7 @@ def find_runs(state: Path, refused: dict[str, str] | None = None) -> list[dict]:
     """All recorded runs trainspec made, newest first; the others go to `refused` (folder name -> why;
     FOLDER: the state folder or its `runs` itself)."""
     out: list[dict] = []
-    try:
-        runs = own_dir(state, "runs", create=False)
-    except FileNotFoundError:
-        return out
-    except Untrusted as exc:
-        if refused is not None:
-            refused[FOLDER] = str(exc)
-        return out
-    except OSError as exc:  # e.g. another user's folder this user may not open
-        if refused is not None:
-            refused[FOLDER] = f"{state} cannot be read ({exc.strerror})"
-        return out
-    for d in sorted(runs.iterdir()):
+    for d in run_folders(state, refused):
         try:
             st = load_state(d)
         except Untrusted as exc:

@@ -104,7 +104,7 @@ class _PlanReader:
             else []
         where = f"roles.{role.name}"  # a spec path: errors add the file
         sidecars = [init.name for init in role.init_containers if init.restart_policy == "Always"]
-        if sidecars:  # as emulator/pod_rules.py refuses them in manifests
+        if sidecars:  # as emulator/readers/pod_rules.py refuses them in manifests
             raise UsageError(f"{plan.source}: {where}: native sidecar(s) {', '.join(sidecars)} (initContainers "
                              "with restartPolicy Always): the emulator runs init containers to completion only")
         ns = plan.namespace

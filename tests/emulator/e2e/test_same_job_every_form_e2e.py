@@ -3,7 +3,7 @@
 tests/emulator/specs/heldout-tf.yaml (TF, one ps, two workers reaching it through TF_CONFIG,
 restartPolicy Never) runs from the spec, its k8s.yaml, compose.yaml, kubeflow.yaml, volcano.yaml,
 jobset.yaml and Helm chart: each controller's pods, names and injected env are the emulator's
-(emulator/controllers/). FAIL_CODE 0 succeeds in
+(emulator/readers/controllers/). FAIL_CODE 0 succeeds in
 every form; worker-0 exiting 3 fails in every form. Every example's golden files run in
 test_golden_matrix_e2e.py.
 """

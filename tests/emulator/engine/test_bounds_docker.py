@@ -1,7 +1,7 @@
 """Issue 32's bounds on real Docker: a restarted container gets fresh ConfigMap files while its
 predecessor's copy leaves the host's tmpfs (the run's bytes there stay what its containers hold), and
 a replica's saved log keeps one time record per 10 ms, not one per line. The refusals themselves
-need no engine: tests/test_bounds.py."""
+need no engine: tests/compiler/test_bounds.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Issue 23 on a real Docker engine: a read-only grant cannot be written, ports are published only
 on the address and protocol asked for, a SIGKILLed run's secret folder is found by `gc` from its
 record, and no secret byte lands in the state folder. The Docker-free half:
-tests/test_untrusted_files_never_reach_the_host.py."""
+tests/cli/test_untrusted_files_never_reach_the_host.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A Job's backoffLimit counts the failures of all its pods (emulator/jobcount.py; issue 13: the
+"""A Job's backoffLimit counts the failures of all its pods (emulator/engine/jobcount.py; issue 13: the
 emulator must never be kinder than the cluster), without Docker: the count, the verdict, and the
 pod runner's decision that fails the Job and stops its other pods."""
 

@@ -1,5 +1,5 @@
-"""Whole-job restart rules (emulator/restarts.py) as the JobSet and Volcano controllers fill them
-(controllers/jobset.py, controllers/volcano.py), without Docker: which failure restarts the job,
+"""Whole-job restart rules (emulator/engine/restarts.py) as the JobSet and Volcano controllers fill them
+(emulator/readers/controllers/jobset.py, volcano_job.py), without Docker: which failure restarts the job,
 which fails it, and when the restarts are used up."""
 
 from __future__ import annotations

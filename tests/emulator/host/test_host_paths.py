@@ -137,7 +137,7 @@ def test_denied_round_two(path):
 def test_read_write_is_the_grants_business_not_a_data_root_list(tmp_path, monkeypatch):
     """Issue 23: read-write used to be allowed under /tmp, /work, the current folder...; now a host
     path is read-only unless the user wrote `:rw` on the command line (hostgrants.py, tested in
-    tests/test_untrusted_files_never_reach_the_host.py); the denylist is the same for both."""
+    tests/cli/test_untrusted_files_never_reach_the_host.py); the denylist is the same for both."""
     monkeypatch.chdir(tmp_path)
     assert host_path_problem("/usr/share/dict", read_only=True) is None
     assert host_path_problem("/usr/share/dict", read_only=False) is None

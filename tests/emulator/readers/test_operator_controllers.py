@@ -1,4 +1,4 @@
-"""The controllers' pods and rules (emulator/controllers/), from hand-written manifests (no Docker)."""
+"""The controllers' pods and rules (emulator/readers/controllers/), from hand-written manifests (no Docker)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A workload written with `suspend: true` (emulator/suspension.py): run as admitted when a Kueue queue
+"""A workload written with `suspend: true` (emulator/readers/suspension.py): run as admitted when a Kueue queue
 would resume it, refused when nothing on a cluster would (it would create no pods, forever)."""
 
 from __future__ import annotations
