@@ -68,7 +68,7 @@ __all__ = [
 
 # Every type here is a NamedTuple, not a frozen dataclass: as immutable, and about ten times
 # cheaper to define (dataclasses itself imports inspect and ast), which is CLI start-up time
-# (bench/startup.py; tests/test_startup_imports.py keeps `dataclasses` off the compile path).
+# (bench/startup.py; tests/project/test_startup_imports.py keeps `dataclasses` off the compile path).
 # Equality and hashing are by type and value (`by_type` at the end), as a dataclass's.
 # Change one with `_replace(...)`, not `dataclasses.replace`.
 

@@ -101,7 +101,7 @@ def how_to_give(kind: str, name: str) -> str:
 
 def shipped_names() -> tuple[str, ...]:
     """The names of the ClusterTrainingRuntimes in shipped_runtimes/ (`torch_distributed.yaml` holds
-    `torch-distributed`; tests/test_shipped_runtimes.py checks every file says so)."""
+    `torch-distributed`; tests/compiler/test_shipped_runtimes.py checks every file says so)."""
     return tuple(sorted(f[:-len(".yaml")].replace("_", "-") for f in os.listdir(SHIPPED_DIR) if f.endswith(".yaml")))
 
 

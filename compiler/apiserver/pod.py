@@ -552,7 +552,7 @@ _WHOLE_SUFFIX = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10
 def _whole_quantity(text: str) -> int | None:
     """`2`, `8Gi`: a whole number times a whole suffix is an exact int, compared with the Decimals of
     other quantities as equal values; `decimal` is then left unimported on the compile path of the usual
-    specs (tests/test_startup_imports.py).  None for anything else (fractions, exponents, m/u/n, signs)."""
+    specs (tests/project/test_startup_imports.py).  None for anything else (fractions, exponents, m/u/n, signs)."""
     digits = text.rstrip("kMGTPEi")
     suffix = text[len(digits):]
     if digits.isascii() and digits.isdigit() and suffix in _WHOLE_SUFFIX:

@@ -65,7 +65,7 @@ WORKLOADS = ("jobs", "jobset")  # values.workload: the k8s target's objects, or 
 
 
 def _default_render_checked(plan: JobPlan) -> None:
-    """The chart's render with its default values is the k8s target's objects (tests/test_helm.py holds them
+    """The chart's render with its default values is the k8s target's objects (tests/targets/test_helm.py holds them
     equal): checked as the API server checks them, as the helm target's (targets/written.py)."""
     from .. import written
     from ..k8s.render import objects

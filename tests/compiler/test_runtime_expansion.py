@@ -341,7 +341,7 @@ def test_an_mpi_spec_on_a_runtime_gives_its_command_to_the_launcher(tmp_path):
 
 
 def test_migrate_of_a_trainjob_to_jobset_expands_the_given_runtime_else_the_shipped_one(tmp_path):
-    manifest = Path(__file__).resolve().parent / "import_manifests" / "trainjobs" / "01-multi-node.yaml"
+    manifest = Path(__file__).resolve().parents[1] / "import_manifests" / "trainjobs" / "01-multi-node.yaml"
     shipped = run_cli("migrate", str(manifest), "--to", "jobset", "-o", str(tmp_path / "shipped.yaml"))
     assert shipped.returncode == 0, shipped.stderr
     assert f"trainspec: note: {manifest}: ClusterTrainingRuntime 'torch-distributed': Kubeflow Trainer v2.3.0's " \

@@ -20,7 +20,7 @@ from trainspec.importer.verify import compile_text, job_objects
 
 from helpers import run_cli
 
-INDEXED = Path(__file__).parent / "import_manifests" / "indexed"
+INDEXED = Path(__file__).resolve().parents[1] / "import_manifests" / "indexed"
 NAMES = sorted(p.name for p in INDEXED.glob("*.yaml"))
 
 
