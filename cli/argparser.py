@@ -1,6 +1,6 @@
 """The argument parser of the command line and of the API's `run` (cli/localrun.py), with the exit codes.
 
-Below both: the API builds `trainspec run`'s options with it (emulator/commands.py `add_run_arguments`)
+Below both: the API builds `trainspec run`'s options with it (emulator/commands/ `add_run_arguments`)
 without importing the command line (cli/cli.py), which sits above the API.
 """
 

@@ -14,7 +14,6 @@ from trainspec.argparser import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, Parser
 from trainspec.compile_commands import (
     cmd_build,
     cmd_compile,
-    cmd_completion,
     cmd_diff,
     cmd_graph,
     cmd_import,
@@ -258,6 +257,14 @@ def build_parser(command: str | None = None, cluster: bool = False) -> argparse.
 
     register_cluster(sub)  # apply, and --cluster on ps/logs/down
     return parser
+
+
+def cmd_completion(args) -> int:
+    """The completion script is the parser's own: it lives beside the parser, above the commands."""
+    from trainspec.completion import script
+
+    sys.stdout.write(script(build_parser(), args.shell))
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""What the compile-path commands do: validate, compile, import, build, diff, graph, schema, completion.
+"""What the compile-path commands do: validate, compile, import, build, diff, graph, schema.
 
 cli.py parses the command line and calls these (its parser names them); the exit codes are argparser.py's.
 """
@@ -317,12 +317,4 @@ def cmd_schema(args) -> int:
     with writing(args.output):
         if not write_stream(args.output, text):
             write_atomic(args.output, text)
-    return EXIT_OK
-
-
-def cmd_completion(args) -> int:
-    from trainspec.cli import build_parser
-    from trainspec.completion import script
-
-    sys.stdout.write(script(build_parser(), args.shell))
     return EXIT_OK

@@ -610,7 +610,7 @@ def _kubelet_view(container: dict, config_maps: dict, index: int = 0) -> tuple:
 
 def _after_rank_prelude(written, command, args, env: dict, values: dict) -> tuple:
     """Under the k8s target's rank prelude (targets/k8s/scheme.py), what the program sees: the command after it,
-    and each variable the script exports = TRAINSPEC_INDEX + 1 (a model of `sh`; tests/test_k8s_target.py and the
+    and each variable the script exports = TRAINSPEC_INDEX + 1 (a model of `sh`; tests/targets/test_k8s_target.py and the
     emulator's e2e tests run the script in a real /bin/sh)."""
     from trainspec.targets.k8s.scheme import RANK_VALUE, RANK_VARIABLES, strip_rank_prelude
 

@@ -663,7 +663,7 @@ def test_templated_per_replica_values_of_k8s_output_are_a_loss(tmp_path):
 
 def test_a_foreign_indexed_job_imports_strictly_with_its_names_as_patches():
     """The Job example-job's pods live under headless-svc: the spec is named as the Service (the pods' subdomain),
-    and patches name the Job and select its pods as the source did (tests/test_import_indexed.py: the whole set)."""
+    and patches name the Job and select its pods as the source did (tests/importer/test_import_indexed.py: the whole set)."""
     result = imported("indexed-job.yaml")
     assert result.spec["spec"]["roles"] == {"example-workload": {"replicas": 3}}
     assert result.spec["spec"]["command"][2].startswith("for i in 0 1 2; do until ping")

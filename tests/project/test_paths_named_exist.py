@@ -88,7 +88,10 @@ def _exists(reference: str, glob: bool, paths: set[str], files: list[str]) -> bo
             return True
         if glob:
             return any(p.startswith(reference) for p in paths)
-        return reference in paths or f"{reference}.py" in paths
+        module, _, attribute = reference.rpartition(".")
+        # `pkg/module.name`: a module's attribute (a function, a class), as the comments name them
+        return reference in paths or f"{reference}.py" in paths or bool(
+            attribute.isidentifier() and f"{module}.py" in paths)
     if not reference.endswith(".py") or reference.startswith(UPSTREAM):
         return True
     return any(f == reference or f.endswith("/" + reference) for f in files)

@@ -73,7 +73,7 @@ def _workload_of(plan, workloads: dict, replica) -> dict:
 
 
 # a job on a Trainer runtime: its k8s output is the runtime's expansion (PET_*...), not the plan's roles
-# (tests/test_runtime_expansion.py, test_shipped_runtimes.py)
+# (tests/compiler/test_runtime_expansion.py, test_shipped_runtimes.py)
 @pytest.mark.parametrize("spec", [s for s in EXAMPLES if not on_runtime(SPECS / s)])
 def test_manifest_env_after_kubelet_expansion_is_the_plan_env(spec):
     """Each pod's environment, as the kubelet expands it for its index, is the plan's for that replica
