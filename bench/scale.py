@@ -114,8 +114,8 @@ def flatness_table(tmp: str, targets: tuple[str, ...]) -> None:
     print(table(["framework", "target", "bytes @16", "bytes @4096", "B/rep @16", "B/rep @4096",
                  "total ratio", "ratio without ConfigMap", "ConfigMap B per added replica"], rows))
     print("\nThe workload objects (JobSet, TrainingRuntime, TrainJob) do not grow with workers; the host lists\n"
-          "(and TF cluster / hostfile) grow once, in the topology ConfigMap.  The k8s target for comparison\n"
-          "writes a Job and a Service per replica (k8s B/rep in the tables above).")
+          "(and TF cluster / hostfile) grow once, in the topology ConfigMap, as on the k8s target's Indexed\n"
+          "Jobs (k8s B/rep in the tables above).")
 
 
 def growth_table(tmp: str) -> int:

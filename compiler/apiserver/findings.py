@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..errors import dotted
+
 
 class Finding(NamedTuple):
     """One refusal: object `doc` of the list written, `path` inside it, the API server's message; or, with
@@ -60,15 +62,7 @@ class Sink:
 
 def field_path(path: tuple) -> str:
     """The API server's form: spec.containers[0].ports[1].name (`<root>` for the object itself)."""
-    if not path:
-        return "<root>"
-    out = ""
-    for key in path:
-        if isinstance(key, int):
-            out += f"[{key}]"
-        else:
-            out += ("." if out else "") + str(key)
-    return out
+    return dotted(path) if path else "<root>"
 
 
 def go_value(value) -> str:
