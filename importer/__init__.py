@@ -161,7 +161,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
 
     from trainspec.compiler.loader import from_yaml_text
 
-    from . import kubeflow, volcano
+    from . import volcano
     from .assemble import patches
     from .shapes import checked
     from .verify import checked_compile, job_objects
@@ -172,8 +172,7 @@ def import_text(text: str, source: str, job: str | None = None, strict: bool = F
     kind = source_of(doc.data)
     # the target whose compiled output the source is (its patches address that output)
     target = {"batch": "k8s", "openpai": "k8s"}.get(str(kind), str(kind))
-    shape = kubeflow.KINDS[doc.data["kind"]][2] if kind == "kubeflow" else None if kind == "volcano" else kind
-    data = checked(doc, shape)
+    data = checked(doc)
     ctx = Context(doc, target)
     generate_name: str | None = None  # the source's metadata.generateName (it has no name)
     import_job = kind_reader(str(kind), "importer")  # where the kind's importer lives: compiler/kinds/

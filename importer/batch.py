@@ -45,7 +45,7 @@ def own_group(docs: list, data: dict) -> list[dict]:
     from .shapes import checked
 
     # every Job of the group is read, so each is shape-checked as the selected one was (SpecErrors at its line)
-    return [checked(d, "batch") for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "Job"
+    return [checked(d) for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "Job"
             and d.data.get("apiVersion") == "batch/v1" and job_label(d.data) == job]
 
 
@@ -132,7 +132,7 @@ def _service(docs: list, name) -> dict | None:
     found = next((d for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "Service"
                   and d.data.get("apiVersion") == "v1" and isinstance(d.data.get("metadata"), dict)
                   and d.data["metadata"].get("name") == name), None)
-    return None if found is None else checked(found, "service")  # SpecErrors at the Service's own lines
+    return None if found is None else checked(found)  # SpecErrors at the Service's own lines
 
 
 def _generated(ctx: Context, meta: dict) -> bool:

@@ -20,7 +20,7 @@ import it when they write objects.
 
 from __future__ import annotations
 
-from .findings import Finding, Sink
+from .findings import Finding, Sink, field_path
 
 
 def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] | None = None) -> list[Finding]:
@@ -39,7 +39,8 @@ def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] 
         kind, group = doc.get("kind"), str(doc.get("apiVersion") or "").rpartition("/")[0]
         sink = Sink(version)
         builtin = group in ("", "batch", "apps")
-        if builtin and (touched is None or index in touched):
+        typed = touched is None or index in touched
+        if builtin and typed:
             crd.check_core(sink, doc)  # types and known fields first: the value rules read typed data
         if not sink.items:
             try:
@@ -49,7 +50,7 @@ def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] 
                 elif builtin and kind in batch.KINDS:
                     batch.KINDS[kind](sink, doc)
                 elif not builtin:
-                    crd.check(sink, doc)
+                    crd.check(sink, doc, metadata=typed)
             except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
                 # a custom resource's schema let through a shape the core rules do not expect (its pod
                 # template's schema is older or looser): the API server cannot decode such a pod either
@@ -59,4 +60,37 @@ def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] 
     return found
 
 
-__all__ = ["Finding", "check_objects"]
+def refusals(doc: dict, schema: dict | None = None, version: tuple[int, int] | None = None,
+             pods: bool = False) -> list[tuple[tuple, str]]:
+    """What the API server refuses of one object trainspec did not write (a manifest to import or run), as
+    (path inside it, the server's message): every field's type, then every rule (check_objects, all typed).
+
+    `schema`: a document that is no Kubernetes object (an OpenPAI config), walked against it instead.
+    `pods`: a custom resource's pod templates too, which the server takes but whose pods the operator cannot
+    create (the emulator runs those pods).  A kind of the registry at a version no CRD here serves is refused
+    as kubectl refuses it."""
+    from ..kinds import entry_of, kinds
+    from ..kube_rules import KUBE_VERSIONS, parse_version
+    from . import crd
+
+    if schema is not None:
+        sink = Sink(version or parse_version(KUBE_VERSIONS[-1]))
+        crd.check_document(sink, doc, schema)
+        return [(path, _unprefixed(path, message)) for path, message in sink.items]
+    entry = entry_of(doc)
+    if entry is not None and not crd.known(doc):
+        served = [k.api_version for k in kinds(entry) if k.kind == doc.get("kind")]
+        return [(("apiVersion",), f'no matches for kind "{doc.get("kind")}" in version "{doc.get("apiVersion")}"'
+                 + (f" (its CRD serves {served[0]})" if served else ""))]
+    found = check_objects([doc], version or parse_version(KUBE_VERSIONS[-1]))
+    return [(f.path, _unprefixed(f.path, f.message)) for f in found
+            if not f.warning or pods and f.message.startswith(crd.OPERATOR_PODS)]
+
+
+def _unprefixed(path: tuple, message: str) -> str:
+    """The server's message without its leading field path (a refusal is shown at that path already)."""
+    head = field_path(path) + ": "
+    return message[len(head):] if message.startswith(head) else message
+
+
+__all__ = ["Finding", "check_objects", "refusals"]

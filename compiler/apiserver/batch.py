@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..kube_rules import JOB_SELECTOR_LABELS, subdomain_problem
 from .findings import Sink
+from .meta import object_name
 from .pod import pod_template
 
 COMPLETION_MODES = ("NonIndexed", "Indexed")
@@ -17,13 +18,7 @@ MAX_SUCCESS_RULES = 20  # maxSuccessPolicyRule
 
 def _name(s: Sink, doc: dict) -> None:
     """batch ValidateJob / apps ValidateDeployment: ValidateObjectMeta with a DNS-subdomain name."""
-    name = (doc.get("metadata") or {}).get("name")
-    if not name:
-        s.required(("metadata", "name"), "name or generateName is required")
-    else:
-        problem = subdomain_problem(str(name))
-        if problem:
-            s.invalid(("metadata", "name"), name, problem)
+    object_name(s, doc, subdomain_problem)
 
 
 def job(s: Sink, doc: dict) -> None:

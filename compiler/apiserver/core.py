@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..kube import CONFIG_KEY
 from ..kube_rules import dns_label_problem, job_name_ok, port_name_problem, subdomain_problem
 from .findings import Sink
-from .meta import label_value_problem, qualified_name_problem
+from .meta import label_value_problem, object_name, qualified_name_problem
 from .pod import pod_spec
 
 DATA_MAX = 1024 * 1024  # core MaxSecretSize; ConfigMap: the same 1 MiB (validateConfigMap's totalSize)
@@ -14,21 +14,12 @@ SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 
 
-def _name(s: Sink, doc: dict, check) -> None:
-    """apimachinery ValidateObjectMeta: a name, by the kind's own name rule."""
-    name = (doc.get("metadata") or {}).get("name")
-    if not name:
-        s.required(("metadata", "name"), "name or generateName is required")
-        return
-    problem = check(str(name))
-    if problem:
-        s.invalid(("metadata", "name"), name, problem)
 
 
 def service(s: Sink, doc: dict) -> None:
     """core ValidateService: the name (ValidateServiceName, per version), type, ports (names unique and
     IsValidPortName when more than one, numbers 1-65535, protocols), the selector's labels."""
-    _name(s, doc, lambda n: None if job_name_ok(n, s.version) else
+    object_name(s, doc, lambda n: None if job_name_ok(n, s.version) else
           "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
           "character, and end with an alphanumeric character")
     spec = doc.get("spec") or {}
@@ -99,19 +90,19 @@ def _data(s: Sink, doc: dict, fields: tuple[str, ...], what: str) -> None:
 
 def config_map(s: Sink, doc: dict) -> None:
     """core ValidateConfigMap (ValidateConfigMapName: a DNS subdomain)."""
-    _name(s, doc, subdomain_problem)
+    object_name(s, doc, subdomain_problem)
     _data(s, doc, ("data", "binaryData"), "ConfigMap")
 
 
 def secret(s: Sink, doc: dict) -> None:
     """core ValidateSecret (ValidateSecretName: a DNS subdomain)."""
-    _name(s, doc, subdomain_problem)
+    object_name(s, doc, subdomain_problem)
     _data(s, doc, ("data", "stringData"), "Secret")
 
 
 def pod(s: Sink, doc: dict) -> None:
     """core ValidatePodCreate -> ValidatePodSpec."""
-    _name(s, doc, subdomain_problem)
+    object_name(s, doc, subdomain_problem)
     pod_spec(s, doc.get("spec"), ("spec",))
 
 

@@ -23,6 +23,7 @@ TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
 # a core finding on a template inside a custom resource: the server takes the resource (it does not validate
 # the template), the operator's pods are refused when it creates them
 OPERATOR_PODS = "the operator's pods would be refused: "
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 @functools.cache
@@ -32,12 +33,15 @@ def schema(api_version: str, kind: str) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def check(s: Sink, doc: dict) -> None:
-    """A custom resource: its CRD's schema and rules, then (as warnings) the pod templates inside."""
+def check(s: Sink, doc: dict, metadata: bool = True) -> None:
+    """A custom resource: its CRD's schema and rules, then (as warnings) the pod templates inside.
+    `metadata`: its types too (ObjectMeta's), which a renderer's own objects have by construction."""
     root = schema(str(doc.get("apiVersion")), str(doc.get("kind")))
     if root is None:
         return
     rules: list[tuple[tuple, dict, object]] = []
+    if metadata and "metadata" in doc:
+        _metadata(s, doc["metadata"], ("metadata",))
     _walk(s, doc, root, (), rules, top=True)
     if rules:
         _cel(s, rules)
@@ -58,6 +62,26 @@ def check_core(s: Sink, doc: dict) -> None:
     name = core["roots"].get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
     if name is not None:
         _walk(s, doc, core["definitions"][name], (), [], top=True, defs=core["definitions"])
+
+
+def known(doc: dict) -> bool:
+    """The API server here serves doc's apiVersion and kind: a built-in kind trainspec reads, or a custom
+    resource whose CRD (at that version) trainspec knows."""
+    api_version, kind = str(doc.get("apiVersion")), str(doc.get("kind"))
+    return f"{api_version}/{kind}" in _core()["roots"] or schema(api_version, kind) is not None
+
+
+def check_document(s: Sink, value, node: dict) -> None:
+    """A document that is no Kubernetes object (an OpenPAI config) against a schema written as a CRD's is:
+    the same walk, so the same types, bounds and wording."""
+    _walk(s, value, node, (), [])
+
+
+def _metadata(s: Sink, meta, path: tuple) -> None:
+    """Every object's metadata decodes as ObjectMeta (a custom resource's too: its schema says only `object`);
+    a label of 1 is refused ("cannot unmarshal number into Go struct field ObjectMeta.labels of type string")."""
+    defs = _core()["definitions"]
+    _walk(s, meta, defs[OBJECT_META], path, [], defs=defs)
 
 
 def _types(node: dict) -> tuple[list[str], bool]:
@@ -89,6 +113,12 @@ def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = Fals
     if node.get("format") == "int32" and isinstance(value, int) and not -2**31 <= value < 2**31:
         s.invalid(path, value, f"{field_path(path)} in body must be a 32-bit integer")
         return
+    if isinstance(value, dict) and defs is None:
+        # a custom resource's null field is pruned before validation (and CEL) when its schema does not say
+        # `nullable` (apiextensions structural pruning): unset, not "must be of type"
+        props = node.get("properties") or {}
+        value = {k: v for k, v in value.items()
+                 if v is not None or _nullable(props.get(k, node.get("additionalProperties")))}
     for rule in node.get("x-kubernetes-validations") or ():
         if "oldSelf" not in rule["rule"]:
             rules.append((path, rule, value))
@@ -102,6 +132,10 @@ def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = Fals
         _array(s, value, node, path, rules, defs)
     elif isinstance(value, dict):
         _object(s, value, node, path, rules, top, defs)
+
+
+def _nullable(node) -> bool:
+    return isinstance(node, dict) and (bool(node.get("nullable")) or _types(node)[1])
 
 
 def _is_type(value, kind: str) -> bool:
@@ -165,6 +199,8 @@ def _array(s: Sink, value: list, node: dict, path: tuple, rules: list, defs: dic
             if not isinstance(item, dict):
                 continue
             key = tuple(_key_value(item, k, items) for k in keys)
+            if any(isinstance(part, (dict, list)) for part in key):
+                continue  # a key of the wrong type: refused as such by the walk above
             if key in seen:
                 s.duplicate(path + (i,), "map[string]interface {}{" + ", ".join(
                     f'"{k}":{go_value(v)}' for k, v in zip(keys, key)) + "}", raw=True)
@@ -186,14 +222,16 @@ def _key_value(item: dict, key: str, items: dict):
 
 def _object(s: Sink, value: dict, node: dict, path: tuple, rules: list, top: bool, defs: dict | None) -> None:
     """kube-openapi validate: required, maxProperties, properties / additionalProperties; unknown fields."""
+    extra = node.get("additionalProperties")
     props = node.get("properties")
     for name in node.get("required") or ():
         if name not in value:
             s.required(path + (name,))
     if "maxProperties" in node and len(value) > node["maxProperties"]:
         s.too_many(path, len(value), node["maxProperties"])
-    extra = node.get("additionalProperties")
     for name, item in value.items():
+        if top and name == "metadata" and defs is not None:
+            _metadata(s, item, path + (name,))
         if top and name in ("apiVersion", "kind", "metadata"):
             continue
         if props is not None and name in props:

@@ -22,6 +22,25 @@ label_value_problem = cached(label_value_problem)
 ANNOTATIONS_MAX = 256 * 1024  # apimachinery TotalAnnotationSizeLimitB
 
 
+def object_name(s: Sink, doc: dict, check) -> None:
+    """apimachinery ValidateObjectMeta: a name by the kind's own rule (`check(name) -> problem | None`), or a
+    generateName prefix by the same rule with a trailing '-' masked (maskTrailingDash: the server appends the
+    random part to it)."""
+    meta = doc.get("metadata") or {}
+    name, prefix = meta.get("name"), meta.get("generateName")
+    if prefix and isinstance(prefix, str):
+        problem = check(prefix[:-1] + "a" if len(prefix) > 1 and prefix.endswith("-") else prefix)
+        if problem:
+            s.invalid(("metadata", "generateName"), prefix, problem)
+    if not name:
+        if not prefix:
+            s.required(("metadata", "name"), "name or generateName is required")
+        return
+    problem = check(str(name))
+    if problem:
+        s.invalid(("metadata", "name"), name, problem)
+
+
 def metadata(s: Sink, meta, path: tuple, namespaced: bool) -> None:
     """apimachinery ValidateObjectMeta: the name (each kind's own rule), labels, annotations and their size."""
     if not isinstance(meta, dict):

@@ -490,10 +490,13 @@ def test_wrong_shapes_are_listed_with_positions():
         "requests: {cpu: \"1\", memory: 2Gi}", "requests: [1]")
     with pytest.raises(SpecErrors) as info:
         import_text(text, "m.yaml")
+    # the CRD's structural schema, in the API server's words (compiler/apiserver), each at its line and column
     assert [e.format() for e in info.value.errors] == [
-        "m.yaml:9:17: spec.tfReplicaSpecs.PS.replicas: is str; expected an integer",
-        "m.yaml:18:17: spec.tfReplicaSpecs.PS.template.spec.containers[0].resources.requests: is not a mapping; "
-        "expected a mapping"]
+        'm.yaml:9:17: spec.tfReplicaSpecs.PS.replicas: Invalid value: "string": spec.tfReplicaSpecs.PS.replicas '
+        'in body must be of type integer; expected a value the API server accepts',
+        "m.yaml:18:17: spec.tfReplicaSpecs.PS.template.spec.containers[0].resources.requests: Invalid value: "
+        '"array": spec.tfReplicaSpecs.PS.template.spec.containers[0].resources.requests in body must be of type '
+        "object; expected a value the API server accepts"]
 
 
 # --- migrate ------------------------------------------------------------------------------------
