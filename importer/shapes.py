@@ -10,7 +10,7 @@ by the same walk.
 
 from __future__ import annotations
 
-from trainspec.compiler.errors import ErrorSink, SpecErrors
+from trainspec.compiler.errors import ErrorSink
 from trainspec.compiler.loader import Document
 
 ACCEPTED = "a value the API server accepts"
