@@ -67,9 +67,11 @@ def refusals(doc: dict, schema: dict | None = None, version: tuple[int, int] | N
 
     `schema`: a document that is no Kubernetes object (an OpenPAI config), walked against it instead.
     `pods`: a custom resource's pod templates too, which the server takes but whose pods the operator cannot
-    create (the emulator runs those pods).  A kind of the registry at a version no CRD here serves is refused
-    as kubectl refuses it."""
-    from ..kinds import entry_of, kinds
+    create (the emulator runs those pods).  The operator's mutating webhook's defaults come first, as on a
+    cluster (compiler/kinds `admitted`: a JobSet's failure rule gets its name).  A kind of the registry at a
+    version no CRD here serves is refused as kubectl refuses it; any other kind trainspec does not know is
+    not checked (it is not read either)."""
+    from ..kinds import admitted, entry_of, kinds
     from ..kube_rules import KUBE_VERSIONS, parse_version
     from . import crd
 
@@ -77,12 +79,16 @@ def refusals(doc: dict, schema: dict | None = None, version: tuple[int, int] | N
         sink = Sink(version or parse_version(KUBE_VERSIONS[-1]))
         crd.check_document(sink, doc, schema)
         return [(path, _unprefixed(path, message)) for path, message in sink.items]
-    entry = entry_of(doc)
-    if entry is not None and not crd.known(doc):
+    if not crd.known(doc):
+        entry = entry_of(doc)
+        if entry is None:
+            return []
         served = [k.api_version for k in kinds(entry) if k.kind == doc.get("kind")]
+        if served and served[0] == doc.get("apiVersion"):
+            return []  # a kind of the registry whose schema is not here: read, not checked
         return [(("apiVersion",), f'no matches for kind "{doc.get("kind")}" in version "{doc.get("apiVersion")}"'
                  + (f" (its CRD serves {served[0]})" if served else ""))]
-    found = check_objects([doc], version or parse_version(KUBE_VERSIONS[-1]))
+    found = check_objects([admitted(doc)], version or parse_version(KUBE_VERSIONS[-1]))
     return [(f.path, _unprefixed(f.path, f.message)) for f in found
             if not f.warning or pods and f.message.startswith(crd.OPERATOR_PODS)]
 

@@ -135,6 +135,7 @@ def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = Fals
 
 
 def _nullable(node) -> bool:
+    """apiextensions structural schema: a node that takes null (`nullable: true`, or null among its types)."""
     return isinstance(node, dict) and (bool(node.get("nullable")) or _types(node)[1])
 
 

@@ -68,9 +68,27 @@ def field_path(path: tuple) -> str:
 def go_value(value) -> str:
     """A value as the server quotes it in a message (Go's %#v: strings quoted, booleans lower-case)."""
     if isinstance(value, str):
-        return '"' + value.replace('"', '\\"') + '"'
+        return go_quote(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):  # Go's %#v of a []string, as the server prints a refused list
         return "[]string{" + ", ".join(go_value(item) for item in value) + "}"
     return str(value)
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+               '"': '\\"', "\\": "\\\\"}
+
+
+def go_quote(text: str) -> str:
+    """Go's strconv.Quote: a control character (an escape sequence a terminal would run) never passes through."""
+    out = []
+    for ch in text:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'

@@ -9,6 +9,9 @@ commands and the targets read it here, so a kind's group/version and name are sp
 module only.  Adding an input kind is a module and one line in `KINDS` (tests/compiler/test_kind_registry.py
 adds a throwaway one so).
 
+A module may also have `admitted(doc)`: the object as its operator's mutating webhook leaves it, which the
+API server applies before its checks (compiler/apiserver `refusals` does the same).
+
 Each module also says where the kind's readers live (`READERS`: the importer, the emulator's
 controller, the cluster's status reader, as "module:attribute" strings; "" where there is none), and
 the importer, the emulator and the cluster commands find them through `reader()`, never by a table of
@@ -112,6 +115,14 @@ def entry_of(doc: Any) -> str | None:
         if matching(kinds(name), doc) or module(name).matches(doc):
             return name
     return None
+
+
+def admitted(doc: Any) -> Any:
+    """`doc` as its operator's mutating admission webhook leaves it (the module's `admitted`, when it has
+    one), which the API server applies before it validates the object: a new object, `doc` unchanged."""
+    name = entry_of(doc)
+    defaults = getattr(module(name), "admitted", None) if name is not None else None
+    return defaults(doc) if defaults is not None else doc
 
 
 def source_of(doc: Any) -> str | None:

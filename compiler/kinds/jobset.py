@@ -19,3 +19,50 @@ READERS = Readers("trainspec.importer.jobset:import_job",
 
 def matches(doc: Any) -> bool:
     return matching(KINDS, doc)
+
+
+# jobset pkg/webhooks/jobset_webhook.go defaultRuleNameFmt
+DEFAULT_RULE_NAME = "failurePolicyRule{}"
+
+
+def admitted(doc: dict) -> dict:
+    """`doc` as the JobSet mutating webhook (jobSetWebhook.Default) leaves it, which the API server applies
+    before it validates the object against the CRD's schema: a failure rule's name (which the schema
+    requires), the success and startup policies, Indexed completion, OnFailure pods and DNS hostnames.
+    A new mapping: `doc` is not changed."""
+    import copy
+
+    spec = doc.get("spec")
+    if not isinstance(spec, dict):
+        return doc
+    out = copy.deepcopy(doc)
+    spec = out["spec"]
+    if spec.get("successPolicy") is None:
+        spec["successPolicy"] = {"operator": "All"}
+    if spec.get("startupPolicy") is None:
+        spec["startupPolicy"] = {"startupPolicyOrder": "AnyOrder"}
+    rjobs = spec.get("replicatedJobs")
+    for rjob in rjobs if isinstance(rjobs, list) else ():
+        job = rjob.get("template") if isinstance(rjob, dict) else None
+        job = job.get("spec") if isinstance(job, dict) else None
+        if not isinstance(job, dict):
+            continue
+        if job.get("completionMode") is None:
+            job["completionMode"] = "Indexed"
+        pod = job.get("template")
+        pod = pod.get("spec") if isinstance(pod, dict) else None
+        if isinstance(pod, dict) and not pod.get("restartPolicy"):
+            pod["restartPolicy"] = "OnFailure"
+    if spec.get("network") is None:
+        spec["network"] = {}
+    network = spec["network"]
+    if isinstance(network, dict):
+        for field in ("enableDNSHostnames", "publishNotReadyAddresses"):
+            if network.get(field) is None:
+                network[field] = True
+    policy = spec.get("failurePolicy")
+    rules = policy.get("rules") if isinstance(policy, dict) else None
+    for n, rule in enumerate(rules if isinstance(rules, list) else ()):
+        if isinstance(rule, dict) and not rule.get("name"):
+            rule["name"] = DEFAULT_RULE_NAME.format(n)
+    return out

@@ -1,12 +1,16 @@
-"""The types of the manifest fields the emulator reads, checked before it reads them.
+"""What the emulator refuses of a manifest before it reads it: what the API server refuses, then what one
+machine cannot run.
 
-A compiled file may be hand-edited or someone else's. The API server refuses a field of the
-wrong type (`completions: "abc"`, `containers: x`, `periodSeconds: "ten"`, a null
-`persistentVolumeClaim`) before anything runs; so does the emulator, with the file, the
-object, the field path and the type expected — never a crash. Only the fields the readers
-use are described (a field not listed is not read, so not checked here); counts are
-bounded by what one machine's Docker can run (`MAX_LOCAL_REPLICAS`), before any pod is
-expanded from them, so `completions: 1000000000000` is refused at once.
+A compiled file may be hand-edited or someone else's. The API server refuses a field of the wrong type
+(`completions: "abc"`, `containers: x`) or value (a container named `Bad_Name`, a Job pod with
+`restartPolicy: Always`) before anything runs; so does the emulator, with the server's own checks
+(compiler/apiserver: the same ones that check every object a target writes, and every manifest `import`
+reads), in its words, at the field's line — never a crash. A custom resource's pod templates are checked
+as the pods its operator makes, which the server would refuse. Then the local bounds (`LOCAL`): counts
+bounded by what one machine's Docker can run (`MAX_LOCAL_REPLICAS`), before any pod is expanded from
+them, so `completions: 1000000000000` is refused at once; mount paths and images Docker refuses; mount
+features the emulator does not have. A compose file is no Kubernetes object: its types are described here
+(`COMPOSE_FILE`), as `docker compose config` checks them.
 """
 
 from __future__ import annotations
@@ -19,98 +23,48 @@ from ...compiler.kinds.jobset import JOBSET
 from ...compiler.kinds.kubeflow import KUBEFLOW_JOBS, MPI_JOB
 from ...compiler.kinds.trainjob import TRAINJOB
 from ...compiler.kube import parse_quantity
-from .positions import field_error
+from .positions import FieldErrors, field_error
 
 # A run's containers share one Docker bridge network, and a Linux bridge takes at most 1024
 # ports (BR_MAX_PORTS): past this the run could not even be wired up.
 MAX_LOCAL_REPLICAS = 1000
+ACCEPTED = "a value the API server accepts"
 
 Shape = Any   # a type name ("str", "int", ...), ("list", Shape), ("map", Shape) or a dict of fields
 
 _INT32 = (-(2**31), 2**31 - 1)
 SCALAR = "scalar"
-# In a mapping's shape: the fields the API server requires ("Required value"); a missing one is
-# refused here rather than read as an empty name or a mount at no path.
-REQUIRED = "!required"
 
-OBJECT_META: dict = {"name": "str", "namespace": "str", "labels": ("map", SCALAR), "annotations": ("map", SCALAR)}
-PROBE: dict = {
-    "exec": {"command": ("list", SCALAR)}, "httpGet": {"path": "str", "port": "port", "host": "str",
-                                                        "scheme": "str", "httpHeaders": ("list", "map"),
-                                                        REQUIRED: ("port",)},
-    "tcpSocket": {"port": "port", "host": "str", REQUIRED: ("port",)}, "grpc": "map",
-    "initialDelaySeconds": "count", "periodSeconds": "count", "timeoutSeconds": "count",
-    "successThreshold": "count", "failureThreshold": "count", "terminationGracePeriodSeconds": "count",
-}
-HANDLER: dict = {"exec": {"command": ("list", SCALAR)}, "httpGet": "map", "tcpSocket": "map", "sleep": "map"}
+# The local bounds, on fields the server's checks have typed already: each field a bound applies to.
 CONTAINER: dict = {
-    "name": "str", "image": "image", "command": ("list", SCALAR), "args": ("list", SCALAR), "workingDir": "str",
-    "env": ("list", {"name": "str", "value": SCALAR, "valueFrom": "map", REQUIRED: ("name",)}),
-    "envFrom": ("list", {"prefix": "str", "configMapRef": "map", "secretRef": "map"}),
-    "ports": ("list", "map"),   # ports.py checks each entry's fields
-    "resources": {"limits": ("map", SCALAR), "requests": ("map", SCALAR)},
-    "volumeMounts": ("list", {"name": "str", "mountPath": "abspath", "subPath": "str", "readOnly": "bool",
-                              "mountPropagation": "propagation", "subPathExpr": "subpathexpr",
-                              REQUIRED: ("name", "mountPath")}),
-    "livenessProbe": PROBE, "readinessProbe": PROBE, "startupProbe": PROBE,
-    "lifecycle": {"postStart": HANDLER, "preStop": HANDLER},
-    "securityContext": "map", "restartPolicy": "str",
+    "image": "image",
+    "volumeMounts": ("list", {"mountPath": "abspath", "subPathExpr": "subpathexpr",
+                              "mountPropagation": "propagation"}),
 }
-KEY_ITEMS = ("list", {"key": "str", "path": "str", "mode": "int"})
-VOLUME: dict = {
-    "name": "str",
-    "persistentVolumeClaim": ("nonnull", {"claimName": "str", "readOnly": "bool"}),
-    "hostPath": ("nonnull", {"path": "str", "type": "str"}),
-    "emptyDir": {"medium": "str", "sizeLimit": "quantity"},
-    "configMap": ("nonnull", {"name": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool",
-                              REQUIRED: ("name",)}),
-    "secret": ("nonnull", {"secretName": "str", "items": KEY_ITEMS, "defaultMode": "int", "optional": "bool",
-                           REQUIRED: ("secretName",)}),
-}
-POD_SPEC: dict = {
-    "containers": ("list", CONTAINER), "initContainers": ("list", CONTAINER), "volumes": ("list", VOLUME),
-    "restartPolicy": "str", "terminationGracePeriodSeconds": "count", "activeDeadlineSeconds": "count",
-    "hostname": "str", "subdomain": "str", "securityContext": "map", "nodeSelector": ("map", SCALAR),
-}
-POD_TEMPLATE: dict = {"metadata": OBJECT_META, "spec": POD_SPEC}
-JOB_SPEC: dict = {
-    "completions": "replicas", "parallelism": "bounded", "backoffLimit": "count", "backoffLimitPerIndex": "count",
-    "maxFailedIndexes": "count", "activeDeadlineSeconds": "count", "ttlSecondsAfterFinished": "count",
-    "completionMode": "str", "suspend": "bool", "template": POD_TEMPLATE,
-    "podFailurePolicy": {"rules": ("list", {"action": "str", "onExitCodes": {"operator": "str",
-                                                                             "values": ("list", "int")}})},
-}
+POD_SPEC: dict = {"containers": ("list", CONTAINER), "initContainers": ("list", CONTAINER)}
+POD_TEMPLATE: dict = {"spec": POD_SPEC}
+JOB_SPEC: dict = {"completions": "replicas", "parallelism": "bounded", "template": POD_TEMPLATE}
 KINDS: dict[str, dict] = {
-    "Job": {"metadata": OBJECT_META, "spec": JOB_SPEC},
-    "Deployment": {"metadata": OBJECT_META, "spec": {"replicas": "replicas", "template": POD_TEMPLATE}},
-    "Pod": {"metadata": OBJECT_META, "spec": POD_SPEC},
-    "ConfigMap": {"metadata": OBJECT_META, "data": ("map", SCALAR), "binaryData": ("map", "str")},
-    "Secret": {"metadata": OBJECT_META, "data": ("map", "str"), "stringData": ("map", SCALAR)},
-    "Service": {"metadata": OBJECT_META, "spec": {"selector": ("map", SCALAR), "clusterIP": "str"}},
+    "Job": {"spec": JOB_SPEC},
+    "Deployment": {"spec": {"replicas": "replicas", "template": POD_TEMPLATE}},
+    "Pod": {"spec": POD_SPEC},
+    "ConfigMap": {}, "Secret": {}, "Service": {},
 }
-REPLICA_SPEC: dict = {"replicas": "replicas", "restartPolicy": "str", "template": POD_TEMPLATE}
-MPI_JOB_FIELDS: dict[str, dict] = {MPI_JOB.kind: {"slotsPerWorker": "count", "sshAuthMountPath": "abspath"}}
+REPLICA_SPEC: dict = {"replicas": "replicas", "template": POD_TEMPLATE}
+MPI_JOB_FIELDS: dict[str, dict] = {MPI_JOB.kind: {"sshAuthMountPath": "abspath"}}
 # Custom resources: where their pod templates and counts are. Kubeflow's jobs from the one kind table
 # (compiler/kinds/kubeflow.py: each kind's replica-specs field); the MPIJob's own fields beside it.
 VOLCANO_JOB = f"{volcano.JOB.kind}.{volcano.GROUP}"  # its shape's key: a Job of Volcano's group, not batch/v1's
 OPERATOR_KINDS: dict[str, dict] = {
-    **{k.kind: {"metadata": OBJECT_META, "spec": {k.replica_specs: ("map", REPLICA_SPEC), "runPolicy": "map",
-                                                  **MPI_JOB_FIELDS.get(k.kind, {})}}
+    **{k.kind: {"spec": {k.replica_specs: ("map", REPLICA_SPEC), **MPI_JOB_FIELDS.get(k.kind, {})}}
        for k in KUBEFLOW_JOBS},
-    VOLCANO_JOB: {"metadata": OBJECT_META, "spec": {
-        "minAvailable": "bounded", "maxRetry": "count",
-        "tasks": ("list", {"name": "str", "replicas": "replicas", "minAvailable": "bounded", "maxRetry": "count",
-                           "template": POD_TEMPLATE, "policies": ("list", "map")}),
-        "policies": ("list", "map"), "plugins": ("map", ("list", SCALAR))}},
-    JOBSET.kind: {"metadata": OBJECT_META, "spec": {
-        "replicatedJobs": ("list", {"name": "str", "replicas": "replicas",
-                                    "template": {"metadata": OBJECT_META, "spec": JOB_SPEC}}),
-        "failurePolicy": {"maxRestarts": "count", "rules": ("list", "map")}, "suspend": "bool"}},
-    TRAINJOB.kind: {"metadata": OBJECT_META, "spec": {
-        "trainer": {"numNodes": "replicas", "image": "image", "command": ("list", SCALAR), "args": ("list", SCALAR),
-                    "env": ("list", {"name": "str", "value": SCALAR, "valueFrom": "map", REQUIRED: ("name",)})},
-        "suspend": "bool"}},
+    VOLCANO_JOB: {"spec": {"minAvailable": "bounded", "tasks": ("list", {
+        "replicas": "replicas", "minAvailable": "bounded", "template": POD_TEMPLATE})}},
+    JOBSET.kind: {"spec": {"replicatedJobs": ("list", {"replicas": "replicas",
+                                                       "template": {"spec": JOB_SPEC}})}},
+    TRAINJOB.kind: {"spec": {"trainer": {"numNodes": "replicas", "image": "image"}}},
 }
+HANDLER: dict = {"exec": {"command": ("list", SCALAR)}, "httpGet": "map", "tcpSocket": "map", "sleep": "map"}
 
 
 # A compose service: the keys from_compose.py reads ("words": a string or a list of them; "pairs": a
@@ -151,23 +105,37 @@ def check_compose(doc: dict, source: str) -> None:
 
 
 def check_documents(docs: list[Any], source: str) -> None:
-    """Every object the emulator reads has its fields' types, and counts it can run."""
+    """Every object the emulator reads: what the API server refuses of it (and of its operator's pods), then
+    the counts and fields one machine cannot run."""
+    from ...compiler.apiserver import refusals
+
     total = 0
     for n, doc in enumerate(docs):
         if not isinstance(doc, dict):
             continue
         kind = doc.get("kind")
+        meta = doc.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        at = _Object(source, doc, f"{kind} {name if isinstance(name, str) else f'(document {n + 1})'}")
+        _refuse(at, refusals(doc, pods=True))
         key = VOLCANO_JOB if volcano.matches(doc) else kind
         shape = KINDS.get(str(key)) or OPERATOR_KINDS.get(str(key))
         if shape is None:
             continue
-        meta = doc.get("metadata")
-        name = meta.get("name") if isinstance(meta, dict) else None
         counts: list[int] = []
-        _check(doc, shape, _Object(source, doc, f"{kind} {name if isinstance(name, str) else f'(document {n + 1})'}"),
-               (), counts)
+        _check(doc, shape, at, (), counts)
         total += _pods(doc, str(key), counts)
     check_run_size(total, source)
+
+
+def _refuse(at: _Object, found: list[tuple[tuple, str]]) -> None:
+    """The server's refusals of one object, all at once (each at its line when it was written)."""
+    errors = [at.error(path, message, ACCEPTED) for path, message in found]
+    placed = [e for e in errors if isinstance(e, FieldErrors)]
+    if placed and len(placed) == len(errors):
+        raise FieldErrors([item for e in placed for item in e.errors])
+    if errors:
+        raise errors[0]
 
 
 def _pods(doc: dict, key: str, counts: list[int]) -> int:
@@ -192,21 +160,13 @@ def check_run_size(count: int, source: str) -> None:
 
 
 def _check(value: Any, shape: Shape, at: _Object, path: tuple, counts: list[int]) -> None:
-    if isinstance(shape, tuple) and shape[0] == "nonnull":
-        if value is None:
-            raise _error(at, path, value, "a mapping (null leaves the volume without a source)")
-        shape = shape[1]
     if value is None:
         return  # the API server treats a null field as unset
     if isinstance(shape, dict):
         if not isinstance(value, dict):
             raise _error(at, path, value, "a mapping")
-        for field in shape.get(REQUIRED, ()):
-            if value.get(field) is None:
-                raise at.error(path + (field,), "is missing",
-                               f"{_EXPECTED[shape[field]]} (the API server requires it)")
         for field, sub in shape.items():
-            if field in value and field != REQUIRED:
+            if field in value:
                 _check(value[field], sub, at, path + (field,), counts)
         return
     if isinstance(shape, tuple):
@@ -295,9 +255,6 @@ def _leaf(value: Any, shape: str, at: _Object, path: tuple, counts: list[int]) -
             raise at.error(path, f"{_show(value)} is not an image reference (it starts with '-' or holds spaces or "
                            "control characters)")
 
-
-_EXPECTED = {"str": "a string", "abspath": "an absolute path in the container (starting with /)",
-             "port": "a port number 1..65535 or a port name"}
 
 
 def _show(value: Any) -> str:

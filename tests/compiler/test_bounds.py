@@ -286,15 +286,14 @@ def test_saved_logs_keep_times_compactly_and_stop_at_the_cap(tmp_path):
 
 
 def test_configmap_files_on_the_hosts_tmpfs_are_bounded_before_the_run(tmp_path):
-    # A ConfigMap of 12 keys aliasing one 800 KB value (9.6 MB), mounted at 8 paths of one container.
-    value = "c" * 800_000
-    cm = "\n".join(["apiVersion: v1", "kind: ConfigMap", "metadata: {name: big}", "data:", f"  k0: &c {value}"]
-                   + [f"  k{i}: *c" for i in range(1, 12)]) + "\n"
+    # A ConfigMap of one 1,000,000-byte value (under the API server's 1 MiB), mounted at 70 paths of one
+    # container: 70 MB of files, which the server takes and one run would write to /dev/shm.
+    cm = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big}}\ndata:\n  k0: {'c' * 1_000_000}\n"
     docs = [d for d in yaml.safe_load_all((ROOT / "golden/tf-ps/k8s.yaml").read_text()) if d]
     pod = next(d for d in docs if d["kind"] == "Job")["spec"]["template"]["spec"]
     pod.setdefault("volumes", []).append({"name": "big", "configMap": {"name": "big"}})
     pod["containers"][0].setdefault("volumeMounts", []).extend(
-        {"name": "big", "mountPath": f"/big{i}"} for i in range(8))
+        {"name": "big", "mountPath": f"/big{i}"} for i in range(70))
     path = tmp_path / "k8s.yaml"
     path.write_text(cm + "---\n" + yaml.safe_dump_all(docs, sort_keys=False))
     refused(cli("run", path, "--offline", cwd=tmp_path), "/dev/shm", str(limits.MAX_TMPFS_BYTES))

@@ -43,15 +43,17 @@ EMPTY_DIR = {"volumes": [{"name": "v", "emptyDir": {}}]}
 
 @pytest.mark.parametrize("container, pod, says", [
     # was exit 3 (TypeError): an env entry without a name
-    ({"env": [{"value": "x"}]}, None, "env[0].name: is missing"),
+    ({"env": [{"value": "x"}]}, None, "env[0].name: Required value"),
     # was dropped without a word: hostPort with no containerPort (the API server requires it)
-    ({"ports": [{"hostPort": 18555}]}, None, "containerPort: is missing"),
+    ({"ports": [{"hostPort": 18555}]}, None, "containerPort: Required value"),
     # reached Docker after the run's network was made
     ({"volumeMounts": [{"name": "v", "mountPath": "x/../../y"}]}, EMPTY_DIR, "expected an absolute path"),
-    ({"volumeMounts": [{"name": "v"}]}, EMPTY_DIR, "mountPath: is missing"),
-    # was dropped: mount propagation between host and container
+    ({"volumeMounts": [{"name": "v"}]}, EMPTY_DIR, "mountPath: Required value"),
+    # was dropped: mount propagation between host and container (Bidirectional: the server's rule first)
     ({"volumeMounts": [{"name": "v", "mountPath": "/x", "mountPropagation": "Bidirectional"}]}, EMPTY_DIR,
-     "mountPropagation: 'Bidirectional' is not supported"),
+     "Bidirectional mount propagation is available only to privileged containers"),
+    ({"volumeMounts": [{"name": "v", "mountPath": "/x", "mountPropagation": "Bidirectional"}],
+      "securityContext": {"privileged": True}}, EMPTY_DIR, "mountPropagation: 'Bidirectional' is not supported"),
     ({"volumeMounts": [{"name": "v", "mountPath": "/x", "mountPropagation": "HostToContainer"}]}, EMPTY_DIR,
      "mountPropagation: 'HostToContainer' is not supported"),
     # was ignored (the whole claim mounted); `$(X)` = `../..` is the classic escape on a node
@@ -67,7 +69,9 @@ def test_mpijob_ssh_mount_path_must_be_absolute(tmp_path):
     doc = {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob", "metadata": {"name": "m"},
            "spec": {"sshAuthMountPath": ["x"], "mpiReplicaSpecs": {"Launcher": {"replicas": 1, "template": tmpl},
                                                                    "Worker": {"replicas": 1, "template": tmpl}}}}
-    assert "spec.sshAuthMountPath: is a list; expected an absolute path" in _refused(tmp_path, doc)
+    assert 'spec.sshAuthMountPath: Invalid value: "array"' in _refused(tmp_path, doc)  # the CRD's type
+    doc["spec"]["sshAuthMountPath"] = "x"
+    assert "spec.sshAuthMountPath: is a string 'x'; expected an absolute path" in _refused(tmp_path, doc)  # local
 
 
 def _compose(service: dict | None = None, top: dict | None = None) -> dict:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....compiler.kinds.jobset import JOBSET
+from ....compiler.kinds.jobset import DEFAULT_RULE_NAME, JOBSET
 from ...model.job import FAIL, RESTART, RESTART_UNCOUNTED
 from .. import positions
 from . import ControllerSuccess, Created, Gate, JobRestart, Make, RestartRule, append_env, fail, meta, pod_wrapper
@@ -112,7 +112,7 @@ def failure_policy(spec: dict, pods_of: dict[str, list[str]], source: str, label
         if missing:
             raise fail(source, spec, at + ("targetReplicatedJobs",),
                        f"no replicatedJob {', '.join(map(repr, missing))}", label=label)
-        named = rule.get("name") or f"failurePolicyRule{n}"  # the webhook's default name
+        named = rule.get("name") or DEFAULT_RULE_NAME.format(n)  # the webhook's default name
         rules.append(RestartRule(ACTIONS[action], name=f"rule {named}", said=action,
                                  reasons=reasons, groups=targets,
                                  messages=tuple(str(m) for m in rule.get("onJobFailureMessagePatterns") or [])))

@@ -75,7 +75,8 @@ def test_jobset_in_order_gates_each_replicated_job_on_the_one_before(tmp_path):
      "StartupPolicy and DependsOn APIs are mutually exclusive"),
     ([rjob("a", depends=[("b", "Ready")]), rjob("b")], {}, "the first replicatedJob cannot use dependsOn"),
     ([rjob("a"), rjob("b", depends=[("c", "Ready")]), rjob("c")], {}, "'c' is not a replicatedJob listed before"),
-    ([rjob("a"), rjob("b", depends=[("a", "Running")])], {}, "'Running' is not Ready or Complete"),
+    ([rjob("a"), rjob("b", depends=[("a", "Running")])], {}, # the CRD's enum, in the API server's words
+     'Unsupported value: "Running": supported values: "Ready", "Complete"'),
 ])
 def test_jobset_depends_on_the_api_server_refuses(tmp_path, rjobs, spec, says):
     with pytest.raises(UsageError, match=says):
@@ -219,5 +220,5 @@ def test_compose_start_period_failures_do_not_make_it_unhealthy(tmp_path):
 
 def test_a_replicated_job_of_no_jobs_holds_nothing_back(tmp_path):
     job = load(tmp_path, jobset([rjob("a", replicas=0), rjob("b")], startupPolicy={"startupPolicyOrder": "InOrder"},
-                                successPolicy={"targetReplicatedJobs": ["b"]}))
+                                successPolicy={"operator": "All", "targetReplicatedJobs": ["b"]}))
     assert job.gates == {}  # no Job of a to wait for: b's Jobs are created at once

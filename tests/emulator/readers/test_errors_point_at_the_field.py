@@ -47,8 +47,10 @@ spec:
             spec:
               restartPolicy: Never
 """ + _pod("main", 14),
-        "job.yaml:11:24: spec.replicatedJobs[0].template.spec.completions: is a string 'abc'; "
-        "expected an integer 0..2147483647"),
+        # the JobSet CRD's structural schema, in the API server's words (compiler/apiserver)
+        'job.yaml:11:24: spec.replicatedJobs[0].template.spec.completions: Invalid value: "string": '
+        "spec.replicatedJobs[0].template.spec.completions in body must be of type integer; "
+        "expected a value the API server accepts"),
     # the JobSet controller's refusal, with its hint
     "jobset-failure-policy": ("job.yaml", """\
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -59,7 +61,7 @@ spec:
   failurePolicy:
     maxRestarts: 1
     rules:
-      - action: Explode
+      - action: RestartJob
   replicatedJobs:
     - name: workers
       template:
@@ -68,7 +70,8 @@ spec:
             spec:
               restartPolicy: Never
 """ + _pod("main", 14),
-        "job.yaml:9:17: spec.failurePolicy.rules[0].action: 'Explode' is not reproduced by the emulator; "
+        "job.yaml:9:17: spec.failurePolicy.rules[0].action: 'RestartJob' is not reproduced by the emulator (it "
+        "needs the alpha RestartJob feature gate, off in JobSet v0.12.0); "
         "hint: use FailJobSet | RestartJobSet | RestartJobSetAndIgnoreMaxRestarts"),
     # the Volcano controller's refusal
     "volcano-depends-on": ("vcjob.yaml", """\
@@ -136,7 +139,9 @@ spec:
               valueFrom:
                 magicRef: {}
 """,
-        "k8s.yaml:17:15: spec.template.spec.containers[0].env[0].valueFrom: unsupported valueFrom ['magicRef']"),
+        "k8s.yaml:17:15: spec.template.spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one "
+        "of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`; "
+        "expected a value the API server accepts"),
     # a model check (security fields) on a pod the Kubeflow controller made
     "pytorchjob-privileged": ("pytorchjob.yaml", """\
 apiVersion: kubeflow.org/v1
@@ -168,7 +173,8 @@ spec:
   trainer:
     numNodes: two
 """,
-        "trainjob.yaml:8:15: spec.trainer.numNodes: is a string 'two'; expected an integer 0..2147483647"),
+        'trainjob.yaml:8:15: spec.trainer.numNodes: Invalid value: "string": spec.trainer.numNodes in body must be '
+        "of type integer; expected a value the API server accepts"),
     # a compose file: its shape, and a variable it requires (interpolation keeps the positions)
     "compose-ports": ("compose.yaml", """\
 services:

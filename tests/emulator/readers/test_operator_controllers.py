@@ -313,12 +313,14 @@ def test_trainjob_needs_its_runtime(tmp_path):
         load(tmp_path, *docs)
 
 
-@pytest.mark.parametrize("bad,said", [({"replicas": "two"}, r"spec.tfReplicaSpecs.Worker.replicas: is a string 'two'; "
-                                                              "expected an integer"),
+@pytest.mark.parametrize("bad,said", [({"replicas": "two"}, r'spec.tfReplicaSpecs.Worker.replicas: Invalid value: '
+                                                              r'"string": .* must be of type integer'),
                                       ({"template": ["not", "a", "map"]},
-                                       "spec.tfReplicaSpecs.Worker.template: is a list; expected a mapping")])
+                                       r'spec.tfReplicaSpecs.Worker.template: Invalid value: "array": .* must be of '
+                                       "type object")])
 def test_malformed_manifest_is_a_usage_error(tmp_path, bad, said):
-    # issue 23: the field's path and the type expected (manifest_shapes.py), before the controller reads it
+    # issue 23: the field's path and the type expected (the CRD's schema, compiler/apiserver), before the
+    # controller reads it
     spec = {"replicas": 1, "template": pod(name="tensorflow"), **bad}
     with pytest.raises(SpecErrors, match=rf"job.yaml:\d+:\d+: {said}"):
         load(tmp_path, kubeflow("TFJob", "tfReplicaSpecs", {"Worker": spec}))
