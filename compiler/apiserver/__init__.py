@@ -30,6 +30,7 @@ def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] 
     The built-in kinds' types and known fields (core.json) are checked on those only: the renderer writes
     typed data by construction (the spec's own types are checked at the spec), and loading the schema
     and walking it is most of a one-spec compile's share of these checks (bench/startup.py)."""
+    from ..kube_rules import subdomain_problem
     from . import batch, core, crd, meta
 
     found: list[Finding] = []
@@ -50,6 +51,9 @@ def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] 
                 elif builtin and kind in batch.KINDS:
                     batch.KINDS[kind](sink, doc)
                 elif not builtin:
+                    if crd.schema(str(doc.get("apiVersion")), str(kind)) is not None:
+                        # apiextensions customResourceStrategy: ValidateObjectMetaAccessor, NameIsDNSSubdomain
+                        meta.object_name(sink, doc, subdomain_problem)
                     crd.check(sink, doc, metadata=typed)
             except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
                 # a custom resource's schema let through a shape the core rules do not expect (its pod

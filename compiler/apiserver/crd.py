@@ -102,7 +102,8 @@ def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = Fals
         node = defs[node["$ref"]]
     kinds, nullable = _types(node)
     if value is None:
-        if not (nullable or node.get("nullable")):
+        # a built-in kind's null decodes as the Go zero value (a nil list, an unset pointer): taken
+        if defs is None and not (nullable or node.get("nullable")):
             s.invalid(path, "null", f"{field_path(path)} in body must be of type {'/'.join(kinds) or 'object'}")
         return
     if node.get("x-kubernetes-int-or-string"):
@@ -135,8 +136,9 @@ def _walk(s: Sink, value, node: dict, path: tuple, rules: list, top: bool = Fals
 
 
 def _nullable(node) -> bool:
-    """apiextensions structural schema: a node that takes null (`nullable: true`, or null among its types)."""
-    return isinstance(node, dict) and (bool(node.get("nullable")) or _types(node)[1])
+    """apiextensions structural schema: a node that takes null says `nullable: true` (a node with no type,
+    int-or-string or preserved, does not take it either: its null is pruned)."""
+    return isinstance(node, dict) and bool(node.get("nullable"))
 
 
 def _is_type(value, kind: str) -> bool:

@@ -408,26 +408,28 @@ class _Reader:
                             label=f"{where} volumeMounts")
         ro = bool(m.get("readOnly", False))
         sub = safe_subpath(m.get("subPath"), f"{self.source}: {where} volumeMounts {vname}", m, ("subPath",))
-        if "persistentVolumeClaim" in vol:
+        # a null source is unset; a volume with none is an emptyDir (the API server's SetDefaults_Volume)
+        given = {key for key, value in vol.items() if value is not None and key != "name"}
+        if "persistentVolumeClaim" in given:
             claim = safe_name(vol["persistentVolumeClaim"].get("claimName"), "claimName",
                               f"{self.source}: {where} volume {vname}", vol, ("persistentVolumeClaim", "claimName"))
             root = f"{self.state_dir}/volumes/{claim}"
             src = root + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro or bool(vol["persistentVolumeClaim"].get("readOnly")), root=root)
-        if "hostPath" in vol:
+        if "hostPath" in given:
             host = (vol["hostPath"] or {}).get("path")
             if not isinstance(host, str) or not host.startswith("/") or "\0" in host:
                 raise self.fail(vol, ("hostPath", "path"), f"{host!r} is not an absolute path",
                                 hint="Kubernetes requires an absolute hostPath", label=f"{where} volume {vname}")
             src = host + (f"/{sub}" if sub else "")
             return Mount(target, "bind", src, ro, host_path=True)
-        if "emptyDir" in vol:
-            if (vol["emptyDir"] or {}).get("medium") == "Memory":
-                limit = (vol["emptyDir"] or {}).get("sizeLimit")
+        if "emptyDir" in given or not given:
+            if (vol.get("emptyDir") or {}).get("medium") == "Memory":
+                limit = (vol.get("emptyDir") or {}).get("sizeLimit")
                 return Mount(target, "tmpfs", vname, ro, size=int(parse_quantity(limit)) if limit else None)
             return Mount(target, "emptydir", vname, ro)
-        if "configMap" in vol or "secret" in vol:
-            is_secret = "secret" in vol
+        if "configMap" in given or "secret" in given:
+            is_secret = "secret" in given
             ref = vol["secret" if is_secret else "configMap"] or {}
             oname = str(ref.get("secretName" if is_secret else "name") or "")  # required: shapes.py
             data = (self.secret if is_secret else self.configmap)(oname, f"{where} volume {vname}",
@@ -451,7 +453,7 @@ class _Reader:
                 files = [FileEntry("", f.data, f.mode) for f in files if f.path == sub]
                 return Mount(target, "files", oname, True, files, is_secret, single_file=True)
             return Mount(target, "files", oname, True, files, is_secret)
-        raise self.fail(vol, (), f"volume type {sorted(k for k in vol if k != 'name')} is not supported by the "
+        raise self.fail(vol, (), f"volume type {sorted(given)} is not supported by the "
                         "emulator", hint="use persistentVolumeClaim, hostPath, emptyDir, configMap or secret",
                         label=f"{where} volume {vname}")
 

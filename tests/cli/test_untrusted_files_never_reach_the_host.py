@@ -408,6 +408,14 @@ def _vol(d, vol):
     _c0(d).setdefault("volumeMounts", []).append({"name": "v", "mountPath": "/v"})
 
 
+def test_a_volume_whose_source_is_null_is_an_empty_dir_as_the_server_defaults_it(tmp_path):
+    # kube-apiserver v1.36.2 stores `{name: v, persistentVolumeClaim: null}` as `{name: v, emptyDir: {}}`
+    # (SetDefaults_Volume): not a refusal, and never a crash of the reader
+    job = load_model(write_k8s(tmp_path, lambda d: _vol(d, {"persistentVolumeClaim": None})), tmp_path)
+    (mount,) = [m for r in job.replicas[:1] for m in r.main.mounts if m.target == "/v"]
+    assert mount.kind == "emptydir"
+
+
 MALFORMED = {
     "image --help": (lambda d: _c0(d).__setitem__("image", "--help"), "containers[0].image"),
     "completions abc": (lambda d: first_job(d)["spec"].__setitem__("completions", "abc"), "spec.completions"),
@@ -417,7 +425,6 @@ MALFORMED = {
     "volumes of strings": (lambda d: _pod(d).__setitem__("volumes", ["x"]), "spec.template.spec.volumes[0]"),
     "env a mapping": (lambda d: _c0(d).__setitem__("env", {"A": "b"}), "containers[0].env"),
     "metadata a list": (lambda d: first_job(d).__setitem__("metadata", ["x"]), "metadata"),
-    "null pvc": (lambda d: _vol(d, {"persistentVolumeClaim": None}), "must specify a volume type"),
     "period a string": (lambda d: _c0(d).__setitem__("livenessProbe", {"exec": {"command": ["true"]},
                                                                         "periodSeconds": "10"}), "periodSeconds"),
     "deadline a string": (lambda d: first_job(d)["spec"].__setitem__("activeDeadlineSeconds", "60"),
