@@ -43,6 +43,7 @@ def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] 
         typed = touched is None or index in touched
         if builtin and typed:
             crd.check_core(sink, doc)  # types and known fields first: the value rules read typed data
+            doc = crd.decoded(doc)
         if not sink.items:
             try:
                 meta.metadata(sink, doc.get("metadata"), ("metadata",), namespaced=True)

@@ -38,6 +38,11 @@ def job(s: Sink, doc: dict) -> None:
         s.unsupported(("spec", "completionMode"), mode, COMPLETION_MODES)
     if mode == "Indexed" and spec.get("completions") is None:
         s.required(("spec", "completions"), "when completion mode is Indexed")
+    per_index = spec.get("backoffLimitPerIndex")
+    if per_index is not None and mode != "Indexed":
+        s.invalid(("spec", "backoffLimitPerIndex"), per_index, "requires indexed completion mode")
+    if spec.get("maxFailedIndexes") is not None and per_index is None:
+        s.required(("spec", "backoffLimitPerIndex"), "when maxFailedIndexes is specified")
     template = spec.get("template") or {}
     pod = template.get("spec") or {} if isinstance(template, dict) else {}
     policy = pod.get("restartPolicy") if isinstance(pod, dict) else None
@@ -52,15 +57,16 @@ def job(s: Sink, doc: dict) -> None:
     if isinstance(failure, dict):
         if policy != "Never":
             s.invalid(("spec", "podFailurePolicy"), "", "only allowed when restartPolicy is Never")
-        _pod_failure_policy(s, failure, pod)
+        _pod_failure_policy(s, failure, pod, spec)
     success = spec.get("successPolicy")
     if isinstance(success, dict):
         _success_policy(s, success, spec)
     pod_template(s, template, ("spec", "template"))
 
 
-def _pod_failure_policy(s: Sink, policy: dict, pod: dict) -> None:
-    """batch validatePodFailurePolicy / validatePodFailurePolicyRuleOnExitCodes."""
+def _pod_failure_policy(s: Sink, policy: dict, pod: dict, spec: dict) -> None:
+    """batch validatePodFailurePolicy / validatePodFailurePolicyRuleOnExitCodes; FailIndex only with
+    backoffLimitPerIndex."""
     rules = policy.get("rules") or []
     if len(rules) > MAX_FAILURE_RULES:
         s.too_many(("spec", "podFailurePolicy", "rules"), len(rules), MAX_FAILURE_RULES)
@@ -73,6 +79,8 @@ def _pod_failure_policy(s: Sink, policy: dict, pod: dict) -> None:
         action = rule.get("action")
         if action not in FAILURE_ACTIONS:
             s.unsupported(rp + ("action",), action, FAILURE_ACTIONS)
+        elif action == "FailIndex" and spec.get("backoffLimitPerIndex") is None:
+            s.invalid(rp + ("action",), action, "requires the backoffLimitPerIndex to be set")
         on = rule.get("onExitCodes")
         if (on is None) == (rule.get("onPodConditions") is None):
             s.invalid(rp, "", "specifying one of onExitCodes and onPodConditions is required")
@@ -114,11 +122,40 @@ def _success_policy(s: Sink, policy: dict, spec: dict) -> None:
         count, indexes = rule.get("succeededCount"), rule.get("succeededIndexes")
         if count is None and indexes is None:
             s.required(path + ("rules", i), "at least one of succeededCount or succeededIndexes must be specified")
+        total = None
+        if isinstance(indexes, str):
+            total, problem = _index_count(indexes, completions)
+            if problem:
+                s.invalid(path + ("rules", i, "succeededIndexes"), indexes, f"error parsing succeededIndexes: "
+                          f"{problem}")
         if count is not None and (not isinstance(count, int) or count < 0):
             s.invalid(path + ("rules", i, "succeededCount"), count, "must be greater than or equal to 0")
+        elif count is not None and total is not None and count > total:
+            s.invalid(path + ("rules", i, "succeededCount"), count, f"must be less than or equal to {total} "
+                      "(the number of indexes in the specified succeededIndexes field)")
         elif count is not None and isinstance(completions, int) and count > completions:
             s.invalid(path + ("rules", i, "succeededCount"), count, f"must be less than or equal to {completions} "
                       "(the number of specified completions)")
+
+
+def _index_count(text: str, completions) -> tuple[int | None, str]:
+    """batch validateIndexesFormat: "0,2-3" -> (3, ""): intervals in increasing order, each below completions;
+    (None, why) when it does not parse."""
+    total, last = 0, -1
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            return None, f"cannot convert string to integer for index: {part!r}"
+        first, end = int(low), int(high) if high else int(low)
+        if end < first:
+            return None, f"non-increasing order, previous: {first}, current: {end}"
+        if first <= last:
+            return None, f"overlapping indexes, previous: {last}, current: {first}"
+        if isinstance(completions, int) and end >= completions:
+            return None, f"too large: {end}"
+        total += end - first + 1
+        last = end
+    return total, ""
 
 
 def deployment(s: Sink, doc: dict) -> None:

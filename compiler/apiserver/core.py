@@ -16,9 +16,21 @@ PROTOCOLS = ("SCTP", "TCP", "UDP")
 
 
 
+def _is_ip(text: str) -> bool:
+    """netutils ParseIPSloppy, as ValidateService's validateClusterIPFlags reads a clusterIP."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def service(s: Sink, doc: dict) -> None:
-    """core ValidateService: the name (ValidateServiceName, per version), type, ports (names unique and
-    IsValidPortName when more than one, numbers 1-65535, protocols), the selector's labels."""
+    """core ValidateService: the name (ValidateServiceName, per version), type, ports (required unless headless
+    or ExternalName; names unique and IsValidPortName when more than one, numbers 1-65535, protocols), a
+    clusterIP that is an IP, the selector's labels."""
     object_name(s, doc, lambda n: None if job_name_ok(n, s.version) else
           "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
           "character, and end with an alphanumeric character")
@@ -27,6 +39,13 @@ def service(s: Sink, doc: dict) -> None:
     if kind is not None and kind not in SERVICE_TYPES:
         s.unsupported(("spec", "type"), kind, SERVICE_TYPES)
     ports = spec.get("ports") or []
+    cluster_ip = spec.get("clusterIP")
+    if not ports and cluster_ip != "None" and kind != "ExternalName":  # a headless Service may have none
+        s.required(("spec", "ports"))
+    if isinstance(cluster_ip, str) and cluster_ip not in ("", "None") and not _is_ip(cluster_ip):
+        # the server fills clusterIPs from clusterIP first (dropDisabledFields / defaulting), then ValidateService
+        s.invalid(("spec", "clusterIPs", 0), cluster_ip,
+                  "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")
     names: set[str] = set()
     seen: set[tuple] = set()
     for i, port in enumerate(ports if isinstance(ports, list) else []):

@@ -64,6 +64,37 @@ def check_core(s: Sink, doc: dict) -> None:
         _walk(s, doc, core["definitions"][name], (), [], top=True, defs=core["definitions"])
 
 
+def decoded(doc: dict) -> dict:
+    """A built-in kind's object as the server decodes it into its Go types before its rules run: a null list
+    item is the item type's zero value (`containers: [null]` is a container with no name, which the rules then
+    refuse; `{}` for an object, "" for a string, 0 for a number).  `doc` itself is not changed."""
+    core = _core()
+    name = core["roots"].get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
+    return doc if name is None else _zeroed(doc, core["definitions"][name], core["definitions"])
+
+
+_ZERO: dict = {"object": {}, "string": "", "integer": 0, "number": 0, "boolean": False}
+
+
+def _zeroed(value, node: dict, defs: dict):
+    """encoding/json into the kind's Go types (as the server's decoder runs it): a null list item is its zero."""
+    while "$ref" in node:
+        node = defs[node["$ref"]]
+    if isinstance(value, dict):
+        props, extra = node.get("properties") or {}, node.get("additionalProperties")
+        return {k: _zeroed(v, props[k] if k in props else extra if isinstance(extra, dict) else {}, defs)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        items = node.get("items") or {}
+        while "$ref" in items:
+            items = defs[items["$ref"]]
+        kinds = _types(items)[0]
+        zero = _ZERO.get(kinds[0]) if kinds else None
+        return [(dict(zero) if isinstance(zero, dict) else zero) if v is None and zero is not None
+                else _zeroed(v, items, defs) for v in value]
+    return value
+
+
 def known(doc: dict) -> bool:
     """The API server here serves doc's apiVersion and kind: a built-in kind trainspec reads, or a custom
     resource whose CRD (at that version) trainspec knows."""
@@ -224,7 +255,7 @@ def _key_value(item: dict, key: str, items: dict):
 
 
 def _object(s: Sink, value: dict, node: dict, path: tuple, rules: list, top: bool, defs: dict | None) -> None:
-    """kube-openapi validate: required, maxProperties, properties / additionalProperties; unknown fields."""
+    """kube-openapi validate: required, min/maxProperties, properties / additionalProperties; unknown fields."""
     extra = node.get("additionalProperties")
     props = node.get("properties")
     for name in node.get("required") or ():
@@ -232,6 +263,12 @@ def _object(s: Sink, value: dict, node: dict, path: tuple, rules: list, top: boo
             s.required(path + (name,))
     if "maxProperties" in node and len(value) > node["maxProperties"]:
         s.too_many(path, len(value), node["maxProperties"])
+    if "minProperties" in node:
+        # counted after pruning: an unknown field does not count (a `{a: 1}` spec has 0 properties)
+        kept = len(value) if props is None or extra is not None or node.get("x-kubernetes-preserve-unknown-fields") \
+            else sum(1 for name in value if name in props)
+        if kept < node["minProperties"]:
+            s.invalid(path, kept, f"{field_path(path)} in body should have at least {node['minProperties']} properties")
     for name, item in value.items():
         if top and name == "metadata" and defs is not None:
             _metadata(s, item, path + (name,))

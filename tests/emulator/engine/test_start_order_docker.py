@@ -77,7 +77,7 @@ def test_in_order_waits_past_15_seconds_for_readiness(tmp_path, test_image, leak
               "print('server ready'); time.sleep(120)")
     path = jobset(tmp_path, rjob("server", test_image, server, readiness=["test", "-f", "/tmp/ready"]),
                   rjob("client", test_image, "print('client starts')"),
-                  startupPolicy={"startupPolicyOrder": "InOrder"}, successPolicy={"targetReplicatedJobs": ["client"]})
+                  startupPolicy={"startupPolicyOrder": "InOrder"}, successPolicy={"operator": "All", "targetReplicatedJobs": ["client"]})
     r, out = run(path, tmp_path)
     assert r.returncode == 0, out + r.stderr
     assert "trainspec: client-0 Pending (waiting for server-0 (InOrder: not ready))" in out
