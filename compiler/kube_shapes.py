@@ -2,14 +2,18 @@
 
 tolerations, affinity, securityContext and podSecurityContext are written as
 Kubernetes writes them.  Their field names and types come from the Kubernetes
-OpenAPI definitions (kube_shapes_data.py, generated from kubernetes-validate by
-scripts/gen_kube_shapes.py and checked by tests/compiler/test_kube_shapes.py), so the
-compile path needs no schema package.  The OpenAPI types carry no enums: the
+OpenAPI definitions the object checks read too (compiler/apiserver/crds/core.json,
+`shapes()`: one description of each Kubernetes type, checked against kubernetes-validate
+by tests/compiler/test_kube_shapes.py), so the compile path needs no schema package;
+SINCE (kube_shapes_data.py, scripts/gen_kube_shapes.py) says which Kubernetes version
+added a field.  The OpenAPI types carry no enums: the
 API server's own value rules (operators, effects, profile types, weights) are
 added here, as the API server's validation states them.
 """
 
 from __future__ import annotations
+
+import functools
 
 from .kube import Pattern
 from .kube_rules import (
@@ -18,7 +22,7 @@ from .kube_rules import (
     qualified_name_problem,
     subdomain_problem,
 )
-from .kube_shapes_data import SHAPES, SINCE
+from .kube_shapes_data import SINCE
 from .reader import Reader, type_name
 
 # (shape, field) -> allowed values (k8s.io/kubernetes pkg/apis/core/validation).
@@ -51,6 +55,33 @@ SYSCTL = Pattern(r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a
 _ANY_INT = (-(2**63), 2**63 - 1)
 
 
+@functools.cache
+def shapes() -> dict:
+    """{short definition name: {"required": (...), "fields": {name: type}}} of the core/v1 and meta/v1
+    definitions: a type is a JSON type, another shape's name, ("list", type) or ("map", type)."""
+    from .apiserver.schemas import core
+
+    out: dict = {}
+    for name, node in core()["definitions"].items():
+        if name.startswith(("io.k8s.api.core.v1.", "io.k8s.apimachinery.pkg.apis.meta.v1.")) \
+                and "properties" in node:
+            out[name.rsplit(".", 1)[1]] = {"required": tuple(node.get("x-required", ())),
+                                            "fields": {f: _kind(v) for f, v in sorted(node["properties"].items())}}
+    return out
+
+
+def _kind(node: dict) -> object:
+    if "$ref" in node:
+        return node["$ref"].rsplit(".", 1)[1]
+    types = node.get("type")
+    kind = next(t for t in (types if isinstance(types, list) else [types]) if t != "null")
+    if kind == "array":
+        return ("list", _kind(node["items"]))
+    if kind == "object":
+        return ("map", _kind(node["additionalProperties"]))
+    return kind
+
+
 def check(r: Reader, value, path: tuple, shape: str):
     """`value` as plain data when it has the Kubernetes shape; None (errors recorded) otherwise."""
     ok = _check(r, value, path, shape)
@@ -66,7 +97,7 @@ def check_list(r: Reader, value, path: tuple, shape: str) -> tuple | None:
 
 
 def _check(r: Reader, value, path: tuple, shape: str) -> bool:
-    spec = SHAPES[shape]
+    spec = shapes()[shape]
     fields = spec["fields"]
     errors = len(r.sink.errors)
     body = r.mapping(value, path, tuple(fields), required=spec["required"], what=f"Kubernetes {shape} fields")

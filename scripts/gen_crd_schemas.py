@@ -83,9 +83,12 @@ def core() -> dict:
 
 def _drop_required(node) -> None:
     """A built-in kind's `required` is not the server's check: a missing field decodes to its zero value and
-    the validation code decides (a sleep action's seconds default to 0)."""
+    the validation code decides (a sleep action's seconds default to 0).  Kept as `x-required`, which the
+    object walk does not read and the spec's Kubernetes-shaped fields do (compiler/kube_shapes.py: a
+    toleration's missing operator is named there, before any object is made)."""
     if isinstance(node, dict):
-        node.pop("required", None)
+        if "required" in node and isinstance(node["required"], list):
+            node["x-required"] = node.pop("required")
         for value in node.values():
             _drop_required(value)
     elif isinstance(node, list):

@@ -14,6 +14,11 @@ Modules, by the kinds of object validated (each rule cites its upstream function
 - crd.py    the operators' custom resources: where their pod templates are, the list-map keys their
             structural schemas declare, and their x-kubernetes-validations rules (CEL, loaded lazily)
 
+`refusals` runs the same checks on one object trainspec did not write: the manifest `import` reads and every
+object `trainspec run` reads (a kind's shape is its OpenAPI definition in crds/core.json or its CRD's
+schema, crds/<group>_<version>_<Kind>.json, named by the kind's identity in compiler/kinds): one checker of
+objects, read or written.
+
 Nothing here is imported on the start-up path of a spec that is only validated: the renderers
 import it when they write objects.
 """
@@ -31,7 +36,7 @@ def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] 
     typed data by construction (the spec's own types are checked at the spec), and loading the schema
     and walking it is most of a one-spec compile's share of these checks (bench/startup.py)."""
     from ..kube_rules import subdomain_problem
-    from . import batch, core, crd, meta
+    from . import batch, core, crd, meta, schemas
 
     found: list[Finding] = []
     for index, doc in enumerate(docs):
@@ -52,7 +57,7 @@ def check_objects(docs: list, version: tuple[int, int], touched: frozenset[int] 
                 elif builtin and kind in batch.KINDS:
                     batch.KINDS[kind](sink, doc)
                 elif not builtin:
-                    if crd.schema(str(doc.get("apiVersion")), str(kind)) is not None:
+                    if schemas.schema(str(doc.get("apiVersion")), str(kind)) is not None:
                         # apiextensions customResourceStrategy: ValidateObjectMetaAccessor, NameIsDNSSubdomain
                         meta.object_name(sink, doc, subdomain_problem)
                     crd.check(sink, doc, metadata=typed)

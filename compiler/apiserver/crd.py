@@ -11,14 +11,12 @@ reached.  Transition rules (`oldSelf`) do not apply to a create and are skipped.
 from __future__ import annotations
 
 import functools
-import json
 import re
-from pathlib import Path
 
 from .findings import Sink, field_path, go_value
 from .pod import pod_template
+from .schemas import core, schema
 
-FOLDER = Path(__file__).with_name("crds")
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
 # a core finding on a template inside a custom resource: the server takes the resource (it does not validate
 # the template), the operator's pods are refused when it creates them
@@ -26,11 +24,6 @@ OPERATOR_PODS = "the operator's pods would be refused: "
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
-@functools.cache
-def schema(api_version: str, kind: str) -> dict | None:
-    """The CRD's schema for apiVersion/kind, or None (a kind trainspec does not write)."""
-    path = FOLDER / (f"{api_version}/{kind}".replace("/", "_") + ".json")
-    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def check(s: Sink, doc: dict, metadata: bool = True) -> None:
@@ -50,27 +43,24 @@ def check(s: Sink, doc: dict, metadata: bool = True) -> None:
 
 # --- structural schema ------------------------------------------------------------------------------
 
-@functools.cache
-def _core() -> dict:
-    return json.loads((FOLDER / "core.json").read_text())
 
 
 def check_core(s: Sink, doc: dict) -> None:
     """A built-in kind's types and known fields (Kubernetes' OpenAPI definitions, strict: what the API server
     cannot decode, or kubectl's fieldValidation=Strict refuses as an unknown field)."""
-    core = _core()
-    name = core["roots"].get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
+    table = core()
+    name = table["roots"].get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
     if name is not None:
-        _walk(s, doc, core["definitions"][name], (), [], top=True, defs=core["definitions"])
+        _walk(s, doc, table["definitions"][name], (), [], top=True, defs=table["definitions"])
 
 
 def decoded(doc: dict) -> dict:
     """A built-in kind's object as the server decodes it into its Go types before its rules run: a null list
     item is the item type's zero value (`containers: [null]` is a container with no name, which the rules then
     refuse; `{}` for an object, "" for a string, 0 for a number).  `doc` itself is not changed."""
-    core = _core()
-    name = core["roots"].get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
-    return doc if name is None else _zeroed(doc, core["definitions"][name], core["definitions"])
+    table = core()
+    name = table["roots"].get(f"{doc.get('apiVersion')}/{doc.get('kind')}")
+    return doc if name is None else _zeroed(doc, table["definitions"][name], table["definitions"])
 
 
 _ZERO: dict = {"object": {}, "string": "", "integer": 0, "number": 0, "boolean": False}
@@ -99,7 +89,7 @@ def known(doc: dict) -> bool:
     """The API server here serves doc's apiVersion and kind: a built-in kind trainspec reads, or a custom
     resource whose CRD (at that version) trainspec knows."""
     api_version, kind = str(doc.get("apiVersion")), str(doc.get("kind"))
-    return f"{api_version}/{kind}" in _core()["roots"] or schema(api_version, kind) is not None
+    return f"{api_version}/{kind}" in core()["roots"] or schema(api_version, kind) is not None
 
 
 def check_document(s: Sink, value, node: dict) -> None:
@@ -111,7 +101,7 @@ def check_document(s: Sink, value, node: dict) -> None:
 def _metadata(s: Sink, meta, path: tuple) -> None:
     """Every object's metadata decodes as ObjectMeta (a custom resource's too: its schema says only `object`);
     a label of 1 is refused ("cannot unmarshal number into Go struct field ObjectMeta.labels of type string")."""
-    defs = _core()["definitions"]
+    defs = core()["definitions"]
     _walk(s, meta, defs[OBJECT_META], path, [], defs=defs)
 
 

@@ -9,6 +9,12 @@ commands and the targets read it here, so a kind's group/version and name are sp
 module only.  Adding an input kind is a module and one line in `KINDS` (tests/compiler/test_kind_registry.py
 adds a throwaway one so).
 
+A kind's shape is its schema, found by its identity: its CRD's structural schema
+(compiler/apiserver/crds/<group>_<version>_<Kind>.json) or, for a built-in kind, its OpenAPI definition;
+compiler/apiserver `refusals` checks a document read from outside with it (the importer and the emulator
+call it, and the targets' written objects pass the same checks).  OpenPAI, no Kubernetes kind, has its
+`SCHEMA` in its module, walked the same way.
+
 A module may also have `admitted(doc)`: the object as its operator's mutating webhook leaves it, which the
 API server applies before its checks (compiler/apiserver `refusals` does the same).
 

@@ -211,8 +211,8 @@ def test_a_k8s_compile_loads_no_crd_schema_and_no_cel(tmp_path):
     path = _write(tmp_path, BASE)
     code = ("import sys; from trainspec.cli import main\n"
             f"try: main(['compile', {str(path)!r}, '-t', 'k8s'])\nexcept SystemExit: pass\n"
-            "from trainspec.compiler.apiserver import crd\n"
-            "assert 'cel' not in sys.modules and crd.schema.cache_info().currsize == 0, sys.modules.get('cel')\n")
+            "from trainspec.compiler.apiserver import schemas\n"
+            "assert 'cel' not in sys.modules and schemas.schema.cache_info().currsize == 0, sys.modules.get('cel')\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
 
