@@ -52,12 +52,12 @@ from typing import Any, NamedTuple
 
 from .errors import SpecError, SpecErrors, UsageError, dotted
 from .kinds.jobset import JOBSET
-from .kinds.trainjob import CLUSTER_TRAINING_RUNTIME, GROUP, TRAINING_RUNTIME
+from .kinds.trainjob import ANCESTOR_LABEL, CLUSTER_TRAINING_RUNTIME, GROUP, TRAINING_RUNTIME
 from .loader import Document
 
 API_GROUP = GROUP
 KINDS = (CLUSTER_TRAINING_RUNTIME.kind, TRAINING_RUNTIME.kind)
-ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
+ANCESTOR = ANCESTOR_LABEL
 NODE = "node"  # Trainer's name for the trainer's Job and container
 PORT = 29500  # constants.ContainerTrainerPort
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -183,7 +183,7 @@ def check_runtime(doc: Document) -> list[SpecError]:
     assert isinstance(d, dict)
     if not str(d.get("apiVersion") or "").startswith(API_GROUP + "/"):
         return [_at(doc, ("apiVersion",), f"{d.get('apiVersion')!r} is not Kubeflow Trainer's",
-                    f"{API_GROUP}/v1alpha1")]
+                    TRAINING_RUNTIME.api_version)]
     meta = d.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         return [_at(doc, ("metadata",), "a runtime without metadata.name", "metadata: {name: ...}")]

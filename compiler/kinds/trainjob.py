@@ -17,6 +17,9 @@ CLUSTER_TRAINING_RUNTIME = OperatorKind("ClusterTrainingRuntime", API_VERSION, "
 TRAINJOB = OperatorKind("TrainJob", API_VERSION, "trainjobs", provider=PROVIDER, instead="jobset")
 RUNTIMES: tuple[OperatorKind, ...] = (TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)
 KINDS: tuple[OperatorKind, ...] = (*RUNTIMES, TRAINJOB)
+# the labels a runtime's replicatedJobs carry (pkg/constants: LabelTrainJobAncestor; the runtime's framework)
+ANCESTOR_LABEL = f"{GROUP}/trainjob-ancestor-step"
+FRAMEWORK_LABEL = f"{GROUP}/framework"
 # Where its readers live (compiler/kinds/__init__.py: Readers).
 READERS = Readers("trainspec.importer.trainjob:import_job",
                   "trainspec.emulator.readers.controllers.trainjob:controller",

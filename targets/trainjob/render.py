@@ -31,7 +31,7 @@ that fit.
 
 from __future__ import annotations
 
-from trainspec.compiler.kinds.trainjob import GROUP, TRAINING_RUNTIME, TRAINJOB
+from trainspec.compiler.kinds.trainjob import ANCESTOR_LABEL, FRAMEWORK_LABEL, GROUP, TRAINING_RUNTIME, TRAINJOB
 from trainspec.compiler.plan import JobPlan, RolePlan
 
 from .. import common
@@ -52,8 +52,6 @@ from .scheme import TRAINER_PORT, scheme_for
 
 FILE = "trainjob.yaml"
 API_VERSION = TRAINJOB.api_version
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
-FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
 CONTAINER = "node"
 # framework -> Trainer v2 ML policy (checks.py reports the frameworks it has none for)
 RUNTIMES: dict[str, TrainerRuntime] = TRAINER_RUNTIMES
