@@ -180,14 +180,33 @@ def _type_of(value) -> str:
 
 
 def _string(s: Sink, value: str, node: dict, path: tuple) -> None:
-    """kube-openapi validate: maxLength, minLength, pattern."""
+    """kube-openapi validate: maxLength, minLength, pattern; a metav1.Time (format date-time) RFC 3339, or the
+    decoder refuses it ("parsing time")."""
     where = field_path(path)
+    if node.get("format") == "date-time" and value and not _rfc3339(value):
+        s.invalid(path, value, f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00"')
     if "maxLength" in node and len(value) > node["maxLength"]:
         s.add(path, f"Too long: may not be more than {node['maxLength']} bytes")
     if "minLength" in node and len(value) < node["minLength"]:
         s.invalid(path, value, f"{where} in body should be at least {node['minLength']} chars long")
     if "pattern" in node and not _pattern(node["pattern"]).search(value):
         s.invalid(path, value, f"{where} in body should match '{node['pattern']}'")
+
+
+def _rfc3339(text: str) -> bool:
+    """time.RFC3339 as metav1.Time unmarshals it: a date, `T`, a time and a zone (Z or an offset)."""
+    import datetime
+
+    if not _RFC3339.match(text):
+        return False
+    try:
+        datetime.datetime.fromisoformat(text.replace("z", "Z").replace("t", "T"))
+    except ValueError:
+        return False
+    return True
+
+
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 
 @functools.cache

@@ -42,7 +42,8 @@ def object_name(s: Sink, doc: dict, check) -> None:
 
 
 def metadata(s: Sink, meta, path: tuple, namespaced: bool) -> None:
-    """apimachinery ValidateObjectMeta: the name (each kind's own rule), labels, annotations and their size."""
+    """apimachinery ValidateObjectMeta: the name (each kind's own rule), labels, annotations and their size,
+    finalizer names, owner references' identity."""
     if not isinstance(meta, dict):
         return
     labels = meta.get("labels") or {}
@@ -62,6 +63,18 @@ def metadata(s: Sink, meta, path: tuple, namespaced: bool) -> None:
         total += len(str(key)) + len(str(value))
     if total > ANNOTATIONS_MAX:  # ValidateAnnotationsSize
         s.add(path + ("annotations",), f"Too long: may not be more than {ANNOTATIONS_MAX} bytes")
+    finalizers = meta.get("finalizers") or []
+    for value in finalizers if isinstance(finalizers, list) else ():  # ValidateObjectMeta: validateFinalizerName
+        problem = qualified_name_problem(str(value or ""))
+        if problem:
+            s.invalid(path + ("finalizers",), value or "", problem)
+    owners = meta.get("ownerReferences") or []
+    for owner in owners if isinstance(owners, list) else ():  # validateOwnerReference
+        owner = owner if isinstance(owner, dict) else {}
+        for field, why in (("apiVersion", "version must not be empty"), ("kind", "must not be empty"),
+                           ("name", "must not be empty"), ("uid", "must not be empty")):
+            if not owner.get(field):
+                s.invalid(path + ("ownerReferences", field), "", why)
     if namespaced and meta.get("namespace"):
         problem = dns_label_problem(str(meta["namespace"]))
         if problem:

@@ -189,10 +189,44 @@ def _volumes(s: Sink, volumes, path: tuple) -> dict[str, dict]:
                               "inclusive")
                 for j, item in enumerate(source.get("items") or []):
                     _key_to_path(s, item, vp + (kind, "items", j))
+        downward = volume.get("downwardAPI")
+        if isinstance(downward, dict):  # validateDownwardAPIVolumeSource
+            for item in downward.get("items") or []:
+                _downward_file(s, item, vp + ("downwardAPI",))
+        csi = volume.get("csi")
+        if isinstance(csi, dict) and not csi.get("driver"):  # validateCSIVolumeSource
+            s.required(vp + ("csi", "driver"))
         empty = volume.get("emptyDir")
         if isinstance(empty, dict) and empty.get("sizeLimit") is not None:
             _quantity(s, vp + ("emptyDir", "sizeLimit"), empty["sizeLimit"], "sizeLimit")
     return out
+
+
+VOLUME_FIELD_REFS = ("metadata.name", "metadata.namespace", "metadata.uid", "metadata.labels",
+                     "metadata.annotations")  # validVolumeDownwardAPIFieldPathExpressions
+
+
+def _downward_file(s: Sink, item, path: tuple) -> None:
+    """core validateDownwardAPIVolumeFile: a relative path, one of fieldRef (a pod metadata field) and
+    resourceFieldRef.  Its errors are at the volume source's path, not the item's, as upstream reports them."""
+    if not isinstance(item, dict):
+        return
+    _local_path(s, item.get("path"), path + ("path",), required=True)
+    field, resource = item.get("fieldRef"), item.get("resourceFieldRef")
+    if isinstance(field, dict):  # validateObjectFieldSelector
+        value = str(field.get("fieldPath") or "")
+        base = value.split("[", 1)[0]
+        if not value:
+            s.required(path + ("fieldRef", "fieldPath"))
+        elif base not in VOLUME_FIELD_REFS or "[" in value and base not in ("metadata.labels", "metadata.annotations"):
+            s.unsupported(path + ("fieldRef", "fieldPath"), value, VOLUME_FIELD_REFS)
+        if resource is not None:
+            s.invalid(path, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously")
+    elif resource is None:
+        s.required(path, "one of fieldRef and resourceFieldRef is required")
+    mode = item.get("mode")
+    if mode is not None and (not _int(mode) or not 0 <= mode <= MAX_MODE):
+        s.invalid(path + ("mode",), mode, "must be a number between 0 and 0777 (octal), both inclusive")
 
 
 def _key_to_path(s: Sink, item, path: tuple) -> None:

@@ -51,7 +51,7 @@ def admitted(doc: dict) -> dict:
             job["completionMode"] = "Indexed"
         pod = job.get("template")
         pod = pod.get("spec") if isinstance(pod, dict) else None
-        if isinstance(pod, dict) and not pod.get("restartPolicy"):
+        if isinstance(pod, dict) and pod.get("restartPolicy") in (None, ""):  # a wrong type is the schema's to refuse
             pod["restartPolicy"] = "OnFailure"
     if spec.get("network") is None:
         spec["network"] = {}
@@ -63,6 +63,6 @@ def admitted(doc: dict) -> dict:
     policy = spec.get("failurePolicy")
     rules = policy.get("rules") if isinstance(policy, dict) else None
     for n, rule in enumerate(rules if isinstance(rules, list) else ()):
-        if isinstance(rule, dict) and not rule.get("name"):
+        if isinstance(rule, dict) and rule.get("name") in (None, ""):
             rule["name"] = DEFAULT_RULE_NAME.format(n)
     return out

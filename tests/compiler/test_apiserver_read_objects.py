@@ -68,6 +68,29 @@ CASES = {
     "success-indexes-unparsed": (_with(JOB, lambda d: d["spec"].update(
         completionMode="Indexed", completions=10, successPolicy={"rules": [{"succeededIndexes": "x"}]})),
         ("spec", "successPolicy", "rules", 0, "succeededIndexes")),
+    # refused: "volumes[0].downwardAPI.path: Required value" (the source's path, as upstream reports it)
+    "downward-item-without-path": (_with(JOB, lambda d: _pod(d).update(volumes=[{"name": "v", "downwardAPI": {
+        "items": [{"fieldRef": {"fieldPath": "metadata.name"}}]}}])),
+        ("spec", "template", "spec", "volumes", 0, "downwardAPI", "path")),
+    "downward-item-without-ref": (_with(JOB, lambda d: _pod(d).update(volumes=[{"name": "v", "downwardAPI": {
+        "items": [{"path": "name"}]}}])), ("spec", "template", "spec", "volumes", 0, "downwardAPI")),
+    # refused: "volumes[0].csi.driver: Required value"
+    "csi-without-driver": (_with(JOB, lambda d: _pod(d).update(volumes=[{"name": "v", "csi": {}}])),
+                           ("spec", "template", "spec", "volumes", 0, "csi", "driver")),
+    # refused: exported metadata the server would not take back
+    "empty-finalizer": (_with(PYTORCH, lambda d: d["metadata"].update(finalizers=[None])),
+                        ("metadata", "finalizers")),
+    "owner-without-uid": (_with(PYTORCH, lambda d: d["metadata"].update(ownerReferences=[
+        {"apiVersion": "v1", "kind": "Pod", "name": "p"}])), ("metadata", "ownerReferences", "uid")),
+    "bad-creation-time": (_with(PYTORCH, lambda d: d["metadata"].update(creationTimestamp="x")),
+                          ("metadata", "creationTimestamp")),
+    # taken: the JobSet webhook names a nameless failure rule before the CRD requires a name
+    "jobset-rule-named-by-webhook": ({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                                      "metadata": {"name": "js"}, "spec": {
+                                          "failurePolicy": {"rules": [{"action": "FailJobSet"}]},
+                                          "replicatedJobs": [{"name": "w", "template": {"spec": {"template": {
+                                              "spec": {"containers": [{"name": "c", "image": "x"}]}}}}}]}},
+                                     None),
     # refused: "spec.template: Invalid value: 0: spec.template in body should have at least 1 properties"
     "cr-min-properties": (_with(RUNTIME, lambda d: d["spec"].update(template={"a": 1})), ("spec", "template")),
 }
