@@ -66,19 +66,20 @@ def shapes() -> dict:
         if name.startswith(("io.k8s.api.core.v1.", "io.k8s.apimachinery.pkg.apis.meta.v1.")) \
                 and "properties" in node:
             out[name.rsplit(".", 1)[1]] = {"required": tuple(node.get("x-required", ())),
-                                            "fields": {f: _kind(v) for f, v in sorted(node["properties"].items())}}
+                                            "fields": {f: kind_of(v) for f, v in sorted(node["properties"].items())}}
     return out
 
 
-def _kind(node: dict) -> object:
+def kind_of(node: dict) -> object:
+    """An OpenAPI node's type, as shapes() gives it (a `$ref`'s last name part: local or `#/$defs/` refs)."""
     if "$ref" in node:
         return node["$ref"].rsplit(".", 1)[1]
     types = node.get("type")
     kind = next(t for t in (types if isinstance(types, list) else [types]) if t != "null")
     if kind == "array":
-        return ("list", _kind(node["items"]))
+        return ("list", kind_of(node["items"]))
     if kind == "object":
-        return ("map", _kind(node["additionalProperties"]))
+        return ("map", kind_of(node["additionalProperties"]))
     return kind
 
 

@@ -17,6 +17,8 @@ import pprint
 import sys
 from pathlib import Path
 
+from trainspec.compiler.kube_shapes import kind_of  # one reading of an OpenAPI node's type
+
 VERSION = "1.36.0"  # the newest Kubernetes trainspec supports (compiler/kube_rules.py KUBE_VERSIONS)
 OLDER = ("1.30.0", "1.31.0", "1.32.0", "1.33.0", "1.34.0", "1.35.0")  # for SINCE: the first version of each field
 ROOTS = ("Toleration", "Affinity", "SecurityContext", "PodSecurityContext")
@@ -27,22 +29,6 @@ def definitions(version: str = VERSION) -> dict:
 
     folder = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / f"v{version}-local-strict"
     return json.loads((folder / "_definitions.json").read_text())["$defs"]
-
-
-def _short(ref: str) -> str:
-    return ref.rsplit("/", 1)[1].rsplit(".", 1)[1]
-
-
-def _kind(node: dict) -> object:
-    if "$ref" in node:
-        return _short(node["$ref"])
-    types = node.get("type")
-    kind = next(t for t in (types if isinstance(types, list) else [types]) if t != "null")
-    if kind == "array":
-        return ("list", _kind(node["items"]))
-    if kind == "object":
-        return ("map", _kind(node["additionalProperties"]))
-    return kind
 
 
 def shapes(version: str = VERSION) -> dict:
@@ -56,7 +42,7 @@ def shapes(version: str = VERSION) -> dict:
         if short in out:
             continue
         body = defs[by_short[short]]
-        fields = {name: _kind(node) for name, node in sorted(body["properties"].items())}
+        fields = {name: kind_of(node) for name, node in sorted(body["properties"].items())}
         out[short] = {"required": tuple(body.get("required", ())), "fields": fields}
         for kind in fields.values():
             while isinstance(kind, tuple):
