@@ -290,12 +290,9 @@ def _main(argv: list[str] | None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     if getattr(args, "command", None) == "run":
-        def spec_on_runtime(path: str, runtimes: tuple[str, ...], job: str | None):
-            from trainspec.on_runtime import spec_objects  # a spec on a Trainer runtime runs as its JobSet
+        from trainspec.on_runtime import install  # what the emulator needs rendered of a spec
 
-            return spec_objects(path, runtimes, job, args)
-
-        args.spec_on_runtime = spec_on_runtime
+        install(args)
     try:
         return args.func(args)
     except BrokenPipeError:

@@ -160,6 +160,9 @@ def run(source: str | os.PathLike[str], *, offline: bool = False, engine: str | 
     parser = Parser(prog="trainspec run")  # `trainspec run`'s own options, as the command line has them
     add_run_arguments(parser)
     args = parser.parse_args(argv)
+    from trainspec.on_runtime import install  # as the command line does: a spec on a runtime, k8s patches
+
+    install(args)
     if args.gpus and args.cpu_only:
         raise UsageError("gpus and cpu_only contradict each other; use one")
     return LocalRun(build_run(args, output))

@@ -1,4 +1,5 @@
-"""A spec v1.3 job on a Kubeflow Trainer runtime, for the commands that need the runtime's pods.
+"""What `trainspec run` needs rendered of a spec: a spec v1.3 job on a Kubeflow Trainer runtime (the
+runtime's pods), and a spec with k8s patches (its k8s output, patches applied).
 
 The emulator runs what it reads and never renders a target, so `trainspec run SPEC [--runtime FILE]` gets
 the objects from here: the spec planned for the jobset target with the runtime's definition (given, or one
@@ -12,17 +13,22 @@ from __future__ import annotations
 from trainspec.compiler.errors import UsageError
 
 
-def spec_objects(path: str, runtimes: tuple[str, ...], job: str | None, args) -> tuple[list[dict], list[str]]:
-    """The objects, and the plan's notes (a runtime's definition taken from the ones Trainer ships)."""
+def install(args) -> None:
+    """The callbacks `trainspec run` (the command and `trainspec.run`) hands the emulator, which never renders
+    a target: a spec on a Trainer runtime, and a spec with k8s patches."""
+    args.spec_on_runtime = lambda path, runtimes, job: spec_objects(path, runtimes, job, args)
+    args.spec_patched = lambda path, job: patched_objects(path, job, args)
+
+
+def _plan(path: str, job: str | None, args, target: str, runtimes: tuple[str, ...] = ()):
     from trainspec.targets import load_plans
-    from trainspec.targets.jobset.render import on_runtime_objects
 
     def pairs(values) -> dict[str, str]:  # `run`'s --tla/--ext-var are NAME=VALUE strings
         return dict(v.split("=", 1) if "=" in v else (v, "") for v in values or [])
 
     options = {"tla": pairs(getattr(args, "tla", None)), "ext_vars": pairs(getattr(args, "ext_var", None)),
                "jpath": list(getattr(args, "jpath", None) or [])}
-    plans = load_plans(path, targets=("jobset",), runtimes=tuple(runtimes), **options)
+    plans = load_plans(path, targets=(target,), runtimes=runtimes, **options)
     if job is not None:
         plans = [p for p in plans if p.name == job]
         if not plans:
@@ -30,4 +36,25 @@ def spec_objects(path: str, runtimes: tuple[str, ...], job: str | None, args) ->
     if len(plans) > 1:
         raise UsageError(f"{path} defines {len(plans)} jobs ({', '.join(p.name for p in plans)}); "
                          "choose one with --job NAME")
-    return on_runtime_objects(plans[0]), [f"note: {note.format()}" for note in plans[0].notes]
+    return plans[0]
+
+
+def spec_objects(path: str, runtimes: tuple[str, ...], job: str | None, args) -> tuple[list[dict], list[str]]:
+    """The objects, and the plan's notes (a runtime's definition taken from the ones Trainer ships)."""
+    from trainspec.targets.jobset.render import on_runtime_objects
+
+    plan = _plan(path, job, args, "jobset", tuple(runtimes))
+    return on_runtime_objects(plan), [f"note: {note.format()}" for note in plan.notes]
+
+
+def patched_objects(path: str, job: str | None, args) -> list[dict]:
+    """A spec whose `patches.k8s` change its objects runs as its k8s output with them applied, as `build`
+    writes it: the plan alone would run the objects before the patches (a silent change)."""
+    import yaml
+
+    from trainspec.targets import render
+
+    plan = _plan(path, job, args, "k8s")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return [d for text in render("k8s", plan).values() for d in yaml.load_all(text, Loader=loader)
+            if isinstance(d, dict)]

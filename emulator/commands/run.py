@@ -40,7 +40,8 @@ def build_run(args, stream=None):
                    values_files=getattr(args, "values_files", []), namespace=getattr(args, "namespace", None),
                    env_files=getattr(args, "env_files", []), env_options=getattr(args, "env_vars", []),
                    runtimes=getattr(args, "runtime", None) or (),
-                   spec_on_runtime=getattr(args, "spec_on_runtime", None))
+                   spec_on_runtime=getattr(args, "spec_on_runtime", None),
+                   spec_patched=getattr(args, "spec_patched", None))
     opts = RunOptions(
         gpus=args.gpus, cpu_only=args.cpu_only, offline=args.offline, keep=args.keep, state_dir=str(state),
         images=args.image, backoff=args.restart_backoff, max_grace=args.grace,

@@ -87,6 +87,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
          check_missing: bool = True, namespace: str | None = None, env_files: Iterable[str] = (),
          env_options: Iterable[str] = (), runtimes: Iterable[str] = (),
          spec_on_runtime: Callable[[str, tuple[str, ...], str | None], tuple[list[dict], list[str]]] | None = None,
+         spec_patched: Callable[[str, str | None], list[dict]] | None = None,
          ) -> JobModel:
     """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
     the plan's start order names, as the compose and jobset targets do; by default a spec runs
@@ -97,7 +98,9 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     `runtimes`: --runtime FILE|DIR, Kubeflow Trainer runtimes for a TrainJob or a spec v1.3 job on a
     runtime; `spec_on_runtime(path, runtimes, job)`: the objects the Trainer controller creates for such
     a spec (the JobSet) and notes (a shipped runtime's definition used), handed in by the CLI, which may
-    render a target (the emulator never does)."""
+    render a target (the emulator never does); `spec_patched(path, job)`: a spec with `patches.k8s` as its
+    k8s output with the patches applied, which it then runs (without it, such a spec is refused: running its
+    plan would drop the patches without a word)."""
     from . import helm
 
     secrets = parse_key_options(secret_options, "--secret")
@@ -140,6 +143,14 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     if spec and docs and any(isinstance(d, dict) and isinstance(d.get("spec"), dict) and "trainjob" in d["spec"]
                              for d in docs):
         docs, runtime_notes = _on_runtime(path, docs, runtimes, job, spec_on_runtime)
+        spec = False
+    elif spec and docs and _k8s_patched(docs):
+        if spec_patched is None:
+            raise UsageError("the spec has k8s patches, which only its compiled k8s objects carry", where=path,
+                             path="spec.patches.k8s", hint=f"run its k8s output: trainspec compile {path} -t k8s "
+                             "-o k8s.yaml && trainspec run k8s.yaml")
+        docs = spec_patched(path, job)
+        shown = f"{path} (its k8s output, spec.patches.k8s applied)"
         spec = False
     with reading(documents):  # errors about the file's fields at their line:column (positions.py)
         variables = None
@@ -209,6 +220,12 @@ def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, j
                          configmaps=configmaps)
         model.notes += suspension.check(objects, shown)
     return model
+
+
+def _k8s_patched(docs: list[Any]) -> bool:
+    """A YAML spec with `spec.patches.k8s` ops (a Jsonnet spec's are seen once it is evaluated: not here)."""
+    return any(isinstance(d, dict) and isinstance(d.get("spec"), dict) and isinstance(d["spec"].get("patches"), dict)
+               and d["spec"]["patches"].get("k8s") for d in docs)
 
 
 def _on_runtime(path: str, docs: list[Any], runtimes: tuple[str, ...], job: str | None,
