@@ -128,11 +128,12 @@ def run(source: str | os.PathLike[str], *, offline: bool = False, engine: str | 
         gpus: str | None = None, cpu_only: bool = False, job: str | None = None, keep: bool = False,
         state_dir: str | os.PathLike[str] | None = None, images: Sequence[str] = (),
         mount_host: Sequence[str] = (), tla: Mapping[str, str] | None = None,
-        ext_vars: Mapping[str, str] | None = None, jpath: Sequence[str] = (), output: TextIO | None = None,
-        quiet: bool = True) -> LocalRun:
+        ext_vars: Mapping[str, str] | None = None, jpath: Sequence[str] = (), runtimes: Sequence[str] = (),
+        output: TextIO | None = None, quiet: bool = True) -> LocalRun:
     """Start `trainspec run SOURCE` (a spec, a compiled file or a chart folder) on the local engine and
     return at once; the run goes on in a thread of this process.  The keywords are `run`'s options
-    (`engine`: "docker" | "podman"; `gpus`: "all", "none" or ids such as "0,1"); `output`: where the
+    (`engine`: "docker" | "podman"; `gpus`: "all", "none" or ids such as "0,1"; `runtimes`: --runtime FILE|DIR,
+    the Kubeflow Trainer runtimes of a job on a runtime); `output`: where the
     console's lines go (default: standard output; `quiet`: only the transitions and the summary).
     The input is checked before this returns: an invalid spec raises SpecError, an unusable option
     or host UsageError."""
@@ -151,7 +152,8 @@ def run(source: str | os.PathLike[str], *, offline: bool = False, engine: str | 
         argv += ["--job", job]
     if state_dir is not None:
         argv += ["--state-dir", os.fspath(state_dir)]
-    for option, values in (("--image", images), ("--mount-host", mount_host), ("-J", jpath)):
+    for option, values in (("--image", images), ("--mount-host", mount_host), ("-J", jpath),
+                           ("--runtime", [os.fspath(r) for r in runtimes])):
         for value in values:
             argv += [option, value]
     for option, pairs in (("--tla", tla), ("--ext-var", ext_vars)):

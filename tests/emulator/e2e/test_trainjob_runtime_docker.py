@@ -45,6 +45,17 @@ def test_a_spec_on_torch_distributed_runs_with_the_controllers_variables(test_im
     _check_nodes(r.stdout + r.stderr)
 
 
+def test_the_python_api_runs_a_spec_on_a_runtime_as_the_command_does(test_image, tmp_path):
+    import trainspec as api  # `trainspec` here is the command (emuhelpers)
+
+    run = api.run(SPEC, runtimes=[str(RUNTIME)], offline=True, gpus="none", state_dir=tmp_path / ".trainspec")
+    assert run.wait(timeout=300) == 0
+    logs = run.logs()
+    text = "\n".join(f"{name} | {line}" for name, out in logs.items() for line in out.splitlines())
+    _check_nodes(text)
+    assert run.down() == 0
+
+
 def test_the_compiled_trainjob_runs_on_the_runtime_folder(test_image, tmp_path):
     tj = tmp_path / "trainjob.yaml"
     r = trainspec("compile", SPEC, "--target", "trainjob", "-o", tj, cwd=tmp_path)
