@@ -8,7 +8,11 @@ field a patch wrote, the spec field that fills it otherwise).
 Modules, by the kinds of object validated (each rule cites its upstream function):
 - findings.py  what a refusal holds and how it is worded (Finding, Sink, the server's field paths)
 - meta.py   object metadata (apimachinery ValidateObjectMeta), shared by every kind's check
-- pod.py    core pod templates and containers (pkg/apis/core/validation/validation.go ValidatePodSpec)
+- pod.py    core pod templates (pkg/apis/core/validation/validation.go ValidatePodSpec), with
+            volumes.py (ValidateVolumes), containers.py (validateContainers), security.py (the
+            security contexts), scheduling.py (spread, tolerations, affinity, label selectors) and
+            values.py (the helpers they share)
+- schemas.py  the schema tables (crds/core.json, each CRD's), loaded when first asked for
 - core.py   Service, ConfigMap, Secret, Pod (the same file)
 - batch.py  Job and Deployment specs (pkg/apis/batch/validation, pkg/apis/apps/validation)
 - crd.py    the operators' custom resources: where their pod templates are, the list-map keys their
