@@ -21,7 +21,8 @@ def install(args) -> None:
 
 
 def _plan(path: str, job: str | None, args, target: str, runtimes: tuple[str, ...] = ()):
-    from trainspec.targets import load_plans
+    # the emulator's load_plans: the spec edited by the run's `--set` arguments first, as a plain spec run is
+    from trainspec.emulator.readers.overrides import load_plans
 
     def pairs(values) -> dict[str, str]:  # `run`'s --tla/--ext-var are NAME=VALUE strings
         return dict(v.split("=", 1) if "=" in v else (v, "") for v in values or [])
@@ -47,14 +48,17 @@ def spec_objects(path: str, runtimes: tuple[str, ...], job: str | None, args) ->
     return on_runtime_objects(plan), [f"note: {note.format()}" for note in plan.notes]
 
 
-def patched_objects(path: str, job: str | None, args) -> list[dict]:
+def patched_objects(path: str, job: str | None, args) -> list[dict] | None:
     """A spec whose `patches.k8s` change its objects runs as its k8s output with them applied, as `build`
-    writes it: the plan alone would run the objects before the patches (a silent change)."""
+    writes it: the plan alone would run the objects before the patches (a silent change).  None when the
+    spec has no k8s patches (a Jsonnet spec's are known only once it is evaluated)."""
     import yaml
 
     from trainspec.targets import render
 
     plan = _plan(path, job, args, "k8s")
+    if not plan.patches.get("k8s"):
+        return None
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return [d for text in render("k8s", plan).values() for d in yaml.load_all(text, Loader=loader)
             if isinstance(d, dict)]

@@ -87,7 +87,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
          check_missing: bool = True, namespace: str | None = None, env_files: Iterable[str] = (),
          env_options: Iterable[str] = (), runtimes: Iterable[str] = (),
          spec_on_runtime: Callable[[str, tuple[str, ...], str | None], tuple[list[dict], list[str]]] | None = None,
-         spec_patched: Callable[[str, str | None], list[dict]] | None = None,
+         spec_patched: Callable[[str, str | None], list[dict] | None] | None = None,
          ) -> JobModel:
     """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
     the plan's start order names, as the compose and jobset targets do; by default a spec runs
@@ -144,14 +144,15 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
                              for d in docs):
         docs, runtime_notes = _on_runtime(path, docs, runtimes, job, spec_on_runtime)
         spec = False
-    elif spec and docs and _k8s_patched(docs):
+    elif spec and (docs and _k8s_patched(docs) or docs is None and spec_patched is not None):
         if spec_patched is None:
             raise UsageError("the spec has k8s patches, which only its compiled k8s objects carry", where=path,
                              path="spec.patches.k8s", hint=f"run its k8s output: trainspec compile {path} -t k8s "
                              "-o k8s.yaml && trainspec run k8s.yaml")
-        docs = spec_patched(path, job)
-        shown = f"{path} (its k8s output, spec.patches.k8s applied)"
-        spec = False
+        patched = spec_patched(path, job)  # None: a Jsonnet spec without k8s patches, run from its plan
+        if patched is not None:
+            docs, spec = patched, False
+            shown = f"{path} (its k8s output, spec.patches.k8s applied)"
     with reading(documents):  # errors about the file's fields at their line:column (positions.py)
         variables = None
         if docs and is_compose(docs):  # interpolated first, as Compose does: the checks see the values given
@@ -160,7 +161,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
             docs[0], variables = interpolated(docs[0], path, env_files, env_options)
         notes = _check(docs, shown) if docs and not spec else []
         try:
-            model = _read(path, shown, docs, tla, ext_vars, jpath, job, secrets, configmaps, state_dir,
+            model = _read(path, shown, docs, spec, tla, ext_vars, jpath, job, secrets, configmaps, state_dir,
                           start_order, variables, given)
         except FieldError as exc:  # a model check (security, ports) about a field of the file: at its line
             raise located(exc) from None
@@ -190,16 +191,17 @@ def _check(docs: list[Any], shown: str) -> list[str]:
     return unhonoured.k8s_fields(docs, shown)
 
 
-def _read(path: str, shown: str, docs: list[Any] | None, tla, ext_vars, jpath, job, secrets, configmaps,
+def _read(path: str, shown: str, docs: list[Any] | None, spec: bool, tla, ext_vars, jpath, job, secrets, configmaps,
           state_dir: str, start_order: bool, variables: dict[str, str] | None, runtimes: tuple = ()) -> JobModel:
-    """`variables`: a compose file's, which `docs` is already interpolated with."""
+    """`spec`: the input is a spec, planned here (not once its objects were made for it: a runtime's JobSet,
+    its patched k8s output); `variables`: a compose file's, which `docs` is already interpolated with."""
     from . import operator, suspension
 
     if docs and operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
         model = operator.from_operator(docs, shown, state_dir, job, secrets, configmaps, runtimes)
         model.notes += suspension.check(docs, shown)
         return model
-    if is_spec(path, docs):
+    if spec:
         plan = plan_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
         if plan.framework == "mpi" and f"{plan.name}-ssh" not in secrets:
             secrets[f"{plan.name}-ssh"] = ssh_keypair()

@@ -57,3 +57,32 @@ def test_a_spec_without_k8s_patches_runs_from_its_plan(tmp_path):
     model = dispatch.load(str(tmp_path / "spec.yaml"), state_dir=str(tmp_path / "st"), check_missing=False,
                           spec_patched=lambda path, job: pytest.fail("compiled for k8s without k8s patches"))
     assert all(not [e for e in r.main.env if e.name == "FROM_PATCH"] for r in model.replicas)
+
+
+def test_set_edits_the_spec_before_its_patched_objects_are_made(tmp_path):
+    from trainspec.emulator.readers import overrides
+
+    (tmp_path / "spec.yaml").write_text(SPEC)
+    with overrides.using(["spec.roles.worker.replicas=3"]):  # `run --set`: dropped before, on a patched spec
+        model = dispatch.load(str(tmp_path / "spec.yaml"), state_dir=str(tmp_path / "st"), check_missing=False,
+                              spec_patched=_args().spec_patched)
+    assert len(model.replicas) == 3
+    assert all([e.name for e in r.main.env if e.name == "FROM_PATCH"] for r in model.replicas)
+
+
+def test_a_jsonnet_spec_s_patches_are_applied_once_it_is_evaluated(tmp_path):
+    import json
+
+    import yaml
+
+    (tmp_path / "spec.jsonnet").write_text(json.dumps(yaml.safe_load(SPEC)))
+    model = dispatch.load(str(tmp_path / "spec.jsonnet"), state_dir=str(tmp_path / "st"), check_missing=False,
+                          spec_patched=_args().spec_patched)
+    assert [[e.value for e in r.main.env if e.name == "FROM_PATCH"] for r in model.replicas] == [["yes"], ["yes"]]
+    plain = yaml.safe_load(SPEC)
+    del plain["spec"]["patches"]
+    (tmp_path / "plain.jsonnet").write_text(json.dumps(plain))  # no k8s patches: run from its plan
+    model = dispatch.load(str(tmp_path / "plain.jsonnet"), state_dir=str(tmp_path / "st"), check_missing=False,
+                          spec_patched=_args().spec_patched)
+    assert len(model.replicas) == 2 and not [e for r in model.replicas for e in r.main.env if e.name == "FROM_PATCH"]
+    assert "spec.patches.k8s applied" not in model.source
