@@ -24,12 +24,14 @@ from helpers import on_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_DAEMON = {"DOCKER_HOST": "unix:///nonexistent/trainspec-bounds.sock", "NO_COLOR": "1"}
-MEMORY_CAP = 1536 << 20  # bytes of address space for each child: far below what the unbounded work took
+MEMORY_CAP = 1536 << 20  # bytes of memory written by each child: far below what the unbounded work took
 
 
 def cli(*args, cwd: Path, env: dict | None = None, timeout: float = 120, stdin: str | None = None):
     def cap():
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+        # RLIMIT_DATA (memory written), not RLIMIT_AS: a chart renders in a Go runtime that reserves address
+        # space it never uses, and under an address-space cap it died at random (emulator/readers/helm.py)
+        resource.setrlimit(resource.RLIMIT_DATA, (MEMORY_CAP, MEMORY_CAP))
 
     full = {**os.environ, **NO_DAEMON, **(env or {})}
     return subprocess.run([sys.executable, "-m", "trainspec", *map(str, args)], cwd=cwd, capture_output=True,
