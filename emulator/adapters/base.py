@@ -149,6 +149,7 @@ class ContainerEngine(Protocol):
     def remove_container(self, cid: str, volumes: bool = False) -> None: ...  # forced
     def container_state(self, cid: str) -> dict | None: ...  # State (Status, ExitCode, ...); None when gone
     def logs(self, cid: str) -> Iterator[bytes]: ...  # stdout and stderr, followed until it exits
+    def log_tail(self, cid: str, lines: int) -> bytes: ...  # the last `lines` lines, read at once (not followed)
     def exec(self, cid: str, command: Sequence[str], timeout: float) -> tuple[int | None, str]: ...
     def events(self, run_id: str) -> EventStream: ...
 

@@ -298,6 +298,13 @@ class DockerAPIEngine:
         except CLIENT_ERRORS as exc:
             raise translate(exc) from None
 
+    def log_tail(self, cid: str, lines: int) -> bytes:
+        try:
+            out = self._api.logs(cid, stream=False, follow=False, stdout=True, stderr=True, tail=lines)
+        except CLIENT_ERRORS as exc:
+            raise translate(exc) from None
+        return out if isinstance(out, bytes) else bytes(out or b"")
+
     def exec(self, cid: str, command: Sequence[str], timeout: float) -> tuple[int | None, str]:
         """Run a command in a container; (None, reason) on timeout or error."""
         result: dict[str, Any] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import TextIO
 
@@ -22,6 +23,8 @@ from .reporter import Reporter
 MAX_LINE = 1 << 20          # bytes; longer lines are split (and marked), never dropped
 IDLE_LIMIT = 10.0           # seconds without a byte after the exit before giving up on a stream
 CONTINUED = " [trainspec: line continues]"
+TAIL = 1000                 # lines of the log read at once after the stream, to find what it left out
+KEPT = 8 << 20              # bytes: the end of the stream kept to lay that read over
 
 
 class LogPump(threading.Thread):
@@ -39,6 +42,9 @@ class LogPump(threading.Thread):
         self.last_progress = time.monotonic()
         self.error: str | None = None        # why the stream ended early, if it did
         self.cut = False                     # a truncation line was written
+        self.recent: deque[bytes] = deque()  # the stream's last chunks (KEPT bytes and one chunk at most)
+        self.recent_size = 0
+        self.trimmed = False  # the stream's start is no longer kept
 
     def run(self) -> None:
         pending: list[bytes] = []
@@ -46,6 +52,7 @@ class LogPump(threading.Thread):
         try:
             for chunk in self.client.logs(self.cid):
                 self.last_progress = time.monotonic()
+                self._keep(chunk)
                 start = 0
                 while True:
                     nl = chunk.find(b"\n", start)
@@ -106,6 +113,40 @@ class LogPump(threading.Thread):
                            "are missing")
         elif self.error:
             self.truncated(f"the log stream ended early ({self.error}); later lines, if any, are missing")
+        else:
+            self._catch_up()
+
+    def _keep(self, chunk: bytes) -> None:
+        self.recent.append(chunk)
+        self.recent_size += len(chunk)
+        while len(self.recent) > 1 and self.recent_size - len(self.recent[0]) >= KEPT:
+            self.recent_size -= len(self.recent.popleft())
+            self.trimmed = True
+
+    def _catch_up(self) -> None:
+        """Docker's followed stream can end before the last lines a container wrote as it exited (seen after a
+        burst of 20,000 lines: the last line never came, and no error said so).  The log read at once, after
+        the exit, has them: its last TAIL lines are laid over the end of the stream, byte for byte, and what
+        follows the overlap is emitted now.  No overlap within what was kept is said, never guessed."""
+        try:
+            data = self.client.log_tail(self.cid, TAIL)
+        except Exception:  # noqa: BLE001 - a removed container or a lost daemon: nothing more to read
+            return
+        streamed = b"".join(self.recent)
+        if not data or streamed.endswith(data):
+            return  # the usual case: the stream had it all
+        cut = len(data)
+        while cut > 0:  # the fewest missing lines first: cut the read after each of its newlines, from the end
+            cut = data.rfind(b"\n", 0, cut - 1) + 1 if cut > 1 else 0
+            head = data[:cut]
+            if len(head) <= len(streamed) and streamed.endswith(head) and (head or not streamed) \
+                    or self.trimmed and len(head) > len(streamed) and head.endswith(streamed):
+                break
+        if cut == 0 and streamed:
+            self.truncated(f"the log stream ended before the last lines, and more than {TAIL} are missing")
+            return
+        for raw in data[cut:].split(b"\n")[:-1] if data.endswith(b"\n") else data[cut:].split(b"\n"):
+            self._emit(raw)
 
     def truncated(self, why: str) -> None:
         if self.cut:
