@@ -64,12 +64,12 @@ def is_spec(path: str, docs: list[Any] | None) -> bool:
 
 
 def plan_spec(path: str, tla: dict[str, str], ext_vars: dict[str, str], jpath: list[str],
-              job: str | None) -> JobPlan:
+              job: str | None, target: str = "k8s", runtimes: tuple[str, ...] = ()) -> JobPlan:
     """The spec's one job, planned as for the `k8s` target (its naming scheme and checks: the
-    emulator runs what that target would run)."""
+    emulator runs what that target would run), or for `target` (a spec on a Trainer runtime: jobset)."""
     from .overrides import load_plans  # the compiler's, with `--set` edits applied first (overrides.py)
 
-    plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, targets=("k8s",))
+    plans = load_plans(path, tla=tla, ext_vars=ext_vars, jpath=jpath, targets=(target,), runtimes=runtimes)
     if job is not None:
         plans = [p for p in plans if p.name == job]
         if not plans:
@@ -87,7 +87,7 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
          check_missing: bool = True, namespace: str | None = None, env_files: Iterable[str] = (),
          env_options: Iterable[str] = (), runtimes: Iterable[str] = (),
          spec_on_runtime: Callable[[str, tuple[str, ...], str | None], tuple[list[dict], list[str]]] | None = None,
-         spec_patched: Callable[[str, str | None], list[dict] | None] | None = None,
+         spec_patched: Callable[[JobPlan], list[dict]] | None = None,
          ) -> JobModel:
     """The run model of the file at `path`. `start_order` (spec input only): wait for the roles
     the plan's start order names, as the compose and jobset targets do; by default a spec runs
@@ -98,8 +98,8 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
     `runtimes`: --runtime FILE|DIR, Kubeflow Trainer runtimes for a TrainJob or a spec v1.3 job on a
     runtime; `spec_on_runtime(path, runtimes, job)`: the objects the Trainer controller creates for such
     a spec (the JobSet) and notes (a shipped runtime's definition used), handed in by the CLI, which may
-    render a target (the emulator never does); `spec_patched(path, job)`: a spec with `patches.k8s` as its
-    k8s output with the patches applied, which it then runs (without it, such a spec is refused: running its
+    render a target (the emulator never does); `spec_patched(plan)`: the k8s output of a spec with
+    `patches.k8s`, patches applied, which it then runs (without it, such a spec is refused: running its
     plan would drop the patches without a word)."""
     from . import helm
 
@@ -144,14 +144,15 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
                              for d in docs):
         docs, runtime_notes = _on_runtime(path, docs, runtimes, job, spec_on_runtime)
         spec = False
-    elif spec and (docs and _k8s_patched(docs) or docs is None and spec_patched is not None):
-        if spec_patched is None:
-            raise UsageError("the spec has k8s patches, which only its compiled k8s objects carry", where=path,
-                             path="spec.patches.k8s", hint=f"run its k8s output: trainspec compile {path} -t k8s "
-                             "-o k8s.yaml && trainspec run k8s.yaml")
-        patched = spec_patched(path, job)  # None: a Jsonnet spec without k8s patches, run from its plan
-        if patched is not None:
-            docs, spec = patched, False
+    planned: JobPlan | None = None  # the spec's plan, when it was made here already
+    if spec and (docs is None or _k8s_patched(docs)):  # a Jsonnet spec's patches are known once it is planned
+        planned = plan_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
+        if planned.patches.get("k8s"):
+            if spec_patched is None:
+                raise UsageError("the spec has k8s patches, which only its compiled k8s objects carry", where=path,
+                                 path="spec.patches.k8s", hint=f"run its k8s output: trainspec compile {path} "
+                                 "-t k8s -o k8s.yaml && trainspec run k8s.yaml")
+            docs, spec, planned = spec_patched(planned), False, None
             shown = f"{path} (its k8s output, spec.patches.k8s applied)"
     with reading(documents):  # errors about the file's fields at their line:column (positions.py)
         variables = None
@@ -161,8 +162,8 @@ def load(path: str, *, tla: dict[str, str] | None = None, ext_vars: dict[str, st
             docs[0], variables = interpolated(docs[0], path, env_files, env_options)
         notes = _check(docs, shown) if docs and not spec else []
         try:
-            model = _read(path, shown, docs, spec, tla, ext_vars, jpath, job, secrets, configmaps, state_dir,
-                          start_order, variables, given)
+            model = _read(path, shown, docs, planned if spec else None, tla, ext_vars, jpath, job, secrets,
+                          configmaps, state_dir, start_order, variables, given, spec)
         except FieldError as exc:  # a model check (security, ports) about a field of the file: at its line
             raise located(exc) from None
         except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
@@ -191,10 +192,12 @@ def _check(docs: list[Any], shown: str) -> list[str]:
     return unhonoured.k8s_fields(docs, shown)
 
 
-def _read(path: str, shown: str, docs: list[Any] | None, spec: bool, tla, ext_vars, jpath, job, secrets, configmaps,
-          state_dir: str, start_order: bool, variables: dict[str, str] | None, runtimes: tuple = ()) -> JobModel:
+def _read(path: str, shown: str, docs: list[Any] | None, planned: JobPlan | None, tla, ext_vars, jpath, job,
+          secrets, configmaps, state_dir: str, start_order: bool, variables: dict[str, str] | None,
+          runtimes: tuple = (), spec: bool = False) -> JobModel:
     """`spec`: the input is a spec, planned here (not once its objects were made for it: a runtime's JobSet,
-    its patched k8s output); `variables`: a compose file's, which `docs` is already interpolated with."""
+    its patched k8s output), unless `planned` is its plan already; `variables`: a compose file's, which
+    `docs` is already interpolated with."""
     from . import operator, suspension
 
     if docs and operator.is_operator_input(docs):  # kubeflow, volcano, jobset: the controller's pods
@@ -202,7 +205,7 @@ def _read(path: str, shown: str, docs: list[Any] | None, spec: bool, tla, ext_va
         model.notes += suspension.check(docs, shown)
         return model
     if spec:
-        plan = plan_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
+        plan = planned or plan_spec(path, tla or {}, ext_vars or {}, jpath or [], job)
         if plan.framework == "mpi" and f"{plan.name}-ssh" not in secrets:
             secrets[f"{plan.name}-ssh"] = ssh_keypair()
         model = from_plan(plan, state_dir=state_dir, secrets=secrets, configmaps=configmaps,
@@ -225,7 +228,7 @@ def _read(path: str, shown: str, docs: list[Any] | None, spec: bool, tla, ext_va
 
 
 def _k8s_patched(docs: list[Any]) -> bool:
-    """A YAML spec with `spec.patches.k8s` ops (a Jsonnet spec's are seen once it is evaluated: not here)."""
+    """A YAML spec with `spec.patches.k8s` ops (a Jsonnet spec's are seen once it is planned)."""
     return any(isinstance(d, dict) and isinstance(d.get("spec"), dict) and isinstance(d["spec"].get("patches"), dict)
                and d["spec"]["patches"].get("k8s") for d in docs)
 

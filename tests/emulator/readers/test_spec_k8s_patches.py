@@ -55,7 +55,7 @@ def test_without_the_compiled_objects_the_spec_is_refused_not_run_unpatched(tmp_
 def test_a_spec_without_k8s_patches_runs_from_its_plan(tmp_path):
     (tmp_path / "spec.yaml").write_text(SPEC.replace("  patches:\n    k8s:\n", "  patches:\n    jobset:\n"))
     model = dispatch.load(str(tmp_path / "spec.yaml"), state_dir=str(tmp_path / "st"), check_missing=False,
-                          spec_patched=lambda path, job: pytest.fail("compiled for k8s without k8s patches"))
+                          spec_patched=lambda plan: pytest.fail("compiled for k8s without k8s patches"))
     assert all(not [e for e in r.main.env if e.name == "FROM_PATCH"] for r in model.replicas)
 
 
